@@ -1,0 +1,309 @@
+"""The host program: Python that runs the target IR's host-level code (sizes, guards, control flow) and
+launches the kernels, assembled with the runtime into one executable file (DESIGN §6)."""
+
+import pathlib
+
+from codegen import opencl
+from codegen.opencl import CTYPES, not_supported
+from flatten.thresholds import thresholds
+from ir import source as S
+from ir import target as T
+from ir.types import Array, Scalar
+
+NP_TYPES = {"i8": "np.int8", "i16": "np.int16", "i32": "np.int32", "i64": "np.int64", "u8": "np.uint8",
+            "u16": "np.uint16", "u32": "np.uint32", "u64": "np.uint64", "f32": "np.float32",
+            "f64": "np.float64", "bool": "np.bool_"}
+NP_STORAGE = dict(NP_TYPES, bool="np.uint8")
+
+TUNED_BEGIN = "# BEGIN INCFLAT TUNED DEFAULTS"
+TUNED_END = "# END INCFLAT TUNED DEFAULTS"
+
+
+def unsized(t) -> str:
+    """Futhark's spelling of a type without sizes, e.g. `[][]f32`."""
+    return "[]" * t.rank + t.elem.name if isinstance(t, Array) else t.name
+
+
+class HostWriter:
+    def __init__(self):
+        self.lines = []
+        self.kernels = []  # opencl.Kernel
+        self.indent = 1
+
+    def emit(self, line: str):
+        self.lines.append("    " * self.indent + line)
+
+    def kernel_name(self, kind: str) -> str:
+        return f"{kind}_{len(self.kernels)}"
+
+    # ---- atoms ----
+
+    def atom(self, a) -> str:
+        if isinstance(a, S.Const):
+            if a.type.name == "bool":
+                return f"np.bool_({bool(a.value)})"
+            return f"{NP_TYPES[a.type.name]}({a.value!r})"
+        return a.name
+
+    def dim(self, d) -> str:
+        return str(d) if isinstance(d, int) else d
+
+    def shape(self, t) -> str:
+        return "(" + "".join(f"{self.dim(d)}, " for d in t.shape) + ")" if isinstance(t, Array) else "()"
+
+    # ---- entries ----
+
+    def entry(self, f: S.FunDef):
+        self.emit_line0(f"def entry_{f.name}(ctx, {', '.join(p.name for p in f.params)}):")
+        bound = set()
+        for p in f.params:
+            if isinstance(p.type, Array):
+                for k, d in enumerate(p.type.shape):
+                    if isinstance(d, str) and d not in bound:
+                        self.emit(f"{d} = np.int64({p.name}.shape[{k}])")
+                        bound.add(d)
+                    else:
+                        self.emit(f"check_size({d}, {p.name}.shape[{k}], {str(d)!r}, {p.name!r})")
+        self.body(f.body)
+        self.emit(f"return ({''.join(self.atom(a) + ', ' for a in f.body.result)})")
+
+    def emit_line0(self, line: str):
+        self.lines.append(line)
+
+    def body(self, body: S.Body):
+        for stm in body.stms:
+            self.stm(stm)
+
+    def stm(self, stm: S.Stm):
+        e, pat = stm.exp, stm.pat
+        names = ", ".join(p.name for p in pat)
+        if isinstance(e, S.AtomExp):
+            self.emit(f"{names} = {self.atom(e.x)}")
+        elif isinstance(e, S.BinOp):
+            self.emit(f"{names} = {self.binop(e)}")
+        elif isinstance(e, S.UnOp):
+            x = self.atom(e.x)
+            op = {"neg": "-", "!": "not ", "~": "~"}[e.op]
+            self.emit(f"{names} = {NP_TYPES[e.type.name]}({op}{x})")
+        elif isinstance(e, S.PrimCall):
+            self.emit(f"{names} = prim_call({e.fn!r}, {NP_TYPES[e.type.name]}, "
+                      f"{', '.join(self.atom(a) for a in e.args)})")
+        elif isinstance(e, S.Rearrange):
+            self.emit(f"{names} = {e.arr.name}.permute({tuple(e.perm)!r})")
+        elif isinstance(e, S.Iota):
+            self.emit(f"{names} = ctx.to_device(np.arange({self.atom(e.n)}, dtype={NP_TYPES[e.elem.name]}))")
+        elif isinstance(e, S.Replicate):
+            t = pat[0].type
+            self.emit(f"{names} = ctx.to_device(np.broadcast_to(to_host(ctx, {self.atom(e.x)}), "
+                      f"{self.shape(t)}).astype({NP_STORAGE[t.elem.name]}))")
+        elif isinstance(e, S.Index):
+            self.emit(f"{names} = index(ctx, {e.arr.name}, ({''.join(self.atom(i) + ', ' for i in e.idxs)}))")
+        elif isinstance(e, S.If):
+            self.emit(f"if {self.atom(e.cond)}:")
+            self.branch(e.then, pat)
+            self.emit("else:")
+            self.branch(e.else_, pat)
+        elif isinstance(e, T.Guard):
+            par = " * ".join(f"int({self.atom(a)})" for a in e.par)
+            cond = f"ctx.cmp({e.threshold!r}, {par})"
+            if e.kind == "intra":
+                cond += f" and ctx.fits_group({par})"
+            self.emit(f"if {cond}:")
+            self.branch(e.then, pat)
+            self.emit("else:")
+            self.branch(e.else_, pat)
+        elif isinstance(e, T.SegMap):
+            self.segmap(e, pat, stm.loc)
+        elif isinstance(e, T.SegRed):
+            self.segred(e, pat, stm.loc)
+        else:
+            raise not_supported(f"{type(e).__name__} at the top level of an entry point", stm.loc)
+
+    def branch(self, body: S.Body, pat):
+        self.indent += 1
+        self.body(body)
+        self.emit(f"{', '.join(p.name for p in pat)} = {', '.join(self.atom(a) for a in body.result)}")
+        self.indent -= 1
+
+    def binop(self, e: S.BinOp) -> str:
+        x, y, t = self.atom(e.x), self.atom(e.y), e.x.type
+        if e.op in ("==", "!=", "<", "<=", ">", ">="):
+            return f"np.bool_({x} {e.op} {y})"
+        if e.op in ("&&", "||"):
+            return f"np.bool_({x} {'and' if e.op == '&&' else 'or'} {y})"
+        if t.is_float:
+            if e.op == "%":
+                return f"{NP_TYPES[t.name]}({x} - {y} * np.floor({x} / {y}))"
+            return f"{NP_TYPES[t.name]}({x} {e.op} {y})"
+        if e.op in ("/", "%", "//", "%%"):
+            return f"int_div({x}, {y}, {e.op!r})"
+        return f"wrap({NP_TYPES[t.name]}, int({x}) {e.op} int({y}))"
+
+    # ---- segops ----
+
+    def alloc_outputs(self, pat, types) -> list:
+        for p, t in zip(pat, types):
+            self.emit(f"{p.name} = ctx.empty({self.shape(t)}, {NP_STORAGE[opencl_elem(t)]})")
+        return [p.name for p in pat]
+
+    def args(self, kernel: opencl.Kernel, outs: list, dests=None, gps=None) -> str:
+        parts = []
+        for kind, payload in kernel.args:
+            if kind == "view":
+                parts.append(f"*{payload}.kernel_args()")
+            elif kind == "scalar":
+                name, t = payload
+                parts.append(f"{NP_STORAGE[t]}(to_host(ctx, {name}))")
+            elif kind == "out":
+                parts.append(f"*{outs[payload]}.kernel_args()")
+            elif kind == "dest":
+                parts.append(f"*{dests[payload]}.flat_args()")
+            elif kind == "flat_out":
+                parts.append(f"*{outs[payload]}.flat_args()")
+            elif kind == "groups_per_segment":
+                parts.append(f"np.int64({gps})")
+            elif kind == "local":
+                ctype, _ = payload
+                parts.append(f"ctx.local(group_size * {ctype_size(ctype)})")
+        return "[" + ", ".join(parts) + "]"
+
+    def segmap(self, e: T.SegMap, pat, loc):
+        name = self.kernel_name("segmap")
+        k = opencl.segmap_kernel(name, e, loc)
+        self.kernels.append(k)
+        outs = self.alloc_outputs(pat, e.types)
+        total = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx)
+        level0 = [s.exp for s in e.body.stms if isinstance(s.exp, T.SEGOPS)]
+        if level0:  # a workgroup per point, as wide as the widest level-0 segop
+            widths = ", ".join(" * ".join(f"int({self.atom(b.width)})" for b in op.ctx) for op in level0)
+            self.emit(f"group_size = min(max({widths}, 1), ctx.max_group_size)")
+            self.emit(f"ctx.launch({name!r}, {total} * group_size, group_size, {self.args(k, outs)})")
+        else:
+            self.emit("group_size = ctx.group_size")
+            self.emit(f"ctx.launch({name!r}, ceil_div({total}, group_size) * group_size, group_size, "
+                      f"{self.args(k, outs)})")
+
+    def segred(self, e: T.SegRed, pat, loc):
+        name = self.kernel_name("segred")
+        k1, k2 = opencl.segred_kernels(name, e, loc)
+        self.kernels += [k1, k2]
+        outs = self.alloc_outputs(pat, e.types)
+        segs = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx[:-1]) or "1"
+        width = f"int({self.atom(e.ctx[-1].width)})"
+        self.emit("group_size = ctx.group_size")
+        self.emit(f"segments, width = {segs}, {width}")
+        self.emit("gps = groups_per_segment(ctx, segments, width)")
+        self.emit("if gps == 1:")
+        self.indent += 1
+        self.emit(f"ctx.launch({k1.name!r}, segments * group_size, group_size, {self.args(k1, [], outs, 'gps')})")
+        self.indent -= 1
+        self.emit("else:")
+        self.indent += 1
+        parts = [f"part{i}" for i in range(len(outs))]
+        for pname, a in zip(parts, e.neutral):
+            self.emit(f"{pname} = ctx.empty((segments * gps,), {NP_STORAGE[a.type.name]})")
+        self.emit(f"ctx.launch({k1.name!r}, segments * gps * group_size, group_size, "
+                  f"{self.args(k1, [], parts, 'gps')})")
+        self.emit(f"ctx.launch({k2.name!r}, segments * group_size, group_size, {self.args(k2, outs, parts, 'gps')})")
+        self.indent -= 1
+
+
+def opencl_elem(t) -> str:
+    return t.elem.name if isinstance(t, Array) else t.name
+
+
+def ctype_size(ctype: str) -> int:
+    return {"char": 1, "uchar": 1, "short": 2, "ushort": 2, "int": 4, "uint": 4, "long": 8, "ulong": 8,
+            "float": 4, "double": 8}[ctype]
+
+
+HOST_HELPERS = '''
+def check_size(expected, actual, name, array):
+    if int(expected) != int(actual):
+        raise ProgramError(f"size mismatch: {array} has size {int(actual)} where {name} = {int(expected)}")
+
+
+def to_host(ctx, x):
+    return ctx.from_device(x) if isinstance(x, DeviceArray) else x
+
+
+def index(ctx, arr, idxs):
+    for k, (i, d) in enumerate(zip(idxs, arr.shape)):
+        if not 0 <= int(i) < d:
+            shown = ", ".join(str(int(j)) for j in idxs)
+            raise ProgramError(f"Index [{shown}] out of bounds for array of shape "
+                               + "".join(f"[{n}]" for n in arr.shape) + ".")
+    offset = arr.offset + sum(int(i) * s for i, s in zip(idxs, arr.strides))
+    view = DeviceArray(arr.buf, arr.shape[len(idxs):], arr.dtype, arr.strides[len(idxs):], offset)
+    if view.shape:
+        return view
+    host = np.empty(1, arr.dtype)
+    cl.enqueue_copy(ctx.queue, host, arr.buf, src_offset=offset * arr.dtype.itemsize)
+    return host[0]
+
+
+def prim_call(fn, result_type, *args):
+    module, name = fn.split(".", 1)
+    if name in DTYPES:
+        return result_type(args[0] != 0) if module == "bool" else result_type(args[0])
+    f = {"sqrt": np.sqrt, "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tan": np.tan,
+         "abs": np.abs, "floor": np.floor, "ceil": np.ceil, "min": min, "max": max,
+         "atan2": np.arctan2, "pow": np.power}[name]
+    return result_type(f(*args))
+
+
+def groups_per_segment(ctx, segments, width):
+    """Several workgroups share a segment only when there are too few segments to fill the device."""
+    if segments >= ctx.num_groups:
+        return 1
+    return max(1, min(ceil_div(ctx.num_groups, segments), ceil_div(width, ctx.group_size)))
+'''
+
+
+def runtime_source() -> str:
+    """ir/values.py and codegen/runtime.py, as embedded in every compiled program."""
+    root = pathlib.Path(__file__).resolve().parent.parent
+    values = (root / "ir" / "values.py").read_text()
+    runtime = (root / "codegen" / "runtime.py").read_text()
+    runtime = "\n".join(line for line in runtime.splitlines() if not line.rstrip().endswith("# embed: drop"))
+    return values + "\n\n" + runtime + "\n" + HOST_HELPERS
+
+
+def generate_program(target: S.Program, source_name: str, tuned=None, provenance=None) -> str:
+    """The compiled program's whole text."""
+    w = HostWriter()
+    entries = []
+    for f in target.funs:
+        w.entry(f)
+        w.lines.append("")
+        entries.append(f"    {f.name!r}: EntryPoint({f.name!r}, {[unsized(p.type) for p in f.params]!r}, "
+                       f"{[unsized(t) for t in f.ret]!r}, entry_{f.name}),")
+    params = [(t.name, t.param_class) for t in thresholds(target)]
+    kernels_src = opencl.PRELUDE + "\n".join(k.source() for k in w.kernels)
+    return "\n".join([
+        "#!/usr/bin/env python3",
+        f"# Compiled by incflat from {source_name}. Needs Python 3, numpy and pyopencl.",
+        runtime_source(),
+        f"OPENCL_SOURCE = {kernels_src!r}",
+        "",
+        f"PARAMS = {params!r}",
+        "",
+        TUNED_BEGIN,
+        f"TUNED_DEFAULTS = {dict(tuned or {})!r}",
+        f"TUNING_PROVENANCE = {provenance!r}",
+        TUNED_END,
+        "",
+        *w.lines,
+        "ENTRY_POINTS = {",
+        *entries,
+        "}",
+        "",
+        "",
+        "def run(argv=None):",
+        "    return main(ENTRY_POINTS, PARAMS, OPENCL_SOURCE, TUNED_DEFAULTS, TUNING_PROVENANCE, argv)",
+        "",
+        "",
+        'if __name__ == "__main__":',
+        "    sys.exit(run())",
+        "",
+    ])

@@ -1,0 +1,589 @@
+"""OpenCL C for the segmented operations of the target IR.
+
+Each level-1 segop becomes one kernel (a segred two: the per-group stage and the stage that combines
+several groups' partial results of one segment). Level-0 segops are emitted inside their level-1 kernel,
+with local memory and barriers. Arrays inside kernels are views: a buffer, an element offset and a stride
+per dimension, so rearranges and row slices cost nothing.
+"""
+
+from dataclasses import dataclass, field
+
+from ir import source as S
+from ir import target as T
+from ir.analysis import free_in_exp
+from ir.errors import CompileError
+from ir.types import Array, Scalar
+
+CTYPES = {"i8": "char", "i16": "short", "i32": "int", "i64": "long", "u8": "uchar", "u16": "ushort",
+          "u32": "uint", "u64": "ulong", "f32": "float", "f64": "double", "bool": "uchar"}
+UNSIGNED = {"i8": "uchar", "i16": "ushort", "i32": "uint", "i64": "ulong"}
+
+PRELUDE = r"""
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define DEFINE_INT_OPS(T, NAME) \
+  static inline T NAME##_floordiv(T x, T y) { T q = x / y; return (q * y != x && ((x < 0) != (y < 0))) ? q - 1 : q; } \
+  static inline T NAME##_floormod(T x, T y) { T r = x % y; return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r; } \
+  static inline T NAME##_pow(T x, T y) { T r = 1; while (y > 0) { if (y & 1) r = r * x; x = x * x; y >>= 1; } return r; }
+DEFINE_INT_OPS(char, i8)
+DEFINE_INT_OPS(short, i16)
+DEFINE_INT_OPS(int, i32)
+DEFINE_INT_OPS(long, i64)
+DEFINE_INT_OPS(uchar, u8)
+DEFINE_INT_OPS(ushort, u16)
+DEFINE_INT_OPS(uint, u32)
+DEFINE_INT_OPS(ulong, u64)
+"""
+
+
+def not_supported(what: str, loc=None):
+    return CompileError(f"not supported yet: {what}", loc)
+
+
+@dataclass
+class View:
+    """An array inside a kernel."""
+    mem: str
+    ctype: str
+    offset: str
+    dims: tuple  # C expressions
+    strides: tuple  # C expressions
+
+    def elem(self, idxs) -> str:
+        terms = [self.offset] + [f"({i}) * ({s})" for i, s in zip(idxs, self.strides)]
+        return f"{self.mem}[{' + '.join(terms)}]"
+
+    def slice(self, idxs) -> "View":
+        k = len(idxs)
+        off = " + ".join([self.offset] + [f"({i}) * ({s})" for i, s in zip(idxs, self.strides)])
+        return View(self.mem, self.ctype, f"({off})", self.dims[k:], self.strides[k:])
+
+
+@dataclass
+class Kernel:
+    name: str
+    params: list = field(default_factory=list)  # C parameter declarations
+    args: list = field(default_factory=list)  # how the host supplies each: (kind, payload)
+    lines: list = field(default_factory=list)
+
+    def source(self) -> str:
+        return f"__kernel void {self.name}({', '.join(self.params)})\n{{\n" + "\n".join(self.lines) + "\n}\n"
+
+
+def c_const(c: S.Const) -> str:
+    t = c.type.name
+    v = c.value
+    if t == "bool":
+        return "1" if v else "0"
+    if t in ("f32", "f64"):
+        import math
+        suffix = "f" if t == "f32" else ""
+        if math.isnan(v):
+            return f"(({CTYPES[t]})NAN)"
+        if math.isinf(v):
+            return f"(({CTYPES[t]})({'-' if v < 0 else ''}INFINITY))"
+        return f"(({CTYPES[t]}){float(v)!r}{suffix})"
+    if t.startswith("u"):
+        return f"(({CTYPES[t]}){int(v)}UL)"
+    if int(v) == -2 ** 63:
+        return "((long)(-9223372036854775807L - 1))"
+    return f"(({CTYPES[t]}){int(v)}L)"
+
+
+def dim_expr(d) -> str:
+    return f"{d}L" if isinstance(d, int) else d
+
+
+class KernelWriter:
+    """Writes the code of one kernel: declarations of its inputs, then its body."""
+
+    def __init__(self, name: str):
+        self.k = Kernel(name)
+        self.counter = 0
+        self.env = {}  # variable name -> C expression (scalars) or View (arrays)
+        self.indent = 1
+
+    # ---- output ----
+
+    def emit(self, line: str):
+        self.k.lines.append("  " * self.indent + line)
+
+    def fresh(self, base: str) -> str:
+        self.counter += 1
+        return f"{base.replace('.', '_')}_c{self.counter}"
+
+    def declare(self, ctype: str, value: str, base="t") -> str:
+        name = self.fresh(base)
+        self.emit(f"{ctype} {name} = {value};")
+        return name
+
+    # ---- kernel parameters ----
+
+    def input_var(self, v: S.Var):
+        """Makes a free variable of the segop a kernel parameter."""
+        if v.name in self.env:
+            return
+        if isinstance(v.type, Array):
+            for d in v.type.shape:
+                if isinstance(d, str):
+                    self.input_var(S.Var(d, Scalar("i64")))
+            self.env[v.name] = self.array_param(v.name, v.type)
+            self.k.args.append(("view", v.name))
+        elif isinstance(v.type, Scalar):
+            c = f"{v.name}"
+            self.k.params.append(f"{CTYPES[v.type.name]} {c}")
+            self.k.args.append(("scalar", (v.name, v.type.name)))
+            self.env[v.name] = c
+        else:
+            raise not_supported(f"a tuple-typed variable {v.name} in a kernel")
+
+    def array_param(self, base: str, t: Array) -> View:
+        ctype = CTYPES[t.elem.name]
+        mem, off = f"{base}_mem", f"{base}_off"
+        strides = tuple(f"{base}_s{i}" for i in range(t.rank))
+        self.k.params += [f"__global {ctype} *restrict {mem}", f"long {off}"] + [f"long {s}" for s in strides]
+        return View(mem, ctype, off, tuple(dim_expr(d) for d in t.shape), strides)
+
+    def output_param(self, i: int, t) -> View:
+        """The i'th output of the segop: a fresh contiguous array allocated by the host."""
+        view = self.array_param(f"out{i}", t)
+        self.k.args.append(("out", i))
+        return view
+
+    def local_param(self, ctype: str, elems: str) -> str:
+        name = self.fresh("local")
+        self.k.params.append(f"__local {ctype} *{name}")
+        self.k.args.append(("local", (ctype, elems)))
+        return name
+
+    # ---- atoms and scalar expressions ----
+
+    def atom(self, a):
+        if isinstance(a, S.Const):
+            return c_const(a)
+        return self.env[a.name]
+
+    def scalar_exp(self, e, loc) -> str:
+        if isinstance(e, S.BinOp):
+            return binop(e.op, self.atom(e.x), self.atom(e.y), e.x.type.name, loc)
+        if isinstance(e, S.UnOp):
+            x, t = self.atom(e.x), e.x.type.name
+            if e.op == "neg":
+                return f"(({CTYPES[t]})(-({UNSIGNED.get(t, CTYPES[t])}){x}))"
+            if e.op == "!":
+                return f"((uchar)!{x})"
+            return f"(({CTYPES[t]})~{x})"
+        if isinstance(e, S.PrimCall):
+            return primcall(e.fn, [self.atom(a) for a in e.args], [a.type.name for a in e.args], e.type.name, loc)
+        raise TypeError(e)
+
+    # ---- statements (sequential, per thread) ----
+
+    def body(self, body: S.Body, dests: tuple = None, group=False) -> list:
+        """Compiles a body; returns its results (C expressions or views). `dests` gives, per result, the
+        view an array result must end up in (it is written in place where possible)."""
+        dests = dests or (None,) * len(body.result)
+        by_name = {a.name: d for a, d in zip(body.result, dests) if d is not None and isinstance(a, S.Var)}
+        written = set()
+        for stm in body.stms:
+            stm_dests = tuple(by_name.get(p.name) for p in stm.pat)
+            if self.stm(stm, stm_dests, group):
+                written |= {p.name for p, d in zip(stm.pat, stm_dests) if d is not None}
+        results = []
+        for a, d in zip(body.result, dests):
+            value = self.atom(a)
+            if d is not None and not (isinstance(a, S.Var) and a.name in written):
+                self.copy(value, d, group)
+            results.append(value)
+        return results
+
+    def stm(self, stm: S.Stm, dests: tuple, group: bool) -> bool:
+        """Compiles one statement; returns whether it wrote its array results into `dests`."""
+        e, pat = stm.exp, stm.pat
+        if isinstance(e, (S.BinOp, S.UnOp, S.PrimCall)):
+            self.env[pat[0].name] = self.declare(CTYPES[pat[0].type.name], self.scalar_exp(e, stm.loc), pat[0].name)
+        elif isinstance(e, S.AtomExp):
+            value = self.atom(e.x)
+            self.env[pat[0].name] = value if isinstance(value, View) else \
+                self.declare(CTYPES[pat[0].type.name], value, pat[0].name)
+        elif isinstance(e, S.Index):
+            arr = self.env[e.arr.name]
+            idxs = [self.atom(i) for i in e.idxs]
+            if len(idxs) == len(arr.dims):
+                self.env[pat[0].name] = self.declare(arr.ctype, arr.elem(idxs), pat[0].name)
+            else:
+                self.env[pat[0].name] = arr.slice(idxs)
+        elif isinstance(e, S.Rearrange):
+            arr = self.env[e.arr.name]
+            order = tuple(e.perm) + tuple(range(len(e.perm), len(arr.dims)))
+            self.env[pat[0].name] = View(arr.mem, arr.ctype, arr.offset, tuple(arr.dims[i] for i in order),
+                                         tuple(arr.strides[i] for i in order))
+        elif isinstance(e, S.If):
+            return self.if_(e, pat, dests, group, stm.loc)
+        elif isinstance(e, S.Map):
+            self.seq_map(e, pat, dests, stm.loc)
+            self.bind_dests(pat, dests)
+            return True
+        elif isinstance(e, S.Redomap):
+            for p, v in zip(pat, self.seq_redomap(e, stm.loc)):
+                self.env[p.name] = v
+        elif isinstance(e, T.SegMap) and e.level == 0:
+            self.segmap0(e, pat, dests, stm.loc)
+            self.bind_dests(pat, dests)
+            return True
+        elif isinstance(e, T.SegRed) and e.level == 0:
+            for p, v in zip(pat, self.segred0(e)):
+                self.env[p.name] = v
+        else:
+            raise not_supported(f"{type(e).__name__} inside a kernel", stm.loc)
+        return False
+
+    def if_(self, e: S.If, pat, dests, group, loc) -> bool:
+        if any(isinstance(t, Array) for t in e.types):
+            raise not_supported("an if with array results inside a kernel", loc)
+        names = [self.fresh(p.name) for p in pat]
+        for n, p in zip(names, pat):
+            self.emit(f"{CTYPES[p.type.name]} {n};")
+        for branch, head in ((e.then, f"if ({self.atom(e.cond)}) {{"), (e.else_, "} else {")):
+            self.emit(head)
+            self.indent += 1
+            for n, r in zip(names, self.body(branch, None, group)):
+                self.emit(f"{n} = {r};")
+            self.indent -= 1
+        self.emit("}")
+        for n, p in zip(names, pat):
+            self.env[p.name] = n
+        return False
+
+    def bind_dests(self, pat, dests):
+        for p, d in zip(pat, dests):
+            self.env[p.name] = d
+
+    def need_dests(self, pat, dests, what, loc):
+        if any(d is None for d in dests):
+            raise not_supported(f"an array computed by {what} that is not a result of its kernel "
+                                f"(intermediate arrays inside kernels)", loc)
+
+    def bind_elems(self, params, arrs, index: str):
+        """Binds lambda parameters to the elements (or rows) of arrays at an index."""
+        for p, a in zip(params, arrs):
+            arr = self.env[a.name]
+            if isinstance(p.type, Array):
+                self.env[p.name] = arr.slice([index])
+            else:
+                self.env[p.name] = self.declare(arr.ctype, arr.elem([index]), p.name)
+
+    def write_results(self, results, lam_ret, dests, index: str):
+        for r, t, d in zip(results, lam_ret, dests):
+            if not isinstance(t, Array):
+                self.emit(f"{d.elem([index])} = {r};")
+
+    def seq_map(self, e: S.Map, pat, dests, loc):
+        self.need_dests(pat, dests, "a map", loc)
+        i = self.fresh("i")
+        self.emit(f"for (long {i} = 0; {i} < {self.atom(e.width)}; {i}++) {{")
+        self.indent += 1
+        self.bind_elems(e.lam.params, e.arrs, i)
+        row_dests = tuple(d.slice([i]) if isinstance(t, Array) else None for d, t in zip(dests, e.lam.ret))
+        results = self.body(e.lam.body, row_dests)
+        self.write_results(results, e.lam.ret, dests, i)
+        self.indent -= 1
+        self.emit("}")
+
+    def apply_red(self, red: S.Lambda, accs: list, values: list, loc) -> list:
+        """Inlines the reduction operator; returns C expressions of its results."""
+        if any(isinstance(p.type, Array) for p in red.params):
+            raise not_supported("a reduction operator on arrays", loc)
+        n = len(accs)
+        for p, v in zip(red.params, accs + values):
+            self.env[p.name] = v
+        return self.body(red.body)[:n]
+
+    def seq_redomap(self, e: S.Redomap, loc) -> list:
+        accs = [self.declare(CTYPES[a.type.name], self.atom(a), "acc") for a in e.neutral]
+        i = self.fresh("i")
+        self.emit(f"for (long {i} = 0; {i} < {self.atom(e.width)}; {i}++) {{")
+        self.indent += 1
+        self.bind_elems(e.map_lam.params, e.arrs, i)
+        values = self.body(e.map_lam.body)
+        for acc, r in zip(accs, self.apply_red(e.red, accs, values, loc)):
+            self.emit(f"{acc} = {r};")
+        self.indent -= 1
+        self.emit("}")
+        return accs
+
+    def copy(self, src, dst: View, group: bool):
+        """Copies an array value (a view) into a destination view, element by element."""
+        if not isinstance(src, View):
+            self.emit(f"{dst.elem([])} = {src};")
+            return
+        idxs = []
+        for depth, d in enumerate(src.dims):
+            i = self.fresh("c")
+            start, step = ("get_local_id(0)", "get_local_size(0)") if group and depth == 0 else ("0", "1")
+            self.emit(f"for (long {i} = {start}; {i} < {d}; {i} += {step}) {{")
+            self.indent += 1
+            idxs.append(i)
+        self.emit(f"{dst.elem(idxs)} = {src.elem(idxs)};")
+        for _ in src.dims:
+            self.indent -= 1
+            self.emit("}")
+        if group:
+            self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+
+    # ---- context binding ----
+
+    def bind_ctx(self, ctx: tuple, flat: str):
+        """Decomposes a flat index over the context's widths and binds each level's parameters."""
+        widths = [self.atom(b.width) for b in ctx]
+        idxs = []
+        rest = flat
+        for k in range(len(ctx)):
+            inner = " * ".join(f"({w})" for w in widths[k + 1:]) or "1"
+            idxs.append(self.declare("long", f"({rest}) / ({inner})", "gtid"))
+            rest = self.declare("long", f"({rest}) % ({inner})", "rem") if k + 1 < len(ctx) else rest
+        for b, i in zip(ctx, idxs):
+            self.bind_elems(b.params, b.arrs, i)
+        return idxs
+
+    # ---- level 0: inside a workgroup ----
+
+    def segmap0(self, e: T.SegMap, pat, dests, loc):
+        self.need_dests(pat, dests, "a segmap at workgroup level", loc)
+        total = " * ".join(f"({self.atom(b.width)})" for b in e.ctx)
+        i = self.fresh("ltid")
+        self.emit(f"for (long {i} = get_local_id(0); {i} < {total}; {i} += get_local_size(0)) {{")
+        self.indent += 1
+        self.bind_ctx(e.ctx, i)
+        n_ctx = len(e.ctx)
+        # the destination is row-major over the context: index it with the flat thread index
+        rows = [View(d.mem, d.ctype, f"({d.offset} + ({i}) * ({d.strides[n_ctx - 1]}))", d.dims[n_ctx:],
+                     d.strides[n_ctx:]) for d in dests]
+        results = self.body(e.body, tuple(r if r.dims else None for r in rows))
+        for r, row in zip(results, rows):
+            if not row.dims:
+                self.emit(f"{row.mem}[{row.offset}] = {r};")
+        self.indent -= 1
+        self.emit("}")
+        self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+
+    def accumulate(self, e, lo: str, hi: str, accs: list):
+        """Each thread folds its share of [lo, hi) into its accumulators: strided when the operator is
+        commutative (coalesced), a contiguous chunk otherwise (order preserved)."""
+        k = self.fresh("k")
+        if e.commutative:
+            start = f"{lo} + get_local_id(0)"
+            self.emit(f"for (long {k} = {start}; {k} < {hi}; {k} += get_local_size(0)) {{")
+        else:
+            chunk = self.declare("long", f"(({hi}) - ({lo}) + get_local_size(0) - 1) / get_local_size(0)", "chunk")
+            begin = self.declare("long", f"({lo}) + (long)get_local_id(0) * {chunk}", "begin")
+            self.emit(f"for (long {k} = {begin}; {k} < min((long)({hi}), {begin} + {chunk}); {k}++) {{")
+        self.indent += 1
+        inner = e.ctx[-1]
+        self.bind_elems(inner.params, inner.arrs, k)
+        values = self.body(e.body)
+        for acc, r in zip(accs, self.apply_red(e.red, accs, values, None)):
+            self.emit(f"{acc} = {r};")
+        self.indent -= 1
+        self.emit("}")
+
+    def group_reduce(self, red: S.Lambda, commutative: bool, accs: list, ctypes: list) -> list:
+        """Combines the threads' accumulators through local memory; every thread gets the result."""
+        bufs = [self.local_param(c, "group_size") for c in ctypes]
+        lid = self.declare("long", "get_local_id(0)", "lid")
+        lsize = self.declare("long", "get_local_size(0)", "lsize")
+        for b, acc in zip(bufs, accs):
+            self.emit(f"{b}[{lid}] = {acc};")
+        self.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+        s = self.fresh("s")
+        if commutative:
+            self.emit(f"long {s}_top = 1; while ({s}_top < {lsize}) {s}_top <<= 1;")
+            self.emit(f"for (long {s} = {s}_top / 2; {s} > 0; {s} >>= 1) {{")
+            cond, other = f"{lid} < {s} && {lid} + {s} < {lsize}", f"{lid} + {s}"
+        else:
+            self.emit(f"for (long {s} = 1; {s} < {lsize}; {s} <<= 1) {{")
+            cond, other = f"{lid} % (2 * {s}) == 0 && {lid} + {s} < {lsize}", f"{lid} + {s}"
+        self.indent += 1
+        self.emit(f"if ({cond}) {{")
+        self.indent += 1
+        xs = [self.declare(c, f"{b}[{lid}]", "x") for c, b in zip(ctypes, bufs)]
+        ys = [self.declare(c, f"{b}[{other}]", "y") for c, b in zip(ctypes, bufs)]
+        for b, r in zip(bufs, self.apply_red(red, xs, ys, None)):
+            self.emit(f"{b}[{lid}] = {r};")
+        self.indent -= 1
+        self.emit("}")
+        self.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+        self.indent -= 1
+        self.emit("}")
+        results = [self.declare(c, f"{b}[0]", "red") for c, b in zip(ctypes, bufs)]
+        self.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+        return results
+
+    def segred0(self, e: T.SegRed) -> list:
+        if len(e.ctx) != 1:
+            raise not_supported("a segmented reduction at workgroup level")
+        accs = [self.declare(CTYPES[a.type.name], self.atom(a), "acc") for a in e.neutral]
+        self.accumulate(e, "0", self.atom(e.ctx[0].width), accs)
+        return self.group_reduce(e.red, e.commutative, accs, neutral_ctypes(e))
+
+
+# ---- scalar operators ----
+
+def binop(op: str, x: str, y: str, t: str, loc) -> str:
+    ct = CTYPES[t]
+    is_float = t in ("f32", "f64")
+    if op in ("==", "!=", "<", "<=", ">", ">="):
+        return f"((uchar)({x} {op} {y}))"
+    if op in ("&&", "||"):
+        return f"((uchar)({x} {op} {y}))"
+    if is_float:
+        if op in "+-*/":
+            return f"({x} {op} {y})"
+        if op == "**":
+            return f"pow({x}, {y})"
+        if op == "%":
+            return f"({x} - {y} * floor({x} / {y}))"
+        raise not_supported(f"operator {op} on {t}", loc)
+    if op in ("+", "-", "*") and t in UNSIGNED:  # wrap around without signed-overflow undefinedness
+        u = UNSIGNED[t]
+        return f"(({ct})(({u}){x} {op} ({u}){y}))"
+    if op in ("+", "-", "*", "&", "|", "^", ">>"):
+        return f"(({ct})({x} {op} {y}))"
+    if op == "<<":
+        return f"(({ct})(({UNSIGNED.get(t, ct)}){x} << {y}))"
+    if op == "/":
+        return f"{t}_floordiv({x}, {y})"
+    if op == "%":
+        return f"{t}_floormod({x}, {y})"
+    if op == "//":
+        return f"({x} / {y})"
+    if op == "%%":
+        return f"({x} % {y})"
+    if op == "**":
+        return f"{t}_pow({x}, {y})"
+    raise not_supported(f"operator {op} on {t}", loc)
+
+
+FLOAT_FNS = {"sqrt": "sqrt", "exp": "exp", "log": "log", "sin": "sin", "cos": "cos", "tan": "tan",
+             "abs": "fabs", "floor": "floor", "ceil": "ceil", "min": "fmin", "max": "fmax", "atan2": "atan2",
+             "pow": "pow"}
+INT_FNS = {"min": "min", "max": "max", "abs": "abs"}
+
+
+def primcall(fn: str, args: list, arg_types: list, ret: str, loc) -> str:
+    module, name = fn.split(".", 1)
+    if name in CTYPES:  # a conversion `T.U`: from U to T
+        if module == "bool":
+            return f"((uchar)({args[0]} != 0))"
+        return f"(({CTYPES[module]})({args[0]}))"
+    table = FLOAT_FNS if module in ("f32", "f64") else INT_FNS
+    if name not in table:
+        raise not_supported(f"function {fn} in a kernel", loc)
+    if name == "abs" and module.startswith("u"):
+        return args[0]
+    return f"(({CTYPES[ret]}){table[name]}({', '.join(args)}))"
+
+
+# ---- whole kernels ----
+
+def kernel_inputs(w: KernelWriter, op):
+    free = free_in_exp(op)
+    for v in free.values():
+        if isinstance(v.type, Scalar) and v.type.name == "i64":
+            w.input_var(v)
+    for v in free.values():
+        w.input_var(v)
+
+
+def segmap_kernel(name: str, op: T.SegMap, loc) -> Kernel:
+    """A level-1 segmap: a thread per point of the context, or, when the body holds level-0 segops
+    (the intra-group version), a workgroup per point."""
+    w = KernelWriter(name)
+    kernel_inputs(w, op)
+    outs = [w.output_param(i, t) for i, t in enumerate(op.types)]
+    total = " * ".join(f"({w.atom(b.width)})" for b in op.ctx)
+    intra = any(isinstance(s.exp, T.SEGOPS) for s in op.body.stms)
+    if intra:
+        flat = w.declare("long", "get_group_id(0)", "gid")
+    else:
+        flat = w.declare("long", "get_global_id(0)", "gtid")
+        w.emit(f"if ({flat} >= {total}) return;")
+    w.bind_ctx(op.ctx, flat)
+    n_ctx = len(op.ctx)
+    dests = tuple(View(o.mem, o.ctype, f"({o.offset} + {flat} * {o.strides[n_ctx - 1]})", o.dims[n_ctx:],
+                       o.strides[n_ctx:]) for o in outs)
+    results = w.body(op.body, tuple(d if d.dims else None for d in dests), group=intra)
+    for r, d in zip(results, dests):
+        if not d.dims:
+            w.emit(f"{'if (get_local_id(0) == 0) ' if intra else ''}{d.mem}[{d.offset}] = {r};")
+    return w.k
+
+
+def segred_kernels(name: str, op: T.SegRed, loc) -> tuple:
+    """A level-1 segred: `groups_per_segment` workgroups per segment each reduce a part of it; when there
+    are several, a second kernel combines the parts in order."""
+    w = KernelWriter(name)
+    kernel_inputs(w, op)
+    dests = [w.array_param(f"dest{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
+    for i in range(len(op.neutral)):
+        w.k.args.append(("dest", i))
+    w.k.params.append("long groups_per_segment")
+    w.k.args.append(("groups_per_segment", None))
+    gid = w.declare("long", "get_group_id(0)", "gid")
+    seg = w.declare("long", f"{gid} / groups_per_segment", "seg")
+    part = w.declare("long", f"{gid} % groups_per_segment", "part")
+    if len(op.ctx) > 1:
+        w.bind_ctx(op.ctx[:-1], seg)
+    width = w.atom(op.ctx[-1].width)
+    per_part = w.declare("long", f"(({width}) + groups_per_segment - 1) / groups_per_segment", "per_part")
+    lo = w.declare("long", f"{part} * {per_part}", "lo")
+    hi = w.declare("long", f"min((long)({width}), {lo} + {per_part})", "hi")
+    accs = [w.declare(CTYPES[a.type.name], w.atom(a), "acc") for a in op.neutral]
+    w.accumulate(op, lo, hi, accs)
+    results = w.group_reduce(op.red, op.commutative, accs, neutral_ctypes(op))
+    for d, r in zip(dests, results):
+        w.emit(f"if (get_local_id(0) == 0) {d.mem}[{d.offset} + {gid}] = {r};")
+
+    # stage 2: one workgroup per segment folds its groups_per_segment partial results, in order
+    w2 = KernelWriter(name + "_combine")
+    parts = [w2.array_param(f"part{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
+    w2.k.args += [("dest", i) for i in range(len(op.neutral))]
+    outs = [w2.array_param(f"out{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
+    w2.k.args += [("flat_out", i) for i in range(len(op.neutral))]
+    w2.k.params.append("long groups_per_segment")
+    w2.k.args.append(("groups_per_segment", None))
+    for a in op.neutral:
+        if isinstance(a, S.Var):
+            w2.input_var(a)
+    for v in _free_in_lambda(op.red).values():
+        w2.input_var(v)
+    seg2 = w2.declare("long", "get_group_id(0)", "seg")
+    accs2 = [w2.declare(CTYPES[a.type.name], w2.atom(a), "acc") for a in op.neutral]
+    k = w2.fresh("k")
+    chunk = w2.declare("long", "(groups_per_segment + get_local_size(0) - 1) / get_local_size(0)", "chunk")
+    w2.emit(f"for (long {k} = (long)get_local_id(0) * {chunk}; {k} < min(groups_per_segment, "
+            f"((long)get_local_id(0) + 1) * {chunk}); {k}++) {{")
+    w2.indent += 1
+    values = [w2.declare(p.ctype, f"{p.mem}[{p.offset} + {seg2} * groups_per_segment + {k}]", "v") for p in parts]
+    for acc, r in zip(accs2, w2.apply_red(op.red, accs2, values, loc)):
+        w2.emit(f"{acc} = {r};")
+    w2.indent -= 1
+    w2.emit("}")
+    results2 = w2.group_reduce(op.red, False, accs2, neutral_ctypes(op))
+    for o, r in zip(outs, results2):
+        w2.emit(f"if (get_local_id(0) == 0) {o.mem}[{o.offset} + {seg2}] = {r};")
+    return w.k, w2.k
+
+
+def _flat_array(t) -> Array:
+    """A one-dimensional buffer of partial or final results, indexed flat."""
+    return Array(t, ("n_flat",))
+
+
+def neutral_ctypes(op) -> list:
+    return [CTYPES[a.type.name] for a in op.neutral]
+
+
+def _free_in_lambda(lam: S.Lambda) -> dict:
+    from ir.analysis import free_in_body
+    bound = {p.name for p in lam.params}
+    return {n: v for n, v in free_in_body(lam.body).items() if n not in bound}

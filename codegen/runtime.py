@@ -1,0 +1,318 @@
+"""The runtime that every compiled program carries (embedded verbatim after ir/values.py).
+
+It chooses the device, builds the OpenCL program, holds the tuning-parameter table, logs threshold
+comparisons, launches kernels, and implements the executable's command line (docs/contracts.md).
+Only the standard library, numpy and pyopencl may be imported here.
+"""
+import argparse
+import datetime
+import os
+import sys
+import time
+
+import numpy as np
+import pyopencl as cl
+
+from ir.values import read_values, type_name, write_binary, write_text  # embed: drop
+
+GPU_DEFAULT_THRESHOLD = 32768
+DTYPES = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8,
+          "u16": np.uint16, "u32": np.uint32, "u64": np.uint64, "f32": np.float32, "f64": np.float64,
+          "bool": np.bool_}
+
+
+class ProgramError(Exception):
+    """An error the user caused (bad input, bad option): printed as one line, no traceback."""
+
+
+class DeviceArray:
+    """An array in device memory: a buffer with an element offset and strides (a view)."""
+    __slots__ = ("buf", "shape", "strides", "offset", "dtype")
+
+    def __init__(self, buf, shape, dtype, strides=None, offset=0):
+        self.buf, self.shape, self.dtype, self.offset = buf, tuple(int(d) for d in shape), np.dtype(dtype), offset
+        self.strides = tuple(strides) if strides is not None else row_major_strides(self.shape)
+
+    def permute(self, perm):
+        rest = tuple(range(len(perm), len(self.shape)))
+        order = tuple(perm) + rest
+        return DeviceArray(self.buf, [self.shape[i] for i in order], self.dtype,
+                           [self.strides[i] for i in order], self.offset)
+
+    def kernel_args(self):
+        return [self.buf, np.int64(self.offset)] + [np.int64(s) for s in self.strides]
+
+    def flat_args(self):
+        """Arguments for a kernel that indexes this (contiguous) array as one dimension."""
+        return [self.buf, np.int64(self.offset), np.int64(1)]
+
+
+def row_major_strides(shape):
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= max(int(d), 1)
+    return tuple(reversed(strides))
+
+
+def list_devices():
+    return [(p, d) for p in cl.get_platforms() for d in p.get_devices()]
+
+
+def choose_device(platform_sub=None, device_sub=None):
+    """The first device matching the substrings, preferring a GPU over a CPU (DESIGN §6)."""
+    candidates = [(p, d) for p, d in list_devices()
+                  if (not platform_sub or platform_sub.lower() in p.name.lower())
+                  and (not device_sub or device_sub.lower() in d.name.lower())]
+    if not candidates:
+        raise ProgramError(f"no OpenCL device matches platform {platform_sub!r} and device {device_sub!r}")
+    candidates.sort(key=lambda pd: 0 if pd[1].type & cl.device_type.GPU else 1)
+    return candidates[0][1]
+
+
+class Context:
+    def __init__(self, source, params, tuned_defaults, device=None, platform=None, overrides=None,
+                 default_threshold=None, default_group_size=None, log=False, profile=False, debug=False):
+        self.device = choose_device(platform, device)
+        self.is_gpu = bool(self.device.type & cl.device_type.GPU)
+        self.cl_ctx = cl.Context([self.device])
+        props = cl.command_queue_properties.PROFILING_ENABLE if profile else 0
+        self.queue = cl.CommandQueue(self.cl_ctx, properties=props)
+        self.log, self.profile, self.debug = log, profile, debug
+        self.max_group_size = self.device.max_work_group_size
+        cus = self.device.max_compute_units
+        self.default_threshold = default_threshold or (GPU_DEFAULT_THRESHOLD if self.is_gpu else cus)
+        self.group_size = min(default_group_size or (256 if self.is_gpu else 32), self.max_group_size)
+        self.num_groups = (4 if self.is_gpu else 1) * cus
+        self.values = {}
+        for name, cls in params:
+            self.values[name] = self.default_threshold if cls.startswith("threshold") else 0
+        for src in (tuned_defaults, overrides or {}):
+            for name, value in src.items():
+                if name not in self.values:
+                    raise ProgramError(f"unknown tuning parameter {name!r}")
+                self.values[name] = int(value)
+        if debug:
+            print(f"Device: {self.device.name} ({self.device.platform.name})", file=sys.stderr)
+        self.program = cl.Program(self.cl_ctx, source).build()
+        self.kernels = {k.function_name: k for k in self.program.all_kernels()}
+        self.kernel_times = {}
+
+    # ---- thresholds ----
+
+    def cmp(self, name, par):
+        """The guard `threshold <= par`; true takes the less flattened version."""
+        result = self.values[name] <= int(par)
+        if self.log:
+            print(f"Compared {name} <= {int(par)}: {'true' if result else 'false'}.", file=sys.stderr)
+        return result
+
+    def fits_group(self, par):
+        return 0 < int(par) <= self.max_group_size
+
+    # ---- memory ----
+
+    def empty(self, shape, dtype):
+        shape = tuple(int(d) for d in shape)
+        nbytes = max(int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize, 1)
+        return DeviceArray(cl.Buffer(self.cl_ctx, cl.mem_flags.READ_WRITE, nbytes), shape, dtype)
+
+    def to_device(self, a):
+        a = np.ascontiguousarray(a)
+        if a.dtype == np.bool_:
+            a = a.view(np.uint8)
+        arr = self.empty(a.shape, a.dtype)
+        if a.size:
+            cl.enqueue_copy(self.queue, arr.buf, a)
+        return arr
+
+    def from_device(self, arr, dtype=None):
+        """A numpy copy of a (possibly strided) device array."""
+        if any(d == 0 for d in arr.shape):
+            return np.empty(arr.shape, dtype or arr.dtype)
+        span = arr.offset + 1 + sum((d - 1) * s for d, s in zip(arr.shape, arr.strides))
+        host = np.empty(span, arr.dtype)
+        cl.enqueue_copy(self.queue, host, arr.buf)
+        view = np.lib.stride_tricks.as_strided(host[arr.offset:], arr.shape,
+                                               [s * arr.dtype.itemsize for s in arr.strides])
+        out = np.ascontiguousarray(view)
+        return out.view(np.bool_) if dtype == np.bool_ else out
+
+    # ---- kernels ----
+
+    def launch(self, name, global_size, local_size, args):
+        if global_size == 0:
+            return
+        kernel = self.kernels[name]
+        event = kernel(self.queue, (int(global_size),), (int(local_size),), *args)
+        if self.profile:
+            event.wait()
+            total, count = self.kernel_times.get(name, (0.0, 0))
+            self.kernel_times[name] = (total + (event.profile.end - event.profile.start) / 1e3, count + 1)
+
+    def local(self, nbytes):
+        return cl.LocalMemory(max(int(nbytes), 1))
+
+    def report_profile(self, out=sys.stderr):
+        print(f"{'kernel':<32} {'runs':>6} {'total us':>12}", file=out)
+        for name, (total, count) in sorted(self.kernel_times.items()):
+            print(f"{name:<32} {count:>6} {total:>12.1f}", file=out)
+
+
+def ceil_div(a, b):
+    return -(-int(a) // int(b))
+
+
+# ---- host-level scalar arithmetic with Futhark semantics ----
+
+def int_div(x, y, kind):
+    """Integer division and remainder as Futhark defines them (`/` `%` floor, `//` `%%` truncate)."""
+    if y == 0:
+        raise ProgramError("division by zero")
+    t = type(x)
+    xi, yi = int(x), int(y)
+    q = xi // yi if kind in ("/", "%") else abs(xi) // abs(yi) * (1 if (xi < 0) == (yi < 0) else -1)
+    r = xi - q * yi
+    return wrap(t, q if kind in ("/", "//") else r)
+
+
+def wrap(t, v):
+    """An integer wrapped to the width of numpy integer type t."""
+    info = np.iinfo(t)
+    span = int(info.max) - int(info.min) + 1
+    return t((int(v) - int(info.min)) % span + int(info.min))
+
+
+# ---- the executable ----
+
+def read_tuning_file(path):
+    values = {}
+    try:
+        lines = open(path).read().splitlines()
+    except OSError as e:
+        raise ProgramError(f"cannot read tuning file {path}: {e.strerror}")
+    for i, line in enumerate(lines, 1):
+        s = line.strip()
+        if not s or s.startswith("--"):
+            continue
+        name, eq, value = s.partition("=")
+        if not eq or not name.strip() or not value.strip().lstrip("-").isdigit():
+            raise ProgramError(f"{path}:{i}: invalid line (must be of form 'name=int'): {line!r}")
+        values[name.strip()] = int(value)
+    return values
+
+
+def check_names(values, params, where):
+    known = {name for name, _ in params}
+    for name in values:
+        if name not in known:
+            raise ProgramError(f"{where}: unknown tuning parameter {name!r}")
+
+
+def parse_args(argv, entry_points):
+    ap = argparse.ArgumentParser(prog=os.path.basename(sys.argv[0]), allow_abbrev=False)
+    ap.add_argument("-e", "--entry-point", default="main")
+    ap.add_argument("-t", "--write-runtime-to", metavar="FILE")
+    ap.add_argument("-r", "--runs", type=int, default=1)
+    ap.add_argument("-b", "--binary-output", action="store_true")
+    ap.add_argument("-d", "--device")
+    ap.add_argument("-p", "--platform")
+    ap.add_argument("--list-devices", action="store_true")
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
+    ap.add_argument("--tuning", metavar="FILE")
+    ap.add_argument("--default-threshold", type=int)
+    ap.add_argument("--default-group-size", type=int)
+    ap.add_argument("--print-params", action="store_true")
+    ap.add_argument("-L", "--log", action="store_true")
+    ap.add_argument("-P", "--profile", action="store_true")
+    ap.add_argument("-D", "--debug", action="store_true")
+    return ap.parse_args(argv)
+
+
+def main(entry_points, params, source, tuned_defaults, provenance, argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv, entry_points)
+    try:
+        return _run(args, entry_points, params, source, tuned_defaults, provenance)
+    except ProgramError as e:
+        print(f"Error: {e}", file=sys.stderr)
+        return 1
+    except cl.Error as e:
+        print(f"Error: OpenCL: {e}", file=sys.stderr)
+        return 1
+
+
+def _run(args, entry_points, params, source, tuned_defaults, provenance):
+    if args.print_params:
+        for name, cls in params:
+            print(f"{name} ({cls})")
+        return 0
+    if args.list_devices:
+        for p, d in list_devices():
+            print(f"{p.name}: {d.name}")
+        return 0
+    if args.entry_point not in entry_points:
+        raise ProgramError(f"unknown entry point {args.entry_point!r}; this program has "
+                           + ", ".join(sorted(entry_points)))
+    if args.runs < 1:
+        raise ProgramError(f"-r {args.runs}: the number of runs must be at least 1")
+    overrides = {}
+    if args.tuning:
+        overrides.update(read_tuning_file(args.tuning))
+        check_names(overrides, params, args.tuning)
+    for p in args.param:
+        name, eq, value = p.partition("=")
+        if not eq or not value.strip().lstrip("-").isdigit():
+            raise ProgramError(f"--param {p}: must be of form NAME=INT")
+        check_names({name: 0}, params, f"--param {p}")
+        overrides[name] = int(value)
+    ctx = Context(source, params, tuned_defaults, args.device, args.platform, overrides,
+                  args.default_threshold, args.default_group_size, args.log, args.profile, args.debug)
+    if args.debug and provenance:
+        print(f"Tuned defaults: {provenance}", file=sys.stderr)
+    entry = entry_points[args.entry_point]
+    try:
+        inputs = read_values(sys.stdin.buffer)
+    except ValueError as e:
+        raise ProgramError(f"reading input: {e}")
+    device_inputs = entry.upload(ctx, inputs)
+    times = []
+    results = None
+    for _ in range(args.runs):
+        ctx.queue.finish()
+        start = time.perf_counter()
+        results = entry.fn(ctx, *device_inputs)
+        ctx.queue.finish()
+        times.append(int(round((time.perf_counter() - start) * 1e6)))
+    if args.write_runtime_to:
+        with open(args.write_runtime_to, "w") as f:
+            f.writelines(f"{t}\n" for t in times)
+    out = sys.stdout
+    for value, ret_type in zip(results, entry.ret_types):
+        host = ctx.from_device(value, DTYPES[ret_type.lstrip("[]")]) if isinstance(value, DeviceArray) else value
+        if args.binary_output:
+            out.flush()
+            write_binary(host, out.buffer)
+        else:
+            write_text(host, out)
+            out.write("\n")
+    if args.profile:
+        ctx.report_profile()
+    return 0
+
+
+class EntryPoint:
+    def __init__(self, name, param_types, ret_types, fn):
+        self.name, self.param_types, self.ret_types, self.fn = name, param_types, ret_types, fn
+
+    def upload(self, ctx, values):
+        """Checks the arguments against the entry's types and copies arrays to the device."""
+        if len(values) != len(self.param_types):
+            raise ProgramError(f"entry point {self.name!r} takes {len(self.param_types)} arguments, "
+                               f"but {len(values)} were given")
+        out = []
+        for i, (v, t) in enumerate(zip(values, self.param_types)):
+            if type_name(v) != t:
+                raise ProgramError(f"argument {i + 1} of entry point {self.name!r}: expected a value of "
+                                   f"type {t}, got {type_name(v)}")
+            out.append(ctx.to_device(v) if np.ndim(v) else v)
+        return out

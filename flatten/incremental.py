@@ -1,0 +1,167 @@
+"""Incremental flattening (Henriksen et al., PPoPP'19, Figures 3-4): source IR -> target IR with guarded
+code versions.
+
+Rules implemented: G0 (host code stays as it is), G1 (at level 0, manifest the nest), G2 (a map without
+inner parallelism is a segmap), G3 (three versions: e_top, e_middle, e_flat), and G9's base case (a
+redomap without inner parallelism is a segred). Where no rule applies yet, the nest is manifested with its
+body sequential, which is always correct.
+
+Judgement `Σ ⊢_l e ⇒ e'` is `Flattener.nest(ctx, level, e)`: the result computes the whole nest, arrays of
+shape [widths of Σ] ++ (type of e).
+"""
+
+from ir import source as S
+from ir import target as T
+from ir.analysis import has_inner_soacs
+from ir.rename import NameSource, all_names
+from ir.types import I64, array_of
+
+
+class Flattener:
+    def __init__(self, prog: S.Program):
+        self.names = NameSource(all_names(prog))
+        self.n_thresholds = 0  # thresholds are numbered uniquely in the program, in creation order
+
+    def threshold(self, entry: str, kind: str) -> str:
+        name = f"{entry}.suff_{kind}_par_{self.n_thresholds}"
+        self.n_thresholds += 1
+        return name
+
+    # ---- the host level (empty context, level 1) ----
+
+    def host_body(self, entry: str, body: S.Body) -> S.Body:
+        stms = []
+        for stm in body.stms:
+            e = stm.exp
+            if isinstance(e, S.Map):
+                e = self.nest(entry, (), 1, e, nest_types(e))
+            elif isinstance(e, S.Redomap):
+                e = self.nest(entry, (), 1, e, S.exp_types(e))
+            elif isinstance(e, S.If):  # G0: host-level control flow, branches flattened on their own
+                e = S.If(e.cond, self.host_body(entry, e.then), self.host_body(entry, e.else_), e.types)
+            stms.append(S.Stm(stm.pat, e, stm.loc))
+        return S.Body(tuple(stms), body.result)
+
+    # ---- Σ ⊢_l e ⇒ e' ----
+
+    def nest(self, entry: str, ctx: tuple, level: int, e, types: tuple):
+        if isinstance(e, S.Map):
+            return self.map_rule(entry, ctx, level, e, types)
+        if isinstance(e, S.Redomap) and not has_inner_soacs(e.map_lam.body) \
+                and not _uses_any(e.neutral, ctx):
+            inner = T.Binding(e.width, e.map_lam.params, e.arrs)
+            return T.SegRed(level, ctx + (inner,), e.red, e.neutral, e.map_lam.body, types,
+                            e.commutative or is_commutative(e.red))
+        return None
+
+    def map_rule(self, entry: str, ctx: tuple, level: int, e: S.Map, types: tuple):
+        inner_ctx = ctx + (T.Binding(e.width, e.lam.params, e.arrs),)
+        body = e.lam.body
+        e_top = T.SegMap(level, inner_ctx, body, types)
+        if level == 0 or not has_inner_soacs(body):  # G1, G2
+            return e_top
+        # G3: e_top, e_middle (the body at workgroup level) and e_flat (keep flattening the body)
+        t_top = self.threshold(entry, "outer")
+        intra_body = self.intra_body(body)
+        intra_pars = [T.par_of_ctx(op.ctx) for op in _level0_segops(intra_body)]
+        t_intra = self.threshold(entry, "intra") if intra_pars else None
+        e_flat = self.body_rule(entry, inner_ctx, level, body, types)
+        if t_intra is not None:
+            par_stms, par = self.max_par(intra_pars)
+            e_middle = T.SegMap(level, inner_ctx, intra_body, types)
+            e_flat = T.Guard(t_intra, "intra", par, self.single(e_middle, types),
+                             self.single(e_flat, types), types)
+            rest = self.single(e_flat, types, par_stms)
+        else:
+            rest = self.single(e_flat, types)
+        return T.Guard(t_top, "outer", T.par_of_ctx(inner_ctx), self.single(e_top, types), rest, types)
+
+    def body_rule(self, entry: str, ctx: tuple, level: int, body: S.Body, types: tuple):
+        """Flattening of a map body in context ctx; the nest is manifested sequentially where no rule applies."""
+        if len(body.stms) == 1 and body.stms[0].pat == body.result:
+            found = self.nest(entry, ctx, level, body.stms[0].exp, types)
+            if found is not None:
+                return found
+        return T.SegMap(level, ctx, body, types)
+
+    # ---- • ⊢_0 e: the body of an intra-group version ----
+
+    def intra_body(self, body: S.Body) -> S.Body:
+        stms = []
+        for stm in body.stms:
+            e = stm.exp
+            if isinstance(e, S.Map):
+                e = T.SegMap(0, (T.Binding(e.width, e.lam.params, e.arrs),), e.lam.body, S.exp_types(e))
+            elif isinstance(e, S.Redomap) and not _uses_any(e.neutral, ()):
+                e = T.SegRed(0, (T.Binding(e.width, e.map_lam.params, e.arrs),), e.red, e.neutral,
+                             e.map_lam.body, S.exp_types(e), e.commutative or is_commutative(e.red))
+            stms.append(S.Stm(stm.pat, e, stm.loc))
+        return S.Body(tuple(stms), body.result)
+
+    # ---- helpers ----
+
+    def single(self, e, types: tuple, before=()) -> S.Body:
+        pat = tuple(S.Var(self.names.fresh("res"), t) for t in types)
+        return S.Body(tuple(before) + (S.Stm(pat, e),), pat)
+
+    def max_par(self, pars: list):
+        """Statements computing the largest of several products, and the atoms whose product it is."""
+        distinct = list(dict.fromkeys(pars))
+        if len(distinct) == 1:
+            return (), distinct[0]
+        stms, atoms = [], []
+        for prod in distinct:
+            acc = prod[0]
+            for a in prod[1:]:
+                v = S.Var(self.names.fresh("par"), I64)
+                stms.append(S.Stm((v,), S.BinOp("*", acc, a, I64)))
+                acc = v
+            atoms.append(acc)
+        best = atoms[0]
+        for a in atoms[1:]:
+            v = S.Var(self.names.fresh("intra_par"), I64)
+            stms.append(S.Stm((v,), S.PrimCall("i64.max", (best, a), I64)))
+            best = v
+        return tuple(stms), (best,)
+
+
+def nest_types(e: S.Map) -> tuple:
+    return tuple(array_of(t, (S.dim_of(e.width),)) for t in e.lam.ret)
+
+
+def _level0_segops(body: S.Body) -> list:
+    return [s.exp for s in body.stms if isinstance(s.exp, T.SEGOPS) and s.exp.level == 0]
+
+
+def _uses_any(atoms, ctx) -> bool:
+    bound = {p.name for b in ctx for p in b.params}
+    return any(isinstance(a, S.Var) and a.name in bound for a in atoms)
+
+
+COMMUTATIVE_OPS = {"+", "*", "&&", "||", "&", "|", "^", "==", "!="}
+COMMUTATIVE_FNS = {"min", "max"}
+
+
+def is_commutative(lam: S.Lambda) -> bool:
+    """Recognises operators known to be commutative: one binary operator (or min/max) on the two params."""
+    if len(lam.params) != 2 or len(lam.body.stms) != 1 or len(lam.body.result) != 1:
+        return False
+    stm = lam.body.stms[0]
+    e = stm.exp
+    if stm.pat != lam.body.result:
+        return False
+    if isinstance(e, S.BinOp) and e.op in COMMUTATIVE_OPS:
+        operands = (e.x, e.y)
+    elif isinstance(e, S.PrimCall) and e.fn.split(".")[-1] in COMMUTATIVE_FNS:
+        operands = e.args
+    else:
+        return False
+    return {getattr(a, "name", None) for a in operands} == {p.name for p in lam.params}
+
+
+def flatten_incremental(prog: S.Program) -> S.Program:
+    f = Flattener(prog)
+    funs = tuple(
+        S.FunDef(fn.name, True, fn.size_params, fn.params, fn.ret, f.host_body(fn.name, fn.body), fn.loc)
+        for fn in prog.entries)
+    return S.Program(funs, prog.file)

@@ -1,0 +1,117 @@
+"""The `incflat` command: a thin driver over the compiler's passes and the tuner.
+
+The whole compiler is the PIPELINE list below; `compile_source` runs it up to any stage.
+"""
+
+import argparse
+import os
+import pathlib
+import sys
+
+from codegen.host import generate_program
+from flatten.incremental import flatten_incremental
+from flatten.normalize import normalize
+from ir.errors import CompileError, format_error
+from ir.frontend import parse_program
+
+__version__ = "0.1.0"
+
+# Each stage is a pure function from one representation to the next.
+PIPELINE = [
+    ("normalize", normalize),  # inlined, fused source IR (redomap / scanomap formed)
+    ("flatten", flatten_incremental),  # target IR: guarded versions of segops (G0-G3, G9)
+]
+
+
+def compile_source(text: str, filename: str, until: str = None):
+    """Source text -> target IR (or the IR after the stage named `until`)."""
+    prog = parse_program(text, filename)
+    for name, stage in PIPELINE:
+        prog = stage(prog)
+        if name == until:
+            break
+    return prog
+
+
+def compile_file(fut_path: pathlib.Path, out_path: pathlib.Path) -> pathlib.Path:
+    """Writes the executable compiled program (atomically, so a reader never sees half a program)."""
+    target = compile_source(fut_path.read_text(), str(fut_path))
+    text = generate_program(target, fut_path.name)
+    tmp = out_path.with_name(f".{out_path.name}.tmp{os.getpid()}")
+    tmp.write_text(text)
+    tmp.chmod(0o755)
+    os.replace(tmp, out_path)
+    return out_path
+
+
+def default_output(fut_path: pathlib.Path) -> pathlib.Path:
+    return fut_path.with_suffix("")
+
+
+def cmd_check(args) -> int:
+    compile_source(args.program.read_text(), str(args.program), until="normalize")
+    return 0
+
+
+def cmd_compile(args) -> int:
+    out = args.output or (default_output(args.program).with_suffix(".py") if args.library
+                          else default_output(args.program))
+    compile_file(args.program, out)
+    return 0
+
+
+def cmd_autotune(args) -> int:
+    from tuner.autotune import autotune
+    program = compile_file(args.program, default_output(args.program))
+    result = autotune(args.program, program, runs=args.runs, timeout=args.timeout,
+                      entry=args.entry, extra_args=tuple(args.pass_option))
+    return 0 if result is not None else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="incflat", description="Incremental flattening compiler and autotuner.")
+    ap.add_argument("--version", action="version", version=f"incflat {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("check", help="parse and type-check a program")
+    p.add_argument("program", type=pathlib.Path)
+    p.set_defaults(fn=cmd_check)
+
+    p = sub.add_parser("compile", help="compile a program to an executable (or a library with --library)")
+    p.add_argument("program", type=pathlib.Path)
+    p.add_argument("-o", "--output", type=pathlib.Path)
+    p.add_argument("--library", action="store_true", help="write an importable module prog.py")
+    p.set_defaults(fn=cmd_compile)
+
+    p = sub.add_parser("autotune", help="compile, tune the thresholds on the -- == datasets, bake them in")
+    p.add_argument("program", type=pathlib.Path)
+    p.add_argument("-r", "--runs", type=int, default=5, help="timed runs per measurement (default 5)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per program run (default 60)")
+    p.add_argument("-e", "--entry", help="tune only this entry point")
+    p.add_argument("--pass-option", action="append", default=[], help="pass an option to the program")
+    p.set_defaults(fn=cmd_autotune)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    if not args.program.is_file():
+        print(f"incflat: error: {args.program}: no such file", file=sys.stderr)
+        return 1
+    try:
+        return args.fn(args)
+    except CompileError as e:
+        print(format_error(e, args.program.read_text()), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("incflat: interrupted", file=sys.stderr)
+        return 130
+
+
+def run():
+    """The console script's entry point."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

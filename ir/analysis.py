@@ -1,0 +1,158 @@
+"""Variable analyses shared by the passes: free variables, uses, inner parallelism."""
+
+from ir import source as S
+from ir import target as T
+from ir.types import Array, Tuple
+
+
+def exp_atoms(e) -> tuple:
+    """The atoms an expression reads directly (not those inside nested bodies)."""
+    if isinstance(e, S.AtomExp):
+        return (e.x,)
+    if isinstance(e, S.BinOp):
+        return (e.x, e.y)
+    if isinstance(e, S.UnOp):
+        return (e.x,)
+    if isinstance(e, (S.PrimCall, S.Apply)):
+        return tuple(e.args)
+    if isinstance(e, (S.If,)):
+        return (e.cond,)
+    if isinstance(e, S.Index):
+        return (e.arr,) + tuple(e.idxs)
+    if isinstance(e, S.Iota):
+        return (e.n,)
+    if isinstance(e, S.Replicate):
+        return (e.n, e.x)
+    if isinstance(e, S.Rearrange):
+        return (e.arr,)
+    if isinstance(e, S.Map):
+        return (e.width,) + tuple(e.arrs)
+    if isinstance(e, (S.Reduce, S.Scan, S.Redomap, S.Scanomap)):
+        return (e.width,) + tuple(e.neutral) + tuple(e.arrs)
+    if isinstance(e, T.SegMap):
+        return ctx_atoms(e.ctx)
+    if isinstance(e, T.SegRed):
+        return ctx_atoms(e.ctx) + tuple(e.neutral)
+    if isinstance(e, T.Guard):
+        return tuple(e.par)
+    raise TypeError(f"unknown expression {type(e).__name__}")
+
+
+def ctx_atoms(ctx) -> tuple:
+    """Atoms a context reads: widths, and arrays not bound by an outer binding of the same context."""
+    return tuple(a for b in ctx for a in (b.width,) + tuple(b.arrs))
+
+
+def exp_lambdas(e) -> tuple:
+    if isinstance(e, (S.Map, S.Reduce, S.Scan)):
+        return (e.lam,)
+    if isinstance(e, S.Redomap):
+        return (e.map_lam, e.red)
+    if isinstance(e, S.Scanomap):
+        return (e.map_lam, e.scan)
+    if isinstance(e, T.SegRed):
+        return (e.red,)
+    return ()
+
+
+def exp_bodies(e) -> tuple:
+    """Nested bodies that are not lambdas, with the variables they bind."""
+    if isinstance(e, (S.If, T.Guard)):
+        return ((e.then, ()), (e.else_, ()))
+    if isinstance(e, (T.SegMap, T.SegRed)):
+        return ((e.body, tuple(p for b in e.ctx for p in b.params)),)
+    return ()
+
+
+def type_size_names(t) -> set:
+    if isinstance(t, Array):
+        return {d for d in t.shape if isinstance(d, str)}
+    if isinstance(t, Tuple):
+        return set().union(*(type_size_names(x) for x in t.elems)) if t.elems else set()
+    return set()
+
+
+def free_in_exp(e) -> dict:
+    """Free variables of an expression: name -> Var (sizes mentioned by types count as i64 variables)."""
+    from ir.types import I64
+    free = {}
+
+    def use(a):
+        if isinstance(a, S.Var):
+            free.setdefault(a.name, a)
+            for n in type_size_names(a.type):
+                free.setdefault(n, S.Var(n, I64))
+
+    for a in exp_atoms(e):
+        use(a)
+    for lam in exp_lambdas(e):
+        inner = free_in_body(lam.body)
+        bound = {p.name for p in lam.params}
+        for n, v in inner.items():
+            if n not in bound:
+                free.setdefault(n, v)
+    for body, params in exp_bodies(e):
+        inner = free_in_body(body)
+        bound = {p.name for p in params}
+        for n, v in inner.items():
+            if n not in bound:
+                free.setdefault(n, v)
+    if isinstance(e, (T.SegMap, T.SegRed)):
+        # arrays of an inner binding may be params of an outer binding
+        bound = set()
+        for b in e.ctx:
+            for a in b.arrs:
+                if a.name in bound:
+                    free.pop(a.name, None)
+            bound |= {p.name for p in b.params}
+    return free
+
+
+def free_in_body(body: S.Body) -> dict:
+    free = {}
+    bound = set()
+    for stm in body.stms:
+        for n, v in free_in_exp(stm.exp).items():
+            if n not in bound:
+                free.setdefault(n, v)
+        bound |= {p.name for p in stm.pat}
+    for a in body.result:
+        if isinstance(a, S.Var) and a.name not in bound:
+            free.setdefault(a.name, a)
+    return free
+
+
+def has_inner_soacs(body: S.Body) -> bool:
+    """Whether a body contains exploitable parallelism (a SOAC anywhere inside it)."""
+    for stm in body.stms:
+        e = stm.exp
+        if isinstance(e, S.SOACS):
+            return True
+        for b, _ in exp_bodies(e):
+            if has_inner_soacs(b):
+                return True
+    return False
+
+
+def use_counts(body: S.Body) -> dict:
+    """How many times each variable name is read in a body (nested bodies included)."""
+    counts = {}
+
+    def count_exp(e):
+        for a in exp_atoms(e):
+            if isinstance(a, S.Var):
+                counts[a.name] = counts.get(a.name, 0) + 1
+        for lam in exp_lambdas(e):
+            count_body(lam.body)
+        for b, _ in exp_bodies(e):
+            count_body(b)
+
+    def count_body(b):
+        for stm in b.stms:
+            count_exp(stm.exp)
+        for a in b.result:
+            if isinstance(a, S.Var):
+                counts[a.name] = counts.get(a.name, 0) + 1
+
+    count_body(body)
+    return counts

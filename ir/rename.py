@@ -1,0 +1,141 @@
+"""Fresh names and capture-avoiding renaming of source and target IR."""
+
+import dataclasses
+import itertools
+import re
+
+from ir import source as S
+from ir import target as T
+from ir.types import Array, Tuple
+
+
+class NameSource:
+    """Hands out names that clash with no name in the program it was made for."""
+
+    def __init__(self, used=()):
+        top = 0
+        for n in used:
+            m = re.search(r"_(\d+)$", n)
+            if m:
+                top = max(top, int(m.group(1)))
+        self._counter = itertools.count(top + 1)
+
+    def fresh(self, base: str) -> str:
+        base = re.sub(r"_\d+$", "", base) or "v"
+        return f"{base}_{next(self._counter)}"
+
+
+def all_names(prog: S.Program) -> set:
+    names = set()
+
+    def visit(x):
+        if isinstance(x, S.Var):
+            names.add(x.name)
+        elif dataclasses.is_dataclass(x) and not isinstance(x, type):
+            for f in dataclasses.fields(x):
+                visit(getattr(x, f.name))
+        elif isinstance(x, tuple):
+            for y in x:
+                visit(y)
+    visit(prog)
+    for f in prog.funs:
+        names |= set(f.size_params)
+    return names
+
+
+class Renamer:
+    """Substitutes atoms for free variables and gives every bound variable a fresh name."""
+
+    def __init__(self, names: NameSource, subst: dict):
+        self.names = names
+        self.subst = dict(subst)  # name -> Atom
+
+    def dim(self, d):
+        if isinstance(d, str) and d in self.subst:
+            return S.dim_of(self.subst[d])
+        return d
+
+    def type(self, t):
+        if isinstance(t, Array):
+            return Array(t.elem, tuple(self.dim(d) for d in t.shape))
+        if isinstance(t, Tuple):
+            return Tuple(tuple(self.type(x) for x in t.elems))
+        return t
+
+    def atom(self, a):
+        if isinstance(a, S.Var):
+            if a.name in self.subst:
+                return self.subst[a.name]
+            return S.Var(a.name, self.type(a.type))
+        return a
+
+    def bind(self, v: S.Var) -> S.Var:
+        new = S.Var(self.names.fresh(v.name), self.type(v.type))
+        self.subst[v.name] = new
+        return new
+
+    def lam(self, lam: S.Lambda) -> S.Lambda:
+        params = tuple(self.bind(p) for p in lam.params)
+        return S.Lambda(params, self.body(lam.body), tuple(self.type(t) for t in lam.ret))
+
+    def body(self, body: S.Body) -> S.Body:
+        stms = []
+        for stm in body.stms:
+            e = self.exp(stm.exp)
+            pat = tuple(self.bind(p) for p in stm.pat)
+            stms.append(S.Stm(pat, e, stm.loc))
+        return S.Body(tuple(stms), tuple(self.atom(a) for a in body.result))
+
+    def ctx(self, ctx):
+        out = []
+        for b in ctx:
+            arrs = tuple(self.atom(a) for a in b.arrs)
+            out.append(T.Binding(self.atom(b.width), tuple(self.bind(p) for p in b.params), arrs))
+        return tuple(out)
+
+    def exp(self, e):
+        a, ts = self.atom, (lambda xs: tuple(self.type(t) for t in xs))
+        if isinstance(e, S.AtomExp):
+            return S.AtomExp(a(e.x))
+        if isinstance(e, S.BinOp):
+            return S.BinOp(e.op, a(e.x), a(e.y), e.type)
+        if isinstance(e, S.UnOp):
+            return S.UnOp(e.op, a(e.x), e.type)
+        if isinstance(e, S.PrimCall):
+            return S.PrimCall(e.fn, tuple(map(a, e.args)), e.type)
+        if isinstance(e, S.Apply):
+            return S.Apply(e.fn, tuple(map(a, e.args)), ts(e.types))
+        if isinstance(e, S.If):
+            return S.If(a(e.cond), self.body(e.then), self.body(e.else_), ts(e.types))
+        if isinstance(e, S.Index):
+            return S.Index(a(e.arr), tuple(map(a, e.idxs)))
+        if isinstance(e, S.Iota):
+            return S.Iota(a(e.n), e.elem)
+        if isinstance(e, S.Replicate):
+            return S.Replicate(a(e.n), a(e.x))
+        if isinstance(e, S.Rearrange):
+            return S.Rearrange(e.perm, a(e.arr))
+        if isinstance(e, S.Map):
+            return S.Map(a(e.width), self.lam(e.lam), tuple(map(a, e.arrs)))
+        if isinstance(e, S.Reduce):
+            return S.Reduce(a(e.width), self.lam(e.lam), tuple(map(a, e.neutral)), tuple(map(a, e.arrs)),
+                            e.commutative)
+        if isinstance(e, S.Scan):
+            return S.Scan(a(e.width), self.lam(e.lam), tuple(map(a, e.neutral)), tuple(map(a, e.arrs)))
+        if isinstance(e, S.Redomap):
+            return S.Redomap(a(e.width), self.lam(e.red), self.lam(e.map_lam), tuple(map(a, e.neutral)),
+                             tuple(map(a, e.arrs)), e.commutative)
+        if isinstance(e, S.Scanomap):
+            return S.Scanomap(a(e.width), self.lam(e.scan), self.lam(e.map_lam), tuple(map(a, e.neutral)),
+                              tuple(map(a, e.arrs)))
+        if isinstance(e, T.SegMap):
+            ctx = self.ctx(e.ctx)
+            return T.SegMap(e.level, ctx, self.body(e.body), ts(e.types))
+        if isinstance(e, T.SegRed):
+            ctx = self.ctx(e.ctx)
+            return T.SegRed(e.level, ctx, self.lam(e.red), tuple(map(a, e.neutral)), self.body(e.body),
+                            ts(e.types), e.commutative)
+        if isinstance(e, T.Guard):
+            return T.Guard(e.threshold, e.kind, tuple(map(a, e.par)), self.body(e.then), self.body(e.else_),
+                           ts(e.types))
+        raise TypeError(f"unknown expression {type(e).__name__}")

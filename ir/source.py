@@ -1,0 +1,252 @@
+"""The source IR: a first-order, A-normal-form language of SOACs (Futhark's SOACS representation).
+
+Every intermediate value is bound by a statement to a variable, and operands are atoms (variables or
+constants). Sizes are i64 variables; array types mention them symbolically.
+"""
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+from ir.types import Scalar, Type
+
+
+@dataclass(frozen=True)
+class Loc:
+    """A source position, for error messages."""
+    file: str
+    line: int
+    col: int
+
+    def __str__(self):
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+    type: Type
+
+    def __str__(self):
+        return self.name
+
+
+@dataclass(frozen=True)
+class Const:
+    value: Union[int, float, bool]
+    type: Scalar
+
+    def __str__(self):
+        if self.type.name == "bool":
+            return "true" if self.value else "false"
+        return f"{self.value}{self.type.name}"
+
+
+Atom = Union[Var, Const]
+
+
+# ---- expressions: the right-hand side of a statement ----
+
+@dataclass(frozen=True)
+class AtomExp:
+    """A copy of an atom (`let x = y`)."""
+    x: Atom
+
+
+@dataclass(frozen=True)
+class BinOp:
+    """Arithmetic, comparison, logical or bitwise operator on scalars. `op` is Futhark's spelling:
+    + - * / % // %% ** == != < <= > >= && || & | ^ << >>."""
+    op: str
+    x: Atom
+    y: Atom
+    type: Scalar  # the result type
+
+
+@dataclass(frozen=True)
+class UnOp:
+    """`neg` (unary minus), `!` (logical not) or `~` (bitwise complement)."""
+    op: str
+    x: Atom
+    type: Scalar
+
+
+@dataclass(frozen=True)
+class PrimCall:
+    """A numeric-prelude function on scalars, e.g. `f32.sqrt`, `i64.max`, or a conversion `f32.i64`."""
+    fn: str
+    args: tuple  # tuple[Atom, ...]
+    type: Scalar
+
+
+@dataclass(frozen=True)
+class Apply:
+    """A call of a user-defined function; removed by inlining."""
+    fn: str
+    args: tuple  # tuple[Atom, ...]
+    types: tuple  # result types
+
+
+@dataclass(frozen=True)
+class If:
+    cond: Atom
+    then: "Body"
+    else_: "Body"
+    types: tuple  # result types
+
+
+@dataclass(frozen=True)
+class Index:
+    """`arr[i, j, ...]`: fewer indices than the rank give a slice of the remaining dimensions."""
+    arr: Var
+    idxs: tuple  # tuple[Atom, ...], each i64
+
+
+@dataclass(frozen=True)
+class Iota:
+    n: Atom  # i64
+    elem: Scalar
+
+
+@dataclass(frozen=True)
+class Replicate:
+    n: Atom  # i64
+    x: Atom
+
+
+@dataclass(frozen=True)
+class Rearrange:
+    """A permutation of dimensions; `transpose` is (1, 0) on the two outermost dimensions."""
+    perm: tuple  # tuple[int, ...]
+    arr: Var
+
+
+@dataclass(frozen=True)
+class Lambda:
+    params: tuple  # tuple[Var, ...]
+    body: "Body"
+    ret: tuple  # tuple[Type, ...]
+
+
+@dataclass(frozen=True)
+class Map:
+    width: Atom
+    lam: Lambda
+    arrs: tuple  # tuple[Var, ...]
+
+
+@dataclass(frozen=True)
+class Reduce:
+    width: Atom
+    lam: Lambda  # associative operator on tuples of len(neutral)
+    neutral: tuple  # tuple[Atom, ...]
+    arrs: tuple
+    commutative: bool = False
+
+
+@dataclass(frozen=True)
+class Scan:
+    width: Atom
+    lam: Lambda
+    neutral: tuple
+    arrs: tuple
+
+
+@dataclass(frozen=True)
+class Redomap:
+    """`reduce red neutral (map map_lam arrs)` fused: made by normalisation, never by the front end."""
+    width: Atom
+    red: Lambda
+    map_lam: Lambda
+    neutral: tuple
+    arrs: tuple
+    commutative: bool = False
+
+
+@dataclass(frozen=True)
+class Scanomap:
+    width: Atom
+    scan: Lambda
+    map_lam: Lambda
+    neutral: tuple
+    arrs: tuple
+
+
+Exp = Union[AtomExp, BinOp, UnOp, PrimCall, Apply, If, Index, Iota, Replicate, Rearrange,
+            Map, Reduce, Scan, Redomap, Scanomap]
+
+SOACS = (Map, Reduce, Scan, Redomap, Scanomap)
+
+
+@dataclass(frozen=True)
+class Stm:
+    pat: tuple  # tuple[Var, ...]: one per result of exp
+    exp: Exp
+    loc: Optional[Loc] = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Body:
+    stms: tuple  # tuple[Stm, ...]
+    result: tuple  # tuple[Atom, ...]
+
+
+@dataclass(frozen=True)
+class FunDef:
+    name: str
+    entry: bool
+    size_params: tuple  # tuple[str, ...]: the names bound from the shapes of params
+    params: tuple  # tuple[Var, ...]
+    ret: tuple  # tuple[Type, ...]
+    body: Body
+    loc: Optional[Loc] = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Program:
+    funs: tuple  # tuple[FunDef, ...]
+    file: str = "<input>"
+
+    def fun(self, name: str) -> FunDef:
+        for f in self.funs:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+    @property
+    def entries(self) -> tuple:
+        return tuple(f for f in self.funs if f.entry)
+
+
+def exp_types(e: Exp) -> tuple:
+    """The result types of an expression, one per pattern element."""
+    from ir.types import Array, array_of
+    if isinstance(e, AtomExp):
+        return (e.x.type,)
+    if isinstance(e, (BinOp, UnOp, PrimCall)):
+        return (e.type,)
+    if hasattr(e, "types"):  # Apply, If, and the target IR's segops and guards
+        return e.types
+    if isinstance(e, Index):
+        t = e.arr.type
+        return (array_of(t.elem, t.shape[len(e.idxs):]),)
+    if isinstance(e, Iota):
+        return (Array(e.elem, (dim_of(e.n),)),)
+    if isinstance(e, Replicate):
+        return (array_of(e.x.type, (dim_of(e.n),)),)
+    if isinstance(e, Rearrange):
+        t = e.arr.type
+        return (Array(t.elem, tuple(t.shape[p] for p in e.perm) + t.shape[len(e.perm):]),)
+    if isinstance(e, Map):
+        return tuple(array_of(t, (dim_of(e.width),)) for t in e.lam.ret)
+    if isinstance(e, (Reduce, Redomap)):
+        return tuple(a.type for a in e.neutral)
+    if isinstance(e, Scan):
+        return tuple(array_of(a.type, (dim_of(e.width),)) for a in e.neutral)
+    if isinstance(e, Scanomap):
+        return tuple(array_of(a.type, (dim_of(e.width),)) for a in e.neutral)
+    raise TypeError(e)
+
+
+def dim_of(a: Atom):
+    """The dimension that an i64 atom denotes in a type: a constant or a size-variable name."""
+    return int(a.value) if isinstance(a, Const) else a.name

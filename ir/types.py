@@ -1,0 +1,110 @@
+"""Types with symbolic sizes: scalars, arrays of scalars (`[n][m]f32`), and tuples of these."""
+
+from dataclasses import dataclass
+from typing import Union
+
+import numpy as np
+
+INT_TYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
+FLOAT_TYPES = ("f32", "f64")
+PRIM_NAMES = INT_TYPES + FLOAT_TYPES + ("bool",)
+
+NUMPY_DTYPES = {
+    "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+    "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
+    "f32": np.float32, "f64": np.float64, "bool": np.bool_,
+}
+
+# A dimension is either a known constant or the name of a size variable (an i64 in scope).
+Dim = Union[int, str]
+
+
+@dataclass(frozen=True)
+class Scalar:
+    name: str  # one of PRIM_NAMES
+
+    def __post_init__(self):
+        assert self.name in PRIM_NAMES, self.name
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def rank(self) -> int:
+        return 0
+
+    @property
+    def dtype(self):
+        return NUMPY_DTYPES[self.name]
+
+    @property
+    def is_int(self) -> bool:
+        return self.name in INT_TYPES
+
+    @property
+    def is_float(self) -> bool:
+        return self.name in FLOAT_TYPES
+
+    @property
+    def is_signed(self) -> bool:
+        return self.name.startswith("i") or self.is_float
+
+
+@dataclass(frozen=True)
+class Array:
+    elem: Scalar
+    shape: tuple  # tuple[Dim, ...], outermost first; never empty
+
+    def __post_init__(self):
+        assert self.shape, "an array has at least one dimension"
+
+    def __str__(self):
+        return "".join(f"[{d}]" for d in self.shape) + str(self.elem)
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def outer(self) -> Dim:
+        return self.shape[0]
+
+    def row(self) -> "Type":
+        """The type of one element along the outermost dimension."""
+        return array_of(self.elem, self.shape[1:])
+
+
+@dataclass(frozen=True)
+class Tuple:
+    elems: tuple  # tuple[Type, ...]
+
+    def __str__(self):
+        return "(" + ", ".join(map(str, self.elems)) + ")"
+
+
+Type = Union[Scalar, Array, Tuple]
+
+BOOL = Scalar("bool")
+I32 = Scalar("i32")
+I64 = Scalar("i64")
+F32 = Scalar("f32")
+F64 = Scalar("f64")
+
+
+def array_of(elem: Type, shape: tuple) -> Type:
+    """`[shape]elem`; a scalar when shape is empty."""
+    if not shape:
+        return elem
+    if isinstance(elem, Array):
+        return Array(elem.elem, tuple(shape) + elem.shape)
+    assert isinstance(elem, Scalar), elem
+    return Array(elem, tuple(shape))
+
+
+def elem_scalar(t: Type) -> Scalar:
+    assert not isinstance(t, Tuple), t
+    return t.elem if isinstance(t, Array) else t
+
+
+def shape_of(t: Type) -> tuple:
+    return t.shape if isinstance(t, Array) else ()
