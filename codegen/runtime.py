@@ -127,16 +127,17 @@ class Context:
         return arr
 
     def from_device(self, arr, dtype=None):
-        """A numpy copy of a (possibly strided) device array."""
+        """A numpy copy of a (possibly strided) device array; a numpy scalar for a rank-0 array."""
         if any(d == 0 for d in arr.shape):
             return np.empty(arr.shape, dtype or arr.dtype)
         span = arr.offset + 1 + sum((d - 1) * s for d, s in zip(arr.shape, arr.strides))
         host = np.empty(span, arr.dtype)
         cl.enqueue_copy(self.queue, host, arr.buf)
-        view = np.lib.stride_tricks.as_strided(host[arr.offset:], arr.shape,
-                                               [s * arr.dtype.itemsize for s in arr.strides])
-        out = np.ascontiguousarray(view)
-        return out.view(np.bool_) if dtype == np.bool_ else out
+        out = np.array(np.lib.stride_tricks.as_strided(host[arr.offset:], arr.shape,
+                                                       [s * arr.dtype.itemsize for s in arr.strides]))
+        if dtype == np.bool_:
+            out = out.view(np.bool_)
+        return out[()] if out.ndim == 0 else out
 
     # ---- kernels ----
 
@@ -298,6 +299,26 @@ def _run(args, entry_points, params, source, tuned_defaults, provenance):
     if args.profile:
         ctx.report_profile()
     return 0
+
+
+class LibraryProgram:
+    """The compiled program as a library: one method per entry point, numpy values in and out."""
+
+    def __init__(self, entry_points, params, source, tuned_defaults, **options):
+        self._entry_points = entry_points
+        self.ctx = Context(source, params, tuned_defaults, **options)
+
+    def __getattr__(self, name):
+        if name.startswith("_") or name not in self._entry_points:
+            raise AttributeError(name)
+        entry = self._entry_points[name]
+
+        def call(*args):
+            results = entry.fn(self.ctx, *entry.upload(self.ctx, list(args)))
+            host = tuple(self.ctx.from_device(v, DTYPES[t.lstrip("[]")]) if isinstance(v, DeviceArray) else v
+                         for v, t in zip(results, entry.ret_types))
+            return host[0] if len(host) == 1 else host
+        return call
 
 
 class EntryPoint:

@@ -1,0 +1,47 @@
+"""Shared fixtures: the OpenCL devices present, and compiling and running programs."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def opencl_devices() -> list:
+    """Name substrings for every OpenCL device present (PoCL in CI, and the GPU when one is lent)."""
+    try:
+        import pyopencl as cl
+        return [d.name for p in cl.get_platforms() for d in p.get_devices()]
+    except Exception:
+        return []
+
+
+DEVICES = opencl_devices()
+needs_device = pytest.mark.skipif(not DEVICES, reason="no OpenCL device")
+
+
+@pytest.fixture(params=DEVICES or [None], ids=lambda d: d or "no-device")
+def device(request):
+    if request.param is None:
+        pytest.skip("no OpenCL device")
+    return request.param
+
+
+def compile_program(source: str, directory: pathlib.Path, name: str = "prog") -> pathlib.Path:
+    """Compiles source text to an executable program in directory."""
+    from incflat import compile_file
+    fut = directory / f"{name}.fut"
+    fut.write_text(source)
+    return compile_file(fut, directory / name)
+
+
+def run_program(program: pathlib.Path, stdin: bytes, *args, check=True) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, str(program), *args], input=stdin, capture_output=True,
+                          timeout=300, env=dict(os.environ, PYTHONPATH=""))
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{program} {' '.join(args)} failed:\n{proc.stderr.decode()}")
+    return proc
