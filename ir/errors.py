@@ -1,0 +1,50 @@
+"""The one exception type for every user-facing error of the compiler, and its rendering.
+
+    file.fut:3:11: error: Unknown name "foo".
+      let y = foo x in y
+              ^
+"""
+
+from typing import Optional
+
+from ir.source import Loc
+
+
+class CompileError(Exception):
+    """An error in the user's program (or its inputs), with the position it concerns.
+
+    `message` is a complete sentence as a Futhark user would read it; `loc` may be None when no
+    position applies (a missing file, an error in a data set, ...)."""
+
+    def __init__(self, message: str, loc: Optional[Loc] = None):
+        super().__init__(message)
+        self.message = message
+        self.loc = loc
+
+    def __str__(self):
+        if self.loc is None:
+            return f"error: {self.message}"
+        return f"{self.loc}: error: {self.message}"
+
+
+def format_error(err: Exception, source_text: Optional[str] = None) -> str:
+    """`file:line:col: error: message`, then the source line and a caret under the column.
+
+    Works for any exception; the source excerpt is left out when there is no location, no
+    source text, or the line does not exist in it."""
+    message = getattr(err, "message", None) or str(err)
+    loc = getattr(err, "loc", None)
+    if loc is None:
+        return f"error: {message}"
+    head = f"{loc.file}:{loc.line}:{loc.col}: error: {message}"
+    if source_text is None:
+        return head
+    lines = source_text.splitlines()
+    if not (1 <= loc.line <= len(lines)):
+        return head
+    line = lines[loc.line - 1]
+    col = max(1, loc.col)
+    # Keep tabs in the padding so that the caret lines up however tabs are shown.
+    pad = "".join(c if c == "\t" else " " for c in line[: col - 1])
+    pad += " " * max(0, col - 1 - len(line))
+    return f"{head}\n{line}\n{pad}^"

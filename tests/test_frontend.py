@@ -1,0 +1,485 @@
+"""Tests of the front end: parsing, type checking, literal typing and lowering to the source IR."""
+
+import time
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from ir import source as S
+from ir.errors import CompileError, format_error
+from ir.frontend import get_parser, load_program, parse_program
+from ir.source import Loc
+from ir.types import BOOL, F32, F64, I32, I64, Array, Scalar
+
+MATMUL = """\
+-- Matrix multiplication.
+-- ==
+-- input { [[1f32,2f32],[3f32,4f32]] [[1f32,0f32],[0f32,1f32]] }
+def dotprod [n] (xs: [n]f32) (ys: [n]f32): f32 =
+  reduce (+) 0 (map2 (*) xs ys)
+
+entry main [n][m][p] (xss: [n][m]f32) (yss: [m][p]f32): [n][p]f32 =
+  map (\\xs -> map (\\ys -> reduce (+) 0f32 (map2 (*) xs ys)) (transpose yss)) xss
+"""
+
+
+def stm_of(body, cls):
+    """The statements of `body` (not nested) whose expression is a `cls`."""
+    return [s for s in body.stms if isinstance(s.exp, cls)]
+
+
+def all_stms(body):
+    """Every statement, nested bodies included."""
+    out = []
+    for s in body.stms:
+        out.append(s)
+        e = s.exp
+        for lam in (getattr(e, "lam", None), getattr(e, "red", None), getattr(e, "map_lam", None)):
+            if lam is not None:
+                out += all_stms(lam.body)
+        if isinstance(e, S.If):
+            out += all_stms(e.then) + all_stms(e.else_)
+    return out
+
+
+def only(xs):
+    assert len(xs) == 1, xs
+    return xs[0]
+
+
+def fun(src, name="main"):
+    return parse_program(src, "t.fut").fun(name)
+
+
+def result_type(src, name="main"):
+    return fun(src, name).ret[0]
+
+
+# ---------------------------------------------------------------- matmul and friends
+
+def test_matmul_types_and_structure():
+    prog = parse_program(MATMUL, "matmul.fut")
+    assert prog.file == "matmul.fut"
+    assert [f.name for f in prog.funs] == ["dotprod", "main"]
+    assert [f.name for f in prog.entries] == ["main"]
+
+    dot = prog.fun("dotprod")
+    assert dot.size_params == ("n",)
+    assert dot.params == (S.Var("xs", Array(F32, ("n",))), S.Var("ys", Array(F32, ("n",))))
+    assert dot.ret == (F32,)
+    assert dot.loc == Loc("matmul.fut", 4, 1)
+    m = only(stm_of(dot.body, S.Map))
+    assert m.exp.width == S.Var("n", I64)
+    assert [p.type for p in m.exp.lam.params] == [F32, F32]
+    assert m.exp.arrs == dot.params
+    r = only(stm_of(dot.body, S.Reduce))
+    # The unsuffixed 0 takes the element type f32.
+    assert r.exp.neutral == (S.Const(0.0, F32),)
+    assert isinstance(r.exp.neutral[0].value, float)
+    assert r.exp.arrs == m.pat and r.exp.lam.ret == (F32,)
+    assert dot.body.result == r.pat
+    assert r.loc == Loc("matmul.fut", 5, 3)
+
+    main = prog.fun("main")
+    assert main.entry
+    assert main.size_params == ("n", "m", "p")
+    assert main.params[0].type == Array(F32, ("n", "m"))
+    assert main.ret == (Array(F32, ("n", "p")),)
+    outer = only(main.body.stms)
+    assert isinstance(outer.exp, S.Map) and outer.exp.width == S.Var("n", I64)
+    assert outer.pat[0].type == Array(F32, ("n", "p"))
+    lam = outer.exp.lam
+    assert lam.params[0].type == Array(F32, ("m",)) and lam.params[0].name.startswith("xs_")
+    assert lam.ret == (Array(F32, ("p",)),)
+    tr = only(stm_of(lam.body, S.Rearrange))
+    assert tr.exp.perm == (1, 0) and tr.pat[0].type == Array(F32, ("p", "m"))
+    inner = only(stm_of(lam.body, S.Map))
+    assert inner.exp.width == S.Var("p", I64) and inner.exp.arrs == tr.pat
+    red = only(stm_of(inner.exp.lam.body, S.Reduce))
+    assert red.exp.width == S.Var("m", I64) and red.exp.neutral == (S.Const(0.0, F32),)
+
+
+def test_anf_atoms_unique_names_and_locs():
+    prog = parse_program(MATMUL, "matmul.fut")
+    names = []
+    for f in prog.funs:
+        for s in all_stms(f.body):
+            assert s.loc is not None and s.loc.file == "matmul.fut"
+            names += [v.name for v in s.pat]
+            for lam in (getattr(s.exp, "lam", None),):
+                if lam is not None:
+                    names += [v.name for v in lam.params]
+            for a in (getattr(s.exp, "x", None), getattr(s.exp, "y", None)):
+                if a is not None:
+                    assert isinstance(a, (S.Var, S.Const))
+    assert len(names) == len(set(names)), names
+    assert all("_" in n for n in names)
+
+
+def test_sum_and_prefix_sum():
+    src = """
+def sum [n] (xs: [n]i32): i32 = reduce (+) 0 xs
+entry psum [n] (xs: [n]f64): [n]f64 = scan (+) 0 xs
+entry main [n] (xs: [n]i32): i32 = sum xs
+"""
+    prog = parse_program(src, "t.fut")
+    r = only(prog.fun("sum").body.stms)
+    assert isinstance(r.exp, S.Reduce) and r.exp.neutral == (S.Const(0, I32),) and not r.exp.commutative
+    sc = only(prog.fun("psum").body.stms)
+    assert isinstance(sc.exp, S.Scan) and sc.exp.neutral == (S.Const(0.0, F64),)
+    assert sc.pat[0].type == Array(F64, ("n",)) and prog.fun("psum").ret == (Array(F64, ("n",)),)
+    call = only(prog.fun("main").body.stms)
+    assert call.exp == S.Apply("sum", (S.Var("xs", Array(I32, ("n",))),), (I32,))
+    assert [f.name for f in prog.entries] == ["psum", "main"]  # `def main` is an entry point too
+
+
+def test_let_if_chains():
+    src = """
+def main (x: f32) (b: bool): f32 =
+  let y = x * 2 in
+  let z: f32 = if b && y > 1 then y else 0 in
+  let w = if z == 0 then 1 else z in
+  w - 0.5
+"""
+    f = fun(src)
+    assert f.ret == (F32,)
+    names = [s.pat[0].name for s in f.body.stms]
+    assert names[0].startswith("y_")
+    ifs = stm_of(f.body, S.If)
+    assert len(ifs) == 2 and ifs[0].pat[0].name.startswith("z_") and ifs[0].exp.types == (F32,)
+    assert ifs[0].exp.else_.result == (S.Const(0.0, F32),)
+    assert ifs[1].exp.then.result == (S.Const(1.0, F32),)
+    last = f.body.stms[-1]
+    assert last.exp == S.BinOp("-", ifs[1].pat[0], S.Const(0.5, F32), F32)
+
+
+def test_user_function_sizes_are_instantiated():
+    src = """
+def twice [k] (v: [k]i64): [k]i64 = map (*2) v
+def rows [a][b] (m: [a][b]f32): i64 = length m
+entry main [n][m] (xs: [n]i64) (xss: [m][3]f32) : [n]i64 =
+  let r = rows xss in
+  map (+r) (twice xs)
+"""
+    f = fun(src)
+    apps = stm_of(f.body, S.Apply)
+    assert apps[0].exp.types == (I64,)
+    assert apps[1].exp.types == (Array(I64, ("n",)),)
+    assert f.ret == (Array(I64, ("n",)),)
+    rows = parse_program(src, "t.fut").fun("rows")
+    assert rows.body.result == (S.Var("a", I64),) and rows.body.stms == ()
+
+
+def test_sections_and_partial_application():
+    src = """
+def add (a: i32) (b: i32): i32 = a + b
+entry main [n] (xs: [n]i32): [n]i32 =
+  map (+1) xs |> map (2-) |> map (i32.max 0) |> map (add 3)
+entry nested [n][m] (xss: [n][m]i32): [n][m]i32 = map (map (*2)) xss
+"""
+    prog = parse_program(src, "t.fut")
+    maps = stm_of(prog.fun("main").body, S.Map)
+    assert len(maps) == 4
+    body = [only(m.exp.lam.body.stms).exp for m in maps]
+    p = [m.exp.lam.params[0] for m in maps]
+    assert body[0] == S.BinOp("+", p[0], S.Const(1, I32), I32)
+    assert body[1] == S.BinOp("-", S.Const(2, I32), p[1], I32)
+    assert body[2] == S.PrimCall("i32.max", (S.Const(0, I32), p[2]), I32)
+    assert body[3] == S.Apply("add", (S.Const(3, I32), p[3]), (I32,))
+    outer = only(prog.fun("nested").body.stms)
+    inner = only(outer.exp.lam.body.stms)
+    assert isinstance(inner.exp, S.Map) and inner.exp.width == S.Var("m", I64)
+    assert outer.pat[0].type == Array(I32, ("n", "m"))
+
+
+def test_prelude_calls():
+    src = """
+entry main [n] (xs: [n]i32) (x: f64): f32 =
+  let a = f32.sqrt 2 in
+  let b = f32.f64 (f64.exp x) in
+  let c = f32.i64 (i64.i32 (i32.abs (-3))) in
+  let m = reduce f32.max f32.lowest (map f32.i32 xs) in
+  f32.min (a + b + c) m
+"""
+    f = fun(src)
+    calls = {s.exp.fn: s.exp for s in all_stms(f.body) if isinstance(s.exp, S.PrimCall)}
+    assert calls["f32.sqrt"].args == (S.Const(2.0, F32),) and calls["f32.sqrt"].type == F32
+    assert calls["f64.exp"].type == F64 and calls["f32.f64"].type == F32
+    assert calls["i32.abs"].args == (S.Const(-3, I32),)
+    assert calls["i64.i32"].type == I64 and calls["f32.i32"].type == F32
+    red = only(stm_of(f.body, S.Reduce))
+    assert red.exp.neutral[0].type == F32 and red.exp.neutral[0].value == float("-inf")
+    assert f.body.stms[-1].exp.fn == "f32.min"
+
+
+@pytest.mark.parametrize("src, expected", [
+    ("def main: i32 = 1 + 2", I32),                                      # default i32
+    ("def main: f64 = 1.5 * 2", F64),                                    # default f64
+    ("def main: i64 = 1 + 2", I64),                                      # from the return type
+    ("def main (x: u8): u8 = x + 200", Scalar("u8")),                    # from the other operand
+    ("def main (x: f32): f32 = 2 * x", F32),
+    ("def main: f32 = let y: f32 = 3 in y", F32),                        # from an annotation
+    ("def main (b: bool) (x: i16): i16 = if b then 0 else x", Scalar("i16")),  # if branch
+    ("def main (x: f32): f32 = f32.max x 0", F32),                       # argument type
+    ("def main: i64 = 0xff + 0b11", I64),
+    ("def main: u8 = -1u8", Scalar("u8")),
+    ("def main (x: i32): bool = x > 0 && !(x == 3)", BOOL),
+    ("def main (x: i64): i64 = !x", I64),
+])
+def test_literal_typing(src, expected):
+    assert result_type(src) == expected
+
+
+def test_literal_values():
+    f = fun("def main (x: f32): f32 = x + 1 + 1.5f32 + 2e1")
+    consts = [a for s in f.body.stms for a in (s.exp.x, s.exp.y) if isinstance(a, S.Const)]
+    assert consts == [S.Const(1.0, F32), S.Const(1.5, F32), S.Const(20.0, F32)]
+    assert all(isinstance(c.value, float) for c in consts)
+    assert fun("def main: u8 = -1u8").body.result == (S.Const(255, Scalar("u8")),)
+    assert fun("def main: i32 = 1_000").body.result == (S.Const(1000, I32),)
+
+
+def test_operator_precedence_and_associativity():
+    def shape(e, stms):
+        if isinstance(e, S.Const):
+            return e.value
+        if isinstance(e, S.Var) and e.name in stms:
+            x = stms[e.name]
+            if isinstance(x, S.BinOp):
+                return (shape(x.x, stms), x.op, shape(x.y, stms))
+            if isinstance(x, S.UnOp):
+                return (x.op, shape(x.x, stms))
+        return e.name
+
+    def parsed(expr):
+        f = fun(f"def main (x: i32) (y: i32): i32 = {expr}")
+        stms = {s.pat[0].name: s.exp for s in f.body.stms}
+        return shape(f.body.result[0], stms)
+
+    assert parsed("1 + 2 * 3") == (1, "+", (2, "*", 3))
+    assert parsed("1 - 2 - 3") == ((1, "-", 2), "-", 3)
+    assert parsed("2 ** 3 ** 2") == ((2, "**", 3), "**", 2)  # Futhark: ** is left-associative
+    assert parsed("x * y ** 2") == ("x", "*", ("y", "**", 2))
+    assert parsed("-x ** 2") == (("neg", "x"), "**", 2)
+    assert parsed("x << 1 + 2") == ("x", "<<", (1, "+", 2))
+    assert parsed("x & 1 << 2") == ("x", "&", (1, "<<", 2))
+    assert parsed("x % 3 // 2 %% 5") == ((("x", "%", 3), "//", 2), "%%", 5)
+    f = fun("def main (x: i32) (y: i32): bool = x < y || x == 1 && y != 2")
+    top = f.body.stms[-1].exp
+    assert top.op == "||"
+    assert only([s for s in f.body.stms if s.pat[0] == top.y]).exp.op == "&&"
+
+
+def test_pipes():
+    f = fun("def main [n] (xs: [n]f32): f32 = xs |> map (*2) |> reduce (+) 0")
+    assert [type(s.exp) for s in f.body.stms] == [S.Map, S.Reduce]
+    g = fun("def main (x: f32): f32 = f32.sqrt <| f32.abs <| x")
+    assert [s.exp.fn for s in g.body.stms] == ["f32.abs", "f32.sqrt"]
+
+
+def test_iota_replicate_length_sizes():
+    src = """
+entry main [n] (xs: [n]f32) (k: i64): [k]f32 =
+  let ys = iota (length xs + 1) in
+  let zs = map (\\(i: i64) -> f32.i64 i) ys in
+  let c = replicate 3 1.5f32 in
+  let s = reduce (+) 0 zs + reduce (+) 0 c in
+  replicate k s
+"""
+    f = fun(src)
+    plus = f.body.stms[0]
+    assert plus.exp == S.BinOp("+", S.Var("n", I64), S.Const(1, I64), I64)  # length xs is n
+    io = only(stm_of(f.body, S.Iota))
+    assert io.exp == S.Iota(plus.pat[0], I64)
+    assert io.pat[0].type == Array(I64, (plus.pat[0].name,))
+    m = only(stm_of(f.body, S.Map))
+    assert m.exp.width == plus.pat[0]
+    reps = stm_of(f.body, S.Replicate)
+    assert reps[0].pat[0].type == Array(F32, (3,)) and reps[0].exp.n == S.Const(3, I64)
+    assert f.ret == (Array(F32, ("k",)),) and reps[1].pat[0].type == Array(F32, ("k",))
+
+
+def test_lambdas_closures_and_annotations():
+    src = """
+entry main [n][m] (xss: [n][m]f32) (c: f32): [n]f32 =
+  map (\\(row: [m]f32) : f32 -> reduce (+) c (map (\\x -> x * c) row)) xss
+entry three [n] (a: [n]i32) (b: [n]i32) (c: [n]i32): [n]i32 =
+  map3 (\\x y (z: i32) -> x + y * z) a b c
+entry beta (x: i32): i32 = (\\y -> y + 1) x + (+) 1 2
+entry anon [n] (xs: [n]f32): [n]f32 = map (\\(x: f32) -> x) xs
+"""
+    prog = parse_program(src, "t.fut")
+    outer = only(prog.fun("main").body.stms)
+    inner = only(stm_of(outer.exp.lam.body, S.Map))
+    mul = only(inner.exp.lam.body.stms)
+    assert mul.exp.y == S.Var("c", F32)  # a free variable of the enclosing scope
+    m3 = only(prog.fun("three").body.stms)
+    assert len(m3.exp.arrs) == 3 and len(m3.exp.lam.params) == 3
+    assert prog.fun("beta").ret == (I32,)
+
+
+def test_anonymous_sizes_in_params_and_value_params_as_sizes():
+    src = """
+def sum (xs: []f32): f32 = reduce (+) 0 xs
+def mk (n: i64): [n]i64 = iota n
+entry main (k: i64): f32 = sum (map f32.i64 (mk k))
+"""
+    prog = parse_program(src, "t.fut")
+    s = prog.fun("sum")
+    assert len(s.size_params) == 1 and s.params[0].type == Array(F32, s.size_params)
+    assert prog.fun("mk").ret == (Array(I64, ("n",)),)
+    app = stm_of(prog.fun("main").body, S.Apply)[0]
+    assert app.exp.types == (Array(I64, ("k",)),)
+
+
+def test_comments_and_empty_program():
+    assert parse_program("-- nothing here\n", "e.fut").funs == ()
+    f = fun("def main (x: i32): i32 = -- the identity\n  x -- done")
+    assert f.body.result == (S.Var("x", I32),)
+
+
+def test_load_program(tmp_path):
+    p = tmp_path / "mm.fut"
+    p.write_text(MATMUL)
+    prog = load_program(p)
+    assert prog.file == str(p) and prog.fun("main").loc.file == str(p)
+    with pytest.raises(CompileError) as e:
+        load_program(tmp_path / "missing.fut")
+    assert "Cannot read" in e.value.message
+
+
+def test_parse_speed():
+    parser = get_parser()
+    assert parser.options.parser == "lalr"
+    parse_program(MATMUL, "m.fut")  # warm up
+    t = time.perf_counter()
+    for _ in range(5):
+        parse_program(MATMUL, "m.fut")
+    assert (time.perf_counter() - t) / 5 < 0.05
+
+
+def test_long_programs_do_not_overflow_the_stack():
+    n = 1500
+    src = "def main (x: i32): i32 =\n" + "".join(f"  let x{i} = x + {i} in\n" for i in range(n)) + "  x0\n"
+    assert len(fun(src).body.stms) == n
+    src = "def main (x: i32): i32 = " + " + ".join(["x"] * 2000)
+    assert len(fun(src).body.stms) == 1999
+
+
+# ---------------------------------------------------------------- errors
+
+BAD = [
+    # (source, line, col, words the message must contain)
+    ("def f (x: i32): i32 =\n  let y = x + 1\n  in in y", 3, 6, ["Syntax error", 'unexpected token "in"']),
+    ("def f (x: i32): i32 = x @ 2", 1, 25, ["Syntax error", '"@"']),
+    ("def f (x: i32): i32 = let y = x", 1, 32, ["Syntax error", "end of file"]),
+    ("def f (x: i32): i32 =\n  let a = 1\n  let b = 2 in a", 3, 3, ["Syntax error", '"let"', 'missing "in"']),
+    ("def f (x: i32): i32 = (x, x)", 1, 25, ["Syntax error", "Tuples"]),
+    ("def f (x: i32): i32 = foo x", 1, 23, ['Unknown name "foo"']),
+    ("def f (x: i32): i32 = f32.foo x", 1, 23, ['Unknown name "f32.foo"']),
+    ("def f [n][m] (xs: [n]f32) (ys: [m]f32): [n]f32 = map2 (+) xs ys", 1, 50,
+     ['Cannot apply "map2" to arrays of sizes [n] and [m]']),
+    ("def f [n] (xs: [n]f32): [n]f32 = map (\\x y -> x + y) xs", 1, 39, ['"map"', "1 argument", "takes 2"]),
+    ("def f [n] (xs: [n]f32): f32 = reduce (\\x -> x) 0 xs", 1, 39, ['"reduce"', "2 arguments", "takes 1"]),
+    ("def f (x: i32) (y: f32): i32 = x + y", 1, 34, ['"+"', "different types", "i32", "f32"]),
+    ("def f [n] (xs: [n]f32): f32 =\n  map (+1) xs", 2, 3, ["declared to return f32", "[n]f32"]),
+    ("def f (n: i64): [n]i64 = iota (n+1)", 1, 26, ["declared to return [n]i64", "[n+1]i64", "size"]),
+    ("def f (x: i32): i32 = g x\ndef g (x: i32): i32 = x", 1, 23, ['Unknown name "g"', "defined later"]),
+    ("def f (x: i32): i32 = h x", 1, 23, ['Unknown name "h"']),
+    ("def f (x: i32): i32 =\n  if x > 0 then f (x - 1) else 0", 2, 17, ["recursion"]),
+    ("def f (x: i32): i32 = if x then 1 else 2", 1, 26, ['"if"', "bool", "i32"]),
+    ("def f (b: bool) (x: i32) (y: f32): i32 = if b then x else y", 1, 42, ["branches", "different types"]),
+    ("def f [n] (xs: [n]f32): f32 = reduce (+) 0i32 xs", 1, 42, ["neutral element", "i32", "f32"]),
+    ("def f [n] (xs: [n]i32): i32 = reduce (\\a b -> a < b) 0 xs", 1, 39,
+     ["operator of \"reduce\"", "t -> t -> t", "bool"]),
+    ("def f (x: u8): u8 = x + 300", 1, 25, ["300", "u8"]),
+    ("def f (x: i32): i32 = x 3", 1, 23, ['"x"', "not a function"]),
+    ("def f (x: bool): bool = x + x", 1, 27, ['"+"', "numeric", "bool"]),
+    ("def f [n] (xs: [n]f32): [n]f32 = map f32.sqrt xs xs", 1, 34, ['"map"', "2 arguments", "3"]),
+    ("def f (x: i32): i32 = map (+1) x", 1, 32, ['"map"', "must be an array", "i32"]),
+    ("def f (xs: [n]f32): f32 = 1", 1, 12, ['Unknown size "n"']),
+    ("def f (x: i32) : foo = x", 1, 18, ['Unknown type "foo"']),
+    ("def f (x: i32): i32 = x\ndef f (x: i32): i32 = x", 2, 5, ['Duplicate definition of "f"']),
+    ("def f [n] (xs: [n]i32): [n]i32 = map (\\(x: f32) -> x) xs", 1, 41, ['"x"', "annotated as f32", "i32"]),
+    ("def f (x: i32): []i64 = iota x", 1, 30, ['"iota"', "i64", "i32"]),
+    ("def f (x: f32): f32 = x // 2", 1, 25, ['"//"', "integer", "f32"]),
+    ("def f (x: i32): i32 = loop x", 1, 23, ['"loop"', "not supported"]),
+    ("def f (x: i32): i32 = let g = \\y -> y in g x", 1, 31, ["lambda"]),
+    ("def d [n] (xs: [n]f32) (ys: [n]f32): f32 = 0\n"
+     "def f [n][m] (xs: [n]f32) (ys: [m]f32): f32 = d xs ys", 2, 52, ["Argument 2", '"d"', "[m]f32", "[n]f32"]),
+    ("def f [n] (xs: [n]f32): f32 = 1", None, None, []),  # (valid: a sanity row)
+    ("def f [n] (x: i32): i32 = x", 1, 8, ['"n"', "not used"]),
+    ("def f (x): i32 = 1", 1, 9, ["Syntax error"]),
+    ("def f x: i32 = 1", 1, 7, ['"x"', "type annotation"]),
+    ("def f [n] (xs: [n]i64): [n][n]i64 = map (\\x -> iota x) xs", 1, 48, ["size", "inside"]),
+    ("def f (x: f32): f32 = 1.5i32", 1, 23, ["decimal literal", "i32"]),
+]
+
+
+@pytest.mark.parametrize("src, line, col, words", BAD)
+def test_errors(src, line, col, words):
+    if line is None:
+        parse_program(src, "bad.fut")
+        return
+    with pytest.raises(CompileError) as info:
+        parse_program(src, "bad.fut")
+    err = info.value
+    assert err.loc is not None and err.loc.file == "bad.fut"
+    assert (err.loc.line, err.loc.col) == (line, col), format_error(err, src)
+    for w in words:
+        assert w in err.message, (w, err.message)
+
+
+def test_format_error():
+    src = "def f (x: i32): i32 =\n\tfoo x\n"
+    with pytest.raises(CompileError) as info:
+        parse_program(src, "a.fut")
+    text = format_error(info.value, src)
+    assert text.splitlines() == ['a.fut:2:2: error: Unknown name "foo".', "\tfoo x", "\t^"]
+    assert str(info.value) == 'a.fut:2:2: error: Unknown name "foo".'
+    assert format_error(CompileError("No such file.")) == "error: No such file."
+    assert format_error(CompileError("x", Loc("a.fut", 9, 1)), src) == "a.fut:9:1: error: x"
+
+
+def test_lark_errors_never_escape():
+    for src in ["def", "def f =", "entry (", "def f (x: i32): i32 = )", "def f: i32 = 1 +", "\\", "def f = [",
+                "def f: i32 = (+", "def f: i32 = (1 +", "def f: i32 = ((", "def 3", "def f [3] = 1"]:
+        with pytest.raises(CompileError):
+            parse_program(src, "x.fut")
+
+
+# ---------------------------------------------------------------- generated operator expressions
+
+INT_OPS = ["+", "-", "*", "/", "%", "//", "%%", "**", "&", "|", "^", "<<", ">>"]
+PREC = {"|": 5, "&": 5, "^": 5, "<<": 6, ">>": 6, "+": 7, "-": 7, "*": 8, "/": 8, "%": 8, "//": 8,
+        "%%": 8, "**": 9}
+
+exprs = st.recursive(
+    st.sampled_from(["a", "b", "c", "1", "2"]),
+    lambda sub: st.tuples(sub, st.sampled_from(INT_OPS), sub),
+    max_leaves=8,
+)
+
+
+def full(e):
+    return e if isinstance(e, str) else f"({full(e[0])} {e[1]} {full(e[2])})"
+
+
+def minimal(e):
+    """Print with only the parentheses Futhark's precedence needs (all these are left-associative)."""
+    if isinstance(e, str):
+        return e
+    lhs, op, rhs = e
+    ls, rs = minimal(lhs), minimal(rhs)
+    if not isinstance(lhs, str) and PREC[lhs[1]] < PREC[op]:
+        ls = f"({ls})"
+    if not isinstance(rhs, str) and PREC[rhs[1]] <= PREC[op]:
+        rs = f"({rs})"
+    return f"{ls} {op} {rs}"
+
+
+@settings(max_examples=60, deadline=None)
+@given(exprs)
+def test_precedence_matches_full_parenthesisation(e):
+    head = "def main (a: i32) (b: i32) (c: i32): i32 = "
+    assert parse_program(head + minimal(e), "p.fut") == parse_program(head + full(e), "p.fut")
