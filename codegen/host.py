@@ -133,7 +133,7 @@ class HostWriter:
             return f"np.bool_({x} {'and' if e.op == '&&' else 'or'} {y})"
         if t.is_float:
             if e.op == "%":
-                return f"{NP_TYPES[t.name]}({x} - {y} * np.floor({x} / {y}))"
+                return f"{NP_TYPES[t.name]}(np.fmod({x}, {y}))"
             return f"{NP_TYPES[t.name]}({x} {e.op} {y})"
         if e.op in ("/", "%", "//", "%%"):
             return f"int_div({x}, {y}, {e.op!r})"

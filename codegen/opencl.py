@@ -441,7 +441,7 @@ def binop(op: str, x: str, y: str, t: str, loc) -> str:
         if op == "**":
             return f"pow({x}, {y})"
         if op == "%":
-            return f"({x} - {y} * floor({x} / {y}))"
+            return f"fmod({x}, {y})"
         raise not_supported(f"operator {op} on {t}", loc)
     if op in ("+", "-", "*") and t in UNSIGNED:  # wrap around without signed-overflow undefinedness
         u = UNSIGNED[t]
