@@ -186,7 +186,9 @@ def wrap(t, v):
 
 # ---- the executable ----
 
-def read_tuning_file(path):
+def read_tuning_file(path, params):
+    """A tuning file's `name=int` lines; blank lines and `--` comments are skipped. Errors name the line."""
+    known = {name for name, _ in params}
     values = {}
     try:
         lines = open(path).read().splitlines()
@@ -196,18 +198,13 @@ def read_tuning_file(path):
         s = line.strip()
         if not s or s.startswith("--"):
             continue
-        name, eq, value = s.partition("=")
-        if not eq or not name.strip() or not value.strip().lstrip("-").isdigit():
+        name, eq, value = (part.strip() for part in s.partition("="))
+        if not eq or not name or not value.lstrip("-").isdigit():
             raise ProgramError(f"{path}:{i}: invalid line (must be of form 'name=int'): {line!r}")
-        values[name.strip()] = int(value)
-    return values
-
-
-def check_names(values, params, where):
-    known = {name for name, _ in params}
-    for name in values:
         if name not in known:
-            raise ProgramError(f"{where}: unknown tuning parameter {name!r}")
+            raise ProgramError(f"{path}:{i}: unknown tuning parameter {name!r}")
+        values[name] = int(value)
+    return values
 
 
 def parse_args(argv, entry_points):
@@ -258,13 +255,13 @@ def _run(args, entry_points, params, source, tuned_defaults, provenance):
         raise ProgramError(f"-r {args.runs}: the number of runs must be at least 1")
     overrides = {}
     if args.tuning:
-        overrides.update(read_tuning_file(args.tuning))
-        check_names(overrides, params, args.tuning)
+        overrides.update(read_tuning_file(args.tuning, params))
     for p in args.param:
         name, eq, value = p.partition("=")
         if not eq or not value.strip().lstrip("-").isdigit():
             raise ProgramError(f"--param {p}: must be of form NAME=INT")
-        check_names({name: 0}, params, f"--param {p}")
+        if name not in dict(params):
+            raise ProgramError(f"--param {p}: unknown tuning parameter {name!r}")
         overrides[name] = int(value)
     ctx = Context(source, params, tuned_defaults, args.device, args.platform, overrides,
                   args.default_threshold, args.default_group_size, args.log, args.profile, args.debug)
@@ -334,6 +331,6 @@ class EntryPoint:
         for i, (v, t) in enumerate(zip(values, self.param_types)):
             if type_name(v) != t:
                 raise ProgramError(f"argument {i + 1} of entry point {self.name!r}: expected a value of "
-                                   f"type {t}, got {type_name(v)}")
+                                   f"type {t}, got {type_name(v, sizes=True)}")
             out.append(ctx.to_device(v) if np.ndim(v) else v)
         return out

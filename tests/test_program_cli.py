@@ -1,0 +1,126 @@
+"""The compiled program's command line (docs/contracts.md): options, tuning files, errors, formats."""
+
+import io
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, compile_program, run_program
+from ir.values import read_values, write_binary
+
+MATMUL = (ROOT / "futhark_examples" / "matmul.fut").read_text()
+SUM = """
+entry main [n] (xs: [n]f32): f32 = reduce (+) 0 xs
+entry sum_i64 [n] (xs: [n]i64): i64 = reduce (+) 0 (map (*2) xs)
+"""
+MATMUL_INPUT = b"[[1f32, 2f32], [3f32, 4f32]] [[5f32, 6f32], [7f32, 8f32]]"
+
+
+@pytest.fixture(scope="module")
+def matmul(tmp_path_factory):
+    return compile_program(MATMUL, tmp_path_factory.mktemp("cli"), "matmul")
+
+
+@pytest.fixture(scope="module")
+def summer(tmp_path_factory):
+    return compile_program(SUM, tmp_path_factory.mktemp("cli"), "sum")
+
+
+def values(out: bytes) -> list:
+    return read_values(io.BytesIO(out))
+
+
+def test_text_input_and_output(matmul, device):
+    out = run_program(matmul, MATMUL_INPUT, "-d", device).stdout
+    assert out.decode() == "[[19.0f32, 22.0f32], [43.0f32, 50.0f32]]\n"
+
+
+def test_binary_output(matmul, device):
+    (got,) = values(run_program(matmul, MATMUL_INPUT, "-d", device, "-b").stdout)
+    np.testing.assert_array_equal(got, np.array([[19, 22], [43, 50]], np.float32))
+
+
+@pytest.mark.parametrize("n", [0, 1, 1000, 100_003])
+def test_reduction_to_a_scalar(summer, device, n):
+    xs = np.arange(n, dtype=np.float32) % 7
+    buf = io.BytesIO()
+    write_binary(xs, buf)
+    (got,) = values(run_program(summer, buf.getvalue(), "-d", device).stdout)
+    assert got.dtype == np.float32 and got == np.float32(xs.sum(dtype=np.float64))
+    buf = io.BytesIO()
+    write_binary(np.arange(n, dtype=np.int64), buf)
+    (got,) = values(run_program(summer, buf.getvalue(), "-d", device, "-e", "sum_i64").stdout)
+    assert got == np.int64(n * (n - 1))
+
+
+def test_runtimes_file(matmul, tmp_path):
+    times = tmp_path / "times"
+    run_program(matmul, MATMUL_INPUT, "-r", "4", "-t", str(times))
+    lines = times.read_text().splitlines()
+    assert len(lines) == 4 and all(int(t) > 0 for t in lines)
+
+
+def test_log_compares_each_guard(matmul):
+    err = run_program(matmul, MATMUL_INPUT, "-L", "--default-threshold", "1000000").stderr.decode()
+    assert err.splitlines() == [
+        "Compared main.suff_outer_par_0 <= 2: false.",
+        "Compared main.suff_intra_par_1 <= 2: false.",
+        "Compared main.suff_outer_par_2 <= 4: false.",
+        "Compared main.suff_intra_par_3 <= 2: false.",
+    ]
+
+
+def test_tuning_file_and_param_override(matmul, tmp_path):
+    tuning = tmp_path / "t.tuning"
+    tuning.write_text("-- a comment\n\nmain.suff_outer_par_0=1000000\nmain.suff_intra_par_1=1\n")
+    err = run_program(matmul, MATMUL_INPUT, "-L", "--tuning", str(tuning)).stderr.decode()
+    assert "Compared main.suff_intra_par_1 <= 2: true." in err
+    err = run_program(matmul, MATMUL_INPUT, "-L", "--tuning", str(tuning),
+                      "--param", "main.suff_outer_par_0=1").stderr.decode()
+    assert err.splitlines() == ["Compared main.suff_outer_par_0 <= 2: true."]
+
+
+@pytest.mark.parametrize("content, message", [
+    ("main.suff_outer_par_0=1\nmain.suff_outer_par_0 = x\n", ":2: invalid line"),
+    ("main.suff_outer_par_0=1\n\n-- c\nnot a line\n", ":4: invalid line"),
+    ("main.suff_outer_par_0=1\nmain.nonsense_7=3\n", ":2: unknown tuning parameter 'main.nonsense_7'"),
+])
+def test_bad_tuning_file_names_the_line(matmul, tmp_path, content, message):
+    tuning = tmp_path / "bad.tuning"
+    tuning.write_text(content)
+    proc = run_program(matmul, MATMUL_INPUT, "--tuning", str(tuning), check=False)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("args, stdin, message", [
+    (["--param", "main.bogus=1"], MATMUL_INPUT, "unknown tuning parameter 'main.bogus'"),
+    (["--param", "main.suff_outer_par_0"], MATMUL_INPUT, "must be of form NAME=INT"),
+    (["-e", "nope"], MATMUL_INPUT, "unknown entry point 'nope'"),
+    ([], b"[1i32, 2i32] [[1f32]]", "expected a value of type [][]f32, got [2]i32"),
+    ([], b"[[1f32, 2f32]]", "takes 2 arguments, but 1 were given"),
+    ([], b"[[1f32, 2f32]] [[1f32]]", "size mismatch"),
+    ([], b"[[1f32, 2f32] [[1f32]]", "reading input"),
+    (["-d", "no-such-device"], MATMUL_INPUT, "no OpenCL device matches"),
+])
+def test_errors_are_one_clear_line(matmul, args, stdin, message):
+    proc = run_program(matmul, stdin, *args, check=False)
+    err = proc.stderr.decode()
+    assert proc.returncode != 0 and message in err and "Traceback" not in err, err
+
+
+def test_library_mode(tmp_path, device):
+    from incflat import main
+    fut = tmp_path / "mm.fut"
+    fut.write_text(MATMUL)
+    assert main(["compile", "--library", str(fut)]) == 0
+    proc = subprocess.run([sys.executable, "-c", f"""
+import sys, numpy as np
+sys.path.insert(0, {str(tmp_path)!r})
+import mm
+prog = mm.load(device={device!r})
+print(prog.main(np.eye(3, dtype=np.float32), np.full((3, 2), 2, np.float32)).tolist())
+"""], capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip() == "[[2.0, 2.0], [2.0, 2.0], [2.0, 2.0]]", proc.stderr
