@@ -254,7 +254,7 @@ def prim_call(fn, result_type, *args):
 
 def groups_per_segment(ctx, segments, width):
     """Several workgroups share a segment only when there are too few segments to fill the device."""
-    if segments >= ctx.num_groups:
+    if segments == 0 or segments >= ctx.num_groups:
         return 1
     return max(1, min(ceil_div(ctx.num_groups, segments), ceil_div(width, ctx.group_size)))
 '''

@@ -163,6 +163,27 @@ def _rename_fresh(prog: S.Program) -> S.Program:
     return dataclasses.replace(prog, funs=tuple(funs))
 
 
+# ---- copy propagation ----
+
+class _CopyPropagator(Renamer):
+    """Renames freshly, and replaces each variable bound by a copy (`let x = y`) with what it copies."""
+
+    def body(self, body: S.Body) -> S.Body:
+        stms = []
+        for stm in body.stms:
+            if isinstance(stm.exp, S.AtomExp) and len(stm.pat) == 1:
+                self.subst[stm.pat[0].name] = self.atom(stm.exp.x)
+                continue
+            e = self.exp(stm.exp)
+            stms.append(S.Stm(tuple(self.bind(p) for p in stm.pat), e, stm.loc))
+        return S.Body(tuple(stms), tuple(self.atom(a) for a in body.result))
+
+
+def propagate_copies(prog: S.Program) -> S.Program:
+    names = NameSource(all_names(prog))
+    return _on_bodies(prog, lambda body: _CopyPropagator(names, {}).body(body))
+
+
 # ---- dead code ----
 
 def remove_dead_code(prog: S.Program) -> S.Program:
@@ -180,7 +201,8 @@ def _dce_body(body: S.Body) -> S.Body:
     return S.Body(tuple(reversed(kept)), body.result)
 
 
-PIPELINE = (inline_calls, hoist_invariants, fuse_into_reductions, reductions_to_redomaps, remove_dead_code)
+PIPELINE = (inline_calls, propagate_copies, hoist_invariants, fuse_into_reductions, reductions_to_redomaps,
+            remove_dead_code)
 
 
 def normalize(prog: S.Program) -> S.Program:

@@ -96,3 +96,15 @@ def sub_bodies(e) -> tuple:
 
 def is_var(a) -> bool:
     return isinstance(a, Var)
+
+
+def segop_counts(prog) -> dict:
+    """How many segops of each kind and level a target program holds, e.g. {"SegMap1": 3, "SegRed0": 1},
+    for Futhark-style `structure` tests."""
+    counts = {}
+    for f in prog.funs:
+        for e in walk_exps(f.body):
+            if isinstance(e, SEGOPS):
+                key = f"{type(e).__name__}{e.level}"
+                counts[key] = counts.get(key, 0) + 1
+    return counts

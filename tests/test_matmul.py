@@ -74,3 +74,17 @@ def test_print_params_lists_the_chain(program):
         f"{T3} (threshold(def, !{T1} !{T2}))",
         f"{T4} (threshold(def, !{T1} !{T2} !{T3}))",
     ]
+
+
+def test_intra_group_version_needs_a_fitting_workgroup(program, device):
+    """Forcing V2 with more columns than a workgroup can hold falls through to the next guard."""
+    import pyopencl as cl
+    limit = next(d.max_work_group_size for p in cl.get_platforms() for d in p.get_devices() if d.name == device)
+    n, m, p = 2, 3, limit + 1
+    xss = np.ones((n, m), np.float32)
+    yss = np.ones((m, p), np.float32)
+    proc = run_program(program, encode(xss, yss), "-d", device, "-L", "--param", f"{T1}={NEVER}",
+                       "--param", f"{T2}=1", "--param", f"{T3}=1")
+    assert comparisons(proc.stderr.decode()) == [(T1, False), (T2, True), (T3, True)]
+    (got,) = read_values(io.BytesIO(proc.stdout))
+    np.testing.assert_array_equal(got, np.full((n, p), 3, np.float32))

@@ -1,0 +1,49 @@
+"""What the flattener emits, counted per segop kind and level (like Futhark's `structure gpu` tests),
+and the thresholds with their ancestors."""
+
+import pytest
+
+from conftest import ROOT
+from flatten.thresholds import thresholds
+from incflat import compile_source
+from ir.target import segop_counts
+
+CASES = [
+    # (program, segop counts, number of thresholds)
+    ("entry main [n] (xs: [n]f32): [n]f32 = map (+1) xs", {"SegMap1": 1}, 0),
+    ("entry main [n] (xs: [n]f32): f32 = reduce (+) 0 xs", {"SegRed1": 1}, 0),
+    ("entry main [n] (xs: [n]f32): f32 = reduce (+) 0 (map (*2) xs)", {"SegRed1": 1}, 0),
+    # row sums: a map of reduces gives e_top (a thread per row), e_middle (a workgroup per row), e_flat (segred)
+    ("entry main [n][m] (xss: [n][m]f32): [n]f32 = map (\\xs -> reduce (+) 0 xs) xss",
+     {"SegMap1": 2, "SegRed0": 1, "SegRed1": 1}, 2),
+    ("entry main [n][m] (xss: [n][m]i32): [n][m]i32 = map (\\xs -> map (*2) xs) xss",
+     {"SegMap1": 3, "SegMap0": 1}, 2),
+    ((ROOT / "futhark_examples" / "matmul.fut").read_text(),
+     {"SegMap1": 4, "SegMap0": 1, "SegRed0": 1, "SegRed1": 1}, 4),
+]
+
+
+@pytest.mark.parametrize("source, counts, n_thresholds", CASES, ids=range(len(CASES)))
+def test_structure(source, counts, n_thresholds):
+    target = compile_source(source, "t.fut")
+    assert segop_counts(target) == counts
+    assert len(thresholds(target)) == n_thresholds
+
+
+def test_thresholds_form_a_chain_for_matmul():
+    target = compile_source((ROOT / "futhark_examples" / "matmul.fut").read_text(), "matmul.fut")
+    ts = thresholds(target)
+    assert [t.name for t in ts] == ["main.suff_outer_par_0", "main.suff_intra_par_1",
+                                    "main.suff_outer_par_2", "main.suff_intra_par_3"]
+    for k, t in enumerate(ts):
+        assert t.ancestors == tuple("!" + u.name for u in ts[:k])
+    assert [t.kind for t in ts] == ["outer", "intra", "outer", "intra"]
+
+
+def test_threshold_numbers_are_unique_across_entry_points():
+    source = """
+entry a [n][m] (xss: [n][m]f32): [n]f32 = map (\\xs -> reduce (+) 0 xs) xss
+entry b [n][m] (xss: [n][m]f32): [n]f32 = map (\\xs -> reduce (*) 1 xs) xss
+"""
+    names = [t.name for t in thresholds(compile_source(source, "t.fut"))]
+    assert names == ["a.suff_outer_par_0", "a.suff_intra_par_1", "b.suff_outer_par_2", "b.suff_intra_par_3"]
