@@ -61,11 +61,13 @@ def cmd_compile(args) -> int:
 
 
 def cmd_autotune(args) -> int:
-    from tuner.autotune import autotune
+    import tuner
     program = compile_file(args.program, default_output(args.program))
-    result = autotune(args.program, program, runs=args.runs, timeout=args.timeout,
-                      entry=args.entry, extra_args=tuple(args.pass_option))
-    return 0 if result is not None else 1
+    print(f"compiled {args.program} to {program}", flush=True)
+    options = ["--runs", str(args.runs), "--timeout", str(args.timeout)]
+    options += ["--entry", args.entry] if args.entry else []
+    options += [f"--pass-option={o}" for o in args.pass_option]
+    return tuner.main([str(args.program), str(program), *options])
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -22,8 +22,8 @@ def matrices(x: int, k: int, rng: np.random.Generator):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--work-log2", type=int, default=18, help="K: each dataset does 2^K multiply-adds")
-    ap.add_argument("--xs", default="0,1,2,3,4,5,6,7,8", help="the values of X (outer size 2^X)")
+    ap.add_argument("--work-log2", type=int, default=22, help="K: each dataset does 2^K multiply-adds")
+    ap.add_argument("--xs", default="0,1,2,3,4,5,6,7,8,9,10", help="the values of X (outer size 2^X)")
     ap.add_argument("--out", type=pathlib.Path, default=pathlib.Path(__file__).parent / "data")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)

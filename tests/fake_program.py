@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""A stand-in for a compiled incflat program (docs/contracts.md): matrix multiplication's chain of thresholds.
+
+T1 -> (V1 | T2 -> (V2 | T3 -> (V3 | T4 -> (V4 | V5)))). It reads three i64 values n m p from stdin; T1
+compares n, T2 p, T3 n*p and T4 m. A "run" picks a leaf and reports a synthetic, deterministic runtime from a
+cost model in which the best version depends on the sizes. The result written to stdout is the leaf's number.
+
+Environment: FAKE_PROGRAM_SLEEP (seconds to sleep per run), FAKE_PROGRAM_FAIL_LEAF (a leaf that fails).
+"""
+
+import argparse
+import os
+import re
+import sys
+import time
+
+# BEGIN INCFLAT TUNED DEFAULTS
+TUNED_DEFAULTS = {}
+TUNING_PROVENANCE = None
+# END INCFLAT TUNED DEFAULTS
+
+THRESHOLDS = ("main.suff_outer_par_0", "main.suff_intra_par_1", "main.suff_outer_par_2", "main.suff_intra_par_3")
+DEVICE_DEFAULT_THRESHOLD = 32768
+CORES = 16384  # the parallelism the fake device can use
+GROUP = 256  # the work-group size of the intra-group versions
+WARMUP_FACTOR = 2.0  # the first run of an invocation is this much slower
+
+
+def runtime_us(leaf, n, m, p):
+    """Work over usable parallelism, times the version's overhead factor, plus launch costs."""
+    work = n * m * p
+    if leaf == 1:  # one thread per row
+        return work / min(n, CORES) + 10
+    if leaf == 2:  # one work-group per row, p of its threads busy
+        return work / (min(n * GROUP, CORES) * min(p, GROUP) / GROUP) * 1.2 + 10
+    if leaf == 3:  # one thread per dot product
+        return work / min(n * p, CORES) * 1.5 + 10
+    if leaf == 4:  # one work-group per dot product, m of its threads busy
+        return work / (min(n * p * GROUP, CORES) * min(m, GROUP) / GROUP) * 2.0 + 10
+    return work / min(work, CORES) * 3.0 + 20  # fully flattened: a map and a segmented reduction
+
+
+def epars(n, m, p):
+    return (n, p, n * p, m)
+
+
+def choose_leaf(values, sizes, log):
+    for i, (name, e) in enumerate(zip(THRESHOLDS, epars(*sizes))):
+        outcome = values[name] <= e
+        if log:
+            print(f"Compared {name} <= {e}: {'true' if outcome else 'false'}.", file=sys.stderr)
+        if outcome:
+            return i + 1
+    return 5
+
+
+def fail(message):
+    print(f"Error: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def read_tuning_file(path):
+    values = {}
+    with open(path) as file:
+        for number, line in enumerate(file, start=1):
+            line = line.strip()
+            if not line or line.startswith("--"):
+                continue
+            match = re.fullmatch(r"([^=\s]+)=(-?\d+)", line)
+            if not match:
+                fail(f"{path}: invalid line {number} (must be of form 'name=int')")
+            if match.group(1) not in THRESHOLDS:
+                fail(f"{path}: unknown name '{match.group(1)}' on line {number}")
+            values[match.group(1)] = int(match.group(2))
+    return values
+
+
+def threshold_values(args):
+    values = dict.fromkeys(THRESHOLDS, args.default_threshold or DEVICE_DEFAULT_THRESHOLD)
+    values.update(TUNED_DEFAULTS)
+    if args.tuning:
+        values.update(read_tuning_file(args.tuning))
+    for setting in args.param:
+        name, _, value = setting.partition("=")
+        if name not in THRESHOLDS or not re.fullmatch(r"-?\d+", value):
+            fail(f"bad --param {setting}")
+        values[name] = int(value)
+    return values
+
+
+def read_sizes():
+    tokens = sys.stdin.read().split()
+    if len(tokens) != 3 or not all(re.fullmatch(r"\d+(i64)?", t) for t in tokens):
+        fail(f"expected three i64 values on stdin, got {tokens!r}")
+    return tuple(int(t.removesuffix("i64")) for t in tokens)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-e", "--entry-point", default="main")
+    parser.add_argument("-t", "--write-runtime-to")
+    parser.add_argument("-r", "--runs", type=int, default=1)
+    parser.add_argument("-b", "--binary-output", action="store_true")
+    parser.add_argument("-d", "--device")
+    parser.add_argument("--param", action="append", default=[])
+    parser.add_argument("--tuning")
+    parser.add_argument("--default-threshold", type=int)
+    parser.add_argument("--print-params", action="store_true")
+    parser.add_argument("-L", "--log", action="store_true")
+    parser.add_argument("-D", "--debug", action="store_true")
+    args = parser.parse_args()
+
+    if args.print_params:
+        for i, name in enumerate(THRESHOLDS):
+            print(f"{name} (threshold(def, {' '.join('!' + a for a in THRESHOLDS[:i])}))")
+        print("main.segmap_tblock_size_4 (thread_block_size)")
+        return
+    if args.entry_point != "main":
+        fail(f"no entry point '{args.entry_point}'")
+    values = threshold_values(args)
+    sizes = read_sizes()
+    if args.debug:
+        print("Device: Fake GPU", file=sys.stderr)
+        print(f"Tuning provenance: {TUNING_PROVENANCE}", file=sys.stderr)
+    leaf = choose_leaf(values, sizes, args.log)
+    if os.environ.get("FAKE_PROGRAM_FAIL_LEAF") == str(leaf):
+        fail(f"version V{leaf} ran out of memory")
+    times = []
+    for run in range(args.runs):
+        time.sleep(float(os.environ.get("FAKE_PROGRAM_SLEEP", "0")))
+        times.append(runtime_us(leaf, *sizes) * (WARMUP_FACTOR if run == 0 else 1.0))
+    if args.write_runtime_to:
+        with open(args.write_runtime_to, "w") as file:
+            file.writelines(f"{t:.1f}\n" for t in times)
+    print(f"{leaf}i64")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,559 @@
+"""Tests of the autotuner, run against tests/fake_program.py in place of a compiled program."""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import importlib.util
+import io
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tuner.autotune import autotune, main
+from tuner.datasets import (
+    AutoOutput,
+    Dataset,
+    ExpectedError,
+    GeneratedInput,
+    InlineValues,
+    ValuesFile,
+    parse_test_cases,
+    read_test_cases,
+    select_datasets,
+)
+from tuner.errors import TunerError
+from tuner.measure import Bench, Measurement
+from tuner.probe import Probe, probe
+from tuner.program import Program, RunResult, Threshold, parse_comparisons, parse_device, parse_params
+from tuner.simple import Probed, tune_simple
+from tuner.tree import NEVER, build_forest, path, pins, tuning_order
+from tuner.writeback import BEGIN, END, SLEEP_BEFORE_RENAME_ENV
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "tests" / "data" / "tuner"
+FAKE = REPO / "tests" / "fake_program.py"
+T1, T2, T3, T4 = "main.suff_outer_par_0", "main.suff_intra_par_1", "main.suff_outer_par_2", "main.suff_intra_par_3"
+
+
+def _load_fake():
+    spec = importlib.util.spec_from_file_location("fake_program", FAKE)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+fake = _load_fake()
+
+
+def parse(text: str, name: str = "prog.fut") -> list:
+    return parse_test_cases(text, Path(name))
+
+
+# --- test blocks ---
+
+
+def test_fixture_block_names_inputs_and_tags():
+    cases = read_test_cases(FIXTURES / "matmul.fut")
+    by_name = {c.name: c for c in cases}
+    assert list(by_name) == [
+        "rows", '#1 ("1024i64 64i64 1024i64")', "data/dots.in", "small-dots", '#4 ("16i64 64i64 64i64")',
+        "data/wide.in", '#6 ("256i64 16i64 256i64")', "held-rows", "held-dots",
+    ]
+    assert by_name["rows"].input == InlineValues(" 65536i64 64i64 64i64 ")
+    assert " ".join(by_name['#1 ("1024i64 64i64 1024i64")'].input.text.split()) == "1024i64 64i64 1024i64"
+    assert by_name["data/dots.in"].input == ValuesFile("data/dots.in", FIXTURES / "data" / "dots.in")
+    assert by_name["small-dots"].expected == InlineValues(" 4i64 ")
+    assert by_name["data/wide.in"].run_tags == {"compiled"}
+    assert [c.name for c in cases if c.held_out] == ["held-rows", "held-dots"]
+    assert all(c.entries == ("main",) for c in cases)
+    assert by_name["rows"].line == 5 and by_name["data/dots.in"].line == 8
+
+
+def test_several_blocks_entries_tags_and_expectations():
+    cases = parse(
+        "-- first block\n"
+        "-- ==\n"
+        "-- tags { slow gpu-only }\n"
+        "-- entry: sum prod\n"
+        '-- "train-1" compiled notune input @ data/x.in.gz\n'
+        "-- output @ data/x.out\n"
+        "-- input { [1, 2, 3] } auto output\n"
+        "-- input { [0] } error: division by\n"
+        "-- nobench input {\n"
+        "--   [1,2]\n"
+        "--   [3,4] }\n"
+        "-- output { 10 }\n"
+        "-- structure gpu { SegMap 1 SegRed 2 }\n"
+        "def sum (xs: []i32) = i32.sum xs\n"
+        "\n"
+        "-- Another block, with its own numbering.\n"
+        "-- ==\n"
+        "-- input { 5 }\n"
+        "-- random input { [10][20]f32 }\n"
+        "-- disable input { 6 }\n"
+        "-- script input { mk 10i64 }\n"
+        "def main (x: i32) = x\n"
+    )
+    assert [(c.name, c.entries) for c in cases] == [
+        ("train-1", ("sum", "prod")),
+        ('#1 ("[1, 2, 3]")', ("sum", "prod")),
+        ('#2 ("[0]")', ("sum", "prod")),
+        ('#3 ("[1,2] [3,4]")', ("sum", "prod")),
+        ('#0 ("5")', ("main",)),
+        ("[10][20]f32", ("main",)),
+        ('#2 ("6")', ("main",)),
+        ("mk 10i64", ("main",)),
+    ]
+    first, auto, error, multi, plain, random, disabled, script = cases
+    assert first.run_tags == {"compiled", "notune"} and first.held_out
+    assert first.block_tags == {"slow", "gpu-only"} and plain.block_tags == frozenset()
+    assert first.input.written == "data/x.in.gz" and first.expected.written == "data/x.out"
+    assert isinstance(auto.expected, AutoOutput)
+    assert error.expected == ExpectedError("division by")
+    assert multi.run_tags == {"nobench"} and multi.expected == InlineValues(" 10 ")
+    assert random.input == GeneratedInput("random", " [10][20]f32 ")
+    assert disabled.run_tags == {"disable"} and script.input.kind == "script"
+
+
+def test_long_inline_values_are_truncated_in_the_name():
+    (case,) = parse("-- ==\n-- input { " + " ".join(f"{i}i64" for i in range(40)) + " }\n")
+    assert case.name.startswith('#0 ("0i64 1i64') and case.name.endswith('...")')
+    assert len(case.name) == len('#0 ("') + 50 + len('...")')
+
+
+def test_blocks_without_cases_and_ordinary_comments_are_ignored():
+    assert parse("-- just a comment\n-- with == inside\ndef main = 1\n") == []
+    assert parse("-- ==\n-- error: type error\n") == []  # a compile-time failure test
+    assert parse("-- ==\n-- property: prop_a\n") == []
+
+
+@pytest.mark.parametrize(
+    "block, line, message",
+    [
+        ("-- ==\n-- input { 1 2\n-- output { 3 }\n", 2, "'{' after 'input' is never closed"),
+        ("-- ==\n-- input { 1 }\n-- notune { 2 }\n", 3, "expected 'input' after 'notune'"),
+        ("-- ==\n-- input { 1 }\n--\n-- input 2\n", 4, "expected '{' or '@' after 'input'"),
+        ("-- ==\n-- input @\n", 2, "expected a file name after 'input @'"),
+        ("-- ==\n-- input { 1 } auto { 2 }\n", 2, "expected 'output' after 'auto'"),
+        ('-- ==\n-- "unterminated input { 1 }\n', 2, "unterminated case name"),
+        ("-- ==\n-- entry:\n-- input { 1 }\n", 2, "'entry:' needs at least one entry point name"),
+        ("-- ==\n-- input { 1 }\n-- structure { A 1 }\n-- input { 2 }\n", 4, "unexpected 'input'"),
+        ('-- ==\n-- "a" input { 1 }\n-- "a" input { 2 }\n', 3, "multiple datasets with name 'a'"),
+    ],
+)
+def test_bad_blocks_name_the_file_and_line(block, line, message):
+    with pytest.raises(TunerError) as error:
+        parse("def f = 1\n" + block, "dir/prog.fut")
+    assert str(error.value).startswith(f"dir/prog.fut:{line + 1}: ")
+    assert message in str(error.value)
+
+
+def test_missing_input_file(tmp_path):
+    for folder, hint in ((tmp_path / "mine", False), (tmp_path / "futhark_examples", True)):
+        folder.mkdir()
+        (folder / "prog.fut").write_text("-- ==\n-- input { 1 }\n-- input @ data/big.in\n")
+        with pytest.raises(TunerError) as error:
+            select_datasets(read_test_cases(folder / "prog.fut"))
+        assert f"prog.fut:3: input file {folder / 'data' / 'big.in'} does not exist" in str(error.value)
+        assert ("generate it first (see the comment at the top of the .fut file)" in str(error.value)) == hint
+
+
+def test_selection_of_tuning_and_held_out_datasets():
+    cases = parse(
+        "-- ==\n-- entry: a b\n-- input { 1 }\n-- notune input { 2 }\n-- input { 3 } error: x\n"
+        "-- disable input { 4 }\n-- random input { i32 }\n"
+    )
+    selection = select_datasets(cases)
+    assert [d.name for d in selection.tuning] == ["a:#0 (\"1\")", "b:#0 (\"1\")"]
+    assert [(d.name, d.entry) for d in selection.held_out] == [("a:#1 (\"2\")", "a"), ("b:#1 (\"2\")", "b")]
+    assert [reason for _, reason in selection.skipped] == [
+        "expects an error", "disabled", "random input is not supported by the tuner"
+    ]
+    assert [d.entry for d in select_datasets(cases, entry="b").tuning] == ["b"]
+
+
+# --- the program's command line ---
+
+
+def test_parse_params_comparisons_and_device():
+    listing = (
+        "main.suff_outer_par_0 (threshold(def, ))\n"
+        "main.suff_intra_par_1 (threshold(32, !main.suff_outer_par_0))\n"
+        "main.segmap_tblock_size_4 (thread_block_size)\n"
+        "main.suff_outer_par_2 (threshold(def, main.suff_outer_par_0 !main.suff_intra_par_1))\n"
+        "main.tile_size_7 (tile_size)\n"
+    )
+    assert parse_params(listing) == [
+        Threshold(T1, None, ()),
+        Threshold(T2, 32, ((T1, False),)),
+        Threshold(T3, None, ((T1, True), (T2, False))),
+    ]
+    stderr = (
+        "Device: NVIDIA H100 80GB HBM3\n"
+        f"Compared {T1} <= 16384: false.\nCompared {T2} <= 64: true.\nCompared {T1} <= 8: false.\n"
+        f"Compared {T1} <= 16384: false.\nnoise\n"
+    )
+    assert parse_comparisons(stderr) == {T1: (8, 16384), T2: (64,)}
+    assert parse_device(stderr) == "NVIDIA H100 80GB HBM3"
+    assert parse_device("Using device X\n") is None
+
+
+def test_program_runs_report_failures_instead_of_raising(monkeypatch, tmp_path):
+    program = Program(FAKE)
+    assert [t.name for t in program.thresholds(timeout=10)] == [T1, T2, T3, T4]
+    dataset = Dataset("d", "main", InlineValues("16i64 64i64 64i64"), False)
+    ok = program.run(dataset, params={}, timeout=10, timing_runs=3)
+    assert ok.ok and ok.times_us == (64.0, 32.0, 32.0)
+    (tmp_path / "d.in.gz").write_bytes(gzip.compress(b"16i64 64i64 64i64"))
+    packed = Dataset("d", "main", ValuesFile("d.in.gz", tmp_path / "d.in.gz"), False)
+    assert program.run(packed, params={}, timeout=10, timing_runs=1).times_us == (64.0,)
+    missing = program.run(Dataset("d", "nope", dataset.input, False), params=None, timeout=10, timing_runs=1)
+    assert missing.failure == "exit status 1: Error: no entry point 'nope'"
+    monkeypatch.setenv("FAKE_PROGRAM_SLEEP", "5")
+    slow = program.run(dataset, params=None, timeout=0.5, timing_runs=1)
+    assert slow.failure == "timed out after 0.5 s"
+    gone = program.run(Dataset("d", "main", ValuesFile("x.in", Path("/nonexistent/x.in")), False), params=None,
+                       timeout=1)
+    assert not gone.ok and "No such file" in gone.failure
+
+
+class _StubProgram:
+    """A program whose invocations are scripted: each takes `wall` seconds and reports `times`."""
+
+    def __init__(self, outcomes):
+        self.outcomes = list(outcomes)
+        self.timeouts = []
+
+    def run(self, dataset, *, params, timeout, options=(), timing_runs=None):
+        self.timeouts.append(timeout)
+        return self.outcomes.pop(0)
+
+
+def test_bench_drops_the_warm_up_caches_by_key_and_kills_slow_candidates():
+    program = _StubProgram([
+        RunResult(None, "", 2.0, (500.0, 100.0, 120.0)),
+        RunResult("timed out after 21 s", "", 21.0),
+        RunResult(None, "", 1.0, (90.0, 80.0, 80.0)),
+    ])
+    bench = Bench(program, runs=2, timeout=60.0, log=lambda _: None)
+    dataset = Dataset("d", "main", InlineValues("1"), False)
+    first = bench.measure(dataset, None, label="untuned")
+    assert first.times_us == (100.0, 120.0) and first.mean_us == 110.0 and first.min_us == 100.0
+    slow = bench.measure(dataset, {T1: 1}, key="slow")
+    assert math.isinf(slow.mean_us) and "over 10x the best so far" in slow.failure
+    assert bench.measure(dataset, {T1: 1}, key="slow") is slow  # cached, not re-run
+    bench.measure(dataset, {T1: 2}, key="fast")
+    assert program.timeouts == [60.0, 21.0, 21.0]  # 10x the best wall time (2 s), plus slack
+    assert (bench.run_count["d"], bench.hit_count["d"]) == (3, 1)
+
+
+# --- the version tree ---
+
+
+def _chain():
+    return [Threshold(name, None, tuple((a, False) for a in (T1, T2, T3, T4)[:i])) for i, name in
+            enumerate((T1, T2, T3, T4))]
+
+
+def test_forest_of_the_matmul_chain_and_paths():
+    (root,) = build_forest(_chain())
+    assert root.name == T1 and root.on_true == () and root.on_false[0].name == T2
+    assert [n.name for n in tuning_order((root,))] == [T4, T3, T2, T1]
+    t4 = root.on_false[0].on_false[0].on_false[0]
+    assert pins(t4, NEVER) == {T1: NEVER, T2: NEVER, T3: NEVER}
+    epars = dict(zip((T1, T2, T3, T4), ((100,), (64,), (6400,), (32,))))
+    everything = dict.fromkeys((T1, T2, T3, T4), NEVER)
+    assert path((root,), everything, epars) == ((T1, (False,)), (T2, (False,)), (T3, (False,)), (T4, (False,)))
+    assert path((root,), everything | {T2: 64}, epars) == ((T1, (False,)), (T2, (True,)))
+    # T3 = 6400 and T3 = 1 take the same path for this dataset: the same experiment.
+    assert path((root,), everything | {T3: 6400}, epars) == path((root,), everything | {T3: 1}, epars)
+
+
+def test_forest_with_splits_true_branches_and_loops():
+    a, b, c, d, e = "m.a", "m.b", "m.c", "m.d", "other.e"
+    listing = [
+        Threshold(d, None, ((b, False), (a, True))),  # listed before its parents, ancestors out of order
+        Threshold(a, None, ()),
+        Threshold(b, None, ((a, True),)),
+        Threshold(c, None, ((a, True),)),
+        Threshold(e, None, ()),
+    ]
+    forest = build_forest(listing)
+    assert [n.name for n in forest] == [a, e]
+    assert [n.name for n in forest[0].on_true] == [b, c]  # a horizontal split
+    assert forest[0].on_true[0].on_false[0].ancestors == ((a, True), (b, False))
+    assert [n.name for n in tuning_order(forest)] == [d, b, c, a, e]
+    # In a loop, a sees 3 values; some iterations go each way, so both subtrees are reached.
+    epars = {a: (10, 100, 1000), b: (5,), c: (7,), d: (3,)}
+    assignment = {a: 100, b: NEVER, c: 1, d: 1, e: 1}
+    assert path(forest, assignment, epars) == ((a, (False, True, True)), (b, (False,)), (d, (True,)), (c, (True,)))
+    with pytest.raises(TunerError, match="depends on m.x, which --print-params does not list"):
+        build_forest([Threshold(a, None, (("m.x", True),))])
+    with pytest.raises(TunerError, match="do not form a path"):
+        build_forest([Threshold(a, None, ()), Threshold(b, None, ((a, True),)), Threshold(c, None, ((b, True),))])
+
+
+class _LoggingProgram:
+    """Answers -L runs for m.a -> (true: m.b -> (true: m.c, never compared), false: m.d)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def run_once(self, dataset, params, options):
+        self.calls.append(params)
+        log, a = ["Device: Stub"], params["m.a"] <= 50
+        log.append(f"Compared m.a <= 50: {str(a).lower()}.")
+        log.append("Compared m.b <= 7: false." if a else "Compared m.d <= 9: false.")
+        return RunResult(None, "\n".join(log), 0.0)
+
+
+def test_probing_pins_ancestors_to_reach_thresholds_under_true_outcomes():
+    forest = build_forest([
+        Threshold("m.a", None, ()),
+        Threshold("m.b", None, (("m.a", True),)),
+        Threshold("m.c", None, (("m.a", True), ("m.b", True))),
+        Threshold("m.d", None, (("m.a", False),)),
+    ])
+    program = _LoggingProgram()
+    found = probe(forest, program, Dataset("d", "main", InlineValues(""), False), NEVER)
+    assert found == Probe({"m.a": (50,), "m.d": (9,), "m.b": (7,)}, "Stub")
+    assert [(call["m.a"], call["m.b"]) for call in program.calls] == [(NEVER, NEVER), (1, NEVER), (1, 1)]
+
+
+# --- the simple-case algorithm, on a model ---
+
+
+class _ModelBench:
+    """Measures with a cost function of (dataset, path) and caches by key as Bench does."""
+
+    def __init__(self, forest, cost):
+        self.forest, self.cost = forest, cost
+        self.runs, self.hits, self.seen = 0, 0, {}
+
+    def measure(self, dataset, params, *, key=None, label=""):
+        if (dataset.name, key) in self.seen:
+            self.hits += 1
+            return self.seen[dataset.name, key]
+        self.runs += 1
+        found = Measurement(times_us=(self.cost(dataset.name, key),))
+        self.seen[dataset.name, key] = found
+        return found
+
+
+def _probed(name, epars):
+    return Probed(Dataset(name, "main", InlineValues(""), False), epars)
+
+
+def test_conflicting_ranges_keep_the_faster_end_without_new_runs():
+    forest = build_forest([Threshold("m.t", None, ())])
+    # a (E=100) prefers true by a little, b (E=200) prefers false by a lot: [1, 100] and [201, never] conflict.
+    costs = {("a", True): 10.0, ("a", False): 11.0, ("b", True): 50.0, ("b", False): 20.0}
+    bench = _ModelBench(forest, lambda name, p: costs[name, p[0][1][0]])
+    data = [_probed("a", {"m.t": (100,)}), _probed("b", {"m.t": (200,)})]
+    outcome = tune_simple(forest, data, bench, lambda _: None)
+    assert outcome.assignment == {"m.t": 201}  # a: 11 + b: 20 beats a: 10 + b: 50
+    assert "ranges do not intersect (201 > 100)" in outcome.notes[0]
+    assert (bench.runs, bench.hits) == (4, 4)  # both ends were runs already made
+
+
+def test_loop_thresholds_fall_back_to_trying_each_observed_value():
+    forest = build_forest([Threshold("m.t", None, ())])
+    # The cost depends on how many iterations take the true branch; best with two of three.
+    bench = _ModelBench(forest, lambda name, p: {0: 40.0, 1: 30.0, 2: 10.0, 3: 20.0}[sum(p[0][1])])
+    outcome = tune_simple(forest, [_probed("a", {"m.t": (10, 100, 1000)})], bench, lambda _: None)
+    assert outcome.assignment == {"m.t": 100}
+    assert "a loop" in outcome.notes[0] and bench.runs == 4
+
+
+def test_thresholds_that_no_dataset_reaches_keep_the_default():
+    forest = build_forest([Threshold("m.t", None, ()), Threshold("other.u", None, ())])
+    bench = _ModelBench(forest, lambda name, p: 1.0 if p[0][1][0] else 2.0)
+    outcome = tune_simple(forest, [_probed("a", {"m.t": (5,)})], bench, lambda _: None)
+    assert outcome.assignment == {"m.t": 5}
+    assert "other.u: no tuning dataset reaches it" in outcome.notes[0]
+
+
+# --- end to end, on the fake program ---
+
+
+def _workspace(tmp_path: Path) -> tuple[Path, Path]:
+    shutil.copytree(FIXTURES, tmp_path / "w")
+    program = tmp_path / "w" / "matmul"
+    shutil.copy(FAKE, program)
+    os.chmod(program, 0o754)
+    return tmp_path / "w" / "matmul.fut", program
+
+
+def _sizes(dataset: Dataset) -> tuple[int, ...]:
+    text = dataset.input.text if isinstance(dataset.input, InlineValues) else dataset.input.path.read_text()
+    return tuple(int(t.removesuffix("i64")) for t in text.split())
+
+
+def _run_fake(program: Path, stdin: str, *args: str) -> str:
+    done = subprocess.run([sys.executable, str(program), *args], input=stdin, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_tuning_sends_each_dataset_to_its_cheapest_version_and_writes_back(tmp_path):
+    fut, program = _workspace(tmp_path)
+    out = io.StringIO()
+    result = autotune(fut, program, runs=1, out=out)
+    selection = select_datasets(read_test_cases(fut))
+
+    def cheapest(d):
+        return min(range(1, 6), key=lambda leaf: fake.runtime_us(leaf, *_sizes(d)))
+
+    leaves = {d.name: cheapest(d) for d in selection.tuning}
+    assert sorted(set(leaves.values())) == [1, 2, 3, 4, 5]  # every version is best for some dataset
+    for d in selection.tuning:
+        assert fake.choose_leaf(result.assignment, _sizes(d), log=False) == leaves[d.name], d.name
+    # Each value is the upper end of its range: the smallest ePar among the datasets that preferred true.
+    assert result.assignment == {T1: 16384, T2: 256, T3: 65536, T4: 256}
+    # Runs per tuning dataset: untuned, the -L probe, then one per code version; the rest came from the cache.
+    for report in result.datasets:
+        assert report.runs == (2 if report.held_out else 2 + 5), report.name
+        assert report.cache_hits == (0 if report.held_out else 3 + 1), report.name
+        assert report.after.runtime_us <= report.before.runtime_us
+    text = out.getvalue()
+    assert "held-dots" in text and "speedup" in text and f"program runs: {result.runs}" in text
+
+    lines = (fut.parent / "matmul.fut.tuning").read_text().splitlines()
+    assert lines[0].startswith("-- tuned by incflat (simple) on Fake GPU, ")
+    assert lines[1:] == [f"{name}={result.assignment[name]}" for name in sorted(result.assignment)]
+    assert os.stat(program).st_mode & 0o777 == 0o754
+    baked = _baked(program.read_text())
+    assert baked["TUNED_DEFAULTS"] == result.assignment
+    assert baked["TUNING_PROVENANCE"]["device"] == "Fake GPU"
+    assert baked["TUNING_PROVENANCE"]["datasets"] == [d.name for d in selection.tuning]
+    assert baked["TUNING_PROVENANCE"]["strategy"] == "simple" and baked["TUNING_PROVENANCE"]["tool"] == "incflat"
+
+    # The rewritten program uses the tuned values with no options; --tuning and --param still override them.
+    for d in selection.tuning + selection.held_out:
+        stdin = " ".join(map(str, _sizes(d)))
+        assert _run_fake(program, stdin) == f"{fake.choose_leaf(result.assignment, _sizes(d), False)}i64"
+        assert _run_fake(program, stdin, "--param", f"{T1}=1") == "1i64"
+    override = tmp_path / "override.tuning"
+    override.write_text(f"-- all false\n{T1}={NEVER}\n{T2}={NEVER}\n{T3}={NEVER}\n{T4}={NEVER}\n")
+    assert _run_fake(program, "65536 64 64", "--tuning", str(override)) == "5i64"
+
+
+def _baked(program_text: str) -> dict:
+    block = program_text[program_text.index(BEGIN):program_text.index(END)]
+    values: dict = {}
+    exec(compile(ast.parse(block), "block", "exec"), {}, values)
+    return values
+
+
+def test_failing_versions_are_recorded_not_fatal(tmp_path, monkeypatch):
+    fut, program = _workspace(tmp_path)
+    fut.write_text("-- ==\n-- input { 64i64 256i64 32i64 }\n-- input { 4096i64 1024i64 16i64 }\n")
+    monkeypatch.setenv("FAKE_PROGRAM_FAIL_LEAF", "4")  # the untuned runs take V3 and V5
+    out = io.StringIO()
+    result = autotune(fut, program, runs=1, out=out)
+    assert "failed: exit status 1: Error: version V4 ran out of memory" in out.getvalue()
+    assert result.assignment[T4] == NEVER  # V4 "fails" for both, so both prefer V5
+
+
+def test_command_line_errors_are_one_line(tmp_path, monkeypatch, capsys):
+    fut, program = _workspace(tmp_path)
+    monkeypatch.setenv("FAKE_PROGRAM_FAIL_LEAF", "5")  # the untuned program takes V5 for small-dots
+    assert main([str(fut), str(program), "--runs", "1"]) == 1
+    assert capsys.readouterr().err == (
+        "Error: the untuned program fails on dataset small-dots: exit status 1: Error: version V5 ran out of memory\n"
+    )
+    monkeypatch.delenv("FAKE_PROGRAM_FAIL_LEAF")
+    fut.write_text("-- ==\n-- input { 1 \n")
+    assert main([str(fut), str(program)]) == 1
+    assert capsys.readouterr().err == f"Error: {fut}:2: bad test block: '{{' after 'input' is never closed\n"
+    shutil.copy(FIXTURES / "matmul.fut", fut)
+    program_text = program.read_text()
+    program.write_text(program_text.replace(BEGIN, "# no block"))
+    assert main([str(fut), str(program)]) == 1  # found before any run
+    assert capsys.readouterr().err == f"Error: {program} has 0 tuned-defaults blocks ('{BEGIN}' ... '{END}'), not one\n"
+    program.write_text(program_text)
+    (tmp_path / "w" / "data" / "dots.in").unlink()
+    assert main([str(fut), str(program)]) == 1
+    assert "input file" in capsys.readouterr().err
+    assert not (fut.parent / "matmul.fut.tuning").exists()
+
+
+# --- interrupts ---
+
+# Several held-out datasets, so that the measurements after write-back take a while.
+INTERRUPT_FUT = "-- ==\n-- input { 65536i64 64i64 64i64 }\n-- input { 64i64 256i64 32i64 }\n" + "".join(
+    f"-- notune input {{ {n}i64 64i64 64i64 }}\n" for n in (16, 32, 64, 128)
+)
+OLD_TUNING = f"-- from an earlier run\n{T1}=5\n"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize(
+    "moment, trigger, program_sleep, rename_sleep, outcome",
+    [
+        ("at start-up", None, "0.05", "0", None),
+        ("while measuring", f"[{T3}=1]", "0.05", "0", "interrupted; nothing was written"),
+        ("before the first rename", f"{T1} = ", "0", "1", "interrupted; nothing was written"),
+        ("between the renames", "wrote ", "0", "1", "tuning is complete, "),
+        ("after write-back", "tuned:", "0.05", "0", "are complete"),
+    ],
+)
+def test_interrupts_leave_each_file_untouched_or_complete(
+    tmp_path, sig, moment, trigger, program_sleep, rename_sleep, outcome
+):
+    fut = tmp_path / "prog.fut"
+    fut.write_text(INTERRUPT_FUT)
+    program = tmp_path / "prog"
+    shutil.copy(FAKE, program)
+    tuning = tmp_path / "prog.fut.tuning"
+    tuning.write_text(OLD_TUNING)
+    program_before = program.read_bytes()
+    env = os.environ | {"FAKE_PROGRAM_SLEEP": program_sleep, SLEEP_BEFORE_RENAME_ENV: rename_sleep}
+    tuner = subprocess.Popen(
+        [sys.executable, "-m", "tuner", str(fut), str(program), "--runs", "1"],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    if trigger is None:
+        time.sleep(0.1)
+    else:
+        for line in tuner.stdout:
+            if trigger in line:
+                break
+        else:
+            pytest.fail(f"the tuner finished before {trigger!r}")
+    tuner.send_signal(sig)
+    _, stderr = tuner.communicate(timeout=30)
+
+    if outcome is not None:
+        assert tuner.returncode == 128 + sig, stderr
+        assert stderr.startswith("interrupted; ") and outcome in stderr, stderr
+    program_now = program.read_bytes()
+    assert program_now == program_before or _complete_program(program_now.decode())
+    assert tuning.read_text() == OLD_TUNING or _complete_tuning(tuning.read_text())
+    if outcome == "interrupted; nothing was written":
+        assert program_now == program_before and tuning.read_text() == OLD_TUNING
+    if outcome == "tuning is complete, ":
+        assert program_now == program_before and _complete_tuning(tuning.read_text())
+    if outcome == "are complete":
+        assert _complete_program(program_now.decode()) and _complete_tuning(tuning.read_text())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["prog", "prog.fut", "prog.fut.tuning"]
+
+
+def _complete_program(text: str) -> bool:
+    return set(_baked(text)["TUNED_DEFAULTS"]) == {T1, T2, T3, T4} and text.endswith("    main()\n")
+
+
+def _complete_tuning(text: str) -> bool:
+    lines = text.splitlines()
+    return lines[0].startswith("-- tuned by incflat") and [line.split("=")[0] for line in lines[1:]] == [
+        T2, T4, T1, T3
+    ]

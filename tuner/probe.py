@@ -1,0 +1,53 @@
+"""ePar discovery: which thresholds a dataset reaches, and the values it compares them against (`-L` runs).
+
+A program logs only the comparisons it makes, so one run sees one path. The first run sets every threshold to
+"never": that reaches every threshold on the all-false spine, which for a chain such as matmul's is all of them.
+A threshold that hangs under a true outcome is then probed with its ancestors pinned, one extra run each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tuner.datasets import Dataset
+from tuner.errors import TunerError
+from tuner.measure import Bench
+from tuner.program import EPars, parse_comparisons, parse_device
+from tuner.tree import Forest, all_nodes, pins
+
+
+@dataclass(frozen=True)
+class Probe:
+    epars: EPars
+    device: str | None  # from the `Device:` line of `-D`, if the program prints one
+
+
+def probe(forest: Forest, bench: Bench, dataset: Dataset, never: int) -> Probe:
+    nodes = all_nodes(forest)
+    known = {node.name for node in nodes}
+    everything_false = {node.name: never for node in nodes}
+    found: dict[str, set[int]] = {}
+    device = None
+    tried: set[str] = set()
+    target = None  # None: the all-false run
+    while True:
+        params = everything_false | (pins(target, never) if target else {})
+        result = bench.run_once(dataset, params, ["-L", "-D"])
+        if not result.ok:
+            raise TunerError(f"the -L run of dataset {dataset.name} failed: {result.failure}")
+        device = device or parse_device(result.stderr)
+        for name, values in parse_comparisons(result.stderr).items():
+            if name in known:
+                found.setdefault(name, set()).update(values)
+        if target:
+            tried.add(target.name)
+        # The all-false run reached every reachable threshold with only false ancestors. One under a true
+        # outcome may be reachable by pinning its ancestors, if they were all seen.
+        todo = [
+            n for n in nodes
+            if n.name not in found and n.name not in tried
+            and any(outcome for _, outcome in n.ancestors) and all(a in found for a, _ in n.ancestors)
+        ]
+        if not todo:
+            return Probe({name: tuple(sorted(vs)) for name, vs in found.items()}, device)
+        target = todo[0]

@@ -1,0 +1,122 @@
+"""The simple-case tuner (Alg. 2 of Breddam's thesis, digest §3.1), with a fallback for loop thresholds.
+
+Thresholds are tuned children first. For threshold T, each dataset D that reaches it runs with T=1 (true) and
+T=never (false), ancestors pinned so that T is reached, descendants at their tuned values. With D's ePar E,
+"true was faster" means any T in [1, E] suits D, and "false was faster" any T in [E+1, never]. The chosen value
+is the upper end of the intersection of these ranges; if it is empty, the faster of its two ends (runtime
+summed over the datasets). Experiments are cached by each dataset's path, so a subtree already measured is
+never run again: with a consistent set of datasets, each dataset runs once per code version.
+
+A threshold compared against several values in one run (inside a loop) has no single range; it falls back to
+trying each observed value and never, keeping the lowest summed runtime.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Callable
+
+from tuner.datasets import Dataset
+from tuner.measure import Measurer
+from tuner.program import EPars
+from tuner.tree import Forest, Node, all_nodes, never_value, path, pins, tuning_order
+
+STRATEGY = "simple"
+
+
+@dataclass(frozen=True)
+class Probed:
+    dataset: Dataset
+    epars: EPars
+
+
+@dataclass(frozen=True)
+class Outcome:
+    assignment: dict[str, int]  # the thresholds some tuning dataset reaches; the others keep the program default
+    notes: tuple[str, ...]
+
+
+def tune_simple(
+    forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Callable[[str], None]
+) -> Outcome:
+    never = never_value(d.epars for d in datasets)
+    current = {node.name: never for node in all_nodes(forest)}
+    tuned: dict[str, int] = {}
+    notes: list[str] = []
+
+    def note(text: str) -> None:
+        notes.append(text)
+        log(f"note: {text}")
+
+    for node in tuning_order(forest):
+        reaching = [d for d in datasets if node.name in d.epars]
+        if not reaching:
+            note(f"{node.name}: no tuning dataset reaches it; it keeps the program's default")
+            continue
+        log(f"tuning {node.name}")
+        experiment = _Experiment(forest, bench, node, current | pins(node, never), never)
+        looped = [d.dataset.name for d in reaching if len(d.epars[node.name]) > 1]
+        if looped:
+            note(
+                f"{node.name}: compared against several values in one run of {', '.join(looped)} (a loop); "
+                "the simple algorithm does not apply, so each observed value and never were tried"
+            )
+            value = _best_of_values(experiment, reaching)
+        else:
+            value = _from_ranges(experiment, reaching, note)
+        log(f"  {node.name} = {experiment.show(value)}")
+        current[node.name] = tuned[node.name] = value
+    return Outcome(tuned, tuple(notes))
+
+
+@dataclass(frozen=True)
+class _Experiment:
+    """Runs of datasets with one threshold set to a value and the rest fixed."""
+
+    forest: Forest
+    bench: Measurer
+    node: Node
+    base: dict[str, int]
+    never: int
+
+    def runtime(self, d: Probed, value: int) -> float:
+        assignment = self.base | {self.node.name: value}
+        key = path(self.forest, assignment, d.epars)
+        label = f"{self.node.name}={self.show(value)}"
+        return self.bench.measure(d.dataset, assignment, key=key, label=label).runtime_us
+
+    def total(self, datasets: Sequence[Probed], value: int) -> float:
+        return sum(self.runtime(d, value) for d in datasets)
+
+    def show(self, value: int) -> str:
+        return "never" if value == self.never else str(value)
+
+
+def _from_ranges(experiment: _Experiment, reaching: Sequence[Probed], note: Callable[[str], None]) -> int:
+    name, never = experiment.node.name, experiment.never
+    ranges: list[tuple[int, int]] = []
+    for d in reaching:
+        (e,) = d.epars[name]
+        on_true, on_false = experiment.runtime(d, 1), experiment.runtime(d, never)
+        if math.isinf(on_true) and math.isinf(on_false):
+            note(f"{name}: {d.dataset.name} failed both ways, so it gives no range")
+            continue
+        ranges.append((1, e) if on_true < on_false else (e + 1, never))
+    if not ranges:
+        return never
+    lo, hi = max(r[0] for r in ranges), min(r[1] for r in ranges)
+    if lo <= hi:
+        return hi
+    note(
+        f"{name}: the datasets' ranges do not intersect ({experiment.show(lo)} > {experiment.show(hi)}); "
+        "kept the faster end"
+    )
+    return hi if experiment.total(reaching, hi) <= experiment.total(reaching, lo) else lo
+
+
+def _best_of_values(experiment: _Experiment, reaching: Sequence[Probed]) -> int:
+    candidates = sorted({v for d in reaching for v in d.epars[experiment.node.name]} | {experiment.never})
+    # On a tie (same paths, hence the same cached runs), prefer the larger value, as Alg. 2 does.
+    return min(candidates, key=lambda v: (experiment.total(reaching, v), -v))
