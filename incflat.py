@@ -6,6 +6,7 @@ The whole compiler is the PIPELINE list below; `compile_source` runs it up to an
 import argparse
 import os
 import pathlib
+import signal
 import sys
 
 from codegen.host import generate_program
@@ -38,9 +39,12 @@ def compile_file(fut_path: pathlib.Path, out_path: pathlib.Path) -> pathlib.Path
     target = compile_source(fut_path.read_text(), str(fut_path))
     text = generate_program(target, fut_path.name)
     tmp = out_path.with_name(f".{out_path.name}.tmp{os.getpid()}")
-    tmp.write_text(text)
-    tmp.chmod(0o755)
-    os.replace(tmp, out_path)
+    try:
+        tmp.write_text(text)
+        tmp.chmod(0o755)
+        os.replace(tmp, out_path)
+    finally:
+        tmp.unlink(missing_ok=True)
     return out_path
 
 
@@ -95,8 +99,13 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _terminate(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminate)  # clean up temporary files as on Ctrl-C
     if not args.program.is_file():
         print(f"incflat: error: {args.program}: no such file", file=sys.stderr)
         return 1

@@ -1,0 +1,100 @@
+"""`incflat autotune` on a real compiled program: tuned values become the defaults, options still
+override them, and an interrupt never leaves a half-written program or tuning file."""
+
+import ast
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, run_program
+
+SOURCE = """-- A small matmul family for the tuner tests.
+-- ==
+-- "a" input { [[1f32, 2f32], [3f32, 4f32]] [[1f32, 0f32], [0f32, 1f32]] }
+-- "b" input { [[1f32, 2f32, 3f32, 4f32]] [[1f32], [2f32], [3f32], [4f32]] } output { [[30f32]] }
+-- "c" notune input { [[1f32], [2f32], [3f32]] [[1f32, 2f32, 3f32]] }
+
+entry main [n][m][p] (xss: [n][m]f32) (yss: [m][p]f32): [n][p]f32 =
+  map (\\xs -> map (\\ys -> reduce (+) 0 (map2 (*) xs ys)) (transpose yss)) xss
+"""
+INPUT = b"[[1f32, 2f32], [3f32, 4f32]] [[1f32, 0f32], [0f32, 1f32]]"
+
+
+def tuned_defaults(program) -> dict:
+    text = program.read_text()
+    return ast.literal_eval(re.search(r"^TUNED_DEFAULTS = (\{.*?\})$", text, re.M | re.S).group(1))
+
+
+def autotune(fut, *extra):
+    return subprocess.run([sys.executable, "-m", "incflat", "autotune", str(fut), "-r", "2", *extra],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+
+
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tune")
+    fut = d / "mm.fut"
+    fut.write_text(SOURCE)
+    proc = autotune(fut)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return fut, d / "mm", proc.stdout
+
+
+def test_tuning_file_and_defaults_agree(tuned):
+    fut, program, out = tuned
+    lines = [l for l in (fut.parent / "mm.fut.tuning").read_text().splitlines() if not l.startswith("--")]
+    from_file = {k: int(v) for k, v in (l.split("=") for l in lines)}
+    assert from_file == tuned_defaults(program) and len(from_file) == 4
+    assert "TUNING_PROVENANCE = None" not in program.read_text()
+    for name in ("a", "b", "c"):
+        assert re.search(rf"^{name} +(tuning|held-out) +\d", out, re.M), out
+    assert re.search(r"program runs: \d+", out)
+
+
+def test_no_options_use_the_tuned_values_and_options_override_them(tuned, tmp_path):
+    fut, program, _ = tuned
+    values = tuned_defaults(program)
+    first = "main.suff_outer_par_0"
+    err = run_program(program, INPUT, "-L").stderr.decode()
+    expected = "true" if values[first] <= 2 else "false"
+    assert err.splitlines()[0] == f"Compared {first} <= 2: {expected}."
+    flipped = 1 if expected == "false" else 1000
+    err = run_program(program, INPUT, "-L", "--param", f"{first}={flipped}").stderr.decode()
+    assert err.splitlines()[0] == f"Compared {first} <= 2: {'true' if flipped == 1 else 'false'}."
+    tuning = tmp_path / "override.tuning"
+    tuning.write_text(f"{first}={flipped}\n")
+    err = run_program(program, INPUT, "-L", "--tuning", str(tuning)).stderr.decode()
+    assert err.splitlines()[0] == f"Compared {first} <= 2: {'true' if flipped == 1 else 'false'}."
+
+
+@pytest.mark.parametrize("delay", [0.5, 1.5, 3.0, 5.0])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_leaves_files_untouched_or_complete(tmp_path, delay, sig):
+    fut = tmp_path / "mm.fut"
+    fut.write_text(SOURCE)
+    tuning = tmp_path / "mm.fut.tuning"
+    tuning.write_text("-- an earlier tuning\nmain.suff_outer_par_0=7\n")
+    old_tuning = tuning.read_bytes()
+    proc = subprocess.Popen([sys.executable, "-m", "incflat", "autotune", str(fut), "-r", "2"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(delay)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=300)
+    assert b"Traceback" not in err, err.decode()
+    program = tmp_path / "mm"
+    if program.exists():  # compiled (atomically) before tuning began: complete, with a defaults block
+        text = program.read_text()
+        assert text.rstrip().endswith("sys.exit(run())")
+        values = tuned_defaults(program)
+        assert values == {} or len(values) == 4
+    new_tuning = tuning.read_bytes()
+    if new_tuning != old_tuning:
+        lines = [l for l in new_tuning.decode().splitlines() if not l.startswith("--")]
+        assert len(lines) == 4 and all(re.fullmatch(r"main\.suff_\w+_par_\d=\d+", l) for l in lines)
+    assert sorted(p.name for p in tmp_path.iterdir()) in (["mm", "mm.fut", "mm.fut.tuning"],
+                                                           ["mm.fut", "mm.fut.tuning"])
