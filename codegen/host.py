@@ -4,11 +4,11 @@ launches the kernels, assembled with the runtime into one executable file (DESIG
 import pathlib
 
 from codegen import opencl
-from codegen.opencl import CTYPES, not_supported
+from codegen.opencl import not_supported
 from flatten.thresholds import thresholds
 from ir import source as S
 from ir import target as T
-from ir.types import Array, Scalar
+from ir.types import Array, unsized_name
 
 NP_TYPES = {"i8": "np.int8", "i16": "np.int16", "i32": "np.int32", "i64": "np.int64", "u8": "np.uint8",
             "u16": "np.uint16", "u32": "np.uint32", "u64": "np.uint64", "f32": "np.float32",
@@ -17,11 +17,6 @@ NP_STORAGE = dict(NP_TYPES, bool="np.uint8")
 
 TUNED_BEGIN = "# BEGIN INCFLAT TUNED DEFAULTS"
 TUNED_END = "# END INCFLAT TUNED DEFAULTS"
-
-
-def unsized(t) -> str:
-    """Futhark's spelling of a type without sizes, e.g. `[][]f32`."""
-    return "[]" * t.rank + t.elem.name if isinstance(t, Array) else t.name
 
 
 class HostWriter:
@@ -117,7 +112,7 @@ class HostWriter:
         elif isinstance(e, T.SegRed):
             self.segred(e, pat, stm.loc)
         else:
-            raise not_supported(f"{type(e).__name__} at the top level of an entry point", stm.loc)
+            raise not_supported(f"{opencl.source_name(e)} at the top level of an entry point", stm.loc)
 
     def branch(self, body: S.Body, pat):
         self.indent += 1
@@ -276,8 +271,8 @@ def generate_program(target: S.Program, source_name: str, tuned=None, provenance
     for f in target.funs:
         w.entry(f)
         w.lines.append("")
-        entries.append(f"    {f.name!r}: EntryPoint({f.name!r}, {[unsized(p.type) for p in f.params]!r}, "
-                       f"{[unsized(t) for t in f.ret]!r}, entry_{f.name}),")
+        entries.append(f"    {f.name!r}: EntryPoint({f.name!r}, {[unsized_name(p.type) for p in f.params]!r}, "
+                       f"{[unsized_name(t) for t in f.ret]!r}, entry_{f.name}),")
     params = [(t.name, t.param_class) for t in thresholds(target)]
     kernels_src = opencl.PRELUDE + "\n".join(k.source() for k in w.kernels)
     return "\n".join([

@@ -39,6 +39,16 @@ def not_supported(what: str, loc=None):
     return CompileError(f"not supported yet: {what}", loc)
 
 
+# What the user wrote, for the IR constructs that error messages mention.
+SOURCE_NAMES = {"Scanomap": "scan", "Scan": "scan", "Redomap": "reduce", "Reduce": "reduce", "Map": "map",
+                "If": "if", "Index": "indexing", "Iota": "iota", "Replicate": "replicate",
+                "Rearrange": "transpose", "SegMap": "a nested map", "SegRed": "a nested reduce"}
+
+
+def source_name(e) -> str:
+    return SOURCE_NAMES.get(type(e).__name__, type(e).__name__)
+
+
 @dataclass
 class View:
     """An array inside a kernel."""
@@ -234,7 +244,7 @@ class KernelWriter:
             for p, v in zip(pat, self.segred0(e)):
                 self.env[p.name] = v
         else:
-            raise not_supported(f"{type(e).__name__} inside a kernel", stm.loc)
+            raise not_supported(f"{source_name(e)} inside a kernel", stm.loc)
         return False
 
     def if_(self, e: S.If, pat, dests, group, loc) -> bool:

@@ -5,7 +5,6 @@ comparisons, launches kernels, and implements the executable's command line (doc
 Only the standard library, numpy and pyopencl may be imported here.
 """
 import argparse
-import datetime
 import os
 import sys
 import time

@@ -22,8 +22,9 @@ which Futhark allows (operators must be associative).
 import numpy as np
 
 from ir import source as S
+from ir.analysis import exp_atoms
 from ir.errors import CompileError
-from ir.types import FLOAT_TYPES, INT_TYPES, NUMPY_DTYPES, PRIM_NAMES, Array, Scalar
+from ir.types import FLOAT_TYPES, INT_TYPES, NUMPY_DTYPES, PRIM_NAMES, Array, Scalar, unsized_name
 from ir.values import type_name
 
 
@@ -401,7 +402,7 @@ class _Interp:
         t = p.type
 
         def bad():
-            exp = _type_spelling(t)
+            exp = unsized_name(t)
             return _err(f"Expected argument of type {exp}, got {type_name(v, sizes=True)} "
                         f"(argument {i + 1}, {p.name}, of the {where}).", loc)
         if isinstance(t, Scalar):
@@ -740,7 +741,7 @@ class _Interp:
         else:
             # Scalar operations work elementwise on arrays as they are.
             vals = self.exps[tp](e, lenv, loc)
-            flag = any(isinstance(a, S.Var) and a.name in bset for a in _atoms_of(e))
+            flag = any(isinstance(a, S.Var) and a.name in bset for a in exp_atoms(e))
             flags = [flag] * len(vals)
         if len(vals) != len(stm.pat):
             raise _err(f"A pattern of {len(stm.pat)} names is bound to {len(vals)} values.", loc)
@@ -809,22 +810,3 @@ class _Interp:
         if r.shape[0] != n:  # only a shared array indexed by shared indices: not reached
             r = np.broadcast_to(r, (n,) + r.shape).copy()
         return r
-
-
-def _atoms_of(e):
-    if isinstance(e, S.AtomExp):
-        return (e.x,)
-    if isinstance(e, S.BinOp):
-        return (e.x, e.y)
-    if isinstance(e, S.UnOp):
-        return (e.x,)
-    if isinstance(e, S.PrimCall):
-        return e.args
-    return ()
-
-
-def _type_spelling(t):
-    """Futhark's spelling of a declared type without sizes, as in `Expected argument of type [][]f32`."""
-    if isinstance(t, Array):
-        return "[]" * t.rank + t.elem.name
-    return str(t)

@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Optional
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer
 from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken,
                              VisitError)
 
@@ -304,6 +304,10 @@ class ToSyntax(Transformer):
         let, name, _colon, ann, _eq, rhs, _in, body = c
         rhs, body = fin(rhs), fin(body)
         return LetE(self.loc(let), self.span(let, body), self.check_name(name), self.loc(name), ann, rhs, body)
+
+    def let_exp_chained(self, c):
+        # LET NAME [COLON type] EQUALS exp letexp: an `in` left out before the next `let`
+        return self.let_exp(c[:6] + [None] + c[6:])
 
     def if_exp(self, c):
         kw, cond, _t, then, _e, else_ = c

@@ -108,3 +108,10 @@ def elem_scalar(t: Type) -> Scalar:
 
 def shape_of(t: Type) -> tuple:
     return t.shape if isinstance(t, Array) else ()
+
+
+def unsized_name(t: Type) -> str:
+    """Futhark's spelling of a type without its sizes, e.g. `[][]f32`."""
+    if isinstance(t, Array):
+        return "[]" * t.rank + t.elem.name
+    return str(t)

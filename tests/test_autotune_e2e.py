@@ -2,7 +2,6 @@
 override them, and an interrupt never leaves a half-written program or tuning file."""
 
 import ast
-import os
 import re
 import signal
 import subprocess

@@ -373,7 +373,7 @@ BAD = [
     ("def f (x: i32): i32 =\n  let y = x + 1\n  in in y", 3, 6, ["Syntax error", 'unexpected token "in"']),
     ("def f (x: i32): i32 = x @ 2", 1, 25, ["Syntax error", '"@"']),
     ("def f (x: i32): i32 = let y = x", 1, 32, ["Syntax error", "end of file"]),
-    ("def f (x: i32): i32 =\n  let a = 1\n  let b = 2 in a", 3, 3, ["Syntax error", '"let"', 'missing "in"']),
+    ("def f (x: i32): i32 =\n  let a = 1\n  let b = 2", 3, 12, ["Syntax error", "end of file"]),
     ("def f (x: i32): i32 = (x, x)", 1, 25, ["Syntax error", "Tuples"]),
     ("def f (x: i32): i32 = foo x", 1, 23, ['Unknown name "foo"']),
     ("def f (x: i32): i32 = f32.foo x", 1, 23, ['Unknown name "f32.foo"']),
@@ -483,3 +483,9 @@ def minimal(e):
 def test_precedence_matches_full_parenthesisation(e):
     head = "def main (a: i32) (b: i32) (c: i32): i32 = "
     assert parse_program(head + minimal(e), "p.fut") == parse_program(head + full(e), "p.fut")
+
+
+def test_in_may_be_left_out_before_another_let():
+    chained = parse_program("def f (x: i32): i32 =\n  let a = x + 1\n  let b = a * 2\n  in a + b", "t.fut")
+    explicit = parse_program("def f (x: i32): i32 =\n  let a = x + 1 in\n  let b = a * 2\n  in a + b", "t.fut")
+    assert chained == explicit
