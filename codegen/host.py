@@ -37,7 +37,8 @@ class HostWriter:
         if isinstance(a, S.Const):
             if a.type.name == "bool":
                 return f"np.bool_({bool(a.value)})"
-            return f"{NP_TYPES[a.type.name]}({a.value!r})"
+            value = f"float({str(a.value)!r})" if a.type.is_float else repr(a.value)  # inf and nan too
+            return f"{NP_TYPES[a.type.name]}({value})"
         return a.name
 
     def dim(self, d) -> str:

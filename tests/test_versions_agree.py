@@ -1,0 +1,94 @@
+"""Every code version of every program agrees with the reference interpreter: each threshold is forced
+true (1) or false (never) in every combination, on every OpenCL device present."""
+
+import importlib.util
+import itertools
+
+import numpy as np
+import pytest
+
+from flatten.thresholds import thresholds
+from incflat import compile_source, main as incflat_main
+from ir.frontend import parse_program
+from ir.interp import run_entry
+
+NEVER = 2 ** 31 - 1
+RNG = np.random.default_rng(7)
+
+
+def f32(*shape):
+    return RNG.uniform(-4, 4, shape).astype(np.float32)
+
+
+def i32(*shape):
+    return RNG.integers(-50, 50, shape).astype(np.int32)
+
+
+PROGRAMS = {
+    "row_sums": ("entry main [n][m] (xss: [n][m]f32): [n]f32 = map (\\xs -> reduce (+) 0 xs) xss",
+                 [[f32(5, 7)], [f32(1, 300)], [f32(0, 3)], [f32(3, 0)]]),
+    "map_map": ("entry main [n][m] (xss: [n][m]i32): [n][m]i32 = map (\\xs -> map (\\x -> x * 2 + 1) xs) xss",
+                [[i32(4, 6)], [i32(1, 1)]]),
+    "sum_of_squares": ("entry main [n] (xs: [n]i64): i64 = reduce (+) 0 (map (\\x -> x * x) xs)",
+                       [[np.arange(1000, dtype=np.int64) - 500], [np.zeros(0, np.int64)]]),
+    "maximum": ("entry main [n] (xs: [n]i32): i32 = reduce i32.max i32.lowest xs",
+                [[i32(333)], [np.zeros(0, np.int32)]]),
+    # "the last non-zero element": associative, with neutral element 0, and not commutative
+    "last_nonzero": ("entry main [n] (xs: [n]i32): i32 = reduce (\\a b -> if b == 0 then a else b) 0 xs",
+                     [[i32(1000) * (i32(1000) > 0)], [i32(3)]]),
+    "ordered_rows": ("entry main [n][m] (xss: [n][m]i32): [n]i32 =\n"
+                     "  map (\\xs -> reduce (\\a b -> if b == 0 then a else b) 0 xs) xss",
+                     [[i32(3, 100) * (i32(3, 100) > 0)], [i32(2, 1)]]),
+    "two_inner_reductions": (
+        "entry main [n][m] (xss: [n][m]f32): [n]f32 =\n"
+        "  map (\\xs -> let s = reduce (+) 0 xs let t = reduce f32.max (-f32.inf) xs in s * t) xss",
+        [[f32(4, 9)], [f32(2, 1)]]),
+    "abs_if": ("entry main [n] (xs: [n]i32): [n]i32 = map (\\x -> if x > 0 then x else -x) xs", [[i32(17)]]),
+    "iota_map": ("entry main (n: i64): [n]i64 = map (\\i -> i * 2) (iota n)", [[np.int64(10)], [np.int64(0)]]),
+    "replicate_add": ("entry main [n] (xs: [n]f32): [n]f32 = map2 (+) xs (replicate n 1.5f32)", [[f32(6)]]),
+    "floor_division": ("entry main [n] (xs: [n]i32): [n]i32 = map (\\x -> x / 3 + x % 3 * 100 + x // 3 * 10000) xs",
+                       [[np.arange(-10, 10, dtype=np.int32)]]),
+    "comparison_to_bool": ("entry main [n] (xs: [n]f64): [n]bool = map (\\x -> x > 0.5) xs",
+                           [[RNG.uniform(0, 1, 9)]]),
+    "scalar_entry": ("entry main (x: i32) (y: i32): i32 = x * y - 7", [[np.int32(6), np.int32(7)]]),
+    "u8_wrap": ("entry main [n] (xs: [n]u8): [n]u8 = map (\\x -> x * 3 + 200) xs",
+                [[np.arange(0, 256, 17, dtype=np.uint8)]]),
+}
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """Each program compiled once, as a library module."""
+    d = tmp_path_factory.mktemp("versions")
+    modules = {}
+    for name, (source, _) in PROGRAMS.items():
+        fut = d / f"{name}.fut"
+        fut.write_text(source)
+        assert incflat_main(["compile", "--library", str(fut)]) == 0
+        spec = importlib.util.spec_from_file_location(name, d / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        modules[name] = module
+    return modules
+
+
+def assignments(source: str) -> list:
+    """Every combination of forcing each threshold true or false."""
+    names = [t.name for t in thresholds(compile_source(source, "t.fut"))]
+    return [dict(zip(names, values)) for values in itertools.product((1, NEVER), repeat=len(names))]
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_every_version_agrees_with_the_interpreter(compiled, device, name):
+    source, datasets = PROGRAMS[name]
+    prog = parse_program(source, f"{name}.fut")
+    for params in assignments(source):
+        lib = compiled[name].load(device=device, overrides=params)
+        for args in datasets:
+            expected = run_entry(prog, "main", args)
+            got = lib.main(*args)
+            got = got if isinstance(got, tuple) else (got,)
+            for g, e in zip(got, expected):
+                assert np.asarray(g).dtype == np.asarray(e).dtype, (params, args)
+                np.testing.assert_allclose(np.asarray(g, dtype=np.float64), np.asarray(e, dtype=np.float64),
+                                           rtol=1e-5, atol=1e-5, err_msg=f"{name} {params}")
