@@ -53,8 +53,11 @@ def _map_nested(e, f):
         return dataclasses.replace(l, body=f(l.body))
     if isinstance(e, S.If):
         return dataclasses.replace(e, then=f(e.then), else_=f(e.else_))
-    if isinstance(e, (S.Map, S.Reduce, S.Scan)):
+    if isinstance(e, (S.Map, S.Reduce, S.Scan, S.Filter)):
         return dataclasses.replace(e, lam=lam(e.lam))
+    if isinstance(e, S.Loop):
+        form = S.WhileLoop(f(e.form.cond)) if isinstance(e.form, S.WhileLoop) else e.form
+        return dataclasses.replace(e, form=form, body=f(e.body))
     if isinstance(e, S.Redomap):
         return dataclasses.replace(e, red=lam(e.red), map_lam=lam(e.map_lam))
     if isinstance(e, S.Scanomap):
@@ -168,15 +171,11 @@ def _rename_fresh(prog: S.Program) -> S.Program:
 class _CopyPropagator(Renamer):
     """Renames freshly, and replaces each variable bound by a copy (`let x = y`) with what it copies."""
 
-    def body(self, body: S.Body) -> S.Body:
-        stms = []
-        for stm in body.stms:
-            if isinstance(stm.exp, S.AtomExp) and len(stm.pat) == 1:
-                self.subst[stm.pat[0].name] = self.atom(stm.exp.x)
-                continue
-            e = self.exp(stm.exp)
-            stms.append(S.Stm(tuple(self.bind(p) for p in stm.pat), e, stm.loc))
-        return S.Body(tuple(stms), tuple(self.atom(a) for a in body.result))
+    def stm(self, stm: S.Stm):
+        if isinstance(stm.exp, S.AtomExp) and len(stm.pat) == 1:
+            self.subst[stm.pat[0].name] = self.atom(stm.exp.x)
+            return None
+        return super().stm(stm)
 
 
 def propagate_copies(prog: S.Program) -> S.Program:

@@ -18,7 +18,23 @@ def exp_atoms(e) -> tuple:
     if isinstance(e, (S.If,)):
         return (e.cond,)
     if isinstance(e, S.Index):
-        return (e.arr,) + tuple(e.idxs)
+        return (e.arr,) + tuple(a for i in e.idxs for a in index_atoms(i))
+    if isinstance(e, S.Update):
+        return (e.arr,) + tuple(e.idxs) + (e.value,)
+    if isinstance(e, S.ArrayLit):
+        return tuple(e.elems)
+    if isinstance(e, S.Concat):
+        return tuple(e.arrs) + (e.size,)
+    if isinstance(e, S.Rotate):
+        return (e.amount, e.arr)
+    if isinstance(e, S.Reshape):
+        return tuple(e.shape) + (e.arr,)
+    if isinstance(e, S.Scatter):
+        return (e.dest, e.idxs, e.vals)
+    if isinstance(e, S.Loop):
+        return tuple(e.init) + ((e.form.bound,) if isinstance(e.form, S.ForLoop) else ())
+    if isinstance(e, S.Filter):
+        return (e.width,) + tuple(e.arrs)
     if isinstance(e, S.Iota):
         return (e.n,)
     if isinstance(e, S.Replicate):
@@ -38,13 +54,27 @@ def exp_atoms(e) -> tuple:
     raise TypeError(f"unknown expression {type(e).__name__}")
 
 
+def index_atoms(i) -> tuple:
+    if isinstance(i, S.DimSlice):
+        return (i.start, i.end, i.stride, i.size)
+    return (i,)
+
+
+def loop_bound_vars(e: S.Loop) -> tuple:
+    """The variables a loop binds for its body: parameters, size parameters and the counter."""
+    from ir.types import I64
+    sizes = tuple(S.Var(n, I64) for n in e.size_params)
+    counter = (e.form.i,) if isinstance(e.form, S.ForLoop) else ()
+    return tuple(e.params) + sizes + counter
+
+
 def ctx_atoms(ctx) -> tuple:
     """Atoms a context reads: widths, and arrays not bound by an outer binding of the same context."""
     return tuple(a for b in ctx for a in (b.width,) + tuple(b.arrs))
 
 
 def exp_lambdas(e) -> tuple:
-    if isinstance(e, (S.Map, S.Reduce, S.Scan)):
+    if isinstance(e, (S.Map, S.Reduce, S.Scan, S.Filter)):
         return (e.lam,)
     if isinstance(e, S.Redomap):
         return (e.map_lam, e.red)
@@ -61,6 +91,10 @@ def exp_bodies(e) -> tuple:
         return ((e.then, ()), (e.else_, ()))
     if isinstance(e, (T.SegMap, T.SegRed)):
         return ((e.body, tuple(p for b in e.ctx for p in b.params)),)
+    if isinstance(e, S.Loop):
+        bound = loop_bound_vars(e)
+        cond = ((e.form.cond, bound),) if isinstance(e.form, S.WhileLoop) else ()
+        return cond + ((e.body, bound),)
     return ()
 
 

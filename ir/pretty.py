@@ -17,6 +17,12 @@ def pat(vs) -> str:
     return inner if len(vs) == 1 else f"({inner})"
 
 
+def index(i) -> str:
+    if isinstance(i, S.DimSlice):
+        return f"{atom(i.start)}:{atom(i.end)}:{atom(i.stride)}"
+    return atom(i)
+
+
 def lam(l: S.Lambda, ind: int) -> str:
     params = " ".join(f"({p.name}: {p.type})" for p in l.params)
     return f"(\\{params} ->\n{body(l.body, ind + 1)})"
@@ -39,7 +45,29 @@ def exp(e, ind: int) -> str:
     if isinstance(e, (S.PrimCall, S.Apply)):
         return f"{e.fn} {atoms(e.args)}"
     if isinstance(e, S.Index):
-        return f"{e.arr.name}[{', '.join(atom(i) for i in e.idxs)}]"
+        return f"{e.arr.name}[{', '.join(index(i) for i in e.idxs)}]"
+    if isinstance(e, S.Update):
+        return f"{e.arr.name} with [{', '.join(atom(i) for i in e.idxs)}] = {atom(e.value)}"
+    if isinstance(e, S.ArrayLit):
+        return f"[{', '.join(atom(a) for a in e.elems)}]"
+    if isinstance(e, S.Concat):
+        return f"concat@{atom(e.size)} {atoms(e.arrs)}"
+    if isinstance(e, S.Rotate):
+        return f"rotate {atom(e.amount)} {e.arr.name}"
+    if isinstance(e, S.Reshape):
+        return f"reshape ({', '.join(atom(a) for a in e.shape)}) {e.arr.name}"
+    if isinstance(e, S.Scatter):
+        return f"scatter {e.dest.name} {e.idxs.name} {e.vals.name}"
+    if isinstance(e, S.Filter):
+        return f"filter {atom(e.width)} {lam(e.lam, ind)} {atoms(e.arrs)}"
+    if isinstance(e, S.Loop):
+        params = ", ".join(f"{p.name}: {p.type} = {atom(a)}" for p, a in zip(e.params, e.init))
+        if isinstance(e.form, S.ForLoop):
+            form = f"for {e.form.i.name} < {atom(e.form.bound)}"
+        else:
+            form = f"while\n{body(e.form.cond, ind + 2)}\n{pad}"
+        sizes = "".join(f"[{n}]" for n in e.size_params)
+        return f"loop {sizes}({params}) {form} do\n{body(e.body, ind + 2)}"
     if isinstance(e, S.Iota):
         return f"iota {atom(e.n)}"
     if isinstance(e, S.Replicate):

@@ -6,7 +6,7 @@ import re
 
 from ir import source as S
 from ir import target as T
-from ir.types import Array, Tuple
+from ir.types import I64, Array, Tuple
 
 
 class NameSource:
@@ -79,12 +79,16 @@ class Renamer:
         return S.Lambda(params, self.body(lam.body), tuple(self.type(t) for t in lam.ret))
 
     def body(self, body: S.Body) -> S.Body:
-        stms = []
-        for stm in body.stms:
-            e = self.exp(stm.exp)
-            pat = tuple(self.bind(p) for p in stm.pat)
-            stms.append(S.Stm(pat, e, stm.loc))
+        stms = [new for new in map(self.stm, body.stms) if new is not None]
         return S.Body(tuple(stms), tuple(self.atom(a) for a in body.result))
+
+    def stm(self, stm: S.Stm):
+        """The renamed statement (None drops it)."""
+        e = self.exp(stm.exp)
+        pat = tuple(self.bind(p) for p in stm.pat)
+        if isinstance(e, S.Filter):
+            e = dataclasses.replace(e, size=pat[0].name)
+        return S.Stm(pat, e, stm.loc)
 
     def ctx(self, ctx):
         out = []
@@ -108,7 +112,32 @@ class Renamer:
         if isinstance(e, S.If):
             return S.If(a(e.cond), self.body(e.then), self.body(e.else_), ts(e.types))
         if isinstance(e, S.Index):
-            return S.Index(a(e.arr), tuple(map(a, e.idxs)))
+            return S.Index(a(e.arr), tuple(
+                S.DimSlice(a(i.start), a(i.end), a(i.stride), a(i.size)) if isinstance(i, S.DimSlice) else a(i)
+                for i in e.idxs))
+        if isinstance(e, S.Update):
+            return S.Update(a(e.arr), tuple(map(a, e.idxs)), a(e.value))
+        if isinstance(e, S.ArrayLit):
+            return S.ArrayLit(tuple(map(a, e.elems)), self.type(e.type))
+        if isinstance(e, S.Concat):
+            return S.Concat(tuple(map(a, e.arrs)), a(e.size))
+        if isinstance(e, S.Rotate):
+            return S.Rotate(a(e.amount), a(e.arr))
+        if isinstance(e, S.Reshape):
+            return S.Reshape(tuple(map(a, e.shape)), a(e.arr))
+        if isinstance(e, S.Scatter):
+            return S.Scatter(a(e.dest), a(e.idxs), a(e.vals))
+        if isinstance(e, S.Filter):  # `size` is renamed with the pattern (see body)
+            return S.Filter(a(e.width), self.lam(e.lam), tuple(map(a, e.arrs)), e.size)
+        if isinstance(e, S.Loop):
+            init = tuple(map(a, e.init))
+            sizes = tuple(self.bind(S.Var(n, I64)).name for n in e.size_params)
+            params = tuple(self.bind(p) for p in e.params)
+            if isinstance(e.form, S.ForLoop):
+                form = S.ForLoop(self.bind(e.form.i), a(e.form.bound))
+            else:
+                form = S.WhileLoop(self.body(e.form.cond))
+            return S.Loop(sizes, params, init, form, self.body(e.body))
         if isinstance(e, S.Iota):
             return S.Iota(a(e.n), e.elem)
         if isinstance(e, S.Replicate):

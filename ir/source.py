@@ -95,10 +95,95 @@ class If:
 
 
 @dataclass(frozen=True)
+class DimSlice:
+    """`start:end:stride` in one dimension of an index; its length is the variable `size` (an i64 bound
+    before the Index, so that the result type can name it)."""
+    start: Atom
+    end: Atom
+    stride: Atom
+    size: Atom
+
+
+@dataclass(frozen=True)
 class Index:
-    """`arr[i, j, ...]`: fewer indices than the rank give a slice of the remaining dimensions."""
+    """`arr[i, j:k, ...]`: each index is an atom (that dimension disappears) or a DimSlice (it stays, with
+    the slice's length); fewer indices than the rank keep the remaining dimensions whole."""
+    arr: Var
+    idxs: tuple  # tuple[Atom | DimSlice, ...], atoms of type i64
+
+
+@dataclass(frozen=True)
+class Update:
+    """`arr with [i, j] = v`: a copy of arr (in place when arr is not used afterwards) with one element
+    (or row, when fewer indices than the rank) replaced."""
     arr: Var
     idxs: tuple  # tuple[Atom, ...], each i64
+    value: Atom
+
+
+@dataclass(frozen=True)
+class ArrayLit:
+    """`[a, b, c]`: the elements are atoms of one type (scalars, or arrays of one shape)."""
+    elems: tuple
+    type: "Array"
+
+
+@dataclass(frozen=True)
+class Concat:
+    """`concat xs ys ...` along the outer dimension; `size` is the (precomputed) total length."""
+    arrs: tuple  # tuple[Var, ...]
+    size: Atom
+
+
+@dataclass(frozen=True)
+class Rotate:
+    """`rotate r xs`: element i of the result is xs[(i + r) mod n]."""
+    amount: Atom
+    arr: Var
+
+
+@dataclass(frozen=True)
+class Reshape:
+    """`flatten` and `unflatten`: the same elements in row-major order, with a new shape."""
+    shape: tuple  # tuple[Atom, ...], each i64
+    arr: Var
+
+
+@dataclass(frozen=True)
+class Scatter:
+    """`scatter dest is vs`: a copy of dest with dest[is[k]] = vs[k] for every in-bounds is[k] (out-of-bounds
+    writes are ignored, as in Futhark)."""
+    dest: Var
+    idxs: Var
+    vals: Var
+
+
+@dataclass(frozen=True)
+class ForLoop:
+    """`for i < bound`: i runs from 0 to bound - 1 (it has the type of bound)."""
+    i: Var
+    bound: Atom
+
+
+@dataclass(frozen=True)
+class WhileLoop:
+    """`while cond`: `cond` computes a bool from the loop parameters before each iteration."""
+    cond: "Body"
+
+
+@dataclass(frozen=True)
+class Loop:
+    """`loop params = init for/while ... do body`: body's results are the parameters' next values.
+
+    `size_params` are size names that the parameters' types mention and that may change from one
+    iteration to the next; they are bound from the parameters' shapes at the start of each iteration.
+    The loop's pattern binds first the final value of each size parameter (i64), then the parameters'
+    final values, whose types name those pattern variables."""
+    size_params: tuple  # tuple[str, ...]
+    params: tuple  # tuple[Var, ...]
+    init: tuple  # tuple[Atom, ...]
+    form: Union[ForLoop, WhileLoop]
+    body: "Body"
 
 
 @dataclass(frozen=True)
@@ -144,6 +229,16 @@ class Reduce:
 
 
 @dataclass(frozen=True)
+class Filter:
+    """`filter p xs` (on one or several arrays): the elements for which the predicate holds. The first
+    pattern element binds the count (an i64 named `size`), which the result arrays' types mention."""
+    width: Atom
+    lam: Lambda  # the predicate: params -> bool
+    arrs: tuple
+    size: str
+
+
+@dataclass(frozen=True)
 class Scan:
     width: Atom
     lam: Lambda
@@ -171,10 +266,10 @@ class Scanomap:
     arrs: tuple
 
 
-Exp = Union[AtomExp, BinOp, UnOp, PrimCall, Apply, If, Index, Iota, Replicate, Rearrange,
-            Map, Reduce, Scan, Redomap, Scanomap]
+Exp = Union[AtomExp, BinOp, UnOp, PrimCall, Apply, If, Index, Update, ArrayLit, Concat, Rotate, Reshape,
+            Scatter, Loop, Iota, Replicate, Rearrange, Map, Reduce, Scan, Redomap, Scanomap, Filter]
 
-SOACS = (Map, Reduce, Scan, Redomap, Scanomap)
+SOACS = (Map, Reduce, Scan, Redomap, Scanomap, Filter)
 
 
 @dataclass(frozen=True)
@@ -228,7 +323,23 @@ def exp_types(e: Exp) -> tuple:
         return e.types
     if isinstance(e, Index):
         t = e.arr.type
-        return (array_of(t.elem, t.shape[len(e.idxs):]),)
+        kept = tuple(dim_of(i.size) for i in e.idxs if isinstance(i, DimSlice))
+        return (array_of(t.elem, kept + t.shape[len(e.idxs):]),)
+    if isinstance(e, (Update, Rotate, Scatter)):
+        return ((e.dest if isinstance(e, Scatter) else e.arr).type,)
+    if isinstance(e, ArrayLit):
+        return (e.type,)
+    if isinstance(e, Concat):
+        t = e.arrs[0].type
+        return (Array(t.elem, (dim_of(e.size),) + t.shape[1:]),)
+    if isinstance(e, Reshape):
+        return (Array(e.arr.type.elem, tuple(dim_of(a) for a in e.shape)),)
+    if isinstance(e, Filter):
+        from ir.types import I64
+        return (I64,) + tuple(array_of(a.type.row(), (e.size,)) for a in e.arrs)
+    if isinstance(e, Loop):
+        from ir.types import I64
+        return (I64,) * len(e.size_params) + tuple(p.type for p in e.params)
     if isinstance(e, Iota):
         return (Array(e.elem, (dim_of(e.n),)),)
     if isinstance(e, Replicate):

@@ -78,9 +78,13 @@ def walk_exps(body: Body):
 
 def sub_bodies(e) -> tuple:
     """The bodies directly nested in an expression (lambda bodies included)."""
-    from ir.source import If, Map, Redomap, Reduce, Scan, Scanomap
+    from ir.source import Filter, If, Loop, Map, Redomap, Reduce, Scan, Scanomap, WhileLoop
     if isinstance(e, (If, Guard)):
         return (e.then, e.else_)
+    if isinstance(e, Loop):
+        return ((e.form.cond,) if isinstance(e.form, WhileLoop) else ()) + (e.body,)
+    if isinstance(e, Filter):
+        return (e.lam.body,)
     if isinstance(e, SegMap):
         return (e.body,)
     if isinstance(e, SegRed):
