@@ -1,11 +1,13 @@
 """The host program: Python that runs the target IR's host-level code (sizes, guards, control flow) and
 launches the kernels, assembled with the runtime into one executable file (DESIGN §6)."""
 
+import dataclasses
 import pathlib
 
 from codegen import opencl
 from codegen.opencl import not_supported
 from flatten.thresholds import thresholds
+from ir.errors import CompileError
 from ir import source as S
 from ir import target as T
 from ir.types import Array, unsized_name
@@ -24,6 +26,7 @@ class HostWriter:
         self.lines = []
         self.kernels = []  # opencl.Kernel
         self.indent = 1
+        self.device_scalars = set()  # scalars a kernel left in device memory: read back only where used
 
     def emit(self, line: str):
         self.lines.append("    " * self.indent + line)
@@ -39,6 +42,8 @@ class HostWriter:
                 return f"np.bool_({bool(a.value)})"
             value = f"float({str(a.value)!r})" if a.type.is_float else repr(a.value)  # inf and nan too
             return f"{NP_TYPES[a.type.name]}({value})"
+        if a.name in self.device_scalars:
+            return f"to_host(ctx, {a.name})"
         return a.name
 
     def dim(self, d) -> str:
@@ -93,7 +98,28 @@ class HostWriter:
             self.emit(f"{names} = ctx.to_device(np.broadcast_to(to_host(ctx, {self.atom(e.x)}), "
                       f"{self.shape(t)}).astype({NP_STORAGE[t.elem.name]}))")
         elif isinstance(e, S.Index):
-            self.emit(f"{names} = index(ctx, {e.arr.name}, ({''.join(self.atom(i) + ', ' for i in e.idxs)}))")
+            idxs = "".join((f"({self.atom(i.start)}, {self.atom(i.end)}, {self.atom(i.stride)}, {self.atom(i.size)})"
+                            if isinstance(i, S.DimSlice) else self.atom(i)) + ", " for i in e.idxs)
+            self.emit(f"{names} = index(ctx, {e.arr.name}, ({idxs}), {where(stm)})")
+        elif isinstance(e, S.Update):
+            idxs = "".join(self.atom(i) + ", " for i in e.idxs)
+            self.emit(f"{names} = update(ctx, {e.arr.name}, ({idxs}), {self.atom(e.value)}, {where(stm)})")
+        elif isinstance(e, S.ArrayLit):
+            t = pat[0].type
+            self.emit(f"{names} = array_literal(ctx, [{', '.join(self.atom(a) for a in e.elems)}], "
+                      f"{NP_STORAGE[t.elem.name]}, {where(stm)})")
+        elif isinstance(e, S.Concat):
+            self.emit(f"{names} = concat(ctx, [{', '.join(a.name for a in e.arrs)}], {self.atom(e.size)}, "
+                      f"{where(stm)})")
+        elif isinstance(e, S.Rotate):
+            self.emit(f"{names} = rotate(ctx, {self.atom(e.amount)}, {e.arr.name})")
+        elif isinstance(e, S.Reshape):
+            shape = "".join(self.atom(a) + ", " for a in e.shape)
+            self.emit(f"{names} = reshape(ctx, ({shape}), {e.arr.name}, {where(stm)})")
+        elif isinstance(e, S.Scatter):
+            self.emit(f"{names} = scatter(ctx, {e.dest.name}, {e.idxs.name}, {e.vals.name})")
+        elif isinstance(e, S.Loop):
+            self.loop(e, pat)
         elif isinstance(e, S.If):
             self.emit(f"if {self.atom(e.cond)}:")
             self.branch(e.then, pat)
@@ -112,8 +138,41 @@ class HostWriter:
             self.segmap(e, pat, stm.loc)
         elif isinstance(e, T.SegRed):
             self.segred(e, pat, stm.loc)
+        elif isinstance(e, T.SegScan):
+            self.segscan(e, pat, stm.loc)
         else:
             raise not_supported(f"{opencl.source_name(e)} at the top level of an entry point", stm.loc)
+
+    def loop(self, e: S.Loop, pat):
+        params = [p.name for p in e.params]
+        self.emit(f"{', '.join(params)}, = {', '.join(self.atom(a) for a in e.init)},")
+        if isinstance(e.form, S.ForLoop):
+            i = e.form.i
+            self.emit(f"for {i.name} in range(int({self.atom(e.form.bound)})):")
+            self.indent += 1
+            self.emit(f"{i.name} = {NP_TYPES[i.type.name]}({i.name})")
+            self.loop_sizes(e)
+        else:
+            self.emit("while True:")
+            self.indent += 1
+            self.loop_sizes(e)
+            self.body(e.form.cond)
+            self.emit(f"if not {self.atom(e.form.cond.result[0])}:")
+            self.emit("    break")
+        self.body(e.body)
+        self.emit(f"{', '.join(params)}, = {', '.join(self.atom(a) for a in e.body.result)},")
+        self.indent -= 1
+        self.loop_sizes(e)
+        final = [f"np.int64({n})" for n in e.size_params] + params
+        self.emit(f"{', '.join(p.name for p in pat)}, = {', '.join(final)},")
+
+    def loop_sizes(self, e: S.Loop):
+        """Binds the loop's size parameters from the current parameters' shapes."""
+        for n in e.size_params:
+            for p in e.params:
+                if isinstance(p.type, Array) and n in p.type.shape:
+                    self.emit(f"{n} = np.int64({p.name}.shape[{p.type.shape.index(n)}])")
+                    break
 
     def branch(self, body: S.Body, pat):
         self.indent += 1
@@ -138,6 +197,7 @@ class HostWriter:
     # ---- segops ----
 
     def alloc_outputs(self, pat, types) -> list:
+        self.device_scalars |= {p.name for p, t in zip(pat, types) if not isinstance(t, Array)}
         for p, t in zip(pat, types):
             self.emit(f"{p.name} = ctx.empty({self.shape(t)}, {NP_STORAGE[opencl_elem(t)]})")
         return [p.name for p in pat]
@@ -169,7 +229,7 @@ class HostWriter:
         self.kernels.append(k)
         outs = self.alloc_outputs(pat, e.types)
         total = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx)
-        level0 = [s.exp for s in e.body.stms if isinstance(s.exp, T.SEGOPS)]
+        level0 = [s.exp for s in e.body.stms if isinstance(s.exp, T.SEGOPS)]  # the intra-group version
         if level0:  # a workgroup per point, as wide as the widest level-0 segop
             widths = ", ".join(" * ".join(f"int({self.atom(b.width)})" for b in op.ctx) for op in level0)
             self.emit(f"group_size = min(max({widths}, 1), ctx.max_group_size)")
@@ -178,6 +238,15 @@ class HostWriter:
             self.emit("group_size = ctx.group_size")
             self.emit(f"ctx.launch({name!r}, ceil_div({total}, group_size) * group_size, group_size, "
                       f"{self.args(k, outs)})")
+
+    def segscan(self, e: T.SegScan, pat, loc):
+        name = self.kernel_name("segscan")
+        k = opencl.segscan_kernel(name, e, loc)
+        self.kernels.append(k)
+        outs = self.alloc_outputs(pat, e.types)
+        segs = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx[:-1]) or "1"
+        self.emit("group_size = ctx.group_size")
+        self.emit(f"ctx.launch({name!r}, {segs} * group_size, group_size, {self.args(k, outs)})")
 
     def segred(self, e: T.SegRed, pat, loc):
         name = self.kernel_name("segred")
@@ -204,6 +273,11 @@ class HostWriter:
         self.indent -= 1
 
 
+def where(stm: S.Stm) -> str:
+    """The source position a run-time error reports, as a Python string literal."""
+    return repr(str(stm.loc) if stm.loc else "")
+
+
 def opencl_elem(t) -> str:
     return t.elem.name if isinstance(t, Array) else t.name
 
@@ -213,60 +287,64 @@ def ctype_size(ctype: str) -> int:
             "float": 4, "double": 8}[ctype]
 
 
-HOST_HELPERS = '''
-def check_size(expected, actual, name, array):
-    if int(expected) != int(actual):
-        raise ProgramError(f"size mismatch: {array} has size {int(actual)} where {name} = {int(expected)}")
-
-
-def to_host(ctx, x):
-    return ctx.from_device(x) if isinstance(x, DeviceArray) else x
-
-
-def index(ctx, arr, idxs):
-    for k, (i, d) in enumerate(zip(idxs, arr.shape)):
-        if not 0 <= int(i) < d:
-            shown = ", ".join(str(int(j)) for j in idxs)
-            raise ProgramError(f"Index [{shown}] out of bounds for array of shape "
-                               + "".join(f"[{n}]" for n in arr.shape) + ".")
-    offset = arr.offset + sum(int(i) * s for i, s in zip(idxs, arr.strides))
-    view = DeviceArray(arr.buf, arr.shape[len(idxs):], arr.dtype, arr.strides[len(idxs):], offset)
-    if view.shape:
-        return view
-    host = np.empty(1, arr.dtype)
-    cl.enqueue_copy(ctx.queue, host, arr.buf, src_offset=offset * arr.dtype.itemsize)
-    return host[0]
-
-
-def prim_call(fn, result_type, *args):
-    module, name = fn.split(".", 1)
-    if name in DTYPES:
-        return result_type(args[0] != 0) if module == "bool" else result_type(args[0])
-    f = {"sqrt": np.sqrt, "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tan": np.tan,
-         "abs": np.abs, "floor": np.floor, "ceil": np.ceil, "min": min, "max": max,
-         "atan2": np.arctan2, "pow": np.power}[name]
-    return result_type(f(*args))
-
-
-def groups_per_segment(ctx, segments, width):
-    """Several workgroups share a segment only when there are too few segments to fill the device."""
-    if segments == 0 or segments >= ctx.num_groups:
-        return 1
-    return max(1, min(ceil_div(ctx.num_groups, segments), ceil_div(width, ctx.group_size)))
-'''
-
-
 def runtime_source() -> str:
     """ir/values.py and codegen/runtime.py, as embedded in every compiled program."""
     root = pathlib.Path(__file__).resolve().parent.parent
     values = (root / "ir" / "values.py").read_text()
     runtime = (root / "codegen" / "runtime.py").read_text()
     runtime = "\n".join(line for line in runtime.splitlines() if not line.rstrip().endswith("# embed: drop"))
-    return values + "\n\n" + runtime + "\n" + HOST_HELPERS
+    return values + "\n\n" + runtime + "\n"
+
+
+def prune_unsupported(target: S.Program) -> S.Program:
+    """Drops the code versions that the backend cannot generate yet, keeping the guards' other branch;
+    a program none of whose versions can be generated keeps the error of its last version."""
+    return S.Program(tuple(dataclasses.replace(f, body=_prune_body(f.body)) for f in target.funs), target.file)
+
+
+def _prune_body(body: S.Body) -> S.Body:
+    stms = []
+    for stm in body.stms:
+        e = stm.exp
+        if isinstance(e, T.Guard):
+            then, else_ = _prune_body(e.then), _prune_body(e.else_)
+            then_error, else_error = _unsupported(then), _unsupported(else_)
+            if then_error is None and else_error is None:
+                stms.append(S.Stm(stm.pat, dataclasses.replace(e, then=then, else_=else_), stm.loc))
+                continue
+            if then_error is not None and else_error is not None:
+                raise else_error
+            kept = else_ if then_error is not None else then
+            stms.extend(kept.stms)
+            stms.extend(S.Stm((p,), S.AtomExp(r), stm.loc) for p, r in zip(stm.pat, kept.result))
+        elif isinstance(e, (S.If, S.Loop)):
+            stms.append(S.Stm(stm.pat, _map_bodies(e, _prune_body), stm.loc))
+        else:
+            stms.append(stm)
+    return S.Body(tuple(stms), body.result)
+
+
+def _map_bodies(e, f):
+    if isinstance(e, S.If):
+        return dataclasses.replace(e, then=f(e.then), else_=f(e.else_))
+    form = S.WhileLoop(f(e.form.cond)) if isinstance(e.form, S.WhileLoop) else e.form
+    return dataclasses.replace(e, form=form, body=f(e.body))
+
+
+def _unsupported(body: S.Body):
+    """The `not supported yet` error that generating this body raises, or None."""
+    try:
+        HostWriter().body(body)
+    except CompileError as e:
+        if e.message.startswith("not supported yet"):
+            return e
+        raise
+    return None
 
 
 def generate_program(target: S.Program, source_name: str, tuned=None, provenance=None) -> str:
     """The compiled program's whole text."""
+    target = prune_unsupported(target)
     w = HostWriter()
     entries = []
     for f in target.funs:

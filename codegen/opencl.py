@@ -216,12 +216,7 @@ class KernelWriter:
             self.env[pat[0].name] = value if isinstance(value, View) else \
                 self.declare(CTYPES[pat[0].type.name], value, pat[0].name)
         elif isinstance(e, S.Index):
-            arr = self.env[e.arr.name]
-            idxs = [self.atom(i) for i in e.idxs]
-            if len(idxs) == len(arr.dims):
-                self.env[pat[0].name] = self.declare(arr.ctype, arr.elem(idxs), pat[0].name)
-            else:
-                self.env[pat[0].name] = arr.slice(idxs)
+            self.index(e, pat[0])
         elif isinstance(e, S.Rearrange):
             arr = self.env[e.arr.name]
             order = tuple(e.perm) + tuple(range(len(e.perm), len(arr.dims)))
@@ -229,6 +224,8 @@ class KernelWriter:
                                          tuple(arr.strides[i] for i in order))
         elif isinstance(e, S.If):
             return self.if_(e, pat, dests, group, stm.loc)
+        elif isinstance(e, S.Loop):
+            self.loop(e, pat, stm.loc)
         elif isinstance(e, S.Map):
             self.seq_map(e, pat, dests, stm.loc)
             self.bind_dests(pat, dests)
@@ -243,9 +240,66 @@ class KernelWriter:
         elif isinstance(e, T.SegRed) and e.level == 0:
             for p, v in zip(pat, self.segred0(e)):
                 self.env[p.name] = v
+        elif isinstance(e, S.Scanomap):
+            self.need_dests(pat, dests, "a scan", stm.loc)
+            self.seq_scanomap(e, dests, stm.loc)
+            self.bind_dests(pat, dests)
+            return True
+        elif isinstance(e, T.SegScan) and e.level == 0:
+            self.need_dests(pat, dests, "a scan at workgroup level", stm.loc)
+            self.block_scan(e, "0", dests)
+            self.bind_dests(pat, dests)
+            return True
         else:
             raise not_supported(f"{source_name(e)} inside a kernel", stm.loc)
         return False
+
+    def index(self, e: S.Index, p: S.Var):
+        arr = self.env[e.arr.name]
+        if not any(isinstance(i, S.DimSlice) for i in e.idxs):
+            idxs = [self.atom(i) for i in e.idxs]
+            if len(idxs) == len(arr.dims):
+                self.env[p.name] = self.declare(arr.ctype, arr.elem(idxs), p.name)
+            else:
+                self.env[p.name] = arr.slice(idxs)
+            return
+        offset, dims, strides = arr.offset, [], []
+        for i, d, s in zip(e.idxs, arr.dims, arr.strides):
+            if isinstance(i, S.DimSlice):
+                offset = f"({offset} + ({self.atom(i.start)}) * ({s}))"
+                dims.append(self.atom(i.size))
+                strides.append(f"({s}) * ({self.atom(i.stride)})")
+            else:
+                offset = f"({offset} + ({self.atom(i)}) * ({s}))"
+        k = len(e.idxs)
+        self.env[p.name] = View(arr.mem, arr.ctype, offset, tuple(dims) + arr.dims[k:], tuple(strides) + arr.strides[k:])
+
+    def loop(self, e: S.Loop, pat, loc):
+        """A sequential loop with scalar loop-carried values."""
+        if e.size_params or any(isinstance(p.type, Array) for p in e.params):
+            raise not_supported("a loop with array-valued state inside a kernel", loc)
+        state = [self.declare(CTYPES[p.type.name], self.atom(a), p.name) for p, a in zip(e.params, e.init)]
+        for p, v in zip(e.params, state):
+            self.env[p.name] = v
+        if isinstance(e.form, S.ForLoop):
+            i = e.form.i
+            c = self.fresh(i.name)
+            self.emit(f"for ({CTYPES[i.type.name]} {c} = 0; {c} < {self.atom(e.form.bound)}; {c}++) {{")
+            self.indent += 1
+            self.env[i.name] = c
+        else:
+            self.emit("while (1) {")
+            self.indent += 1
+            (cond,) = self.body(e.form.cond)
+            self.emit(f"if (!{cond}) break;")
+        results = self.body(e.body)
+        fresh = [self.declare(CTYPES[p.type.name], r, "next") for p, r in zip(e.params, results)]
+        for v, r in zip(state, fresh):
+            self.emit(f"{v} = {r};")
+        self.indent -= 1
+        self.emit("}")
+        for p, v in zip(pat, state):
+            self.env[p.name] = v
 
     def if_(self, e: S.If, pat, dests, group, loc) -> bool:
         if any(isinstance(t, Array) for t in e.types):
@@ -320,6 +374,77 @@ class KernelWriter:
         self.indent -= 1
         self.emit("}")
         return accs
+
+    def seq_scanomap(self, e: S.Scanomap, dests, loc):
+        accs = [self.declare(CTYPES[a.type.name], self.atom(a), "acc") for a in e.neutral]
+        i = self.fresh("i")
+        self.emit(f"for (long {i} = 0; {i} < {self.atom(e.width)}; {i}++) {{")
+        self.indent += 1
+        self.bind_elems(e.map_lam.params, e.arrs, i)
+        values = self.body(e.map_lam.body)
+        for acc, r, d in zip(accs, self.apply_red(e.scan, accs, values, loc), dests):
+            self.emit(f"{acc} = {r};")
+            self.emit(f"{d.elem([i])} = {acc};")
+        self.indent -= 1
+        self.emit("}")
+
+    def block_scan(self, e, segment: str, dests):
+        """The workgroup scans the innermost binding of e's context in blocks of its size, carrying the
+        running total from block to block (order preserved, so any associative operator works). `dests`
+        are the views of this segment's results."""
+        ctypes = neutral_ctypes(e)
+        bufs = [self.local_param(c, "group_size") for c in ctypes]
+        lid = self.declare("long", "get_local_id(0)", "lid")
+        lsize = self.declare("long", "get_local_size(0)", "lsize")
+        width = self.atom(e.ctx[-1].width)
+        carry = [self.declare(c, self.atom(a), "carry") for c, a in zip(ctypes, e.neutral)]
+        block = self.fresh("block")
+        self.emit(f"for (long {block} = 0; {block} < {width}; {block} += {lsize}) {{")
+        self.indent += 1
+        k = self.declare("long", f"{block} + {lid}", "k")
+        xs = [self.declare(c, self.atom(a), "x") for c, a in zip(ctypes, e.neutral)]
+        self.emit(f"if ({k} < {width}) {{")
+        self.indent += 1
+        inner = e.ctx[-1]
+        self.bind_elems(inner.params, inner.arrs, k)
+        for x, v in zip(xs, self.body(e.body)):
+            self.emit(f"{x} = {v};")
+        self.indent -= 1
+        self.emit("}")
+        for b, x in zip(bufs, xs):
+            self.emit(f"{b}[{lid}] = {x};")
+        self.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+        s = self.fresh("s")
+        self.emit(f"for (long {s} = 1; {s} < {lsize}; {s} <<= 1) {{")
+        self.indent += 1
+        ys = [self.declare(c, f"{b}[{lid}]", "y") for c, b in zip(ctypes, bufs)]
+        self.emit(f"if ({lid} >= {s}) {{")
+        self.indent += 1
+        before = [self.declare(c, f"{b}[{lid} - {s}]", "w") for c, b in zip(ctypes, bufs)]
+        for y, r in zip(ys, self.apply_red(e.scan, before, ys, None)):
+            self.emit(f"{y} = {r};")
+        self.indent -= 1
+        self.emit("}")
+        self.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+        for b, y in zip(bufs, ys):
+            self.emit(f"{b}[{lid}] = {y};")
+        self.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+        self.indent -= 1
+        self.emit("}")
+        mine = [self.declare(c, f"{b}[{lid}]", "mine") for c, b in zip(ctypes, bufs)]
+        total = [self.declare(c, f"{b}[{lsize} - 1]", "total") for c, b in zip(ctypes, bufs)]
+        out = self.apply_red(e.scan, carry, mine, None)
+        self.emit(f"if ({k} < {width}) {{")
+        self.indent += 1
+        for d, r in zip(dests, out):
+            self.emit(f"{d.elem([k])} = {r};")
+        self.indent -= 1
+        self.emit("}")
+        for c, r in zip(carry, self.apply_red(e.scan, carry, total, None)):
+            self.emit(f"{c} = {r};")
+        self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+        self.indent -= 1
+        self.emit("}")
 
     def copy(self, src, dst: View, group: bool):
         """Copies an array value (a view) into a destination view, element by element."""
@@ -525,6 +650,21 @@ def segmap_kernel(name: str, op: T.SegMap, loc) -> Kernel:
     for r, d in zip(results, dests):
         if not d.dims:
             w.emit(f"{'if (get_local_id(0) == 0) ' if intra else ''}{d.mem}[{d.offset}] = {r};")
+    return w.k
+
+
+def segscan_kernel(name: str, op: T.SegScan, loc) -> Kernel:
+    """A level-1 segscan: a workgroup per segment scans it block by block."""
+    w = KernelWriter(name)
+    kernel_inputs(w, op)
+    outs = [w.output_param(i, t) for i, t in enumerate(op.types)]
+    seg = w.declare("long", "get_group_id(0)", "seg")
+    n_seg = len(op.ctx) - 1
+    if n_seg:
+        w.bind_ctx(op.ctx[:-1], seg)
+    rows = [View(o.mem, o.ctype, f"({o.offset} + {seg} * {o.strides[n_seg - 1]})" if n_seg else o.offset,
+                 o.dims[n_seg:], o.strides[n_seg:]) for o in outs]
+    w.block_scan(op, seg, rows)
     return w.k
 
 

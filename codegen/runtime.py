@@ -183,6 +183,140 @@ def wrap(t, v):
     return t((int(v) - int(info.min)) % span + int(info.min))
 
 
+# ---- host-level operations of the generated code ----
+# Those that move data through the host (concat, rotate, scatter, array literals of arrays) are correct
+# but slow; they are meant for small host-level glue, not for the parallel work.
+
+def check_size(expected, actual, name, array):
+    if int(expected) != int(actual):
+        raise ProgramError(f"size mismatch: {array} has size {int(actual)} where {name} = {int(expected)}")
+
+
+def to_host(ctx, x):
+    return ctx.from_device(x) if isinstance(x, DeviceArray) else x
+
+
+def fail(where, message):
+    raise ProgramError(f"{where}: {message}" if where else message)
+
+
+def shape_text(shape):
+    return "".join(f"[{int(n)}]" for n in shape)
+
+
+def index(ctx, arr, idxs, where=""):
+    """arr[idxs]: each index an integer, or a slice (start, end, stride, size). Slices are views."""
+    offset, shape, strides = arr.offset, [], []
+    for k, i in enumerate(idxs):
+        d, s = arr.shape[k], arr.strides[k]
+        if isinstance(i, tuple):
+            start, end, stride, size = (int(v) for v in i)
+            ok = stride != 0 and size >= 0 and (size == 0 or (0 <= start < d and 0 <= start + (size - 1) * stride < d))
+            if not ok or size != max(0, -(-(end - start) // stride)):
+                fail(where, f"Index [{start}:{end}:{stride}] out of bounds for array of shape {shape_text(arr.shape)}.")
+            offset += start * s if size else 0
+            shape.append(size)
+            strides.append(s * stride)
+        else:
+            if not 0 <= int(i) < d:
+                shown = ", ".join(str(int(j)) if not isinstance(j, tuple) else f"{j[0]}:{j[1]}" for j in idxs)
+                fail(where, f"Index [{shown}] out of bounds for array of shape {shape_text(arr.shape)}.")
+            offset += int(i) * s
+    shape += arr.shape[len(idxs):]
+    strides += arr.strides[len(idxs):]
+    if shape:
+        return DeviceArray(arr.buf, shape, arr.dtype, strides, offset)
+    host = np.empty(1, arr.dtype)
+    cl.enqueue_copy(ctx.queue, host, arr.buf, src_offset=offset * arr.dtype.itemsize)
+    return host[0]
+
+
+def manifest(ctx, arr):
+    """A fresh row-major copy of an array (a view may share its buffer or be strided)."""
+    out = ctx.empty(arr.shape, arr.dtype)
+    n = int(np.prod(arr.shape, dtype=np.int64))
+    if n == 0:
+        return out
+    if arr.strides == row_major_strides(arr.shape):
+        cl.enqueue_copy(ctx.queue, out.buf, arr.buf, byte_count=n * arr.dtype.itemsize,
+                        src_offset=arr.offset * arr.dtype.itemsize, dst_offset=0)
+    else:
+        cl.enqueue_copy(ctx.queue, out.buf, np.ascontiguousarray(ctx.from_device(arr)))
+    return out
+
+
+def update(ctx, arr, idxs, value, where=""):
+    """arr with [idxs] = value, as a new array."""
+    for k, i in enumerate(idxs):
+        if not 0 <= int(i) < arr.shape[k]:
+            shown = ", ".join(str(int(j)) for j in idxs)
+            fail(where, f"Index [{shown}] out of bounds for array of shape {shape_text(arr.shape)}.")
+    out = manifest(ctx, arr)
+    row_shape = arr.shape[len(idxs):]
+    row = np.asarray(to_host(ctx, value), dtype=arr.dtype)
+    if row.shape != tuple(row_shape):
+        fail(where, f"cannot write a value of shape {shape_text(row.shape)} into a row of shape {shape_text(row_shape)}.")
+    offset = sum(int(i) * s for i, s in zip(idxs, out.strides))
+    if row.size:
+        cl.enqueue_copy(ctx.queue, out.buf, np.ascontiguousarray(row), dst_offset=offset * arr.dtype.itemsize)
+    return out
+
+
+def array_literal(ctx, elems, dtype, where=""):
+    rows = [np.asarray(to_host(ctx, e), dtype=dtype) for e in elems]
+    if any(r.shape != rows[0].shape for r in rows):
+        fail(where, "the elements of an array literal have different shapes: "
+             + ", ".join(shape_text(r.shape) for r in rows) + ".")
+    return ctx.to_device(np.stack(rows))
+
+
+def concat(ctx, arrs, size, where=""):
+    parts = [to_host(ctx, a) for a in arrs]
+    if any(p.shape[1:] != parts[0].shape[1:] for p in parts):
+        fail(where, "cannot concatenate arrays of shapes " + ", ".join(shape_text(p.shape) for p in parts) + ".")
+    out = np.concatenate(parts)
+    if len(out) != int(size):
+        fail(where, f"size mismatch: the concatenation has {len(out)} elements, not {int(size)}.")
+    return ctx.to_device(out)
+
+
+def rotate(ctx, amount, arr):
+    return ctx.to_device(np.roll(to_host(ctx, arr), -int(amount), axis=0)) if arr.shape[0] else arr
+
+
+def reshape(ctx, shape, arr, where=""):
+    shape = tuple(int(d) for d in shape)
+    if int(np.prod(shape, dtype=np.int64)) != int(np.prod(arr.shape, dtype=np.int64)):
+        fail(where, f"cannot reshape an array of shape {shape_text(arr.shape)} to {shape_text(shape)}.")
+    flat = arr if arr.strides == row_major_strides(arr.shape) else manifest(ctx, arr)
+    return DeviceArray(flat.buf, shape, flat.dtype, None, flat.offset)
+
+
+def scatter(ctx, dest, idxs, vals):
+    out = to_host(ctx, dest).copy()
+    where_ok = [(int(i), v) for i, v in zip(to_host(ctx, idxs), to_host(ctx, vals)) if 0 <= int(i) < len(out)]
+    for i, v in where_ok:
+        out[i] = v
+    return ctx.to_device(out)
+
+
+def prim_call(fn, result_type, *args):
+    module, name = fn.split(".", 1)
+    if name in DTYPES:
+        return result_type(args[0] != 0) if module == "bool" else result_type(args[0])
+    f = {"sqrt": np.sqrt, "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tan": np.tan,
+         "abs": np.abs, "floor": np.floor, "ceil": np.ceil, "min": min, "max": max,
+         "atan2": np.arctan2, "pow": np.power, "isnan": np.isnan, "isinf": np.isinf}[name]
+    return result_type(f(*args))
+
+
+def groups_per_segment(ctx, segments, width):
+    """Several workgroups share a segment only when there are too few segments to fill the device."""
+    if segments == 0 or segments >= ctx.num_groups:
+        return 1
+    return max(1, min(ceil_div(ctx.num_groups, segments), ceil_div(width, ctx.group_size)))
+
+
 # ---- the executable ----
 
 def read_tuning_file(path, params):
@@ -227,6 +361,7 @@ def parse_args(argv, entry_points):
 
 
 def main(entry_points, params, source, tuned_defaults, provenance, argv=None):
+    np.seterr(all="ignore")  # IEEE results (inf, nan) are values, as in Futhark, not warnings
     args = parse_args(sys.argv[1:] if argv is None else argv, entry_points)
     try:
         return _run(args, entry_points, params, source, tuned_defaults, provenance)
@@ -302,6 +437,7 @@ class LibraryProgram:
 
     def __init__(self, entry_points, params, source, tuned_defaults, **options):
         self._entry_points = entry_points
+        np.seterr(all="ignore")
         self.ctx = Context(source, params, tuned_defaults, **options)
 
     def __getattr__(self, name):

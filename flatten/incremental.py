@@ -10,6 +10,8 @@ Judgement `Σ ⊢_l e ⇒ e'` is `Flattener.nest(ctx, level, e)`: the result com
 shape [widths of Σ] ++ (type of e).
 """
 
+import dataclasses
+
 from ir import source as S
 from ir import target as T
 from ir.analysis import has_inner_soacs
@@ -35,10 +37,15 @@ class Flattener:
             e = stm.exp
             if isinstance(e, S.Map):
                 e = self.nest(entry, (), 1, e, nest_types(e))
-            elif isinstance(e, S.Redomap):
+            elif isinstance(e, (S.Redomap, S.Scanomap)):
                 e = self.nest(entry, (), 1, e, S.exp_types(e))
             elif isinstance(e, S.If):  # G0: host-level control flow, branches flattened on their own
                 e = S.If(e.cond, self.host_body(entry, e.then), self.host_body(entry, e.else_), e.types)
+            elif isinstance(e, S.Loop):  # G0: a host-level loop; its body's parallelism is flattened
+                form = e.form
+                if isinstance(form, S.WhileLoop):
+                    form = S.WhileLoop(self.host_body(entry, form.cond))
+                e = dataclasses.replace(e, form=form, body=self.host_body(entry, e.body))
             stms.append(S.Stm(stm.pat, e, stm.loc))
         return S.Body(tuple(stms), body.result)
 
@@ -47,11 +54,13 @@ class Flattener:
     def nest(self, entry: str, ctx: tuple, level: int, e, types: tuple):
         if isinstance(e, S.Map):
             return self.map_rule(entry, ctx, level, e, types)
-        if isinstance(e, S.Redomap) and not has_inner_soacs(e.map_lam.body) \
-                and not _uses_any(e.neutral, ctx):
+        if isinstance(e, S.Redomap) and not _uses_any(e.neutral, ctx):  # G9's e_top (e_rec: not yet)
             inner = T.Binding(e.width, e.map_lam.params, e.arrs)
             return T.SegRed(level, ctx + (inner,), e.red, e.neutral, e.map_lam.body, types,
                             e.commutative or is_commutative(e.red))
+        if isinstance(e, S.Scanomap) and not _uses_any(e.neutral, ctx):
+            inner = T.Binding(e.width, e.map_lam.params, e.arrs)
+            return T.SegScan(level, ctx + (inner,), e.scan, e.neutral, e.map_lam.body, types)
         return None
 
     def map_rule(self, entry: str, ctx: tuple, level: int, e: S.Map, types: tuple):
@@ -60,12 +69,16 @@ class Flattener:
         e_top = T.SegMap(level, inner_ctx, body, types)
         if level == 0 or not has_inner_soacs(body):  # G1, G2
             return e_top
-        # G3: e_top, e_middle (the body at workgroup level) and e_flat (keep flattening the body)
-        t_top = self.threshold(entry, "outer")
+        # G3: e_top, e_middle (the body at workgroup level) and e_flat (keep flattening the body); a
+        # version that would equal e_top is left out, and so is its threshold
         intra_body = self.intra_body(body)
         intra_pars = [T.par_of_ctx(op.ctx) for op in _level0_segops(intra_body)]
+        flattens = self.nest_rule_applies(inner_ctx, body)
+        if not intra_pars and not flattens:
+            return e_top
+        t_top = self.threshold(entry, "outer")
         t_intra = self.threshold(entry, "intra") if intra_pars else None
-        e_flat = self.body_rule(entry, inner_ctx, level, body, types)
+        e_flat = self.body_rule(entry, inner_ctx, level, body, types) if flattens else e_top
         if t_intra is not None:
             par_stms, par = self.max_par(intra_pars)
             e_middle = T.SegMap(level, inner_ctx, intra_body, types)
@@ -76,12 +89,17 @@ class Flattener:
             rest = self.single(e_flat, types)
         return T.Guard(t_top, "outer", T.par_of_ctx(inner_ctx), self.single(e_top, types), rest, types)
 
+    def nest_rule_applies(self, ctx: tuple, body: S.Body) -> bool:
+        """Whether `nest` has a rule for this map body (a perfect nest of a map or a flat redomap)."""
+        if len(body.stms) != 1 or body.stms[0].pat != body.result:
+            return False
+        e = body.stms[0].exp
+        return isinstance(e, S.Map) or (isinstance(e, (S.Redomap, S.Scanomap)) and not _uses_any(e.neutral, ctx))
+
     def body_rule(self, entry: str, ctx: tuple, level: int, body: S.Body, types: tuple):
         """Flattening of a map body in context ctx; the nest is manifested sequentially where no rule applies."""
-        if len(body.stms) == 1 and body.stms[0].pat == body.result:
-            found = self.nest(entry, ctx, level, body.stms[0].exp, types)
-            if found is not None:
-                return found
+        if self.nest_rule_applies(ctx, body):
+            return self.nest(entry, ctx, level, body.stms[0].exp, types)
         return T.SegMap(level, ctx, body, types)
 
     # ---- • ⊢_0 e: the body of an intra-group version ----
@@ -92,9 +110,12 @@ class Flattener:
             e = stm.exp
             if isinstance(e, S.Map):
                 e = T.SegMap(0, (T.Binding(e.width, e.lam.params, e.arrs),), e.lam.body, S.exp_types(e))
-            elif isinstance(e, S.Redomap) and not _uses_any(e.neutral, ()):
+            elif isinstance(e, S.Redomap):
                 e = T.SegRed(0, (T.Binding(e.width, e.map_lam.params, e.arrs),), e.red, e.neutral,
                              e.map_lam.body, S.exp_types(e), e.commutative or is_commutative(e.red))
+            elif isinstance(e, S.Scanomap):
+                e = T.SegScan(0, (T.Binding(e.width, e.map_lam.params, e.arrs),), e.scan, e.neutral,
+                              e.map_lam.body, S.exp_types(e))
             stms.append(S.Stm(stm.pat, e, stm.loc))
         return S.Body(tuple(stms), body.result)
 

@@ -47,7 +47,7 @@ def exp_atoms(e) -> tuple:
         return (e.width,) + tuple(e.neutral) + tuple(e.arrs)
     if isinstance(e, T.SegMap):
         return ctx_atoms(e.ctx)
-    if isinstance(e, T.SegRed):
+    if isinstance(e, (T.SegRed, T.SegScan)):
         return ctx_atoms(e.ctx) + tuple(e.neutral)
     if isinstance(e, T.Guard):
         return tuple(e.par)
@@ -82,6 +82,8 @@ def exp_lambdas(e) -> tuple:
         return (e.map_lam, e.scan)
     if isinstance(e, T.SegRed):
         return (e.red,)
+    if isinstance(e, T.SegScan):
+        return (e.scan,)
     return ()
 
 
@@ -89,7 +91,7 @@ def exp_bodies(e) -> tuple:
     """Nested bodies that are not lambdas, with the variables they bind."""
     if isinstance(e, (S.If, T.Guard)):
         return ((e.then, ()), (e.else_, ()))
-    if isinstance(e, (T.SegMap, T.SegRed)):
+    if isinstance(e, T.SEGOPS):
         return ((e.body, tuple(p for b in e.ctx for p in b.params)),)
     if isinstance(e, S.Loop):
         bound = loop_bound_vars(e)
@@ -131,7 +133,7 @@ def free_in_exp(e) -> dict:
         for n, v in inner.items():
             if n not in bound:
                 free.setdefault(n, v)
-    if isinstance(e, (T.SegMap, T.SegRed)):
+    if isinstance(e, T.SEGOPS):
         # arrays of an inner binding may be params of an outer binding
         bound = set()
         for b in e.ctx:

@@ -92,6 +92,8 @@ def exp(e, ind: int) -> str:
         return f"segmap{e.level} <{ctx(e.ctx)}>\n{body(e.body, ind + 1)}"
     if isinstance(e, T.SegRed):
         return f"segred{e.level} <{ctx(e.ctx)}> {lam(e.red, ind)} ({atoms(e.neutral)})\n{body(e.body, ind + 1)}"
+    if isinstance(e, T.SegScan):
+        return f"segscan{e.level} <{ctx(e.ctx)}> {lam(e.scan, ind)} ({atoms(e.neutral)})\n{body(e.body, ind + 1)}"
     if isinstance(e, T.Guard):
         par = " * ".join(atom(a) for a in e.par)
         return (f"if {e.threshold} <= {par}{' (and fits a workgroup)' if e.kind == 'intra' else ''}\n"

@@ -164,6 +164,10 @@ class Renamer:
             ctx = self.ctx(e.ctx)
             return T.SegRed(e.level, ctx, self.lam(e.red), tuple(map(a, e.neutral)), self.body(e.body),
                             ts(e.types), e.commutative)
+        if isinstance(e, T.SegScan):
+            ctx = self.ctx(e.ctx)
+            return T.SegScan(e.level, ctx, self.lam(e.scan), tuple(map(a, e.neutral)), self.body(e.body),
+                             ts(e.types))
         if isinstance(e, T.Guard):
             return T.Guard(e.threshold, e.kind, tuple(map(a, e.par)), self.body(e.then), self.body(e.else_),
                            ts(e.types))

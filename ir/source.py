@@ -7,7 +7,7 @@ constants). Sizes are i64 variables; array types mention them symbolically.
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
-from ir.types import Scalar, Type
+from ir.types import Array, Scalar, Type
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ class Update:
 class ArrayLit:
     """`[a, b, c]`: the elements are atoms of one type (scalars, or arrays of one shape)."""
     elems: tuple
-    type: "Array"
+    type: Array
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,18 @@ class SegRed:
 
 
 @dataclass(frozen=True)
+class SegScan:
+    """`segscan_level Σ ⊕ neutral body`: an inclusive scan along the innermost binding of ctx, one per
+    segment (the outer bindings); `body` computes the values to scan."""
+    level: int
+    ctx: tuple
+    scan: Lambda
+    neutral: tuple
+    body: Body
+    types: tuple  # [widths of all bindings] ++ neutral types
+
+
+@dataclass(frozen=True)
 class Guard:
     """`if threshold <= par then then_ else else_`. True takes the less flattened version.
 
@@ -56,7 +68,7 @@ class Guard:
     types: tuple
 
 
-SEGOPS = (SegMap, SegRed)
+SEGOPS = (SegMap, SegRed, SegScan)
 
 
 def par_of_ctx(ctx: tuple) -> tuple:
@@ -89,6 +101,8 @@ def sub_bodies(e) -> tuple:
         return (e.body,)
     if isinstance(e, SegRed):
         return (e.body, e.red.body)
+    if isinstance(e, SegScan):
+        return (e.body, e.scan.body)
     if isinstance(e, (Map, Reduce, Scan)):
         return (e.lam.body,)
     if isinstance(e, Redomap):

@@ -51,6 +51,15 @@ PROGRAMS = {
     "comparison_to_bool": ("entry main [n] (xs: [n]f64): [n]bool = map (\\x -> x > 0.5) xs",
                            [[RNG.uniform(0, 1, 9)]]),
     "scalar_entry": ("entry main (x: i32) (y: i32): i32 = x * y - 7", [[np.int32(6), np.int32(7)]]),
+    "prefix_sum": ("entry main [n] (xs: [n]i32): [n]i32 = scan (+) 0 xs",
+                   [[i32(1000)], [i32(1)], [np.zeros(0, np.int32)]]),
+    "row_scans": ("entry main [n][m] (xss: [n][m]f32): [n][m]f32 = map (\\xs -> scan (+) 0 xs) xss",
+                  [[f32(3, 70)], [f32(1, 1)], [f32(0, 4)]]),
+    "ordered_scan": ("entry main [n][m] (xss: [n][m]i32): [n][m]i32 =\n"
+                     "  map (\\xs -> scan (\\a b -> if b == 0 then a else b) 0 xs) xss",
+                     [[i32(4, 50) * (i32(4, 50) > 0)]]),
+    "scan_of_squares": ("entry main [n] (xs: [n]i64): [n]i64 = scan (+) 0 (map (\\x -> x * x) xs)",
+                        [[np.arange(-40, 300, dtype=np.int64)]]),
     "u8_wrap": ("entry main [n] (xs: [n]u8): [n]u8 = map (\\x -> x * 3 + 200) xs",
                 [[np.arange(0, 256, 17, dtype=np.uint8)]]),
 }
