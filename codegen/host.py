@@ -10,7 +10,7 @@ from flatten.thresholds import thresholds
 from ir.errors import CompileError
 from ir import source as S
 from ir import target as T
-from ir.types import Array, unsized_name
+from ir.types import Array, Scalar, unsized_name
 
 NP_TYPES = {"i8": "np.int8", "i16": "np.int16", "i32": "np.int32", "i64": "np.int64", "u8": "np.uint8",
             "u16": "np.uint16", "u32": "np.uint32", "u64": "np.uint64", "f32": "np.float32",
@@ -120,6 +120,11 @@ class HostWriter:
             self.emit(f"{names} = scatter(ctx, {e.dest.name}, {e.idxs.name}, {e.vals.name})")
         elif isinstance(e, S.Loop):
             self.loop(e, pat)
+        elif isinstance(e, S.Filter):  # the predicate in a kernel, the compaction on the host
+            flags = S.Var(f"{pat[0].name}_flags", Array(Scalar("bool"), (S.dim_of(e.width),)))
+            self.segmap(T.SegMap(1, (T.Binding(e.width, e.lam.params, e.arrs),), e.lam.body, (flags.type,)),
+                        (flags,), stm.loc)
+            self.emit(f"{names}, = compact(ctx, {flags.name}, [{', '.join(a.name for a in e.arrs)}])")
         elif isinstance(e, S.If):
             self.emit(f"if {self.atom(e.cond)}:")
             self.branch(e.then, pat)

@@ -300,6 +300,12 @@ def scatter(ctx, dest, idxs, vals):
     return ctx.to_device(out)
 
 
+def compact(ctx, flags, arrs):
+    """The count and the elements of each array where flags hold (filter's second half)."""
+    keep = to_host(ctx, flags).astype(bool)
+    return [np.int64(keep.sum())] + [ctx.to_device(to_host(ctx, a)[keep]) for a in arrs]
+
+
 def prim_call(fn, result_type, *args):
     module, name = fn.split(".", 1)
     if name in DTYPES:
