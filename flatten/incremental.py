@@ -14,7 +14,7 @@ import dataclasses
 
 from ir import source as S
 from ir import target as T
-from ir.analysis import has_inner_soacs
+from ir.analysis import free_in_body, has_inner_soacs, type_size_names
 from ir.rename import NameSource, all_names
 from ir.types import I64, array_of
 
@@ -78,29 +78,108 @@ class Flattener:
             return e_top
         t_top = self.threshold(entry, "outer")
         t_intra = self.threshold(entry, "intra") if intra_pars else None
-        e_flat = self.body_rule(entry, inner_ctx, level, body, types) if flattens else e_top
+        e_flat = self.body_rule(entry, inner_ctx, level, body, types) if flattens else self.single(e_top, types)
         if t_intra is not None:
             par_stms, par = self.max_par(intra_pars)
             e_middle = T.SegMap(level, inner_ctx, intra_body, types)
-            e_flat = T.Guard(t_intra, "intra", par, self.single(e_middle, types),
-                             self.single(e_flat, types), types)
+            e_flat = T.Guard(t_intra, "intra", par, self.single(e_middle, types), e_flat, types)
             rest = self.single(e_flat, types, par_stms)
         else:
-            rest = self.single(e_flat, types)
+            rest = e_flat
         return T.Guard(t_top, "outer", T.par_of_ctx(inner_ctx), self.single(e_top, types), rest, types)
 
     def nest_rule_applies(self, ctx: tuple, body: S.Body) -> bool:
-        """Whether `nest` has a rule for this map body (a perfect nest of a map or a flat redomap)."""
-        if len(body.stms) != 1 or body.stms[0].pat != body.result:
-            return False
-        e = body.stms[0].exp
-        return isinstance(e, S.Map) or (isinstance(e, (S.Redomap, S.Scanomap)) and not _uses_any(e.neutral, ctx))
+        """Whether a rule flattens this map body further: a perfect nest of a map or of a flat redomap or
+        scanomap, or a body that G6 can distribute."""
+        if len(body.stms) == 1 and body.stms[0].pat == body.result:
+            return self.parallel_stm(ctx, body.stms[0], body)
+        return self.distributable(ctx, body)
 
-    def body_rule(self, entry: str, ctx: tuple, level: int, body: S.Body, types: tuple):
-        """Flattening of a map body in context ctx; the nest is manifested sequentially where no rule applies."""
-        if self.nest_rule_applies(ctx, body):
-            return self.nest(entry, ctx, level, body.stms[0].exp, types)
-        return T.SegMap(level, ctx, body, types)
+    def body_rule(self, entry: str, ctx: tuple, level: int, body: S.Body, types: tuple) -> S.Body:
+        """Σ ⊢ body at level: a target body computing the whole nest's results."""
+        if len(body.stms) == 1 and body.stms[0].pat == body.result and self.parallel_stm(ctx, body.stms[0], body):
+            return self.single(self.nest(entry, ctx, level, body.stms[0].exp, types), types)
+        return self.distribute(entry, ctx, level, body, types)
+
+    # ---- G6: distribution of a map nest over the statements of its body ----
+
+    def parallel_stm(self, ctx: tuple, stm: S.Stm, body: S.Body) -> bool:
+        """A statement that becomes a nest of its own: a map, or a redomap/scanomap whose neutral element
+        does not vary inside the nest."""
+        e = stm.exp
+        if isinstance(e, S.Map):
+            return True
+        if isinstance(e, (S.Redomap, S.Scanomap)):
+            return not (_names(e.neutral) & _bound_in(ctx, body))
+        return False
+
+    def groups(self, ctx: tuple, body: S.Body) -> list:
+        """The body's statements split into nests: each parallel statement alone, the runs between them
+        together (let-floating and tupling at their simplest)."""
+        groups, run = [], []
+        for stm in body.stms:
+            if self.parallel_stm(ctx, stm, body):
+                if run:
+                    groups.append(run)
+                    run = []
+                groups.append([stm])
+            else:
+                run.append(stm)
+        return groups + ([run] if run else [])
+
+    def distributable(self, ctx: tuple, body: S.Body) -> bool:
+        groups = self.groups(ctx, body)
+        if not any(self.parallel_stm(ctx, g[0], body) for g in groups) or len(groups) < 2:
+            return False
+        bound = _bound_in(ctx, body)
+        crossing = [p for g in groups for s in g for p in s.pat]
+        return all(not (type_size_names(p.type) & bound) for p in crossing)  # regular: array expansion works
+
+    def distribute(self, entry: str, ctx: tuple, level: int, body: S.Body, types: tuple) -> S.Body:
+        """Each group becomes a nest over the context; a value one group passes to a later one is expanded
+        into an array over the context, which the later nest binds again level by level."""
+        widths = tuple(S.dim_of(b.width) for b in ctx)
+        groups = self.groups(ctx, body)
+        expanded = {}  # variable of the body -> its array over the context, at the host level
+        stms = []
+        for k, group in enumerate(groups):
+            rest = S.Body(tuple(s for g in groups[k + 1:] for s in g), body.result)
+            later = set(free_in_body(rest))
+            ctx_k = self.extend_ctx(ctx, S.Body(tuple(group), ()), expanded)
+            if len(group) == 1 and self.parallel_stm(ctx, group[0], body):
+                outputs = group[0].pat
+                out_types = tuple(array_of(p.type, widths) for p in outputs)
+                e = self.nest(entry, ctx_k, level, group[0].exp, out_types)
+            else:
+                outputs = tuple(p for s in group for p in s.pat if p.name in later)
+                out_types = tuple(array_of(p.type, widths) for p in outputs)
+                e = T.SegMap(level, ctx_k, S.Body(tuple(group), outputs), out_types)
+            pat = tuple(S.Var(self.names.fresh(p.name), t) for p, t in zip(outputs, out_types))
+            expanded.update((p.name, v) for p, v in zip(outputs, pat))
+            stms.append(S.Stm(pat, e, group[0].loc))
+        if all(isinstance(a, S.Var) and a.name in expanded for a in body.result):
+            return S.Body(tuple(stms), tuple(expanded[a.name] for a in body.result))
+        # results that no group computes (parameters, free variables, constants): one more nest copies them
+        copy_body = S.Body((), body.result)
+        copy = T.SegMap(level, self.extend_ctx(ctx, copy_body, expanded), copy_body, types)
+        pat = tuple(S.Var(self.names.fresh("res"), t) for t in types)
+        return S.Body(tuple(stms) + (S.Stm(pat, copy),), pat)
+
+    def extend_ctx(self, ctx: tuple, body: S.Body, expanded: dict) -> tuple:
+        """The context, with each expanded variable that body uses bound again, level by level, to its
+        original name."""
+        params = [list(b.params) for b in ctx]
+        arrs = [list(b.arrs) for b in ctx]
+        for name in free_in_body(body):
+            if name not in expanded:
+                continue
+            src = expanded[name]
+            for j in range(len(ctx)):
+                p = S.Var(name if j == len(ctx) - 1 else self.names.fresh(name), src.type.row())
+                params[j].append(p)
+                arrs[j].append(src)
+                src = p
+        return tuple(T.Binding(b.width, tuple(ps), tuple(a)) for b, ps, a in zip(ctx, params, arrs))
 
     # ---- • ⊢_0 e: the body of an intra-group version ----
 
@@ -152,6 +231,15 @@ def nest_types(e: S.Map) -> tuple:
 
 def _level0_segops(body: S.Body) -> list:
     return [s.exp for s in body.stms if isinstance(s.exp, T.SEGOPS) and s.exp.level == 0]
+
+
+def _names(atoms) -> set:
+    return {a.name for a in atoms if isinstance(a, S.Var)}
+
+
+def _bound_in(ctx: tuple, body: S.Body) -> set:
+    """The variables bound inside a nest: the context's parameters and the body's statements' patterns."""
+    return {p.name for b in ctx for p in b.params} | {p.name for s in body.stms for p in s.pat}
 
 
 def _uses_any(atoms, ctx) -> bool:

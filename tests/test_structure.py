@@ -18,6 +18,10 @@ CASES = [
      {"SegMap1": 2, "SegRed0": 1, "SegRed1": 1}, 2),
     ("entry main [n][m] (xss: [n][m]i32): [n][m]i32 = map (\\xs -> map (*2) xs) xss",
      {"SegMap1": 3, "SegMap0": 1}, 2),
+    # G6: e_flat distributes the body into a segred, a segmap for the scalar code, and a segmap
+    ("entry main [n][m] (xss: [n][m]f32): [n][m]f32 =\n"
+     "  map (\\xs -> let s = reduce (+) 0 xs let t = s * 2 + 1 in map (\\x -> x / t) xs) xss",
+     {"SegMap1": 4, "SegRed0": 1, "SegMap0": 1, "SegRed1": 1}, 2),
     ((ROOT / "futhark_examples" / "matmul.fut").read_text(),
      {"SegMap1": 4, "SegMap0": 1, "SegRed0": 1, "SegRed1": 1}, 4),
 ]

@@ -60,6 +60,12 @@ PROGRAMS = {
                      [[i32(4, 50) * (i32(4, 50) > 0)]]),
     "scan_of_squares": ("entry main [n] (xs: [n]i64): [n]i64 = scan (+) 0 (map (\\x -> x * x) xs)",
                         [[np.arange(-40, 300, dtype=np.int64)]]),
+    "normalise_rows": ("entry main [n][m] (xss: [n][m]f32): [n][m]f32 =\n"
+                       "  map (\\xs -> let s = reduce (+) 0 xs let t = s * 2 + 1 in map (\\x -> x / t) xs) xss",
+                       [[f32(3, 40)], [f32(1, 1)], [f32(2, 0)]]),
+    "distributed_with_copy": ("entry main [n][m] (xss: [n][m]i32) (k: i32): ([n]i32, [n][m]i32) =\n"
+                              "  unzip (map (\\xs -> (reduce (+) k xs, xs)) xss)",
+                              [[i32(3, 5), np.int32(4)]]),
     "u8_wrap": ("entry main [n] (xs: [n]u8): [n]u8 = map (\\x -> x * 3 + 200) xs",
                 [[np.arange(0, 256, 17, dtype=np.uint8)]]),
 }
@@ -100,4 +106,4 @@ def test_every_version_agrees_with_the_interpreter(compiled, device, name):
             for g, e in zip(got, expected):
                 assert np.asarray(g).dtype == np.asarray(e).dtype, (params, args)
                 np.testing.assert_allclose(np.asarray(g, dtype=np.float64), np.asarray(e, dtype=np.float64),
-                                           rtol=1e-5, atol=1e-5, err_msg=f"{name} {params}")
+                                           rtol=1e-4, atol=1e-5, err_msg=f"{name} {params}")
