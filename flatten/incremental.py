@@ -14,9 +14,9 @@ import dataclasses
 
 from ir import source as S
 from ir import target as T
-from ir.analysis import free_in_body, has_inner_soacs, type_size_names
+from ir.analysis import free_in_body, free_in_exp, has_inner_soacs, type_size_names
 from ir.rename import NameSource, all_names
-from ir.types import I64, array_of
+from ir.types import I64, Array, array_of
 
 
 class Flattener:
@@ -91,15 +91,18 @@ class Flattener:
     def nest_rule_applies(self, ctx: tuple, body: S.Body) -> bool:
         """Whether a rule flattens this map body further: a perfect nest of a map or of a flat redomap or
         scanomap, or a body that G6 can distribute."""
-        if len(body.stms) == 1 and body.stms[0].pat == body.result:
+        if len(body.stms) == 1 and body.stms[0].pat == body.result and not isinstance(body.stms[0].exp, S.Loop):
             return self.parallel_stm(ctx, body.stms[0], body)
         return self.distributable(ctx, body)
 
     def body_rule(self, entry: str, ctx: tuple, level: int, body: S.Body, types: tuple) -> S.Body:
         """Σ ⊢ body at level: a target body computing the whole nest's results."""
-        if len(body.stms) == 1 and body.stms[0].pat == body.result and self.parallel_stm(ctx, body.stms[0], body):
+        if len(body.stms) == 1 and body.stms[0].pat == body.result and self.parallel_stm(ctx, body.stms[0], body) \
+                and not isinstance(body.stms[0].exp, S.Loop):
             return self.single(self.nest(entry, ctx, level, body.stms[0].exp, types), types)
-        return self.distribute(entry, ctx, level, body, types)
+        if self.distributable(ctx, body):
+            return self.distribute(entry, ctx, level, body, types)
+        return self.single(T.SegMap(level, ctx, body, types), types)
 
     # ---- G6: distribution of a map nest over the statements of its body ----
 
@@ -111,6 +114,10 @@ class Flattener:
             return True
         if isinstance(e, (S.Redomap, S.Scanomap)):
             return not (_names(e.neutral) & _bound_in(ctx, body))
+        if isinstance(e, S.Loop):  # G7 needs an invariant count and regular loop-carried values
+            return (isinstance(e.form, S.ForLoop) and not e.size_params and has_inner_soacs(e.body)
+                    and not (_names((e.form.bound,)) & _bound_in(ctx, body))
+                    and not any(type_size_names(p.type) & _bound_in(ctx, body) for p in e.params))
         return False
 
     def groups(self, ctx: tuple, body: S.Body) -> list:
@@ -129,7 +136,8 @@ class Flattener:
 
     def distributable(self, ctx: tuple, body: S.Body) -> bool:
         groups = self.groups(ctx, body)
-        if not any(self.parallel_stm(ctx, g[0], body) for g in groups) or len(groups) < 2:
+        parallel = [g for g in groups if self.parallel_stm(ctx, g[0], body)]
+        if not parallel or (len(groups) < 2 and not isinstance(parallel[0][0].exp, S.Loop)):
             return False
         bound = _bound_in(ctx, body)
         crossing = [p for g in groups for s in g for p in s.pat]
@@ -142,10 +150,20 @@ class Flattener:
         groups = self.groups(ctx, body)
         expanded = {}  # variable of the body -> its array over the context, at the host level
         stms = []
+        variant = {p.name for b in ctx for p in b.params}
         for k, group in enumerate(groups):
+            if not self.parallel_stm(ctx, group[0], body) and _invariant_scalars(group, variant):
+                stms.extend(group)  # the same for every point of the nest: computed once, on the host
+                continue
+            variant |= {p.name for s in group for p in s.pat}
             rest = S.Body(tuple(s for g in groups[k + 1:] for s in g), body.result)
             later = set(free_in_body(rest))
             ctx_k = self.extend_ctx(ctx, S.Body(tuple(group), ()), expanded)
+            if len(group) == 1 and isinstance(group[0].exp, S.Loop) and self.parallel_stm(ctx, group[0], body):
+                pat, loop_stms = self.loop_rule(entry, ctx_k, level, group[0], expanded, widths)
+                expanded.update((p.name, v) for p, v in zip(group[0].pat, pat))
+                stms.extend(loop_stms)
+                continue
             if len(group) == 1 and self.parallel_stm(ctx, group[0], body):
                 outputs = group[0].pat
                 out_types = tuple(array_of(p.type, widths) for p in outputs)
@@ -164,6 +182,22 @@ class Flattener:
         copy = T.SegMap(level, self.extend_ctx(ctx, copy_body, expanded), copy_body, types)
         pat = tuple(S.Var(self.names.fresh("res"), t) for t in types)
         return S.Body(tuple(stms) + (S.Stm(pat, copy),), pat)
+
+    def loop_rule(self, entry: str, ctx: tuple, level: int, stm: S.Stm, expanded: dict, widths: tuple):
+        """G7: the map nest moves inside a loop whose count it does not change: the loop-carried values
+        become arrays over the context, and the loop body is flattened in the context each iteration."""
+        loop = stm.exp
+        arrays = tuple(S.Var(self.names.fresh(p.name), array_of(p.type, widths)) for p in loop.params)
+        init_body = S.Body((), loop.init)
+        init = tuple(S.Var(self.names.fresh(p.name + "_init"), a.type) for p, a in zip(loop.params, arrays))
+        init_nest = T.SegMap(level, self.extend_ctx(ctx, init_body, expanded), init_body,
+                             tuple(a.type for a in arrays))
+        inside = dict(expanded, **{p.name: a for p, a in zip(loop.params, arrays)})
+        body_ctx = self.extend_ctx(ctx, loop.body, inside)
+        body = self.body_rule(entry, body_ctx, level, loop.body, tuple(a.type for a in arrays))
+        new_loop = S.Loop((), arrays, init, S.ForLoop(loop.form.i, loop.form.bound), body)
+        pat = tuple(S.Var(self.names.fresh(p.name), a.type) for p, a in zip(stm.pat, arrays))
+        return pat, [S.Stm(init, init_nest, stm.loc), S.Stm(pat, new_loop, stm.loc)]
 
     def extend_ctx(self, ctx: tuple, body: S.Body, expanded: dict) -> tuple:
         """The context, with each expanded variable that body uses bound again, level by level, to its
@@ -231,6 +265,12 @@ def nest_types(e: S.Map) -> tuple:
 
 def _level0_segops(body: S.Body) -> list:
     return [s.exp for s in body.stms if isinstance(s.exp, T.SEGOPS) and s.exp.level == 0]
+
+
+def _invariant_scalars(stms, variant: set) -> bool:
+    """Scalar statements that use no variable bound inside the nest."""
+    return all(not isinstance(p.type, Array) for s in stms for p in s.pat) and \
+        not any(set(free_in_exp(s.exp)) & variant for s in stms)
 
 
 def _names(atoms) -> set:
