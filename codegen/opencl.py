@@ -20,9 +20,13 @@ UNSIGNED = {"i8": "uchar", "i16": "ushort", "i32": "uint", "i64": "ulong"}
 
 PRELUDE = r"""
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+// Integer division never traps (a CPU device would raise SIGFPE): by zero it gives 0, and the one
+// overflowing case, the lowest value divided by -1, wraps.
 #define DEFINE_INT_OPS(T, NAME) \
-  static inline T NAME##_floordiv(T x, T y) { T q = x / y; return (q * y != x && ((x < 0) != (y < 0))) ? q - 1 : q; } \
-  static inline T NAME##_floormod(T x, T y) { T r = x % y; return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r; } \
+  static inline T NAME##_quot(T x, T y) { return y == 0 ? 0 : (y == (T)-1 ? (T)(0 - x) : x / y); } \
+  static inline T NAME##_rem(T x, T y) { return (y == 0 || y == (T)-1) ? 0 : x % y; } \
+  static inline T NAME##_floordiv(T x, T y) { T q = NAME##_quot(x, y); return (y != 0 && q * y != x && ((x < 0) != (y < 0))) ? q - 1 : q; } \
+  static inline T NAME##_floormod(T x, T y) { T r = NAME##_rem(x, y); return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r; } \
   static inline T NAME##_pow(T x, T y) { T r = 1; while (y > 0) { if (y & 1) r = r * x; x = x * x; y >>= 1; } return r; }
 DEFINE_INT_OPS(char, i8)
 DEFINE_INT_OPS(short, i16)
@@ -590,9 +594,9 @@ def binop(op: str, x: str, y: str, t: str, loc) -> str:
     if op == "%":
         return f"{t}_floormod({x}, {y})"
     if op == "//":
-        return f"({x} / {y})"
+        return f"{t}_quot({x}, {y})"
     if op == "%%":
-        return f"({x} % {y})"
+        return f"{t}_rem({x}, {y})"
     if op == "**":
         return f"{t}_pow({x}, {y})"
     raise not_supported(f"operator {op} on {t}", loc)

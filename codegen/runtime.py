@@ -213,7 +213,8 @@ def index(ctx, arr, idxs, where=""):
             start, end, stride, size = (int(v) for v in i)
             ok = stride != 0 and size >= 0 and (size == 0 or (0 <= start < d and 0 <= start + (size - 1) * stride < d))
             if not ok or size != max(0, -(-(end - start) // stride)):
-                fail(where, f"Index [{start}:{end}:{stride}] out of bounds for array of shape {shape_text(arr.shape)}.")
+                shown = f"{start}:{end}" + (f":{stride}" if stride != 1 else "")
+                fail(where, f"Index [{shown}] out of bounds for array of shape {shape_text(arr.shape)}.")
             offset += start * s if size else 0
             shape.append(size)
             strides.append(s * stride)

@@ -7,22 +7,36 @@ returns its results as a tuple of numpy scalars and arrays.  Semantics follow Fu
   infinity (Haskell `div`/`mod`), `//` and `%%` toward zero (`quot`/`rem`); unsigned operators are plain;
   integer `**` is wrapping integer power (a negative exponent is an error); division by zero is an error;
 - floats follow IEEE arithmetic at their own precision (f32 in float32); `%` on floats is C's fmod;
-- out-of-bounds indexing, negative sizes, size mismatches and wrongly typed entry arguments are
-  `InterpError`s carrying the statement's `loc`;
+- out-of-bounds indexing, invalid slices, negative sizes, size mismatches, wrongly typed entry arguments
+  and every other run-time failure are `InterpError`s carrying the `loc` of the failing statement (the
+  innermost one); a Python exception that escapes an operation (numpy's IndexError, ValueError,
+  MemoryError, a RecursionError, ...) is turned into one too;
 - float-to-integer conversion truncates toward zero; NaN and infinities give 0 and out-of-range values
-  wrap (Futhark leaves both undefined).
+  wrap (Futhark leaves both undefined);
+- slices `a[i:j:s]` have ceil((j - i) / s) elements (Futhark's rounding), must lie within the array and
+  have the length that the IR's `size` atom says; an empty slice is always valid, a zero stride never;
+- `scatter` ignores out-of-bounds writes; of several writes to one index the last one wins (Futhark
+  leaves it unspecified); `rotate r xs` takes r modulo the length (any r when the array is empty);
+- loops bind their size parameters from the parameters' shapes at the start of every iteration, and
+  check every parameter's value against its type (rank, element type, fixed and outer sizes); lambda
+  parameters are checked likewise against the rows they receive (once per SOAC);
+- an `iota` or `replicate` of more than MAX_ARRAY_BYTES is an error, not an attempt.
 
-Evaluation is per element, but a lambda whose body holds only scalar operations, indexing and `if`
-is evaluated once over whole arrays (numpy), and a reduction or scan whose operator is a single
-`+ * & | ^ && || min max` per component uses numpy's reduce/accumulate; other vectorisable operators
-are reduced as a balanced tree.  Reductions may therefore associate differently from a left fold,
-which Futhark allows (operators must be associative).
+Evaluation is per element, but a lambda whose body holds only scalar operations, indexing (slices whose
+bounds do not depend on the lambda's parameters included), `if` and loops (without size parameters, and
+a `for` whose count does not depend on the parameters) is evaluated once over whole arrays (numpy); a
+`while` loop then iterates on the elements whose condition still holds.  A reduction or scan whose
+operator is a single `+ * & | ^ && || min max` per component uses numpy's reduce/accumulate; other
+vectorisable operators are reduced as a balanced tree.  Reductions may therefore associate differently
+from a left fold, which Futhark allows (operators must be associative).
 """
+
+import sys
 
 import numpy as np
 
 from ir import source as S
-from ir.analysis import exp_atoms
+from ir.analysis import exp_atoms, free_in_exp, index_atoms
 from ir.errors import CompileError
 from ir.types import FLOAT_TYPES, INT_TYPES, NUMPY_DTYPES, PRIM_NAMES, Array, Scalar, unsized_name
 from ir.values import type_name
@@ -41,9 +55,28 @@ def run_entry(prog: S.Program, entry: str, args: list) -> tuple:
         raise InterpError(f"No entry point named {entry!r}; the program has "
                           f"{', '.join(g.name for g in prog.entries) or 'none'}.") from None
     interp = _Interp(prog)
-    with np.errstate(all="ignore"):
-        res = interp.call(f, list(args), f.loc, entry=True)
+    # Evaluation recurses on the nesting of bodies (and on calls); allow deep nests, as the front end does.
+    old = sys.getrecursionlimit()
+    if old < _RECURSION_LIMIT:
+        sys.setrecursionlimit(_RECURSION_LIMIT)
+    try:
+        with np.errstate(all="ignore"):
+            res = interp.call(f, list(args), f.loc, entry=True)
+    except RecursionError:  # not even a statement could report it
+        raise InterpError("Evaluation nests too deeply (recursion).", f.loc) from None
+    except MemoryError:
+        raise InterpError("Out of memory.", f.loc) from None
+    finally:
+        if old < _RECURSION_LIMIT:
+            sys.setrecursionlimit(old)
     return tuple(_result_value(v) for v in res)
+
+
+_RECURSION_LIMIT = 20000
+
+# Arrays that iota and replicate would make beyond this many bytes are an error rather than an attempt
+# (which could exhaust the machine's memory before numpy gives up).
+MAX_ARRAY_BYTES = 1 << 34
 
 
 def _result_value(v):
@@ -254,9 +287,57 @@ def _const_value(c):
     return dt.type(c.value)
 
 
-def _oob_message(idxs, shape):
-    return ("Index [" + ", ".join(str(int(i)) for i in idxs) + "] out of bounds for array of shape "
-            + "".join(f"[{n}]" for n in shape) + ".")
+def _shape_str(shape):
+    return "".join(f"[{n}]" for n in shape)
+
+
+def _oob_message(parts, shape):
+    """Futhark's message; `parts` are the indices (integers) or slices (`i:j`, `i:j:s` strings)."""
+    return ("Index [" + ", ".join(p if isinstance(p, str) else str(int(p)) for p in parts)
+            + "] out of bounds for array of shape " + _shape_str(shape) + ".")
+
+
+def _quot(x, y):
+    """Division rounding toward zero, on Python integers."""
+    q = abs(x) // abs(y)
+    return q if (x < 0) == (y < 0) else -q
+
+
+def _slice_length(i, j, s, w):
+    """The length of `a[i:j:s]` on a dimension of length w, or None when the slice is invalid.
+
+    Futhark's rule: the length is (j - i + s - sgn s) quot s; an empty slice is valid; otherwise the
+    stride is not zero, 0 <= i <= j (forwards) or -1 <= j <= i (backwards), and every element
+    i + k*s (0 <= k < length) lies in [0, w).  (Futhark itself checks the last element against
+    `<= w` and not the first one when going backwards; we check both ends strictly.)"""
+    if s == 0:
+        return None
+    n = _quot(j - i + s - (1 if s > 0 else -1), s)
+    if n == 0:
+        return 0
+    if n < 0:
+        return None
+    last = i + (n - 1) * s
+    if s > 0:
+        ok = 0 <= i <= j and last < w
+    else:
+        ok = -1 <= j <= i < w and last >= 0
+    return n if ok else None
+
+
+def _py_slice(i, n, s):
+    """The Python slice for n elements from i by s (n > 0 and in bounds, or n == 0)."""
+    if n == 0:
+        return slice(0, 0, 1)
+    stop = i + n * s
+    return slice(i, stop if stop >= 0 else None, s)
+
+
+def _slice_text(d, i, j, s):
+    """How a slice shows in an error message: `i:j`, or `i:j:s` unless the stride is the constant 1."""
+    if isinstance(d.stride, S.Const) and d.stride.value == 1:
+        return f"{i}:{j}"
+    return f"{i}:{j}:{s}"
 
 
 # Reductions whose operator is one numpy ufunc per component.
@@ -268,19 +349,87 @@ _RED_UFUNCS = {
 }
 
 
+# Python exceptions that a wrong program or input can provoke inside an operation; the statement turns
+# them into InterpErrors (explicit checks give better messages wherever they are cheap).
+# (TypeError too: numpy raises it on operands of unexpected types, which only ill-typed IR can give.)
+# The original exception stays attached as the cause, for debugging the interpreter itself.
+_PYTHON_ERRORS = (IndexError, ValueError, TypeError, ZeroDivisionError, OverflowError, MemoryError,
+                  RecursionError)
+
+
+def _from_python(err, loc):
+    if isinstance(err, RecursionError):
+        msg = "Evaluation nests too deeply (recursion)."
+    elif isinstance(err, MemoryError) or "array is too big" in str(err):
+        msg = "Out of memory."
+    else:
+        msg = f"Invalid operation ({type(err).__name__}: {err})."
+    return InterpError(msg, loc)
+
+
+def _batch(v, n):
+    """n copies of a shared value, as a batched one."""
+    v = np.asarray(v)
+    return np.broadcast_to(v, (n,) + v.shape).copy()
+
+
+class _LoopInfo:
+    __slots__ = ("bound", "size_params", "specs")
+
+
 class _LamInfo:
     __slots__ = ("bound", "vectorisable", "red_ops")
 
 
-def _body_vectorisable(body):
+_SCALAR_EXPS = (S.AtomExp, S.BinOp, S.UnOp, S.PrimCall)
+
+
+def _body_vectorisable(body, tainted):
+    """Whether `vapply` can evaluate `body` over whole arrays.  `tainted` holds the names whose values
+    may be batched (one value per element: the lambda's parameters and what depends on them); it is
+    extended with the names that the body binds from them."""
     for stm in body.stms:
         e = stm.exp
-        if isinstance(e, (S.AtomExp, S.BinOp, S.UnOp, S.PrimCall, S.Index)):
-            continue
-        if isinstance(e, S.If) and _body_vectorisable(e.then) and _body_vectorisable(e.else_):
-            continue
-        return False
+        dep = not tainted.isdisjoint(free_in_exp(e))
+        if isinstance(e, _SCALAR_EXPS):
+            pass
+        elif isinstance(e, S.Index):
+            # Slices are vectorised only with bounds shared by all elements (the same slice of each).
+            for i in e.idxs:
+                if isinstance(i, S.DimSlice) and any(isinstance(a, S.Var) and a.name in tainted
+                                                     for a in index_atoms(i)):
+                    return False
+        elif isinstance(e, S.If):
+            if not (_body_vectorisable(e.then, set(tainted)) and _body_vectorisable(e.else_, set(tainted))):
+                return False
+        elif isinstance(e, S.Loop):
+            if dep and not _loop_vectorisable(e, tainted):
+                return False
+            # (a loop that depends on no batched value is evaluated once, as it is)
+        else:
+            return False
+        if dep:
+            tainted.update(v.name for v in stm.pat)
+        else:
+            tainted.difference_update(v.name for v in stm.pat)
     return True
+
+
+def _loop_vectorisable(e, tainted):
+    """A loop that depends on batched values: all its parameters are batched, and the body (and the
+    condition) must be vectorisable; sizes may not change, and a `for` count must be shared."""
+    if e.size_params:
+        return False
+    inner = set(tainted) | {p.name for p in e.params}
+    if isinstance(e.form, S.ForLoop):
+        b = e.form.bound
+        if isinstance(b, S.Var) and b.name in tainted:
+            return False
+        inner.discard(e.form.i.name)
+    else:
+        if not _body_vectorisable(e.form.cond, set(inner)):
+            return False
+    return _body_vectorisable(e.body, inner)
 
 
 def _red_ops(lam):
@@ -324,8 +473,12 @@ class _Interp:
             S.Apply: self.e_apply, S.If: self.e_if, S.Index: self.e_index, S.Iota: self.e_iota,
             S.Replicate: self.e_replicate, S.Rearrange: self.e_rearrange, S.Map: self.e_map,
             S.Reduce: self.e_reduce, S.Scan: self.e_scan, S.Redomap: self.e_redomap,
-            S.Scanomap: self.e_scanomap,
+            S.Scanomap: self.e_scanomap, S.Update: self.e_update, S.ArrayLit: self.e_arraylit,
+            S.Concat: self.e_concat, S.Rotate: self.e_rotate, S.Reshape: self.e_reshape,
+            S.Scatter: self.e_scatter, S.Filter: self.e_filter, S.Loop: self.e_loop,
         }
+        self.loops = {}  # id(Loop) -> (Loop, _LoopInfo)
+        self.frees = {}  # id(Exp) -> (Exp, set of free names)
 
     # ---- atoms, statements, bodies ----
 
@@ -344,7 +497,14 @@ class _Interp:
         f = self.exps.get(type(stm.exp))
         if f is None:
             raise _err(f"The interpreter does not support {type(stm.exp).__name__}.", stm.loc)
-        vals = f(stm.exp, env, stm.loc)
+        try:
+            vals = f(stm.exp, env, stm.loc)
+        except InterpError as err:
+            if err.loc is None:
+                err.loc = stm.loc
+            raise
+        except _PYTHON_ERRORS as err:
+            raise _from_python(err, stm.loc) from err
         pat = stm.pat
         if len(vals) != len(pat):
             raise _err(f"A pattern of {len(pat)} names is bound to {len(vals)} values.", stm.loc)
@@ -480,17 +640,48 @@ class _Interp:
 
     def e_index(self, e, env, loc):
         arr = self.atom(e.arr, env, loc)
-        idxs = [self.atom(i, env, loc) for i in e.idxs]
         shape = np.shape(arr)
+        idxs = e.idxs
         if len(idxs) > len(shape):
-            raise _err(f"Too many indices ({len(idxs)}) for array of shape "
-                       f"{''.join(f'[{n}]' for n in shape)}.", loc)
-        for i, n in zip(idxs, shape):
-            if not 0 <= i < n:
-                raise _err(_oob_message(idxs, shape), loc)
-        if len(idxs) == 1:
-            return (arr[idxs[0]],)
-        return (arr[tuple(idxs)],)
+            raise _err(f"Too many indices ({len(idxs)}) for array of shape {_shape_str(shape)}.", loc)
+        key = []
+        ok = True
+        for i, w in zip(idxs, shape):
+            if type(i) is S.DimSlice:
+                sl = self.dim_slice(i, w, env, loc)
+                if sl is None:
+                    ok = False
+                key.append(sl)
+            else:
+                v = self.atom(i, env, loc)
+                if not 0 <= v < w:
+                    ok = False
+                key.append(v)
+        if not ok:
+            raise _err(_oob_message(self.index_parts(idxs, env, loc), shape), loc)
+        if len(key) == 1:
+            return (arr[key[0]],)
+        return (arr[tuple(key)],)
+
+    def dim_slice(self, d, w, env, loc):
+        """The Python slice for DimSlice d on a dimension of length w, or None if invalid."""
+        i, j, s = (int(self.atom(a, env, loc)) for a in (d.start, d.end, d.stride))
+        n = _slice_length(i, j, s, w)
+        if n is None or n != self.atom(d.size, env, loc):
+            return None
+        return _py_slice(i, n, s)
+
+    def index_parts(self, idxs, env, loc, pick=None):
+        """The indices and slices of an Index as its error message shows them (`pick` selects one
+        element of batched indices)."""
+        parts = []
+        for i in idxs:
+            if type(i) is S.DimSlice:
+                parts.append(_slice_text(i, *(int(self.atom(a, env, loc)) for a in (i.start, i.end, i.stride))))
+            else:
+                v = self.atom(i, env, loc)
+                parts.append(v if pick is None or np.ndim(v) == 0 else v[pick])
+        return parts
 
     def size(self, a, env, loc, what):
         n = self.atom(a, env, loc)
@@ -498,15 +689,132 @@ class _Interp:
             raise _err(f"Negative size {int(n)} in {what}.", loc)
         return int(n)
 
+    def check_alloc(self, shape, dtype, loc, what):
+        nbytes = np.dtype(dtype).itemsize
+        for d in shape:
+            nbytes *= int(d)
+        if nbytes > MAX_ARRAY_BYTES:
+            raise _err(f"Out of memory: {what} would make an array of shape {_shape_str(shape)} "
+                       f"({nbytes} bytes; the interpreter's limit is {MAX_ARRAY_BYTES}).", loc)
+
     def e_iota(self, e, env, loc):
-        return (np.arange(self.size(e.n, env, loc, "iota"), dtype=e.elem.dtype),)
+        n = self.size(e.n, env, loc, "iota")
+        self.check_alloc((n,), e.elem.dtype, loc, "iota")
+        return (np.arange(n, dtype=e.elem.dtype),)
 
     def e_replicate(self, e, env, loc):
         n = self.size(e.n, env, loc, "replicate")
         x = self.atom(e.x, env, loc)
+        self.check_alloc((n,) + np.shape(x), x.dtype, loc, "replicate")
         if isinstance(x, np.ndarray):
             return (np.repeat(x[np.newaxis], n, axis=0),)
         return (np.full(n, x, dtype=x.dtype),)
+
+    # ---- arrays: update, literals, concat, rotate, reshape, scatter ----
+
+    def array(self, a, env, loc, what):
+        v = self.atom(a, env, loc)
+        if not isinstance(v, np.ndarray) or v.ndim == 0:
+            raise _err(f"The operand {a} of {what} is not an array: it has type {type_name(v)}.", loc)
+        return v
+
+    def e_update(self, e, env, loc):
+        arr = self.array(e.arr, env, loc, "an update")
+        idxs = [self.atom(i, env, loc) for i in e.idxs]
+        v = self.atom(e.value, env, loc)
+        shape = arr.shape
+        if len(idxs) > len(shape):
+            raise _err(f"Too many indices ({len(idxs)}) for array of shape {_shape_str(shape)}.", loc)
+        for i, w in zip(idxs, shape):
+            if not 0 <= i < w:
+                raise _err(_oob_message(idxs, shape), loc)
+        row = shape[len(idxs):]
+        if np.shape(v) != row:
+            raise _err(f"Size mismatch in update: the new value has shape {_shape_str(np.shape(v))}, but "
+                       f"{e.arr} has rows of shape {_shape_str(row)} (shape {_shape_str(shape)}).", loc)
+        if v.dtype != arr.dtype:
+            raise _err(f"An update writes a value of type {type_name(v)} into {e.arr}, of type "
+                       f"{type_name(arr)}.", loc)
+        out = arr.copy()
+        out[tuple(idxs)] = v
+        return (out,)
+
+    def e_arraylit(self, e, env, loc):
+        vals = [self.atom(a, env, loc) for a in e.elems]
+        t = e.type
+        dt = np.dtype(t.elem.dtype)
+        if not vals:
+            return (self.empty_result(t.row(), env),)
+        first = vals[0]
+        for v in vals:
+            if np.shape(v) != np.shape(first) or v.dtype != dt:
+                raise _err("The elements of an array literal have different types: "
+                           + " and ".join(sorted({type_name(x, sizes=True) for x in vals})) + ".", loc)
+        if np.ndim(first) + 1 != t.rank:
+            raise _err(f"An array literal of type {t} has elements of type {type_name(first, sizes=True)}.", loc)
+        if isinstance(first, np.ndarray):
+            return (np.stack(vals),)
+        return (np.array(vals, dtype=dt),)
+
+    def e_concat(self, e, env, loc):
+        vals = [self.array(a, env, loc, "concat") for a in e.arrs]
+        size = int(self.atom(e.size, env, loc))
+        rows = {v.shape[1:] for v in vals}
+        types = {v.dtype for v in vals}
+        if len(rows) > 1 or len(types) > 1:
+            raise _err("Size mismatch in concat: the arrays have types "
+                       + ", ".join(type_name(v, sizes=True) for v in vals) + ".", loc)
+        total = sum(v.shape[0] for v in vals)
+        if total != size:
+            raise _err("Size mismatch in concat: arrays of lengths "
+                       + " and ".join(str(v.shape[0]) for v in vals)
+                       + f" give {total} elements, but the result's size is {size}.", loc)
+        return (np.concatenate(vals, axis=0),)
+
+    def e_rotate(self, e, env, loc):
+        arr = self.array(e.arr, env, loc, "rotate")
+        n = arr.shape[0]
+        if n == 0:
+            return (arr,)
+        k = int(self.atom(e.amount, env, loc)) % n
+        if k == 0:
+            return (arr,)
+        return (np.concatenate((arr[k:], arr[:k]), axis=0),)
+
+    def e_reshape(self, e, env, loc):
+        arr = self.array(e.arr, env, loc, "a reshape")
+        shape = tuple(int(self.atom(a, env, loc)) for a in e.shape)
+        count = 1
+        for d in shape:
+            count *= d
+        if any(d < 0 for d in shape) or count != arr.size:
+            raise _err(f"Cannot reshape array of shape {_shape_str(arr.shape)} to array of shape "
+                       f"{_shape_str(shape)}.", loc)
+        return (arr.reshape(shape),)
+
+    def e_scatter(self, e, env, loc):
+        dest = self.array(e.dest, env, loc, "scatter")
+        idxs = self.array(e.idxs, env, loc, "scatter")
+        vals = self.array(e.vals, env, loc, "scatter")
+        if idxs.ndim != 1 or idxs.dtype.kind not in "iu":
+            raise _err(f"The indices of a scatter must be a one-dimensional integer array, but {e.idxs} has "
+                       f"type {type_name(idxs, sizes=True)}.", loc)
+        if vals.shape[0] != idxs.shape[0]:
+            raise _err(f"Size mismatch in scatter: {idxs.shape[0]} indices ({e.idxs}) but {vals.shape[0]} "
+                       f"values ({e.vals}).", loc)
+        if vals.shape[1:] != dest.shape[1:] or vals.dtype != dest.dtype:
+            raise _err(f"Size mismatch in scatter: the values {e.vals}, of type {type_name(vals, sizes=True)}, "
+                       f"do not fit the rows of {e.dest}, of type {type_name(dest, sizes=True)}.", loc)
+        out = dest.copy()
+        n = dest.shape[0]
+        ok = (idxs >= 0) & (idxs < n)
+        where, what = idxs[ok], vals[ok]
+        if len(where):
+            # The last write to an index wins: keep each index's last occurrence.
+            _, first_rev = np.unique(where[::-1], return_index=True)
+            keep = len(where) - 1 - first_rev
+            out[where[keep]] = what[keep]
+        return (out,)
 
     def e_rearrange(self, e, env, loc):
         arr = self.atom(e.arr, env, loc)
@@ -515,6 +823,113 @@ class _Interp:
             raise _err(f"Invalid permutation {perm} for an array of rank {np.ndim(arr)}.", loc)
         return (np.transpose(arr, perm + tuple(range(len(perm), arr.ndim))),)
 
+    # ---- loops ----
+
+    def loop_info(self, e):
+        hit = self.loops.get(id(e))
+        if hit is None:
+            info = _LoopInfo()
+            bodies = (e.body,) + ((e.form.cond,) if isinstance(e.form, S.WhileLoop) else ())
+            info.bound = {v.name for b in bodies for s in b.stms for v in s.pat}
+            info.specs = []
+            for p in e.params:
+                t = p.type
+                if isinstance(t, Array):
+                    info.specs.append((p, t.rank, np.dtype(t.elem.dtype), t.shape))
+                else:
+                    info.specs.append((p, 0, np.dtype(t.dtype), ()))
+            info.size_params = frozenset(e.size_params)
+            hit = self.loops[id(e)] = (e, info)
+        return hit[1]
+
+    def bind_loop(self, e, info, vals, lenv, env, loc, when):
+        """Bind the loop parameters to `vals` in lenv, checking them against their types, and the size
+        parameters to the sizes they have; return the sizes (name -> int)."""
+        if len(vals) != len(info.specs):
+            raise _err(f"The loop has {len(info.specs)} parameters, but {when} gives {len(vals)} values.", loc)
+        sizes = {}
+        for (p, rank, dt, dims), v in zip(info.specs, vals):
+            if rank == 0:
+                if np.ndim(v) != 0 or v.dtype != dt:
+                    raise _err(f"Loop parameter {p.name} has type {p.type}, but {when} gives it a value of "
+                               f"type {type_name(v, sizes=True)}.", loc)
+            else:
+                if not isinstance(v, np.ndarray) or v.ndim != rank or v.dtype != dt:
+                    raise _err(f"Loop parameter {p.name} has type {p.type}, but {when} gives it a value of "
+                               f"type {type_name(v, sizes=True)}.", loc)
+                for d, n in zip(dims, v.shape):
+                    if type(d) is int:
+                        if d != n:
+                            raise _err(f"Size mismatch in loop: parameter {p.name} has type {p.type}, but "
+                                       f"{when} gives it a value of shape {_shape_str(v.shape)}.", loc)
+                    elif d in info.size_params:
+                        had = sizes.get(d)
+                        if had is None:
+                            sizes[d] = (n, p.name)
+                        elif had[0] != n:
+                            raise _err(f"Size mismatch in loop: size {d} is {had[0]} (from parameter {had[1]}), "
+                                       f"but parameter {p.name} has {d} = {n} ({when}).", loc)
+                    else:
+                        outer = env.get(d)
+                        if outer is not None and np.ndim(outer) == 0 and int(outer) != n:
+                            raise _err(f"Size mismatch in loop: parameter {p.name} has type {p.type}, with "
+                                       f"{d} = {int(outer)}, but {when} gives it a value with {d} = {n} "
+                                       f"(shape {_shape_str(v.shape)}).", loc)
+            lenv[p.name] = v
+        for d in e.size_params:
+            if d not in sizes:
+                raise _err(f"Size parameter {d} of the loop is not the size of any loop parameter.", loc)
+            lenv[d] = np.int64(sizes[d][0])
+        return sizes
+
+    def e_loop(self, e, env, loc):
+        info = self.loop_info(e)
+        vals = tuple(self.atom(a, env, loc) for a in e.init)
+        lenv = dict(env)
+        shadow = [(n, env[n]) for n in info.bound if n in env]
+        body = self.body
+        if isinstance(e.form, S.ForLoop):
+            count = int(self.atom(e.form.bound, env, loc))
+            ctype = e.form.i.type.dtype
+            iname = e.form.i.name
+            when = "the initial value"
+            for k in range(count):
+                for n, v in shadow:
+                    lenv[n] = v
+                self.bind_loop(e, info, vals, lenv, env, loc, when)
+                lenv[iname] = ctype(k)
+                vals = body(e.body, lenv)
+                when = f"iteration {k}"
+        else:
+            cond = e.form.cond
+            when = "the initial value"
+            k = 0
+            while True:
+                for n, v in shadow:
+                    lenv[n] = v
+                self.bind_loop(e, info, vals, lenv, env, loc, when)
+                c = body(cond, lenv)
+                if len(c) != 1 or np.ndim(c[0]) != 0 or c[0].dtype != np.bool_:
+                    raise _err("The condition of a while loop must give one bool, but gives "
+                               + ", ".join(type_name(x, sizes=True) for x in c) + ".", loc)
+                if not c[0]:
+                    break
+                vals = body(e.body, lenv)
+                when = f"iteration {k}"
+                k += 1
+        sizes = self.bind_loop(e, info, vals, lenv, env, loc, when)
+        return tuple(np.int64(sizes[d][0]) for d in e.size_params) + tuple(vals)
+
+    def e_filter(self, e, env, loc):
+        n, arrs = self.soac_arrays(e, env, loc, "filter")
+        if len(e.lam.ret) != 1:
+            raise _err(f"The predicate of a filter returns {len(e.lam.ret)} values.", loc)
+        (keep,) = self.map_values(e.lam, arrs, n, env, loc)
+        if keep.dtype != np.bool_:
+            raise _err(f"The predicate of a filter returns {type_name(keep[0]) if n else keep.dtype}, not bool.",
+                       loc)
+        return (np.int64(np.count_nonzero(keep)),) + tuple(a[keep] for a in arrs)
+
     # ---- lambdas ----
 
     def lam_info(self, lam):
@@ -522,7 +937,7 @@ class _Interp:
         if hit is None:
             info = _LamInfo()
             info.bound = {v.name for s in lam.body.stms for v in s.pat}
-            info.vectorisable = _body_vectorisable(lam.body)
+            info.vectorisable = _body_vectorisable(lam.body, {p.name for p in lam.params})
             info.red_ops = _red_ops(lam)
             hit = self.lams[id(lam)] = (lam, info)
         return hit[1]
@@ -571,9 +986,34 @@ class _Interp:
         dt = t.elem.dtype if isinstance(t, Array) else t.dtype
         return np.zeros([0] + shape, dtype=dt)
 
+    def check_lam_params(self, params, vals, rows, env, loc, what):
+        """Check the values that lambda parameters receive (the rows of arrays when `rows`, else the
+        values themselves) against the parameters' types: element type, rank, and the sizes that are
+        constants or bound outside (once per SOAC, as all rows have one shape)."""
+        for p, v in zip(params, vals):
+            t = p.type
+            shape = np.shape(v)[1:] if rows else np.shape(v)
+            if isinstance(t, Array):
+                ok = len(shape) == t.rank and v.dtype == t.elem.dtype
+            elif isinstance(t, Scalar):
+                ok = len(shape) == 0 and v.dtype == t.dtype
+            else:
+                continue
+            if not ok:
+                got = _shape_str(shape) + type_name(v.dtype.type(0))
+                raise _err(f"The lambda of {what} takes a parameter {p.name} of type {t}, but gets values "
+                           f"of type {got}.", loc)
+            for d, m in zip(t.shape if isinstance(t, Array) else (), shape):
+                want = d if type(d) is int else env.get(d)
+                if want is not None and np.ndim(want) == 0 and int(want) != m:
+                    raise _err(f"Size mismatch in {what}: the lambda's parameter {p.name} has type {t}"
+                               + (f", with {d} = {int(want)}" if type(d) is not int else "")
+                               + f", but gets values of shape {_shape_str(shape)}.", loc)
+
     def map_values(self, lam, arrs, n, env, loc):
         """The arrays `map lam arrs`, one per lambda result."""
         self.check_lam_arity(lam, len(arrs), "map", loc)
+        self.check_lam_params(lam.params, arrs, True, env, loc, "map")
         if n == 0:
             return [self.empty_result(t, env) for t in lam.ret]
         if self.lam_info(lam).vectorisable:
@@ -639,6 +1079,8 @@ class _Interp:
         self.check_lam_arity(lam, 2 * k, "reduce", loc)
         if len(arrs) != k:
             raise _err(f"A reduction with {k} neutral elements is applied to {len(arrs)} arrays.", loc)
+        self.check_lam_params(lam.params[:k], ne, False, env, loc, "reduce")
+        self.check_lam_params(lam.params[k:], arrs, True, env, loc, "reduce")
         if n == 0:
             return list(ne)
         info = self.lam_info(lam)
@@ -668,6 +1110,8 @@ class _Interp:
         self.check_lam_arity(lam, 2 * k, "scan", loc)
         if len(arrs) != k:
             raise _err(f"A scan with {k} neutral elements is applied to {len(arrs)} arrays.", loc)
+        self.check_lam_params(lam.params[:k], ne, False, env, loc, "scan")
+        self.check_lam_params(lam.params[k:], arrs, True, env, loc, "scan")
         if n == 0:
             return [np.zeros((0,) + np.shape(x), dtype=x.dtype) for x in ne]
         info = self.lam_info(lam)
@@ -719,30 +1163,15 @@ class _Interp:
         return [(self.atom(r, lenv), isinstance(r, S.Var) and r.name in bset) for r in body.result]
 
     def vstm(self, stm, lenv, bset, n):
-        e = stm.exp
         loc = stm.loc
-        tp = type(e)
-        if tp is S.If:
-            cb = isinstance(e.cond, S.Var) and e.cond.name in bset
-            if not cb:
-                c = self.atom(e.cond, lenv, loc)
-                res = self.vbody(e.then if c else e.else_, dict(lenv), set(bset), n)
-                vals = [v for v, _ in res]
-                flags = [b for _, b in res]
-            else:
-                c = lenv[e.cond.name]
-                vals, flags = self.vif(e, c, lenv, bset, n, loc)
-        elif isinstance(e, S.Index):
-            b = [isinstance(a, S.Var) and a.name in bset for a in (e.arr,) + tuple(e.idxs)]
-            if any(b):
-                vals, flags = [self.vindex(e, b, lenv, n, loc)], [True]
-            else:
-                vals, flags = list(self.e_index(e, lenv, loc)), [False]
-        else:
-            # Scalar operations work elementwise on arrays as they are.
-            vals = self.exps[tp](e, lenv, loc)
-            flag = any(isinstance(a, S.Var) and a.name in bset for a in exp_atoms(e))
-            flags = [flag] * len(vals)
+        try:
+            vals, flags = self.vexp(stm.exp, lenv, bset, n, loc)
+        except InterpError as err:
+            if err.loc is None:
+                err.loc = loc
+            raise
+        except _PYTHON_ERRORS as err:
+            raise _from_python(err, loc) from err
         if len(vals) != len(stm.pat):
             raise _err(f"A pattern of {len(stm.pat)} names is bound to {len(vals)} values.", loc)
         for p, v, b in zip(stm.pat, vals, flags):
@@ -751,6 +1180,108 @@ class _Interp:
                 bset.add(p.name)
             else:
                 bset.discard(p.name)
+
+    def free_names(self, e):
+        hit = self.frees.get(id(e))
+        if hit is None:
+            hit = self.frees[id(e)] = (e, frozenset(free_in_exp(e)))
+        return hit[1]
+
+    def vexp(self, e, lenv, bset, n, loc):
+        """Values and batched flags of one expression over n elements."""
+        tp = type(e)
+        if tp is S.If:
+            cb = isinstance(e.cond, S.Var) and e.cond.name in bset
+            if not cb:
+                c = self.atom(e.cond, lenv, loc)
+                res = self.vbody(e.then if c else e.else_, dict(lenv), set(bset), n)
+                return [v for v, _ in res], [b for _, b in res]
+            return self.vif(e, lenv[e.cond.name], lenv, bset, n, loc)
+        if tp is S.Index:
+            b = [isinstance(a, S.Var) and a.name in bset for a in (e.arr,) + tuple(e.idxs)]
+            if any(b):
+                return [self.vindex(e, b[0], lenv, n, loc)], [True]
+            return list(self.e_index(e, lenv, loc)), [False]
+        if tp is S.Loop:
+            if self.free_names(e) & bset:
+                vals = self.vloop(e, lenv, bset, n, loc)
+                return vals, [True] * len(vals)
+            vals = self.e_loop(e, lenv, loc)
+            return list(vals), [False] * len(vals)
+        # Scalar operations work elementwise on arrays as they are.
+        vals = self.exps[tp](e, lenv, loc)
+        flag = any(isinstance(a, S.Var) and a.name in bset for a in exp_atoms(e))
+        return vals, [flag] * len(vals)
+
+    def vloop(self, e, lenv, bset, n, loc):
+        """A loop run for n elements at once: every parameter holds n values.  A while loop iterates
+        on the elements whose condition holds, until none is left."""
+        info = self.loop_info(e)
+        state = []
+        for a in e.init:
+            v = self.atom(a, lenv, loc)
+            state.append(v if isinstance(a, S.Var) and a.name in bset else _batch(v, n))
+        self.check_vloop(e, info, state, lenv, loc, "the initial value")
+        names = [p.name for p, *_ in info.specs]
+        outer = [name for name in self.free_names(e) if name in bset]  # batched values the loop reads
+
+        def env_for(vals, active=None):
+            benv = dict(lenv)
+            bb = set(bset)
+            if active is not None:  # the elements still iterating, of the outer batched values too
+                for name in outer:
+                    benv[name] = lenv[name][active]
+            for name, v in zip(names, vals):
+                benv[name] = v
+                bb.add(name)
+            return benv, bb
+
+        if isinstance(e.form, S.ForLoop):
+            count = int(self.atom(e.form.bound, lenv, loc))
+            ctype = e.form.i.type.dtype
+            iname = e.form.i.name
+            for k in range(count):
+                benv, bb = env_for(state)
+                benv[iname] = ctype(k)
+                bb.discard(iname)
+                state = [v if b else _batch(v, n) for v, b in self.vbody(e.body, benv, bb, n)]
+                self.check_vloop(e, info, state, lenv, loc, f"iteration {k}")
+            return state
+        state = [np.array(v) for v in state]  # private and writable
+        active = None  # the indices of the elements still iterating (None: all)
+        k = 0
+        while True:
+            sub = state if active is None else [v[active] for v in state]
+            m = n if active is None else len(active)
+            benv, bb = env_for(sub, active)
+            res = self.vbody(e.form.cond, benv, bb, m)
+            if len(res) != 1:
+                raise _err(f"The condition of a while loop must give one bool, but gives {len(res)} values.", loc)
+            c, cb = res[0]
+            c = np.asarray(c) if cb else np.broadcast_to(np.asarray(c), (m,))
+            if c.dtype != np.bool_:
+                raise _err(f"The condition of a while loop must give one bool, but gives {c.dtype}.", loc)
+            if not c.any():
+                return state
+            if not c.all():
+                sub = [v[c] for v in sub]
+                active = np.nonzero(c)[0] if active is None else active[c]
+                m = len(active)
+            benv, bb = env_for(sub, active)
+            new = [v if b else _batch(v, m) for v, b in self.vbody(e.body, benv, bb, m)]
+            self.check_vloop(e, info, new, lenv, loc, f"iteration {k}")
+            if active is None:
+                state = [np.array(v) for v in new]
+            else:
+                for v, r in zip(state, new):
+                    v[active] = r
+            k += 1
+
+    def check_vloop(self, e, info, state, lenv, loc, when):
+        """Check batched loop values against the parameters' types (all elements have one shape)."""
+        if len(state) != len(info.specs):
+            raise _err(f"The loop has {len(info.specs)} parameters, but {when} gives {len(state)} values.", loc)
+        self.bind_loop(e, info, [v[0] for v in state], {}, lenv, loc, when)
 
     def vif(self, e, c, lenv, bset, n, e_loc=None):
         taken = np.nonzero(c)[0]
@@ -787,26 +1318,43 @@ class _Interp:
             flags.append(True)
         return vals, flags
 
-    def vindex(self, e, b, lenv, n, loc):
+    def vindex(self, e, arr_b, lenv, n, loc):
+        """An Index over n elements: the array and the fixed indices may be batched, the slices not (the
+        same slice of each element)."""
         arr = self.atom(e.arr, lenv, loc)
-        idxs = [self.atom(i, lenv, loc) for i in e.idxs]
-        arr_b, idx_b = b[0], b[1:]
         shape = arr.shape[1:] if arr_b else arr.shape
+        idxs = e.idxs
         if len(idxs) > len(shape):
-            raise _err(f"Too many indices ({len(idxs)}) for array of shape "
-                       f"{''.join(f'[{m}]' for m in shape)}.", loc)
+            raise _err(f"Too many indices ({len(idxs)}) for array of shape {_shape_str(shape)}.", loc)
+        off = 1 if arr_b else 0
         bad = np.zeros(n, dtype=bool)
-        for i, m in zip(idxs, shape):
-            bad |= (np.asarray(i) < 0) | (np.asarray(i) >= m)
-        if bad.any():
+        slices_ok = True
+        key1 = [slice(None)] * off
+        fixed_axes, fixed = [], []
+        for k, (i, w) in enumerate(zip(idxs, shape)):
+            if type(i) is S.DimSlice:
+                sl = self.dim_slice(i, w, lenv, loc)
+                if sl is None:
+                    slices_ok = False
+                key1.append(sl)
+            else:
+                v = np.asarray(self.atom(i, lenv, loc))
+                bad |= (v < 0) | (v >= w)
+                key1.append(slice(None))
+                fixed_axes.append(off + k)
+                fixed.append(v)
+        if not slices_ok or bad.any():
             j = int(np.argmax(bad))
-            raise _err(_oob_message([i[j] if ib else i for i, ib in zip(idxs, idx_b)], shape), loc)
-        key = tuple(idxs)
-        if arr_b:
-            key = (np.arange(n),) + key
-        elif not any(idx_b):
-            return arr[key]
-        r = arr[key]
-        if r.shape[0] != n:  # only a shared array indexed by shared indices: not reached
+            raise _err(_oob_message(self.index_parts(idxs, lenv, loc, pick=j), shape), loc)
+        a = arr[tuple(key1)] if len(fixed) < len(idxs) else arr
+        if arr_b and not fixed:
+            return a
+        # Advanced indexing on the leading axes only: the batch axis and the fixed indices come first.
+        front = ([0] if arr_b else []) + fixed_axes
+        if front != list(range(len(front))):
+            a = a.transpose(front + [ax for ax in range(a.ndim) if ax not in front])
+        key = ((np.arange(n),) if arr_b else ()) + tuple(fixed)
+        r = a[key]
+        if r.shape[:1] != (n,):  # only a shared array indexed by shared indices: not reached
             r = np.broadcast_to(r, (n,) + r.shape).copy()
         return r

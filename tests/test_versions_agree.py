@@ -64,7 +64,7 @@ PROGRAMS = {
                        "  map (\\xs -> let s = reduce (+) 0 xs let t = s * 2 + 1 in map (\\x -> x / t) xs) xss",
                        [[f32(3, 40)], [f32(1, 1)], [f32(2, 0)]]),
     "distributed_with_copy": ("entry main [n][m] (xss: [n][m]i32) (k: i32): ([n]i32, [n][m]i32) =\n"
-                              "  unzip (map (\\xs -> (reduce (+) k xs, xs)) xss)",
+                              "  unzip (map (\\xs -> (k + reduce (+) 0 xs, xs)) xss)",
                               [[i32(3, 5), np.int32(4)]]),
     "u8_wrap": ("entry main [n] (xs: [n]u8): [n]u8 = map (\\x -> x * 3 + 200) xs",
                 [[np.arange(0, 256, 17, dtype=np.uint8)]]),
