@@ -3,11 +3,13 @@ launches the kernels, assembled with the runtime into one executable file (DESIG
 
 import dataclasses
 import pathlib
+import re
 
 from codegen import opencl
 from codegen.opencl import not_supported
 from flatten.thresholds import thresholds
 from ir.errors import CompileError
+from ir.rename import rename_interfaces
 from ir import source as S
 from ir import target as T
 from ir.types import Array, Scalar, unsized_name
@@ -15,7 +17,7 @@ from ir.types import Array, Scalar, unsized_name
 NP_TYPES = {"i8": "np.int8", "i16": "np.int16", "i32": "np.int32", "i64": "np.int64", "u8": "np.uint8",
             "u16": "np.uint16", "u32": "np.uint32", "u64": "np.uint64", "f32": "np.float32",
             "f64": "np.float64", "bool": "np.bool_"}
-NP_STORAGE = dict(NP_TYPES, bool="np.uint8")
+NP_STORAGE = dict(NP_TYPES, bool="np.uint8")  # kernel arguments: OpenCL has no bool arguments
 
 TUNED_BEGIN = "# BEGIN INCFLAT TUNED DEFAULTS"
 TUNED_END = "# END INCFLAT TUNED DEFAULTS"
@@ -64,7 +66,8 @@ class HostWriter:
                         self.emit(f"{d} = np.int64({p.name}.shape[{k}])")
                         bound.add(d)
                     else:
-                        self.emit(f"check_size({d}, {p.name}.shape[{k}], {str(d)!r}, {p.name!r})")
+                        self.emit(f"check_size({d}, {p.name}.shape[{k}], {source_name(str(d))!r}, "
+                                  f"{source_name(p.name)!r})")
         self.body(f.body)
         self.emit(f"return ({''.join(self.atom(a) + ', ' for a in f.body.result)})")
 
@@ -96,7 +99,7 @@ class HostWriter:
         elif isinstance(e, S.Replicate):
             t = pat[0].type
             self.emit(f"{names} = ctx.to_device(np.broadcast_to(to_host(ctx, {self.atom(e.x)}), "
-                      f"{self.shape(t)}).astype({NP_STORAGE[t.elem.name]}))")
+                      f"{self.shape(t)}).astype({NP_TYPES[t.elem.name]}))")
         elif isinstance(e, S.Index):
             idxs = "".join((f"({self.atom(i.start)}, {self.atom(i.end)}, {self.atom(i.stride)}, {self.atom(i.size)})"
                             if isinstance(i, S.DimSlice) else self.atom(i)) + ", " for i in e.idxs)
@@ -107,7 +110,7 @@ class HostWriter:
         elif isinstance(e, S.ArrayLit):
             t = pat[0].type
             self.emit(f"{names} = array_literal(ctx, [{', '.join(self.atom(a) for a in e.elems)}], "
-                      f"{NP_STORAGE[t.elem.name]}, {where(stm)})")
+                      f"{NP_TYPES[t.elem.name]}, {where(stm)})")
         elif isinstance(e, S.Concat):
             self.emit(f"{names} = concat(ctx, [{', '.join(a.name for a in e.arrs)}], {self.atom(e.size)}, "
                       f"{where(stm)})")
@@ -204,7 +207,7 @@ class HostWriter:
     def alloc_outputs(self, pat, types) -> list:
         self.device_scalars |= {p.name for p, t in zip(pat, types) if not isinstance(t, Array)}
         for p, t in zip(pat, types):
-            self.emit(f"{p.name} = ctx.empty({self.shape(t)}, {NP_STORAGE[opencl_elem(t)]})")
+            self.emit(f"{p.name} = ctx.empty({self.shape(t)}, {NP_TYPES[opencl_elem(t)]})")
         return [p.name for p in pat]
 
     def args(self, kernel: opencl.Kernel, outs: list, dests=None, gps=None) -> str:
@@ -271,11 +274,16 @@ class HostWriter:
         self.indent += 1
         parts = [f"part{i}" for i in range(len(outs))]
         for pname, a in zip(parts, e.neutral):
-            self.emit(f"{pname} = ctx.empty((segments * gps,), {NP_STORAGE[a.type.name]})")
+            self.emit(f"{pname} = ctx.empty((segments * gps,), {NP_TYPES[a.type.name]})")
         self.emit(f"ctx.launch({k1.name!r}, segments * gps * group_size, group_size, "
                   f"{self.args(k1, [], parts, 'gps')})")
         self.emit(f"ctx.launch({k2.name!r}, segments * group_size, group_size, {self.args(k2, outs, parts, 'gps')})")
         self.indent -= 1
+
+
+def source_name(name: str) -> str:
+    """The name the user wrote, for messages (generated code names variables `base_N`)."""
+    return re.sub(r"_\d+$", "", name).replace("_q", "'")
 
 
 def where(stm: S.Stm) -> str:
@@ -349,7 +357,7 @@ def _unsupported(body: S.Body):
 
 def generate_program(target: S.Program, source_name: str, tuned=None, provenance=None) -> str:
     """The compiled program's whole text."""
-    target = prune_unsupported(target)
+    target = prune_unsupported(rename_interfaces(target))
     w = HostWriter()
     entries = []
     for f in target.funs:

@@ -118,24 +118,20 @@ class Context:
 
     def to_device(self, a):
         a = np.ascontiguousarray(a)
-        if a.dtype == np.bool_:
-            a = a.view(np.uint8)
         arr = self.empty(a.shape, a.dtype)
         if a.size:
             cl.enqueue_copy(self.queue, arr.buf, a)
         return arr
 
-    def from_device(self, arr, dtype=None):
+    def from_device(self, arr):
         """A numpy copy of a (possibly strided) device array; a numpy scalar for a rank-0 array."""
         if any(d == 0 for d in arr.shape):
-            return np.empty(arr.shape, dtype or arr.dtype)
+            return np.empty(arr.shape, arr.dtype)
         span = arr.offset + 1 + sum((d - 1) * s for d, s in zip(arr.shape, arr.strides))
         host = np.empty(span, arr.dtype)
         cl.enqueue_copy(self.queue, host, arr.buf)
         out = np.array(np.lib.stride_tricks.as_strided(host[arr.offset:], arr.shape,
                                                        [s * arr.dtype.itemsize for s in arr.strides]))
-        if dtype == np.bool_:
-            out = out.view(np.bool_)
         return out[()] if out.ndim == 0 else out
 
     # ---- kernels ----
@@ -427,7 +423,7 @@ def _run(args, entry_points, params, source, tuned_defaults, provenance):
             f.writelines(f"{t}\n" for t in times)
     out = sys.stdout
     for value, ret_type in zip(results, entry.ret_types):
-        host = ctx.from_device(value, DTYPES[ret_type.lstrip("[]")]) if isinstance(value, DeviceArray) else value
+        host = ctx.from_device(value) if isinstance(value, DeviceArray) else value
         if args.binary_output:
             out.flush()
             write_binary(host, out.buffer)
@@ -454,7 +450,7 @@ class LibraryProgram:
 
         def call(*args):
             results = entry.fn(self.ctx, *entry.upload(self.ctx, list(args)))
-            host = tuple(self.ctx.from_device(v, DTYPES[t.lstrip("[]")]) if isinstance(v, DeviceArray) else v
+            host = tuple(self.ctx.from_device(v) if isinstance(v, DeviceArray) else v
                          for v, t in zip(results, entry.ret_types))
             return host[0] if len(host) == 1 else host
         return call

@@ -10,6 +10,7 @@ import dataclasses
 from ir import source as S
 from ir.analysis import free_in_exp, use_counts
 from ir.rename import NameSource, Renamer, all_names
+from ir.types import Array
 
 
 # ---- inlining ----
@@ -166,6 +167,71 @@ def _rename_fresh(prog: S.Program) -> S.Program:
     return dataclasses.replace(prog, funs=tuple(funs))
 
 
+# ---- G4: a reduction of arrays becomes a map of reductions over the transposed array ----
+
+def interchange_array_reductions(prog: S.Program) -> S.Program:
+    """`reduce (map2 op) ne xss` (column sums, say) becomes `map2 (\\col n -> reduce op n col) (transpose
+    xss) ne` (rule G4): the reduction's inner parallelism becomes an outer map."""
+    names = NameSource(all_names(prog))
+    return _on_bodies(prog, lambda body: _g4_body(body, names))
+
+
+def _g4_body(body: S.Body, names: NameSource) -> S.Body:
+    stms = []
+    replicated = {}  # arrays made by `replicate k d` of a scalar d: the neutral element is then d itself
+    for stm in body.stms:
+        e = _map_nested(stm.exp, lambda b: _g4_body(b, names))
+        if isinstance(e, S.Replicate) and not isinstance(e.x.type, Array):
+            replicated[stm.pat[0].name] = e.x
+        inner = _elementwise_operator(e) if isinstance(e, S.Redomap) else None
+        if inner is None:
+            stms.append(S.Stm(stm.pat, e, stm.loc))
+            continue
+        width, op = inner
+        (ne,) = e.neutral
+        elem = ne.type.elem
+        n = e.width
+        if _is_identity(e.map_lam) and len(e.arrs) == 1:
+            src = e.arrs[0]
+        else:
+            src = S.Var(names.fresh("rows"), Array(elem, (S.dim_of(n), S.dim_of(width))))
+            stms.append(S.Stm((src,), S.Map(n, e.map_lam, e.arrs), stm.loc))
+        cols = S.Var(names.fresh("cols"), Array(elem, (S.dim_of(width), S.dim_of(n))))
+        stms.append(S.Stm((cols,), S.Rearrange((1, 0), src), stm.loc))
+        col = S.Var(names.fresh("col"), Array(elem, (S.dim_of(n),)))
+        ne_j = S.Var(names.fresh("ne"), elem)
+        x = S.Var(names.fresh("x"), elem)
+        r = S.Var(names.fresh("r"), elem)
+        ident = S.Lambda((x,), S.Body((), (x,)), (elem,))
+        red = Renamer(names, {}).lam(op)
+        d = replicated.get(getattr(ne, "name", None))
+        params, arrs = ((col,), (cols,)) if d is not None else ((col, ne_j), (cols, ne))
+        column_red = S.Redomap(n, red, ident, (d if d is not None else ne_j,), (col,), e.commutative)
+        per_column = S.Lambda(params, S.Body((S.Stm((r,), column_red, stm.loc),), (r,)), (elem,))
+        stms.append(S.Stm(stm.pat, S.Map(width, per_column, arrs), stm.loc))
+    return S.Body(tuple(stms), body.result)
+
+
+def _elementwise_operator(e: S.Redomap):
+    """(width, op) when the reduction operator is `\\a b -> map2 op a b` on one-dimensional arrays."""
+    lam = e.red
+    if len(lam.params) != 2 or len(e.neutral) != 1 or len(lam.body.stms) != 1:
+        return None
+    a, b = lam.params
+    stm = lam.body.stms[0]
+    m = stm.exp
+    if not (isinstance(m, S.Map) and isinstance(a.type, Array) and a.type.rank == 1
+            and tuple(v.name for v in m.arrs) == (a.name, b.name) and stm.pat == lam.body.result
+            and len(m.lam.params) == 2
+            and not (isinstance(m.width, S.Var) and m.width.name in (a.name, b.name))):
+        return None
+    return m.width, m.lam
+
+
+def _is_identity(lam: S.Lambda) -> bool:
+    return not lam.body.stms and tuple(lam.body.result) == tuple(lam.params)
+
+
 # ---- copy propagation ----
 
 class _CopyPropagator(Renamer):
@@ -201,7 +267,7 @@ def _dce_body(body: S.Body) -> S.Body:
 
 
 PIPELINE = (inline_calls, propagate_copies, hoist_invariants, fuse_into_reductions, reductions_to_redomaps,
-            remove_dead_code)
+            interchange_array_reductions, remove_dead_code)
 
 
 def normalize(prog: S.Program) -> S.Program:

@@ -21,8 +21,23 @@ class NameSource:
         self._counter = itertools.count(top + 1)
 
     def fresh(self, base: str) -> str:
-        base = re.sub(r"_\d+$", "", base) or "v"
+        """`base_N`: a valid identifier in Python and C, never a keyword of either."""
+        base = re.sub(r"_\d+$", "", base.replace("'", "_q")) or "v"
         return f"{base}_{next(self._counter)}"
+
+
+def rename_interfaces(prog: S.Program) -> S.Program:
+    """Gives the parameters and size parameters of every function fresh names too, so that every name
+    in the program is `base_N` (generated code can use names as identifiers)."""
+    names = NameSource(all_names(prog))
+    funs = []
+    for f in prog.funs:
+        r = Renamer(names, {})
+        sizes = tuple(r.bind(S.Var(n, I64)).name for n in f.size_params)
+        params = tuple(r.bind(p) for p in f.params)
+        ret = tuple(r.type(t) for t in f.ret)
+        funs.append(dataclasses.replace(f, size_params=sizes, params=params, ret=ret, body=r.body(f.body)))
+    return dataclasses.replace(prog, funs=tuple(funs))
 
 
 def all_names(prog: S.Program) -> set:

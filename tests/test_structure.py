@@ -22,6 +22,9 @@ CASES = [
     ("entry main [n][m] (xss: [n][m]f32): [n][m]f32 =\n"
      "  map (\\xs -> let s = reduce (+) 0 xs let t = s * 2 + 1 in map (\\x -> x / t) xs) xss",
      {"SegMap1": 4, "SegRed0": 1, "SegMap0": 1, "SegRed1": 1}, 2),
+    # G4: column sums become a map of reductions over the transposed matrix
+    ("entry main [n][m] (xss: [n][m]f32): [m]f32 = reduce (map2 (+)) (replicate m 0) xss",
+     {"SegMap1": 2, "SegRed0": 1, "SegRed1": 1}, 2),
     ((ROOT / "futhark_examples" / "matmul.fut").read_text(),
      {"SegMap1": 4, "SegMap0": 1, "SegRed0": 1, "SegRed1": 1}, 4),
 ]

@@ -66,6 +66,12 @@ PROGRAMS = {
     "distributed_with_copy": ("entry main [n][m] (xss: [n][m]i32) (k: i32): ([n]i32, [n][m]i32) =\n"
                               "  unzip (map (\\xs -> (k + reduce (+) 0 xs, xs)) xss)",
                               [[i32(3, 5), np.int32(4)]]),
+    "column_sums": ("entry main [n][m] (xss: [n][m]f32): [m]f32 = reduce (map2 (+)) (replicate m 0) xss",
+                    [[f32(6, 5)], [f32(1, 40)], [f32(0, 3)]]),
+    "column_maxima_of_squares": (
+        "entry main [n][m] (xss: [n][m]i32) (ne: [m]i32): [m]i32 =\n"
+        "  reduce (map2 i32.max) ne (map (map (\\x -> x * x)) xss)",
+        [[i32(7, 4), np.full(4, -1, np.int32)]]),
     "u8_wrap": ("entry main [n] (xs: [n]u8): [n]u8 = map (\\x -> x * 3 + 200) xs",
                 [[np.arange(0, 256, 17, dtype=np.uint8)]]),
 }
