@@ -29,6 +29,7 @@ class HostWriter:
         self.kernels = []  # opencl.Kernel
         self.indent = 1
         self.device_scalars = set()  # scalars a kernel left in device memory: read back only where used
+        self.errors = []  # the run-time errors kernels can report: (where, message template)
 
     def emit(self, line: str):
         self.lines.append("    " * self.indent + line)
@@ -224,6 +225,8 @@ class HostWriter:
                 parts.append(f"*{dests[payload]}.flat_args()")
             elif kind == "flat_out":
                 parts.append(f"*{outs[payload]}.flat_args()")
+            elif kind == "error":
+                parts.append("ctx.error_buf")
             elif kind == "groups_per_segment":
                 parts.append(f"np.int64({gps})")
             elif kind == "local":
@@ -233,7 +236,7 @@ class HostWriter:
 
     def segmap(self, e: T.SegMap, pat, loc):
         name = self.kernel_name("segmap")
-        k = opencl.segmap_kernel(name, e, loc)
+        k = opencl.segmap_kernel(name, e, loc, self.errors)
         self.kernels.append(k)
         outs = self.alloc_outputs(pat, e.types)
         total = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx)
@@ -249,7 +252,7 @@ class HostWriter:
 
     def segscan(self, e: T.SegScan, pat, loc):
         name = self.kernel_name("segscan")
-        k = opencl.segscan_kernel(name, e, loc)
+        k = opencl.segscan_kernel(name, e, loc, self.errors)
         self.kernels.append(k)
         outs = self.alloc_outputs(pat, e.types)
         segs = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx[:-1]) or "1"
@@ -258,7 +261,7 @@ class HostWriter:
 
     def segred(self, e: T.SegRed, pat, loc):
         name = self.kernel_name("segred")
-        k1, k2 = opencl.segred_kernels(name, e, loc)
+        k1, k2 = opencl.segred_kernels(name, e, loc, self.errors)
         self.kernels += [k1, k2]
         outs = self.alloc_outputs(pat, e.types)
         segs = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx[:-1]) or "1"
@@ -375,6 +378,8 @@ def generate_program(target: S.Program, source_name: str, tuned=None, provenance
         "",
         f"PARAMS = {params!r}",
         "",
+        f"KERNEL_ERRORS = {w.errors!r}",
+        "",
         TUNED_BEGIN,
         f"TUNED_DEFAULTS = {dict(tuned or {})!r}",
         f"TUNING_PROVENANCE = {provenance!r}",
@@ -388,11 +393,11 @@ def generate_program(target: S.Program, source_name: str, tuned=None, provenance
         "",
         "def load(**options):",
         '    """The program as a library: `load(device="GPU").main(xss, yss)`."""',
-        "    return LibraryProgram(ENTRY_POINTS, PARAMS, OPENCL_SOURCE, TUNED_DEFAULTS, **options)",
+        "    return LibraryProgram(ENTRY_POINTS, PARAMS, OPENCL_SOURCE, TUNED_DEFAULTS, KERNEL_ERRORS, **options)",
         "",
         "",
         "def run(argv=None):",
-        "    return main(ENTRY_POINTS, PARAMS, OPENCL_SOURCE, TUNED_DEFAULTS, TUNING_PROVENANCE, argv)",
+        "    return main(ENTRY_POINTS, PARAMS, OPENCL_SOURCE, TUNED_DEFAULTS, TUNING_PROVENANCE, KERNEL_ERRORS, argv)",
         "",
         "",
         'if __name__ == "__main__":',

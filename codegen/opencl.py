@@ -28,6 +28,12 @@ PRELUDE = r"""
   static inline T NAME##_floordiv(T x, T y) { T q = NAME##_quot(x, y); return (y != 0 && q * y != x && ((x < 0) != (y < 0))) ? q - 1 : q; } \
   static inline T NAME##_floormod(T x, T y) { T r = NAME##_rem(x, y); return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r; } \
   static inline T NAME##_pow(T x, T y) { T r = 1; while (y > 0) { if (y & 1) r = r * x; x = x * x; y >>= 1; } return r; }
+static inline void record_error(__global long *error, long id, long a, long b, long c, long d, long e, long f,
+                                long g) {
+  if (atomic_cmpxchg((volatile __global int *)error, 0, (int)id) == 0) {
+    error[1] = a; error[2] = b; error[3] = c; error[4] = d; error[5] = e; error[6] = f; error[7] = g;
+  }
+}
 DEFINE_INT_OPS(char, i8)
 DEFINE_INT_OPS(short, i16)
 DEFINE_INT_OPS(int, i32)
@@ -110,11 +116,22 @@ def dim_expr(d) -> str:
 class KernelWriter:
     """Writes the code of one kernel: declarations of its inputs, then its body."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, errors: list, checks: bool = True):
         self.k = Kernel(name)
         self.counter = 0
         self.env = {}  # variable name -> C expression (scalars) or View (arrays)
         self.indent = 1
+        self.errors = errors  # the program's run-time error table: (where, message template)
+        self.checks = checks  # bounds and division checks
+        self.k.params.append("__global long *error")
+        self.k.args.append(("error", None))
+
+    def check(self, condition: str, loc, template: str, values: list):
+        """Records error `template` (with {0}, {1}... filled from values) when condition holds; the
+        kernel goes on, so barriers are still reached, and the host reports the first error."""
+        self.errors.append((str(loc) if loc else "", template))
+        padded = (values + ["0"] * 7)[:7]
+        self.emit(f"if ({condition}) record_error(error, {len(self.errors)}, {', '.join(f'(long)({v})' for v in padded)});")
 
     # ---- output ----
 
@@ -178,6 +195,8 @@ class KernelWriter:
 
     def scalar_exp(self, e, loc) -> str:
         if isinstance(e, S.BinOp):
+            if self.checks and e.op in ("/", "%", "//", "%%") and e.x.type.is_int:
+                self.check(f"{self.atom(e.y)} == 0", loc, "division by zero", [])
             return binop(e.op, self.atom(e.x), self.atom(e.y), e.x.type.name, loc)
         if isinstance(e, S.UnOp):
             x, t = self.atom(e.x), e.x.type.name
@@ -220,7 +239,7 @@ class KernelWriter:
             self.env[pat[0].name] = value if isinstance(value, View) else \
                 self.declare(CTYPES[pat[0].type.name], value, pat[0].name)
         elif isinstance(e, S.Index):
-            self.index(e, pat[0])
+            self.index(e, pat[0], stm.loc)
         elif isinstance(e, S.Rearrange):
             arr = self.env[e.arr.name]
             order = tuple(e.perm) + tuple(range(len(e.perm), len(arr.dims)))
@@ -258,10 +277,18 @@ class KernelWriter:
             raise not_supported(f"{source_name(e)} inside a kernel", stm.loc)
         return False
 
-    def index(self, e: S.Index, p: S.Var):
+    def index(self, e: S.Index, p: S.Var, loc=None):
         arr = self.env[e.arr.name]
         if not any(isinstance(i, S.DimSlice) for i in e.idxs):
             idxs = [self.atom(i) for i in e.idxs]
+            if self.checks and idxs and len(idxs) + len(arr.dims) <= 7:
+                bad = " || ".join(f"({i}) < 0 || ({i}) >= ({d})" for i, d in zip(idxs, arr.dims))
+                shown = ", ".join("{%d}" % k for k in range(len(idxs)))
+                shape = "".join("[{%d}]" % (len(idxs) + k) for k in range(len(arr.dims)))
+                self.check(bad, loc, f"Index [{shown}] out of bounds for array of shape {shape}.",
+                           idxs + list(arr.dims))
+                idxs = [self.declare("long", f"(({i}) < 0 || ({i}) >= ({d})) ? 0 : ({i})", "idx")
+                        for i, d in zip(idxs, arr.dims)]
             if len(idxs) == len(arr.dims):
                 self.env[p.name] = self.declare(arr.ctype, arr.elem(idxs), p.name)
             else:
@@ -604,7 +631,9 @@ def binop(op: str, x: str, y: str, t: str, loc) -> str:
 
 FLOAT_FNS = {"sqrt": "sqrt", "exp": "exp", "log": "log", "sin": "sin", "cos": "cos", "tan": "tan",
              "abs": "fabs", "floor": "floor", "ceil": "ceil", "min": "fmin", "max": "fmax", "atan2": "atan2",
-             "pow": "pow"}
+             "pow": "pow", "log2": "log2", "log10": "log10", "asin": "asin", "acos": "acos", "atan": "atan",
+             "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "round": "rint", "trunc": "trunc", "cbrt": "cbrt",
+             "log1p": "log1p", "expm1": "expm1", "hypot": "hypot"}
 INT_FNS = {"min": "min", "max": "max", "abs": "abs"}
 
 
@@ -614,6 +643,12 @@ def primcall(fn: str, args: list, arg_types: list, ret: str, loc) -> str:
         if module == "bool":
             return f"((uchar)({args[0]} != 0))"
         return f"(({CTYPES[module]})({args[0]}))"
+    if name == "sgn":
+        return f"(({CTYPES[ret]})(({args[0]} > 0) - ({args[0]} < 0)))"
+    if name in ("isnan", "isinf", "isfinite"):
+        return f"((uchar){name}({args[0]}))"
+    if name == "neg":
+        return f"(({CTYPES[ret]})(-{args[0]}))"
     table = FLOAT_FNS if module in ("f32", "f64") else INT_FNS
     if name not in table:
         raise not_supported(f"function {fn} in a kernel", loc)
@@ -633,10 +668,10 @@ def kernel_inputs(w: KernelWriter, op):
         w.input_var(v)
 
 
-def segmap_kernel(name: str, op: T.SegMap, loc) -> Kernel:
+def segmap_kernel(name: str, op: T.SegMap, loc, errors: list) -> Kernel:
     """A level-1 segmap: a thread per point of the context, or, when the body holds level-0 segops
     (the intra-group version), a workgroup per point."""
-    w = KernelWriter(name)
+    w = KernelWriter(name, errors)
     kernel_inputs(w, op)
     outs = [w.output_param(i, t) for i, t in enumerate(op.types)]
     total = " * ".join(f"({w.atom(b.width)})" for b in op.ctx)
@@ -657,9 +692,9 @@ def segmap_kernel(name: str, op: T.SegMap, loc) -> Kernel:
     return w.k
 
 
-def segscan_kernel(name: str, op: T.SegScan, loc) -> Kernel:
+def segscan_kernel(name: str, op: T.SegScan, loc, errors: list) -> Kernel:
     """A level-1 segscan: a workgroup per segment scans it block by block."""
-    w = KernelWriter(name)
+    w = KernelWriter(name, errors)
     kernel_inputs(w, op)
     outs = [w.output_param(i, t) for i, t in enumerate(op.types)]
     seg = w.declare("long", "get_group_id(0)", "seg")
@@ -672,10 +707,10 @@ def segscan_kernel(name: str, op: T.SegScan, loc) -> Kernel:
     return w.k
 
 
-def segred_kernels(name: str, op: T.SegRed, loc) -> tuple:
+def segred_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
     """A level-1 segred: `groups_per_segment` workgroups per segment each reduce a part of it; when there
     are several, a second kernel combines the parts in order."""
-    w = KernelWriter(name)
+    w = KernelWriter(name, errors)
     kernel_inputs(w, op)
     dests = [w.array_param(f"dest{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
     for i in range(len(op.neutral)):
@@ -698,7 +733,7 @@ def segred_kernels(name: str, op: T.SegRed, loc) -> tuple:
         w.emit(f"if (get_local_id(0) == 0) {d.mem}[{d.offset} + {gid}] = {r};")
 
     # stage 2: one workgroup per segment folds its groups_per_segment partial results, in order
-    w2 = KernelWriter(name + "_combine")
+    w2 = KernelWriter(name + "_combine", errors)
     parts = [w2.array_param(f"part{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
     w2.k.args += [("dest", i) for i in range(len(op.neutral))]
     outs = [w2.array_param(f"out{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]

@@ -94,6 +94,8 @@ class Context:
         if debug:
             print(f"Device: {self.device.name} ({self.device.platform.name})", file=sys.stderr)
         self.program = cl.Program(self.cl_ctx, source).build()
+        self.error_buf = cl.Buffer(self.cl_ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                                   hostbuf=np.zeros(8, np.int64))
         self.kernels = {k.function_name: k for k in self.program.all_kernels()}
         self.kernel_times = {}
 
@@ -145,6 +147,18 @@ class Context:
             event.wait()
             total, count = self.kernel_times.get(name, (0.0, 0))
             self.kernel_times[name] = (total + (event.profile.end - event.profile.start) / 1e3, count + 1)
+
+    def check_errors(self, table):
+        """Raises the first run-time error a kernel recorded (bounds, division by zero), if any."""
+        if not table:
+            return
+        record = np.empty(8, np.int64)
+        cl.enqueue_copy(self.queue, record, self.error_buf)
+        code = int(record.view(np.int32)[0])
+        if code:
+            cl.enqueue_copy(self.queue, self.error_buf, np.zeros(8, np.int64))
+            where, template = table[code - 1]
+            fail(where, template.format(*(int(v) for v in record[1:])))
 
     def local(self, nbytes):
         return cl.LocalMemory(max(int(nbytes), 1))
@@ -309,7 +323,11 @@ def prim_call(fn, result_type, *args):
         return result_type(args[0] != 0) if module == "bool" else result_type(args[0])
     f = {"sqrt": np.sqrt, "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tan": np.tan,
          "abs": np.abs, "floor": np.floor, "ceil": np.ceil, "min": min, "max": max,
-         "atan2": np.arctan2, "pow": np.power, "isnan": np.isnan, "isinf": np.isinf}[name]
+         "atan2": np.arctan2, "pow": np.power, "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
+         "sgn": np.sign, "neg": np.negative, "log2": np.log2, "log10": np.log10, "asin": np.arcsin,
+         "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
+         "round": np.rint, "trunc": np.trunc, "cbrt": np.cbrt, "log1p": np.log1p, "expm1": np.expm1,
+         "hypot": np.hypot}[name]
     return result_type(f(*args))
 
 
@@ -363,11 +381,11 @@ def parse_args(argv, entry_points):
     return ap.parse_args(argv)
 
 
-def main(entry_points, params, source, tuned_defaults, provenance, argv=None):
+def main(entry_points, params, source, tuned_defaults, provenance, errors, argv=None):
     np.seterr(all="ignore")  # IEEE results (inf, nan) are values, as in Futhark, not warnings
     args = parse_args(sys.argv[1:] if argv is None else argv, entry_points)
     try:
-        return _run(args, entry_points, params, source, tuned_defaults, provenance)
+        return _run(args, entry_points, params, source, tuned_defaults, provenance, errors)
     except ProgramError as e:
         print(f"Error: {e}", file=sys.stderr)
         return 1
@@ -376,7 +394,7 @@ def main(entry_points, params, source, tuned_defaults, provenance, argv=None):
         return 1
 
 
-def _run(args, entry_points, params, source, tuned_defaults, provenance):
+def _run(args, entry_points, params, source, tuned_defaults, provenance, errors):
     if args.print_params:
         for name, cls in params:
             print(f"{name} ({cls})")
@@ -418,6 +436,7 @@ def _run(args, entry_points, params, source, tuned_defaults, provenance):
         results = entry.fn(ctx, *device_inputs)
         ctx.queue.finish()
         times.append(int(round((time.perf_counter() - start) * 1e6)))
+        ctx.check_errors(errors)
     if args.write_runtime_to:
         with open(args.write_runtime_to, "w") as f:
             f.writelines(f"{t}\n" for t in times)
@@ -438,8 +457,9 @@ def _run(args, entry_points, params, source, tuned_defaults, provenance):
 class LibraryProgram:
     """The compiled program as a library: one method per entry point, numpy values in and out."""
 
-    def __init__(self, entry_points, params, source, tuned_defaults, **options):
+    def __init__(self, entry_points, params, source, tuned_defaults, errors, **options):
         self._entry_points = entry_points
+        self._errors = errors
         np.seterr(all="ignore")
         self.ctx = Context(source, params, tuned_defaults, **options)
 
@@ -450,6 +470,7 @@ class LibraryProgram:
 
         def call(*args):
             results = entry.fn(self.ctx, *entry.upload(self.ctx, list(args)))
+            self.ctx.check_errors(self._errors)
             host = tuple(self.ctx.from_device(v) if isinstance(v, DeviceArray) else v
                          for v, t in zip(results, entry.ret_types))
             return host[0] if len(host) == 1 else host

@@ -1,8 +1,11 @@
 """Parsing: source text to a syntax tree (the dataclasses below), with Lark's LALR parser.
 
-Every syntax node carries `loc` (an `ir.source.Loc`, 1-based line and column of its first
+Every expression node carries `loc` (an `ir.source.Loc`, 1-based line and column of its first
 character, or of its operator for binary operators) and `span` (start and end offsets in the
 source text). Lark's exceptions are turned into `CompileError`.
+
+Some sugar is removed here: `x |> f` and `f <| x` become applications, `let a[i] = v in e`
+becomes `let a = a with [i] = v in e`, and attributes (`#[unsafe]`) are dropped.
 """
 
 import functools
@@ -12,20 +15,20 @@ import threading
 from dataclasses import dataclass, field
 from typing import Optional
 
-from lark import Lark, Token, Transformer
+from lark import Lark, Token
 from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken,
                              VisitError)
+from lark.visitors import Transformer
 
 from ir.errors import CompileError
 from ir.source import Loc
 
 GRAMMAR_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grammar.lark")
 
-# Futhark keywords that this subset does not have (yet). They lex as NAME and are rejected here
+# Futhark keywords that this subset does not have. They lex as NAME and are rejected here
 # with a clear message rather than as a confusing syntax error later.
 UNSUPPORTED_KEYWORDS = frozenset({
-    "loop", "for", "while", "do", "match", "case", "type", "module", "open", "import",
-    "include", "local", "val", "with", "assert",
+    "match", "case", "module", "open", "import", "include", "local", "val", "assert",
 })
 
 # Binary operators: Futhark's precedence (higher binds tighter) and associativity.
@@ -38,7 +41,7 @@ PRECEDENCE = {
     "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4,
     "&": 5, "^": 5, "|": 5,
     "<<": 6, ">>": 6,
-    "+": 7, "-": 7,
+    "+": 7, "-": 7, "++": 7,
     "*": 8, "/": 8, "%": 8, "//": 8, "%%": 8,
     "**": 9,
 }
@@ -55,19 +58,65 @@ class Node:
 
 @dataclass
 class TypeExp:
-    """`[n][3][]f32`: dims are ('name', str), ('const', int) or ('any', None)."""
+    """A type as written: `dims` (outermost first) around `base`.
+
+    dims: list of ('name', str), ('const', int), ('any', None) (written `[]`) or ('exp', node)
+    (a size expression such as `[n*m]`). base: a type name (a primitive type or an abbreviation,
+    applied to the size arguments `args`, a list of dims) or a list of TypeExp (a tuple type)."""
     dims: list
-    prim: str
+    base: object
     loc: Loc = field(repr=False)
-    prim_loc: Loc = field(repr=False)
+    base_loc: Loc = field(repr=False)
+    args: list = field(default_factory=list)
+    unique: bool = False
+
+    @property
+    def prim(self):  # the base name, for messages
+        return self.base if isinstance(self.base, str) else "tuple"
+
+    @property
+    def prim_loc(self):
+        return self.base_loc
+
+
+# ---- patterns
+
+@dataclass
+class PName:
+    name: str
+    loc: Loc = field(repr=False)
 
 
 @dataclass
-class Param:
-    name: str
-    type: Optional[TypeExp]
+class PWild:
     loc: Loc = field(repr=False)
 
+
+@dataclass
+class PTuple:
+    elems: list
+    loc: Loc = field(repr=False)
+
+
+@dataclass
+class PTyped:
+    pat: object
+    type: TypeExp
+    loc: Loc = field(repr=False)
+
+
+def pat_names(p) -> list:
+    """The (name, loc) pairs a pattern binds, left to right."""
+    if isinstance(p, PName):
+        return [(p.name, p.loc)]
+    if isinstance(p, PTuple):
+        return [x for e in p.elems for x in pat_names(e)]
+    if isinstance(p, PTyped):
+        return pat_names(p.pat)
+    return []
+
+
+# ---- expressions
 
 @dataclass
 class Lit(Node):
@@ -118,11 +167,23 @@ class NotE(Node):
 
 @dataclass
 class LetE(Node):
-    name: str = ""
-    name_loc: Loc = None
-    ann: Optional[TypeExp] = None
+    """`let [sizes] pat = rhs in body`."""
+    pat: object = None
+    sizes: list = field(default_factory=list)  # list[(name, Loc)]
     rhs: object = None
     body: object = None
+
+
+@dataclass
+class LetFunE(Node):
+    """`let f params: ret = rhs in body` (a local function)."""
+    name: str = ""
+    name_loc: Loc = None
+    params: list = field(default_factory=list)  # list of patterns
+    ret: Optional[TypeExp] = None
+    rhs: object = None
+    body: object = None
+    sizes: list = field(default_factory=list)  # size parameters: list[(name, Loc)]
 
 
 @dataclass
@@ -134,7 +195,7 @@ class IfE(Node):
 
 @dataclass
 class LambdaE(Node):
-    params: list = field(default_factory=list)  # list[Param]
+    params: list = field(default_factory=list)  # list of patterns
     ret: Optional[TypeExp] = None
     body: object = None
 
@@ -149,8 +210,86 @@ class SectionE(Node):
 
 
 @dataclass
+class TupleE(Node):
+    elems: list = field(default_factory=list)
+
+
+@dataclass
+class ArrayE(Node):
+    elems: list = field(default_factory=list)
+
+
+@dataclass
+class SliceI:
+    """`start:end:stride` in an index; absent parts are None."""
+    start: object
+    end: object
+    stride: object
+    loc: Loc = field(repr=False)
+
+
+@dataclass
+class IndexE(Node):
+    """`arr[i, j:k, ...]`: each index is an expression or a SliceI."""
+    arr: object = None
+    idxs: list = field(default_factory=list)
+    idx_loc: Loc = None
+
+
+@dataclass
+class ProjE(Node):
+    """`x.0`."""
+    x: object = None
+    field_: int = 0
+    field_loc: Loc = None
+
+
+@dataclass
+class WithE(Node):
+    """`arr with [i, j] = value`; `loc` is that of `with`."""
+    arr: object = None
+    idxs: list = field(default_factory=list)
+    value: object = None
+
+
+@dataclass
+class AscribeE(Node):
+    """`x : t` (coerce False) or `x :> t` (coerce True); `loc` is that of the colon."""
+    x: object = None
+    type: TypeExp = None
+    coerce: bool = False
+
+
+@dataclass
+class ForUpto:
+    name: str
+    name_loc: Loc
+    bound: object
+
+
+@dataclass
+class ForIn:
+    pat: object
+    arr: object
+
+
+@dataclass
+class While:
+    cond: object
+
+
+@dataclass
+class LoopE(Node):
+    """`loop pat = init form do body`; init is None when left out (`loop acc for ...`)."""
+    pat: object = None
+    init: object = None
+    form: object = None
+    body: object = None
+
+
+@dataclass
 class AtomE(Node):
-    """An already-lowered atom (made by the checker, never by the parser)."""
+    """An already-lowered value (made by the checker, never by the parser)."""
     atom: object = None
 
 
@@ -160,9 +299,18 @@ class Decl:
     name: str
     name_loc: Loc
     size_params: list  # list[(name, Loc)]
-    params: list  # list[Param]
+    params: list  # list of patterns
     ret: Optional[TypeExp]
     body: object
+    loc: Loc
+
+
+@dataclass
+class TypeDecl:
+    name: str
+    name_loc: Loc
+    size_params: list  # list[(name, Loc)]
+    type: TypeExp
     loc: Loc
 
 
@@ -231,6 +379,10 @@ def _strip_underscores(s):
     return s.replace("_", "")
 
 
+class _Attr:
+    """A parsed (and ignored) attribute."""
+
+
 class ToSyntax(Transformer):
     def __init__(self, filename):
         super().__init__()
@@ -244,88 +396,213 @@ class ToSyntax(Transformer):
         b = last.span[1] if isinstance(last, Node) else last.end_pos
         return (a, b)
 
+    def err(self, msg, tok):
+        raise CompileError(msg, self.loc(tok) if isinstance(tok, Token) else tok)
+
     # ---- declarations
 
     def start(self, children):
         return list(children)
 
-    def decl(self, c):
+    def fun_decl(self, c):
+        c = [x for x in c if not isinstance(x, _Attr)]
         kw, name = c[0], c[1]
-        sizes, params, ret, body = [], [], None, None
-        for x in c[2:]:
-            if isinstance(x, tuple) and x[0] == "size":
-                sizes.append((x[1], x[2]))
-            elif isinstance(x, Param):
-                params.append(x)
-            elif isinstance(x, tuple) and x[0] == "ret":
-                ret = x[1]
-            elif isinstance(x, Token):
-                pass  # '='
-            else:
-                body = fin(x)
+        self.check_name(name)
+        sizes, params = [], []
+        i = 2
+        while isinstance(c[i], tuple) and c[i][0] == "size":
+            sizes.append((c[i][1], c[i][2]))
+            i += 1
+        while not (c[i] is None or (isinstance(c[i], Token) and c[i].type in ("COLON", "EQUALS"))):
+            params.append(c[i])
+            i += 1
+        # [COLON type] EQUALS exp: with placeholders, a missing `: type` gives None, None
+        rest = c[i:]
+        ret = rest[1] if len(rest) == 4 else None
+        body = fin(rest[-1])
         return Decl(kw.type == "ENTRY", str(name), self.loc(name), sizes, params, ret, body, self.loc(kw))
+
+    def type_decl(self, c):
+        c = [x for x in c if not isinstance(x, _Attr)]
+        kw, name = c[0], c[1]
+        self.check_name(name)
+        sizes = [(x[1], x[2]) for x in c[2:-2]]
+        return TypeDecl(str(name), self.loc(name), sizes, c[-1], self.loc(kw))
 
     def size_param(self, c):
         return ("size", self.check_name(c[1]), self.loc(c[1]))
 
-    def typed_param(self, c):
-        return Param(self.check_name(c[1]), c[3], self.loc(c[1]))
+    def type_param(self, c):
+        self.err(f'Type parameters such as "{c[0]}" are not supported by incflat; give the parameters '
+                 f'concrete types.', c[0])
 
-    def untyped_param(self, c):
-        return Param(self.check_name(c[0]), None, self.loc(c[0]))
+    def attr(self, c):
+        return _Attr()
 
-    def ret_ann(self, c):
-        return ("ret", c[1])
+    def attr_item(self, c):
+        return None
+
+    def attr_exp(self, c):
+        return fin(c[1])
+
+    # ---- types
+
+    def unique_type(self, c):
+        t = c[1]
+        t.unique = True
+        return t
+
+    def fun_type(self, c):
+        raise CompileError("Function types are not supported by incflat: functions can only be passed "
+                           "directly to map, reduce, scan, filter and the like.", c[0].loc)
+
+    def tbase(self, c):
+        *dims, t = c
+        if not dims:
+            return t
+        return TypeExp([(k, v) for k, v, _ in dims] + t.dims, t.base, dims[0][2], t.base_loc, t.args,
+                       t.unique)
 
     def type(self, c):
-        *dims, prim = c
-        loc = dims[0][2] if dims else self.loc(prim)
-        return TypeExp([(k, v) for k, v, _ in dims], str(prim), loc, self.loc(prim))
+        return c[0]
 
-    def dim_name(self, c):
-        return ("name", str(c[1]), self.loc(c[0]))
+    def type_name(self, c):
+        name, *args = c
+        return TypeExp([], str(name), self.loc(name), self.loc(name), [(k, v) for k, v, _ in args])
 
-    def dim_const(self, c):
-        lit = self.int_lit([c[1]])
-        if lit.suffix is not None:
-            raise CompileError(f'A size must be an unsuffixed integer, not "{c[1]}".', self.loc(c[1]))
-        return ("const", lit.value, self.loc(c[0]))
+    def tuple_type(self, c):
+        elems = [x for x in c[1:] if isinstance(x, TypeExp)]
+        return TypeExp([], elems, self.loc(c[0]), self.loc(c[0]))
+
+    def paren_type(self, c):
+        return c[1]
+
+    def unit_type(self, c):
+        self.err("The empty tuple type () is not supported by incflat.", c[0])
 
     def dim_any(self, c):
         return ("any", None, self.loc(c[0]))
+
+    def dim_exp(self, c):
+        e = fin(c[1])
+        if isinstance(e, Ident):
+            return ("name", e.name, self.loc(c[0]))
+        if isinstance(e, Lit) and e.kind == "int":
+            if e.suffix is not None and e.suffix != "i64":
+                raise CompileError(f'A size must have type i64, but this literal has type {e.suffix}.', e.loc)
+            return ("const", e.value, self.loc(c[0]))
+        return ("exp", e, self.loc(c[0]))
+
+    # ---- patterns
+
+    def pat(self, c):
+        return c[0]
+
+    def pat_typed(self, c):
+        p, _colon, t = c
+        return PTyped(p, t, getattr(p, "loc", None))
+
+    def pat_name(self, c):
+        tok = c[0]
+        name = self.check_name(tok)
+        if name == "_":
+            return PWild(self.loc(tok))
+        return PName(name, self.loc(tok))
+
+    def pat_paren(self, c):
+        return c[1]
+
+    def pat_tuple(self, c):
+        elems = [x for x in c[1:] if x is not None and not isinstance(x, Token)]
+        return PTuple(elems, self.loc(c[0]))
+
+    def pat_unit(self, c):
+        self.err("The empty tuple () is not supported by incflat.", c[0])
 
     # ---- expressions
 
     def exp(self, c):
         return fin(c[0])
 
-    def let_exp(self, c):
-        # LET NAME [COLON type] EQUALS exp IN exp  (maybe_placeholders gives None for a missing [...])
-        let, name, _colon, ann, _eq, rhs, _in, body = c
-        rhs, body = fin(rhs), fin(body)
-        return LetE(self.loc(let), self.span(let, body), self.check_name(name), self.loc(name), ann, rhs, body)
+    def exp_na(self, c):
+        return fin(c[0])
 
-    def let_exp_chained(self, c):
-        # LET NAME [COLON type] EQUALS exp letexp: an `in` left out before the next `let`
-        return self.let_exp(c[:6] + [None] + c[6:])
+    def ascribe(self, c):
+        x = fin(c[0])
+        return AscribeE(self.loc(c[1]), (x.span[0], c[1].end_pos), x, c[2], False)
+
+    def coerce(self, c):
+        x = fin(c[0])
+        return AscribeE(self.loc(c[1]), (x.span[0], c[1].end_pos), x, c[2], True)
+
+    def letrest(self, c):
+        return fin(c[-1])
+
+    def size_binder(self, c):
+        return (self.check_name(c[1]), self.loc(c[1]))
+
+    def let_pat(self, c):
+        let = c[0]
+        sizes = [x for x in c[1:-4]]
+        pat, _eq, rhs, body = c[-4:]
+        rhs, body = fin(rhs), fin(body)
+        return LetE(self.loc(let), self.span(let, body), pat, sizes, rhs, body)
+
+    def let_fun(self, c):
+        let, name = c[0], c[1]
+        rhs, body = fin(c[-2]), fin(c[-1])
+        rest = c[2:-3]  # size binders, params, [COLON type]
+        ret = rest[-1]
+        sizes = [x for x in rest[:-2] if isinstance(x, tuple)]
+        params = [x for x in rest[:-2] if not isinstance(x, tuple)]
+        return LetFunE(self.loc(let), self.span(let, body), self.check_name(name), self.loc(name), params, ret,
+                       rhs, body, sizes)
+
+    def let_update(self, c):
+        # let a[i] = v in body  ==>  let a = a with [i] = v in body
+        let, name, lsq, idxs, _rsq, _eq, rhs, body = c
+        rhs, body = fin(rhs), fin(body)
+        a = Ident(self.loc(name), self.span(name, name), self.check_name(name))
+        w = WithE(self.loc(lsq), (a.span[0], rhs.span[1]), a, idxs, rhs)
+        return LetE(self.loc(let), self.span(let, body), PName(a.name, a.loc), [], w, body)
 
     def if_exp(self, c):
         kw, cond, _t, then, _e, else_ = c
         else_ = fin(else_)
         return IfE(self.loc(kw), self.span(kw, else_), fin(cond), fin(then), else_)
 
+    def loop_exp(self, c):
+        kw, pat, _eq, init, form, _do, body = c
+        body = fin(body)
+        return LoopE(self.loc(kw), self.span(kw, body), pat, fin(init) if init is not None else None, form, body)
+
+    def for_upto(self, c):
+        _for, name, op, bound = c
+        if str(op) != "<":
+            self.err(f'Syntax error: unexpected "{op}" in a for loop; write "for {name} < n" or '
+                     f'"for x in xs".', op)
+        return ForUpto(self.check_name(name), self.loc(name), fin(bound))
+
+    def for_in(self, c):
+        return ForIn(c[1], fin(c[3]))
+
+    def while_(self, c):
+        return While(fin(c[1]))
+
     def lambda_exp(self, c):
         bs = c[0]
-        params = [x for x in c[1:] if isinstance(x, Param)]
-        ret = next((x for x in c if isinstance(x, TypeExp)), None)
         body = fin(c[-1])
+        ret = c[-3]
+        params = [x for x in c[1:-4]]
         return LambdaE(self.loc(bs), self.span(bs, body), params, ret, body)
 
-    def lparam_name(self, c):
-        return Param(self.check_name(c[0]), None, self.loc(c[0]))
+    def with_exp(self, c):
+        arr, kw, _lsq, idxs, _rsq, _eq, val = c
+        arr, val = fin(arr), fin(val)
+        return WithE(self.loc(kw), (arr.span[0], val.span[1]), arr, idxs, val)
 
-    def lparam_typed(self, c):
-        return Param(self.check_name(c[1]), c[3], self.loc(c[1]))
+    def withexp(self, c):
+        return fin(c[0])
 
     def opexp(self, c):
         if len(c) == 1:
@@ -351,7 +628,7 @@ class ToSyntax(Transformer):
 
     def check_name(self, tok):
         if str(tok) in UNSUPPORTED_KEYWORDS:
-            raise CompileError(f'"{tok}" is not supported by incflat yet.', self.loc(tok))
+            raise CompileError(f'"{tok}" is not supported by incflat.', self.loc(tok))
         return str(tok)
 
     def name(self, c):
@@ -400,6 +677,52 @@ class ToSyntax(Transformer):
     def parens(self, c):
         return fin(c[1])
 
+    def tuple_exp(self, c):
+        elems = [fin(x) for x in c[1:-1] if x is not None and not isinstance(x, Token)]
+        return TupleE(self.loc(c[0]), self.span(c[0], c[-1]), elems)
+
+    def unit_exp(self, c):
+        self.err("The empty tuple () is not supported by incflat.", c[0])
+
+    def array_lit(self, c):
+        elems = [fin(x) for x in c[1:-1] if x is not None and not isinstance(x, Token)]
+        return ArrayE(self.loc(c[0]), self.span(c[0], c[-1]), elems)
+
+    def empty_array(self, c):
+        self.err("Empty array literals [] are not supported by incflat; use replicate 0 x or iota 0.", c[0])
+
+    def index_exp(self, c):
+        arr, lsq, idxs, rsq = c
+        return IndexE(arr.loc, self.span(arr, rsq), arr, idxs, self.loc(lsq))
+
+    def index_list(self, c):
+        return [x for x in c if x is not None and not (isinstance(x, Token) and x.type == "COMMA")]
+
+    def idx_point(self, c):
+        return fin(c[0])
+
+    def idx_slice(self, c):
+        a, colon, b = c
+        return SliceI(fin(a) if a is not None else None, fin(b) if b is not None else None, None,
+                      a.loc if isinstance(a, Node) else self.loc(colon))
+
+    def idx_slice_stride(self, c):
+        a, colon, b, _colon2, s = c
+        return SliceI(*(fin(x) if x is not None else None for x in (a, b, s)),
+                      a.loc if isinstance(a, Node) else self.loc(colon))
+
+    def proj_exp(self, c):
+        x, tok = c
+        return ProjE(x.loc, self.span(x, tok), x, int(str(tok)[1:]), Loc(self.filename, tok.line, tok.column + 1))
+
+    def field_section(self, c):
+        tok = c[0]
+        loc, span = self.loc(tok), self.span(tok, tok)
+        x = Ident(loc, span, "_field")
+        for k in str(tok)[2:-1].split("."):
+            x = ProjE(loc, span, x, int(k), loc)
+        return LambdaE(loc, span, [PName("_field", loc)], None, x)
+
     def op_section(self, c):
         op, oploc = c[1]
         return SectionE(self.loc(c[0]), self.span(c[0], c[2]), op, oploc, None, None)
@@ -427,20 +750,45 @@ def get_parser() -> Lark:
                 transformer=_TRANSFORMER)
 
 
+_TOKEN_TEXT = {
+    "$END": "end of file", "INDEX_LSQUARE": '"["', "PROJ": "a projection",
+}
+
+
 def _tok_desc(tok: Token) -> str:
     return f'"{tok}"'
 
 
 def _end_loc(text: str, filename: str) -> Loc:
     stripped = text.rstrip()
-    # skip a trailing comment-only tail: point just after the last character of the text
     line = stripped.count("\n") + 1
     col = len(stripped) - (stripped.rfind("\n") + 1) + 1
     return Loc(filename, line, col)
 
 
+def _hint(tok: Token, expected: set, text: str) -> str:
+    """A hint for a common mistake, or ''."""
+    t = tok.type
+    if t in ("LET", "DEF", "ENTRY", "TYPE") and "IN" in expected:
+        return ' - missing "in"?'
+    if t == "LSQUARE" and tok.start_pos > 0 and text[tok.start_pos - 1] in " \t" and \
+            "INDEX_LSQUARE" in expected:
+        return " (Write a[i] without a space to index; a [i] applies a to an array literal.)"
+    if t == "NAME" and str(tok) in UNSUPPORTED_KEYWORDS:
+        return ""
+    if "DO" in expected and t not in ("DO",):
+        return ' - missing "do"?'
+    if "THEN" in expected:
+        return ' - missing "then"?'
+    if "ELSE" in expected:
+        return ' - missing "else"? (Every "if" needs an "else".)'
+    if "FOR" in expected and "WHILE" in expected:
+        return ' - a loop needs "for i < n", "for x in xs" or "while cond" before "do".'
+    return ""
+
+
 def parse_syntax(text: str, filename: str = "<input>") -> list:
-    """Parse a whole file into a list of `Decl`."""
+    """Parse a whole file into a list of `Decl` and `TypeDecl`."""
     parser = get_parser()
     try:
         with _LOCK:
@@ -448,25 +796,40 @@ def parse_syntax(text: str, filename: str = "<input>") -> list:
             return parser.parse(text)
     except UnexpectedToken as e:
         tok = e.token
-        if tok.type == "$END":
-            raise CompileError("Syntax error: unexpected end of file.", _end_loc(text, filename)) from None
-        loc = Loc(filename, tok.line, tok.column)
-        msg = f"Syntax error: unexpected token {_tok_desc(tok)}."
         expected = set(e.expected or ())
-        if tok.type in ("LET", "DEF", "ENTRY") and "IN" in expected:
-            msg = f'Syntax error: unexpected token {_tok_desc(tok)} - missing "in"?'
-        elif tok.type == "LSQUARE" and tok.column > 1:
-            msg += " (Indexing and array literals are not supported by incflat yet.)"
-        elif tok.type == "NAME" and str(tok) in UNSUPPORTED_KEYWORDS:
-            msg = f'"{tok}" is not supported by incflat yet.'
+        if tok.type == "$END":
+            msg = "Syntax error: unexpected end of file."
+            hint = _hint(tok, expected, text)
+            if hint and "missing" in hint:
+                msg = "Syntax error: unexpected end of file" + hint
+            raise CompileError(msg, _end_loc(text, filename)) from None
+        loc = Loc(filename, tok.line, tok.column)
+        if tok.type == "NAME" and str(tok) in UNSUPPORTED_KEYWORDS:
+            raise CompileError(f'"{tok}" is not supported by incflat.', loc) from None
+        hint = _hint(tok, expected, text)
+        sep = "" if hint.startswith(" -") else "."
+        msg = f"Syntax error: unexpected token {_tok_desc(tok)}{sep}{hint}"
+        if sep == "" and not msg.endswith((".", "?", ")")):
+            msg += "."
         raise CompileError(msg, loc) from None
     except UnexpectedCharacters as e:
         loc = Loc(filename, e.line, e.column)
         ch = text[e.pos_in_stream] if 0 <= e.pos_in_stream < len(text) else ""
-        if ch == ",":
-            msg = 'Syntax error: unexpected character ",". (Tuples are not supported by incflat yet.)'
-        else:
-            msg = f'Syntax error: unexpected character "{ch}".'
+        msg = f'Syntax error: unexpected character "{ch}".'
+        if text[e.pos_in_stream:e.pos_in_stream + 2] == ".." or text[e.pos_in_stream - 1:e.pos_in_stream + 1] == "..":
+            msg += " (Ranges such as 0..<n are not supported by incflat; use iota.)"
+        elif ch == "[":
+            msg += " (Write a[i] without a space to index an array.)"
+        elif ch == "." and e.pos_in_stream > 0 and text[e.pos_in_stream - 1] in " \t":
+            msg += " (Write t.0 without a space to project a tuple.)"
+        elif ch == "'":
+            msg += " (Type parameters are not supported by incflat.)"
+        elif ch == '"':
+            msg += " (String literals are not supported by incflat.)"
+        elif ch == "{" or ch == "}":
+            msg += " (Records are not supported by incflat; use tuples.)"
+        elif ch == "`":
+            msg += " (Infix function application with backquotes is not supported by incflat.)"
         raise CompileError(msg, loc) from None
     except UnexpectedEOF:
         raise CompileError("Syntax error: unexpected end of file.", _end_loc(text, filename)) from None

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from ir import source as S
-from ir.errors import CompileError, format_error
+from ir.errors import CompileError
 from ir.frontend import get_parser, load_program, parse_program
 from ir.source import Loc
 from ir.types import BOOL, F32, F64, I32, I64, Array, Scalar
@@ -366,86 +366,7 @@ def test_long_programs_do_not_overflow_the_stack():
     assert len(fun(src).body.stms) == 1999
 
 
-# ---------------------------------------------------------------- errors
-
-BAD = [
-    # (source, line, col, words the message must contain)
-    ("def f (x: i32): i32 =\n  let y = x + 1\n  in in y", 3, 6, ["Syntax error", 'unexpected token "in"']),
-    ("def f (x: i32): i32 = x @ 2", 1, 25, ["Syntax error", '"@"']),
-    ("def f (x: i32): i32 = let y = x", 1, 32, ["Syntax error", "end of file"]),
-    ("def f (x: i32): i32 =\n  let a = 1\n  let b = 2", 3, 12, ["Syntax error", "end of file"]),
-    ("def f (x: i32): i32 = (x, x)", 1, 25, ["Syntax error", "Tuples"]),
-    ("def f (x: i32): i32 = foo x", 1, 23, ['Unknown name "foo"']),
-    ("def f (x: i32): i32 = f32.foo x", 1, 23, ['Unknown name "f32.foo"']),
-    ("def f [n][m] (xs: [n]f32) (ys: [m]f32): [n]f32 = map2 (+) xs ys", 1, 50,
-     ['Cannot apply "map2" to arrays of sizes [n] and [m]']),
-    ("def f [n] (xs: [n]f32): [n]f32 = map (\\x y -> x + y) xs", 1, 39, ['"map"', "1 argument", "takes 2"]),
-    ("def f [n] (xs: [n]f32): f32 = reduce (\\x -> x) 0 xs", 1, 39, ['"reduce"', "2 arguments", "takes 1"]),
-    ("def f (x: i32) (y: f32): i32 = x + y", 1, 34, ['"+"', "different types", "i32", "f32"]),
-    ("def f [n] (xs: [n]f32): f32 =\n  map (+1) xs", 2, 3, ["declared to return f32", "[n]f32"]),
-    ("def f (n: i64): [n]i64 = iota (n+1)", 1, 26, ["declared to return [n]i64", "[n+1]i64", "size"]),
-    ("def f (x: i32): i32 = g x\ndef g (x: i32): i32 = x", 1, 23, ['Unknown name "g"', "defined later"]),
-    ("def f (x: i32): i32 = h x", 1, 23, ['Unknown name "h"']),
-    ("def f (x: i32): i32 =\n  if x > 0 then f (x - 1) else 0", 2, 17, ["recursion"]),
-    ("def f (x: i32): i32 = if x then 1 else 2", 1, 26, ['"if"', "bool", "i32"]),
-    ("def f (b: bool) (x: i32) (y: f32): i32 = if b then x else y", 1, 42, ["branches", "different types"]),
-    ("def f [n] (xs: [n]f32): f32 = reduce (+) 0i32 xs", 1, 42, ["neutral element", "i32", "f32"]),
-    ("def f [n] (xs: [n]i32): i32 = reduce (\\a b -> a < b) 0 xs", 1, 39,
-     ["operator of \"reduce\"", "t -> t -> t", "bool"]),
-    ("def f (x: u8): u8 = x + 300", 1, 25, ["300", "u8"]),
-    ("def f (x: i32): i32 = x 3", 1, 23, ['"x"', "not a function"]),
-    ("def f (x: bool): bool = x + x", 1, 27, ['"+"', "numeric", "bool"]),
-    ("def f [n] (xs: [n]f32): [n]f32 = map f32.sqrt xs xs", 1, 34, ['"map"', "2 arguments", "3"]),
-    ("def f (x: i32): i32 = map (+1) x", 1, 32, ['"map"', "must be an array", "i32"]),
-    ("def f (xs: [n]f32): f32 = 1", 1, 12, ['Unknown size "n"']),
-    ("def f (x: i32) : foo = x", 1, 18, ['Unknown type "foo"']),
-    ("def f (x: i32): i32 = x\ndef f (x: i32): i32 = x", 2, 5, ['Duplicate definition of "f"']),
-    ("def f [n] (xs: [n]i32): [n]i32 = map (\\(x: f32) -> x) xs", 1, 41, ['"x"', "annotated as f32", "i32"]),
-    ("def f (x: i32): []i64 = iota x", 1, 30, ['"iota"', "i64", "i32"]),
-    ("def f (x: f32): f32 = x // 2", 1, 25, ['"//"', "integer", "f32"]),
-    ("def f (x: i32): i32 = loop x", 1, 23, ['"loop"', "not supported"]),
-    ("def f (x: i32): i32 = let g = \\y -> y in g x", 1, 31, ["lambda"]),
-    ("def d [n] (xs: [n]f32) (ys: [n]f32): f32 = 0\n"
-     "def f [n][m] (xs: [n]f32) (ys: [m]f32): f32 = d xs ys", 2, 52, ["Argument 2", '"d"', "[m]f32", "[n]f32"]),
-    ("def f [n] (xs: [n]f32): f32 = 1", None, None, []),  # (valid: a sanity row)
-    ("def f [n] (x: i32): i32 = x", 1, 8, ['"n"', "not used"]),
-    ("def f (x): i32 = 1", 1, 9, ["Syntax error"]),
-    ("def f x: i32 = 1", 1, 7, ['"x"', "type annotation"]),
-    ("def f [n] (xs: [n]i64): [n][n]i64 = map (\\x -> iota x) xs", 1, 48, ["size", "inside"]),
-    ("def f (x: f32): f32 = 1.5i32", 1, 23, ["decimal literal", "i32"]),
-]
-
-
-@pytest.mark.parametrize("src, line, col, words", BAD)
-def test_errors(src, line, col, words):
-    if line is None:
-        parse_program(src, "bad.fut")
-        return
-    with pytest.raises(CompileError) as info:
-        parse_program(src, "bad.fut")
-    err = info.value
-    assert err.loc is not None and err.loc.file == "bad.fut"
-    assert (err.loc.line, err.loc.col) == (line, col), format_error(err, src)
-    for w in words:
-        assert w in err.message, (w, err.message)
-
-
-def test_format_error():
-    src = "def f (x: i32): i32 =\n\tfoo x\n"
-    with pytest.raises(CompileError) as info:
-        parse_program(src, "a.fut")
-    text = format_error(info.value, src)
-    assert text.splitlines() == ['a.fut:2:2: error: Unknown name "foo".', "\tfoo x", "\t^"]
-    assert str(info.value) == 'a.fut:2:2: error: Unknown name "foo".'
-    assert format_error(CompileError("No such file.")) == "error: No such file."
-    assert format_error(CompileError("x", Loc("a.fut", 9, 1)), src) == "a.fut:9:1: error: x"
-
-
-def test_lark_errors_never_escape():
-    for src in ["def", "def f =", "entry (", "def f (x: i32): i32 = )", "def f: i32 = 1 +", "\\", "def f = [",
-                "def f: i32 = (+", "def f: i32 = (1 +", "def f: i32 = ((", "def 3", "def f [3] = 1"]:
-        with pytest.raises(CompileError):
-            parse_program(src, "x.fut")
+# (error messages: tests/test_frontend_errors.py)
 
 
 # ---------------------------------------------------------------- generated operator expressions

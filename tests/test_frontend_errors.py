@@ -1,0 +1,194 @@
+"""The front end's error messages: every syntax or type error names the file, line and column, shows
+the source line (format_error), and says what is wrong in words a Futhark user understands."""
+
+import pytest
+
+from ir.errors import CompileError, format_error
+from ir.frontend import parse_program
+from ir.source import Loc
+
+# (source, line, column, words the message must contain)
+BAD = [
+    ('def f (x: i32): i32 =\n  let y = x + 1\n  in in y', 3, 6, ['Syntax error', 'unexpected token "in"']),
+    ('def f (x: i32): i32 = x @ 2', 1, 25, ['Syntax error', '"@"']),
+    ('def f (x: i32): i32 = let y = x', 1, 32, ['Syntax error', 'end of file']),
+    ('def f (x: i32): i32 =\n  let a = 1\n  let b = 2', 3, 12, ['Syntax error', 'end of file']),
+    ('def f (x: i32): i32 = let y = x + in y', 1, 35, ['Syntax error', '"in"']),
+    ('def f (x: i32): i32 = if x > 0 then 1', 1, 38, ['Syntax error', '"else"']),
+    ('def f (x: i32): i32 = loop acc = 0 for i < 10 acc + i', 1, 54, ['Syntax error', '"do"']),
+    ('def f (x: i32): i32 = loop acc = 0 for i <= 10 do acc + i', 1, 42, ['Syntax error', '"<="', 'for i < n']),
+    ('def f (x: i32): i32 = loop acc = 0 do acc', 1, 36, ['Syntax error', 'for i < n', 'while']),
+    ('type t = (i32, f32', 1, 19, ['Syntax error', 'end of file']),
+    ("def f 'a (x: a): a = x", 1, 7, ['Type parameters', 'not supported']),
+    ('def f (x: i32): i32 = match x case 1 -> 2', 1, 23, ['"match"', 'not supported']),
+    ('def f (x: i32) = #[unsafe] x + {1}', 1, 32, ['Syntax error', '"{"', 'Records']),
+    ('def f (xs: []i32): i32 = xs [0]', 1, 26, ['"xs"', 'not a function', 'xs[...]']),
+    ('def f (x: i32) = (x, )', 1, 22, ['Syntax error']),
+    ('def f (xs: []i32) = xs .0', 1, 24, ['Syntax error', 't.0 without a space']),
+    ('def f (x: i32): f32 -> f32 = 1', 1, 17, ['Function types', 'not supported']),
+    ('def f (x: i32) = []', 1, 18, ['Empty array literals', 'not supported']),
+    ('def f (x: i32) = ()', 1, 18, ['empty tuple', 'not supported']),
+    ('def f (x: i32): i32 = x +', 1, 26, ['Syntax error', 'end of file']),
+    ('def f (x: i32): i32 = foo x', 1, 23, ['Unknown name "foo"']),
+    ('def f (x: i32): i32 = f32.foo x', 1, 23, ['Unknown name "f32.foo"']),
+    ('def f (x: i32): i32 = g x\ndef g (x: i32): i32 = x', 1, 23, ['Unknown name "g"', 'defined later']),
+    ('def f (x: i32): i32 =\n  if x > 0 then f (x - 1) else 0', 2, 17, ['recursion']),
+    ('def f (x: i32): i32 = x\ndef f (x: i32): i32 = x', 2, 5, ['Duplicate definition of "f"']),
+    ('entry f (xs: []i32) (xs: []i32) = 1', 1, 22, ['"xs"', 'bound twice']),
+    ('def f (x: i32) = let (a, a) = (x, x) in a', 1, 26, ['"a"', 'bound twice']),
+    ('def f (x: i32) = let g y = y + z in g x', 1, 32, ['Unknown name "z"']),
+    ('def f (x: i32) = let g y = g y in g x', 1, 28, ['Unknown name "g"']),
+    ('def f (x): i32 = 1', 1, 8, ['"x"', 'type annotation']),
+    ('def f x: i32 = 1', 1, 7, ['"x"', 'type annotation']),
+    ('def f [n] (x: i32): i32 = x', 1, 8, ['"n"', 'not used']),
+    ('def f (xs: [n]f32): f32 = 1', 1, 12, ['Unknown size "n"']),
+    ('def f (x: i32) : foo = x', 1, 18, ['Unknown type "foo"']),
+    ('def f (x: t): i32 = 1', 1, 11, ['Unknown type "t"']),
+    ('type m [n] = [n][k]f32', 1, 14, ['Unknown size "k"', 'type m']),
+    ('type v [n] = [n]f32\ndef f (x: v): f32 = 1', 2, 11, ['"v"', '1 size argument', 'given 0']),
+    ('def f (x: i32) = xs.foo', 1, 18, ['Unknown name "xs.foo"']),
+    ('def f (x: (i32, i32)) = x.foo', 1, 25, ['"x" is a value', 'x.0']),
+    ('def f (x: i32) (y: f32): i32 = x + y', 1, 34, ['"+"', 'different types', 'i32', 'f32']),
+    ('def f [n] (xs: [n]f32): f32 =\n  map (+1) xs', 2, 3, ['declared to return f32', '[n]f32']),
+    ('def f (x: i32): i32 = if x then 1 else 2', 1, 26, ['"if"', 'bool', 'i32']),
+    ('def f (b: bool) (x: i32) (y: f32): i32 = if b then x else y', 1, 42, ['branches', 'different types']),
+    ('def f (x: u8): u8 = x + 300', 1, 25, ['300', 'u8']),
+    ('def f (x: i32): i32 = x 3', 1, 23, ['"x"', 'not a function']),
+    ('def f (x: bool): bool = x + x', 1, 27, ['"+"', 'numeric', 'bool']),
+    ('def f (x: f32): f32 = x // 2', 1, 25, ['"//"', 'integer', 'f32']),
+    ('def f (x: f32) = x & 1', 1, 20, ['"&"', 'integer', 'f32']),
+    ('def f (x: i32) = -true', 1, 18, ['Unary "-"', 'numeric', 'bool']),
+    ('def f (x: f32): f32 = 1.5i32', 1, 23, ['decimal literal', 'i32']),
+    ('def f (x: i32): f32 = x', 1, 23, ['declared to return f32', 'i32']),
+    ('def f (x: i32) = \\y -> y', 1, 18, ['lambda', 'is a function', 'value is expected']),
+    ('def f (x: i32) = let g = \\y -> y in if x > 0 then g else g', 1, 37, ['branches', 'cannot be functions']),
+    ('def f (x: i32) = f32.sqrt x', 1, 27, ['"f32.sqrt"', 'f32', 'i32']),
+    ('def f (xs: []f32): f32 = i32.sum xs', 1, 34, ['"i32.sum"', '[]i32', '[]f32']),
+    ('def f (x: (i32, i32)) = x + x', 1, 27, ['"+"', 'tuples']),
+    ('def f (xs: []i32) = xs + 1', 1, 24, ['"+"', 'arrays', 'use map']),
+    ('def f (x: i32) = let (y: f32) = x in y', 1, 23, ['"y"', 'annotated as f32', 'i32']),
+    ('def f (x: i32) = (x : i64)', 1, 21, ['annotated as i64', 'i32']),
+    ('def f (x: i32) = let g (a: f32) = a in g x', 1, 42, ['"a"', '"g"', 'annotated as f32', 'i32']),
+    ('def f (x: i32): (i32, i32) = (x, x, x)', 1, 30, ['declared to return (i32, i32)', '(i32, i32, i32)']),
+    ('def f (p: (i32, f32)): i32 = p.2', 1, 32, ['no field 2', '(i32, f32)']),
+    ('def f (x: i32): i32 = x.0', 1, 25, ['field 0', 'only tuples']),
+    ('def f (xs: []i32): i32 = let (a, b) = xs in a', 1, 30, ['tuple pattern has 2 elements', '[]i32']),
+    ('def f (x: (i32, i32)): i32 = let (a, b, c) = x in a', 1, 34, ['tuple pattern has 3 elements', 'tuple of 2']),
+    ('def f (x: i32): i32 = (\\(a, b) -> a) x', 1, 25, ['tuple pattern has 2 elements', 'i32']),
+    ('def f [n] (xs: [n]i32) = map (\\(a, b) -> a) xs', 1, 32, ['tuple pattern has 2 elements', 'i32']),
+    ('def f [n] (xs: [n]i32) (ys: [n]i32) = map (\\x y -> x) (zip xs ys)', 1, 44, ['"map"', '1 argument', 'takes 2']),
+    ('def f (xs: [](i32, i32)) = unzip3 xs', 1, 35, ['"unzip3"', '3-tuples']),
+    ('def f [n][m] (xs: [n]f32) (ys: [m]f32): [n]f32 = map2 (+) xs ys', 1, 50,
+     ['Cannot apply "map2" to arrays of sizes [n] and [m]']),
+    ('def f [n][m] (xs: [n]i32) (ys: [m]i32) = zip xs ys', 1, 42, ['"zip"', '[n] and [m]']),
+    ('def f (xs: []i32) = map2 (+) (filter (>0) xs) (filter (<0) xs)', 1, 21, ['"map2"', 'not known to be equal']),
+    ('def f [n] (xs: [n]f32): [n]f32 = map (\\x y -> x + y) xs', 1, 39, ['"map"', '1 argument', 'takes 2']),
+    ('def f [n] (xs: [n]f32): f32 = reduce (\\x -> x) 0 xs', 1, 39, ['"reduce"', '2 arguments', 'takes 1']),
+    ('def f [n] (xs: [n]f32): f32 = reduce (+) 0i32 xs', 1, 42, ['neutral element', 'i32', 'f32']),
+    ('def f [n] (xs: [n]i32): i32 = reduce (\\a b -> a < b) 0 xs', 1, 39,
+     ['operator of "reduce"', 't -> t -> t', 'bool']),
+    ('def f [n] (xs: [n]f32): [n]f32 = map f32.sqrt xs xs', 1, 34, ['"map"', '2 arguments', '3']),
+    ('def f (x: i32): i32 = map (+1) x', 1, 32, ['"map"', 'must be an array', 'i32']),
+    ('def f (x: i32): []i32 = map 1 [x]', 1, 29, ['"map"', 'must be a function']),
+    ('def f (n: i64): [n]i64 = iota (n+1)', 1, 26, ['declared to return [n]i64', '[n+1]i64', 'size']),
+    ('def f (x: i32): []i64 = iota x', 1, 30, ['"iota"', 'i64', 'i32']),
+    ('def f (xs: []i32) = replicate 3i32 0', 1, 31, ['"replicate"', 'i64', 'i32']),
+    ('def f [n] (xs: [n]i32) : [n]i32 = xs ++ xs', 1, 38, ['declared to return [n]i32', '[n+n]i32']),
+    ('def f [n] (xs: [n]i64): [n][n]i64 = map (\\x -> iota x) xs', 1, 48, ['size', 'inside']),
+    ('def d [n] (xs: [n]f32) (ys: [n]f32): f32 = 0\ndef f [n][m] (xs: [n]f32) (ys: [m]f32): f32 = d xs ys', 2, 52,
+     ['Argument 2', '"d"', '[m]f32', '[n]f32']),
+    ('def f (xs: []i32): []i32 = filter (\\x -> x + 1) xs', 1, 36, ['"filter"', 'bool', 'i32']),
+    ('def f (xs: *[]i32): []i32 = scatter xs [0, 1] [1]', 1, 29, ['"scatter"', 'same size', '[2] and [1]']),
+    ('def f (xs: *[]i32): []i32 = scatter xs [0i32] [1]', 1, 40, ['"scatter"', '[]i64']),
+    ('def f (xs: []i32): [][]i32 = unflatten 2 2 xs', 1, 30, ['"unflatten"', 'takes only the array', '[n*m]']),
+    ('def f (xs: []i32): [][]i32 = unflatten xs', 1, 40, ['"unflatten"', 'product', ':>']),
+    ('def f (xs: []i32): []i32 = transpose xs', 1, 38, ['"transpose"', 'two dimensions']),
+    ('def f (xs: []i32): []i32 = concat xs [1.0]', 1, 28, ['concatenate', 'different types']),
+    ('def f (x: i32): [][]i32 = [[1, 2], [3]]', 1, 36, ['array literal', 'same size']),
+    ('def f (x: i32) = [1, true]', 1, 22, ['array literal', 'same type']),
+    ('def f (xs: []i32) = rotate 1.0 xs', 1, 28, ['"rotate"', 'i64']),
+    ('def f (xs: []i32) = length 3', 1, 28, ['"length"', 'must be an array']),
+    ('def f (xs: []f32) = (xs :> [3]i32)', 1, 25, ['coerce', 'only change sizes']),
+    ('def f (xs: []i32) = foldl (+) 0 xs 1', 1, 21, ['"foldl"', '3 arguments', '4']),
+    ('def f (xs: [][]i32): i32 = xs[0, 1, 2]', 1, 30, ['Too many indices', '3', 'rank 2']),
+    ('def f (xs: []i32): i32 = xs[1.0]', 1, 29, ['index must be an integer', 'decimal']),
+    ('def f (x: i32): i32 = x[0]', 1, 23, ['Only arrays can be indexed', 'i32']),
+    ('def f (xs: []i32): []i32 = xs[1i32:]', 1, 31, ['start of a slice', 'i64', 'i32']),
+    ('def f (xs: []i32): i32 = let ys = xs[::0] in 0', 1, 40, ['stride', 'zero']),
+    ('def f (x: i32): i32 = x with [0] = 1', 1, 23, ['"with"', 'Only arrays', 'i32']),
+    ('def f (xs: *[]i32): []i32 = xs with [0, 1] = 1', 1, 32, ['Too many indices', '2', 'rank 1']),
+    ('def f (xs: *[]i32): []i32 = xs with [0] = 1.5', 1, 43, ['new value', 'decimal literal', 'i32']),
+    ('def f (xs: *[][]i32): [][]i32 = xs with [0] = [1, 2, 3]', 1, 47, ['new value', 'size']),
+    ('def f (xs: *[]i32): []i32 = xs with [0:2] = 1', 1, 38, ['Slices', 'not supported']),
+    ('def f (x: i32) : (i32, i32) = let t = (x, x) in t with [0] = 1', 1, 49, ['"with"', '(i32, i32)']),
+    ('def f (xs: []i32): []i32 = xs with [0] = 1', 1, 31, ['"xs"', 'in place', 'not declared unique']),
+    ('def f (xs: *[]i32): i32 = let ys = xs with [0] = 1 in xs[0]', 1, 55, ['"xs"', 'consumed', 'line 1, column']),
+    ('def f [n] (ys: *[n]i32): [n]i32 = map (\\i -> let zs = ys with [i] = 1 in zs[0]) (iota n)', 1, 58,
+     ['"ys"', 'inside the function passed to "map"', 'copy']),
+    ('def f (n: i64) (xs: *[]i32): []i32 = loop acc = replicate n 0i32 for i < n do xs with [i] = 1', 1, 82,
+     ['"xs"', 'loop body']),
+    ('def f (xs: []i32) = let ys = xs[1:] let ys[0] = 2 in ys', 1, 43, ['"ys"', '"xs"', 'not declared unique']),
+    ('def f (x: i32) = loop (a, b) = (1, 2, 3) for i < 3 do (a, b)', 1, 23,
+     ['tuple pattern has 2 elements', '3 elements']),
+    ('def f (x: i32) = loop (a, b) = (1, 2) for i < 3 do a', 1, 52, ['loop body returns', 'loop parameters']),
+    ('def f (x: i32) = loop y for i < 3 do y', 1, 23, ['"y"', 'no initial value']),
+    ('def f (x: i64) = loop xs = iota x for y in 5 do xs', 1, 44, ['for-in loop', 'array']),
+    ('def f (x: i64) = loop (xs: [x]i64) = iota x for i < 2 do xs ++ xs', 1, 61,
+     ['loop body returns', '[x]i64', 'size']),
+    ('def f (x: f32) = loop acc = 0 for i < x do acc', 1, 39, ['bound of a for loop', 'integer', 'f32']),
+    ('def f (x: i32) = loop acc = 0 while acc do acc + 1', 1, 37, ['"while"', 'bool']),
+    ('def f (x: i32) = loop f = (\\y -> y) for i < 3 do f', 1, 18, ['loop parameter', 'function']),
+]
+
+
+@pytest.mark.parametrize("src, line, col, words", BAD)
+def test_errors(src, line, col, words):
+    with pytest.raises(CompileError) as info:
+        parse_program(src, "bad.fut")
+    err = info.value
+    assert err.loc is not None and err.loc.file == "bad.fut"
+    assert (err.loc.line, err.loc.col) == (line, col), format_error(err, src)
+    for w in words:
+        assert w in err.message, (w, err.message)
+    # the rendering shows the source line and a caret under the column
+    text = format_error(err, src).splitlines()
+    assert text[0].startswith(f"bad.fut:{line}:{col}: error: ")
+    assert text[1] == src.splitlines()[line - 1] and text[2].index("^") == col - 1
+
+
+def test_the_table_is_large():
+    assert len(BAD) >= 40
+
+
+@pytest.mark.parametrize("src", [
+    "def f [n] (xs: [n]f32): f32 = 1",
+    "def f (x: i32) = let (a, b) = (x, x) in a + b",
+    "def f (xs: *[]i32) = let ys = xs with [0] = 1 in ys",
+    "def f (xs: []i32) = let ys = copy xs let ys[0] = 2 in ys",
+    "def f (n: i64) = loop acc = replicate n 0i32 for i < n do acc with [i] = 1",
+])
+def test_near_misses_are_accepted(src):
+    parse_program(src, "ok.fut")
+
+
+def test_format_error():
+    src = "def f (x: i32): i32 =\n\tfoo x\n"
+    with pytest.raises(CompileError) as info:
+        parse_program(src, "a.fut")
+    text = format_error(info.value, src)
+    assert text.splitlines() == ['a.fut:2:2: error: Unknown name "foo".', "\tfoo x", "\t^"]
+    assert str(info.value) == 'a.fut:2:2: error: Unknown name "foo".'
+    assert format_error(CompileError("No such file.")) == "error: No such file."
+    assert format_error(CompileError("x", Loc("a.fut", 9, 1)), src) == "a.fut:9:1: error: x"
+
+
+def test_lark_errors_never_escape():
+    for src in ["def", "def f =", "entry (", "def f (x: i32): i32 = )", "def f: i32 = 1 +", "\\", "def f = [",
+                "def f: i32 = (+", "def f: i32 = (1 +", "def f: i32 = ((", "def 3", "def f [3] = 1",
+                "def f = loop", "def f = a[", "def f = a[1:", "def f = (1,", "type", "type t =", "#[", "def f = x.",
+                "def f = let (a, b", "def f = \\(x", "def f (x: [", "def f = a with", "def f = #[x] #[y",
+                "def f = 'x'", "def f = \"s\"", "def f = x.0.", "def f (x: (i32,) = 1"]:
+        with pytest.raises(CompileError) as info:
+            parse_program(src, "x.fut")
+        assert info.value.loc is not None, src
+
