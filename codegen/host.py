@@ -232,7 +232,16 @@ class HostWriter:
             elif kind == "local":
                 ctype, _ = payload
                 parts.append(f"ctx.local(group_size * {ctype_size(ctype)})")
+            elif kind == "scratch":  # intermediate arrays: a region per thread (or per workgroup)
+                elem, shape, shared = payload
+                owners = "global_size // group_size" if shared else "global_size"
+                size = " * ".join([owners] + [f"int({self.dim(d)})" for d in shape])
+                parts.append(f"ctx.scratch({size}, {NP_TYPES[elem]})")
         return "[" + ", ".join(parts) + "]"
+
+    def launch(self, kernel: opencl.Kernel, global_size: str, args: str):
+        self.emit(f"global_size = {global_size}")
+        self.emit(f"ctx.launch({kernel.name!r}, global_size, group_size, {args})")
 
     def segmap(self, e: T.SegMap, pat, loc):
         name = self.kernel_name("segmap")
@@ -244,11 +253,10 @@ class HostWriter:
         if level0:  # a workgroup per point, as wide as the widest level-0 segop
             widths = ", ".join(" * ".join(f"int({self.atom(b.width)})" for b in op.ctx) for op in level0)
             self.emit(f"group_size = min(max({widths}, 1), ctx.max_group_size)")
-            self.emit(f"ctx.launch({name!r}, {total} * group_size, group_size, {self.args(k, outs)})")
+            self.launch(k, f"{total} * group_size", self.args(k, outs))
         else:
             self.emit("group_size = ctx.group_size")
-            self.emit(f"ctx.launch({name!r}, ceil_div({total}, group_size) * group_size, group_size, "
-                      f"{self.args(k, outs)})")
+            self.launch(k, f"ceil_div({total}, group_size) * group_size", self.args(k, outs))
 
     def segscan(self, e: T.SegScan, pat, loc):
         name = self.kernel_name("segscan")
@@ -257,7 +265,7 @@ class HostWriter:
         outs = self.alloc_outputs(pat, e.types)
         segs = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx[:-1]) or "1"
         self.emit("group_size = ctx.group_size")
-        self.emit(f"ctx.launch({name!r}, {segs} * group_size, group_size, {self.args(k, outs)})")
+        self.launch(k, f"{segs} * group_size", self.args(k, outs))
 
     def segred(self, e: T.SegRed, pat, loc):
         name = self.kernel_name("segred")
@@ -271,16 +279,15 @@ class HostWriter:
         self.emit("gps = groups_per_segment(ctx, segments, width)")
         self.emit("if gps == 1:")
         self.indent += 1
-        self.emit(f"ctx.launch({k1.name!r}, segments * group_size, group_size, {self.args(k1, [], outs, 'gps')})")
+        self.launch(k1, "segments * group_size", self.args(k1, [], outs, "gps"))
         self.indent -= 1
         self.emit("else:")
         self.indent += 1
         parts = [f"part{i}" for i in range(len(outs))]
         for pname, a in zip(parts, e.neutral):
             self.emit(f"{pname} = ctx.empty((segments * gps,), {NP_TYPES[a.type.name]})")
-        self.emit(f"ctx.launch({k1.name!r}, segments * gps * group_size, group_size, "
-                  f"{self.args(k1, [], parts, 'gps')})")
-        self.emit(f"ctx.launch({k2.name!r}, segments * group_size, group_size, {self.args(k2, outs, parts, 'gps')})")
+        self.launch(k1, "segments * gps * group_size", self.args(k1, [], parts, "gps"))
+        self.launch(k2, "segments * group_size", self.args(k2, outs, parts, "gps"))
         self.indent -= 1
 
 

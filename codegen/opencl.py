@@ -6,6 +6,7 @@ with local memory and barriers. Arrays inside kernels are views: a buffer, an el
 per dimension, so rearranges and row slices cost nothing.
 """
 
+import contextlib
 from dataclasses import dataclass, field
 
 from ir import source as S
@@ -122,6 +123,8 @@ class KernelWriter:
         self.env = {}  # variable name -> C expression (scalars) or View (arrays)
         self.indent = 1
         self.errors = errors  # the program's run-time error table: (where, message template)
+        self.inputs = set()  # names of the kernel's scalar inputs: host values too
+        self.shared = False  # whether intermediate arrays belong to the workgroup (the intra-group level)
         self.checks = checks  # bounds and division checks
         self.k.params.append("__global long *error")
         self.k.args.append(("error", None))
@@ -164,6 +167,7 @@ class KernelWriter:
             self.k.params.append(f"{CTYPES[v.type.name]} {c}")
             self.k.args.append(("scalar", (v.name, v.type.name)))
             self.env[v.name] = c
+            self.inputs.add(v.name)
         else:
             raise not_supported(f"a tuple-typed variable {v.name} in a kernel")
 
@@ -250,13 +254,20 @@ class KernelWriter:
         elif isinstance(e, S.Loop):
             self.loop(e, pat, stm.loc)
         elif isinstance(e, S.Map):
+            dests = self.fill_dests(pat, dests, stm.loc)
             self.seq_map(e, pat, dests, stm.loc)
+            self.bind_dests(pat, dests)
+            return True
+        elif isinstance(e, (S.Iota, S.Replicate, S.ArrayLit, S.Rotate, S.Concat, S.Update)):
+            dests = self.fill_dests(pat, dests, stm.loc)
+            self.fill(e, dests[0], group)
             self.bind_dests(pat, dests)
             return True
         elif isinstance(e, S.Redomap):
             for p, v in zip(pat, self.seq_redomap(e, stm.loc)):
                 self.env[p.name] = v
         elif isinstance(e, T.SegMap) and e.level == 0:
+            dests = self.fill_dests(pat, dests, stm.loc)
             self.segmap0(e, pat, dests, stm.loc)
             self.bind_dests(pat, dests)
             return True
@@ -264,12 +275,12 @@ class KernelWriter:
             for p, v in zip(pat, self.segred0(e)):
                 self.env[p.name] = v
         elif isinstance(e, S.Scanomap):
-            self.need_dests(pat, dests, "a scan", stm.loc)
+            dests = self.fill_dests(pat, dests, stm.loc)
             self.seq_scanomap(e, dests, stm.loc)
             self.bind_dests(pat, dests)
             return True
         elif isinstance(e, T.SegScan) and e.level == 0:
-            self.need_dests(pat, dests, "a scan at workgroup level", stm.loc)
+            dests = self.fill_dests(pat, dests, stm.loc)
             self.block_scan(e, "0", dests)
             self.bind_dests(pat, dests)
             return True
@@ -333,30 +344,57 @@ class KernelWriter:
             self.env[p.name] = v
 
     def if_(self, e: S.If, pat, dests, group, loc) -> bool:
-        if any(isinstance(t, Array) for t in e.types):
-            raise not_supported("an if with array results inside a kernel", loc)
-        names = [self.fresh(p.name) for p in pat]
+        """Scalar results in variables; array results written by either branch into one destination."""
+        arrays = [isinstance(p.type, Array) for p in pat]
+        dests = tuple((d if d is not None else self.scratch(p.type, loc)) if a else None
+                      for p, a, d in zip(pat, arrays, dests))
+        names = [None if a else self.fresh(p.name) for p, a in zip(pat, arrays)]
         for n, p in zip(names, pat):
-            self.emit(f"{CTYPES[p.type.name]} {n};")
+            if n:
+                self.emit(f"{CTYPES[p.type.name]} {n};")
         for branch, head in ((e.then, f"if ({self.atom(e.cond)}) {{"), (e.else_, "} else {")):
             self.emit(head)
             self.indent += 1
-            for n, r in zip(names, self.body(branch, None, group)):
-                self.emit(f"{n} = {r};")
+            for n, r in zip(names, self.body(branch, dests, group)):
+                if n:
+                    self.emit(f"{n} = {r};")
             self.indent -= 1
         self.emit("}")
-        for n, p in zip(names, pat):
-            self.env[p.name] = n
-        return False
+        for n, p, d in zip(names, pat, dests):
+            self.env[p.name] = n if n else d
+        return any(arrays)
 
     def bind_dests(self, pat, dests):
         for p, d in zip(pat, dests):
             self.env[p.name] = d
 
-    def need_dests(self, pat, dests, what, loc):
-        if any(d is None for d in dests):
-            raise not_supported(f"an array computed by {what} that is not a result of its kernel "
-                                f"(intermediate arrays inside kernels)", loc)
+    @contextlib.contextmanager
+    def per_thread(self):
+        """Inside the element bodies of workgroup-level operations, intermediate arrays are per thread."""
+        shared, self.shared = self.shared, False
+        try:
+            yield
+        finally:
+            self.shared = shared
+
+    def fill_dests(self, pat, dests, loc) -> tuple:
+        """Destinations for array results: those given, and scratch memory for intermediate arrays."""
+        return tuple(d if d is not None else self.scratch(p.type, loc) for p, d in zip(pat, dests))
+
+    def scratch(self, t: Array, loc) -> View:
+        """A row-major region of global memory for an intermediate array: one per thread, or one per
+        workgroup at the intra-group level. Its size must be known on the host."""
+        if any(isinstance(d, str) and d not in self.inputs for d in t.shape):
+            raise not_supported("an intermediate array inside a kernel whose size is computed in the kernel", loc)
+        ctype = CTYPES[t.elem.name]
+        mem = self.fresh("scratch")
+        self.k.params.append(f"__global {ctype} *restrict {mem}")
+        self.k.args.append(("scratch", (t.elem.name, tuple(t.shape), self.shared)))
+        dims = tuple(dim_expr(d) for d in t.shape)
+        strides = [" * ".join(f"({d})" for d in dims[k + 1:]) or "1" for k in range(len(dims))]
+        size = " * ".join(f"({d})" for d in dims)
+        owner = "get_group_id(0)" if self.shared else "get_global_id(0)"
+        return View(mem, ctype, f"({owner}) * ({size})", dims, tuple(strides))
 
     def bind_elems(self, params, arrs, index: str):
         """Binds lambda parameters to the elements (or rows) of arrays at an index."""
@@ -373,7 +411,6 @@ class KernelWriter:
                 self.emit(f"{d.elem([index])} = {r};")
 
     def seq_map(self, e: S.Map, pat, dests, loc):
-        self.need_dests(pat, dests, "a map", loc)
         i = self.fresh("i")
         self.emit(f"for (long {i} = 0; {i} < {self.atom(e.width)}; {i}++) {{")
         self.indent += 1
@@ -438,7 +475,9 @@ class KernelWriter:
         self.indent += 1
         inner = e.ctx[-1]
         self.bind_elems(inner.params, inner.arrs, k)
-        for x, v in zip(xs, self.body(e.body)):
+        with self.per_thread():
+            values = self.body(e.body)
+        for x, v in zip(xs, values):
             self.emit(f"{x} = {v};")
         self.indent -= 1
         self.emit("}")
@@ -477,6 +516,58 @@ class KernelWriter:
         self.indent -= 1
         self.emit("}")
 
+    def fill(self, e, dst: View, group: bool):
+        """Writes an array-constructing expression into its destination, element by element (by the
+        workgroup's threads together at the intra-group level)."""
+        n = dst.dims[0]
+        i = self.fresh("i")
+        start, step = ("get_local_id(0)", "get_local_size(0)") if group else ("0", "1")
+        if isinstance(e, S.ArrayLit):
+            for k, a in enumerate(e.elems):
+                self.put(self.atom(a), dst.slice([str(k)]), group)
+            return
+        if isinstance(e, S.Update):
+            self.copy(self.env[e.arr.name], dst, group)
+            idxs = [self.atom(x) for x in e.idxs]
+            target = dst.slice(idxs) if len(idxs) < len(dst.dims) else dst
+            if len(idxs) == len(dst.dims):
+                self.emit(f"{'if (get_local_id(0) == 0) ' if group else ''}{dst.elem(idxs)} = {self.atom(e.value)};")
+            else:
+                self.copy(self.atom(e.value), target, group)
+            return
+        if isinstance(e, S.Concat):
+            offset = "0"
+            for a in e.arrs:
+                src = self.env[a.name]
+                part = View(dst.mem, dst.ctype, f"({dst.offset} + ({offset}) * ({dst.strides[0]}))",
+                            (src.dims[0],) + dst.dims[1:], dst.strides)
+                self.copy(src, part, group)
+                offset = f"({offset} + {src.dims[0]})"
+            return
+        self.emit(f"for (long {i} = {start}; {i} < {n}; {i} += {step}) {{")
+        self.indent += 1
+        if isinstance(e, S.Iota):
+            self.emit(f"{dst.elem([i])} = ({dst.ctype}){i};")
+        elif isinstance(e, S.Replicate):
+            self.put(self.atom(e.x), dst.slice([i]), False)
+        else:  # Rotate
+            src = self.env[e.arr.name]
+            j = self.declare("long", f"(({i}) + (long)({self.atom(e.amount)}) % {n} + {n}) % {n}", "j")
+            self.put(src.slice([j]) if len(src.dims) > 1 else src.elem([j]), dst.slice([i]), False)
+        self.indent -= 1
+        self.emit("}")
+        if group:
+            self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+
+    def put(self, value, dst: View, group: bool):
+        """Stores a scalar or copies an array value into a destination view."""
+        if isinstance(value, View):
+            self.copy(value, dst, group)
+        elif group:
+            self.emit(f"if (get_local_id(0) == 0) {dst.elem([])} = {value};")
+        else:
+            self.emit(f"{dst.elem([])} = {value};")
+
     def copy(self, src, dst: View, group: bool):
         """Copies an array value (a view) into a destination view, element by element."""
         if not isinstance(src, View):
@@ -514,7 +605,6 @@ class KernelWriter:
     # ---- level 0: inside a workgroup ----
 
     def segmap0(self, e: T.SegMap, pat, dests, loc):
-        self.need_dests(pat, dests, "a segmap at workgroup level", loc)
         total = " * ".join(f"({self.atom(b.width)})" for b in e.ctx)
         i = self.fresh("ltid")
         self.emit(f"for (long {i} = get_local_id(0); {i} < {total}; {i} += get_local_size(0)) {{")
@@ -524,7 +614,8 @@ class KernelWriter:
         # the destination is row-major over the context: index it with the flat thread index
         rows = [View(d.mem, d.ctype, f"({d.offset} + ({i}) * ({d.strides[n_ctx - 1]}))", d.dims[n_ctx:],
                      d.strides[n_ctx:]) for d in dests]
-        results = self.body(e.body, tuple(r if r.dims else None for r in rows))
+        with self.per_thread():
+            results = self.body(e.body, tuple(r if r.dims else None for r in rows))
         for r, row in zip(results, rows):
             if not row.dims:
                 self.emit(f"{row.mem}[{row.offset}] = {r};")
@@ -546,7 +637,8 @@ class KernelWriter:
         self.indent += 1
         inner = e.ctx[-1]
         self.bind_elems(inner.params, inner.arrs, k)
-        values = self.body(e.body)
+        with self.per_thread():
+            values = self.body(e.body)
         for acc, r in zip(accs, self.apply_red(e.red, accs, values, None)):
             self.emit(f"{acc} = {r};")
         self.indent -= 1
@@ -676,6 +768,7 @@ def segmap_kernel(name: str, op: T.SegMap, loc, errors: list) -> Kernel:
     outs = [w.output_param(i, t) for i, t in enumerate(op.types)]
     total = " * ".join(f"({w.atom(b.width)})" for b in op.ctx)
     intra = any(isinstance(s.exp, T.SEGOPS) for s in op.body.stms)
+    w.shared = intra
     if intra:
         flat = w.declare("long", "get_group_id(0)", "gid")
     else:

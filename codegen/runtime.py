@@ -118,6 +118,10 @@ class Context:
         nbytes = max(int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize, 1)
         return DeviceArray(cl.Buffer(self.cl_ctx, cl.mem_flags.READ_WRITE, nbytes), shape, dtype)
 
+    def scratch(self, count, dtype):
+        """Global memory for intermediate arrays inside kernels."""
+        return cl.Buffer(self.cl_ctx, cl.mem_flags.READ_WRITE, max(int(count) * np.dtype(dtype).itemsize, 1))
+
     def to_device(self, a):
         a = np.ascontiguousarray(a)
         arr = self.empty(a.shape, a.dtype)
