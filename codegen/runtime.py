@@ -93,7 +93,7 @@ class Context:
                 self.values[name] = int(value)
         if debug:
             print(f"Device: {self.device.name} ({self.device.platform.name})", file=sys.stderr)
-        self.program = cl.Program(self.cl_ctx, source).build()
+        self.program = cl.Program(self.cl_ctx, source).build(options=["-w"])  # warnings are not for users
         self.error_buf = cl.Buffer(self.cl_ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
                                    hostbuf=np.zeros(8, np.int64))
         self.kernels = {k.function_name: k for k in self.program.all_kernels()}
