@@ -83,6 +83,7 @@ class HostWriter:
         e, pat = stm.exp, stm.pat
         names = ", ".join(p.name for p in pat)
         if isinstance(e, S.AtomExp):
+            self.coercion_checks(pat[0], e.x, stm)
             self.emit(f"{names} = {self.atom(e.x)}")
         elif isinstance(e, S.BinOp):
             self.emit(f"{names} = {self.binop(e)}")
@@ -151,6 +152,14 @@ class HostWriter:
             self.segscan(e, pat, stm.loc)
         else:
             raise not_supported(f"{opencl.source_name(e)} at the top level of an entry point", stm.loc)
+
+    def coercion_checks(self, target: S.Var, source, stm: S.Stm):
+        """`y :> [n]t`: the array must have the sizes its new type claims."""
+        if not isinstance(target.type, Array):
+            return
+        for k, (new, old) in enumerate(zip(target.type.shape, source.type.shape)):
+            if new != old:
+                self.emit(f"check_coercion({self.dim(new)}, {source.name}, {k}, {where(stm)})")
 
     def loop(self, e: S.Loop, pat):
         params = [p.name for p in e.params]

@@ -240,8 +240,14 @@ class KernelWriter:
             self.env[pat[0].name] = self.declare(CTYPES[pat[0].type.name], self.scalar_exp(e, stm.loc), pat[0].name)
         elif isinstance(e, S.AtomExp):
             value = self.atom(e.x)
-            self.env[pat[0].name] = value if isinstance(value, View) else \
-                self.declare(CTYPES[pat[0].type.name], value, pat[0].name)
+            if isinstance(value, View):  # a coercion `y :> [n]t`: check the sizes it claims
+                new = tuple(dim_expr(d) for d in pat[0].type.shape)
+                if self.checks and new != value.dims:
+                    bad = " || ".join(f"({a}) != ({b})" for a, b in zip(new, value.dims))
+                    self.check(bad, stm.loc, "cannot coerce an array to a type with other sizes.", [])
+                self.env[pat[0].name] = View(value.mem, value.ctype, value.offset, new, value.strides)
+            else:
+                self.env[pat[0].name] = self.declare(CTYPES[pat[0].type.name], value, pat[0].name)
         elif isinstance(e, S.Index):
             self.index(e, pat[0], stm.loc)
         elif isinstance(e, S.Rearrange):

@@ -206,6 +206,13 @@ def check_size(expected, actual, name, array):
         raise ProgramError(f"size mismatch: {array} has size {int(actual)} where {name} = {int(expected)}")
 
 
+def check_coercion(expected, arr, dim, where=""):
+    if int(expected) != arr.shape[dim]:
+        wanted = list(arr.shape)
+        wanted[dim] = int(expected)
+        fail(where, f"cannot coerce an array of shape {shape_text(arr.shape)} to shape {shape_text(wanted)}.")
+
+
 def to_host(ctx, x):
     return ctx.from_device(x) if isinstance(x, DeviceArray) else x
 

@@ -235,12 +235,15 @@ def _is_identity(lam: S.Lambda) -> bool:
 # ---- copy propagation ----
 
 class _CopyPropagator(Renamer):
-    """Renames freshly, and replaces each variable bound by a copy (`let x = y`) with what it copies."""
+    """Renames freshly, and replaces each variable bound by a copy (`let x = y`) with what it copies. A
+    copy that changes the type's sizes (a coercion, `y :> [n]t`) stays: it is a run-time size check."""
 
     def stm(self, stm: S.Stm):
         if isinstance(stm.exp, S.AtomExp) and len(stm.pat) == 1:
-            self.subst[stm.pat[0].name] = self.atom(stm.exp.x)
-            return None
+            source = self.atom(stm.exp.x)
+            if self.type(stm.pat[0].type) == source.type:
+                self.subst[stm.pat[0].name] = source
+                return None
         return super().stm(stm)
 
 
