@@ -20,8 +20,13 @@ from ir.types import I64, Array, array_of
 
 
 class Flattener:
-    def __init__(self, prog: S.Program):
+    """`moderate=True` gives moderate flattening, the baseline: one version, chosen by a static heuristic
+    (a map nest is flattened through maps, distribution and loops; an inner redomap or scanomap is
+    sequentialised)."""
+
+    def __init__(self, prog: S.Program, moderate: bool = False):
         self.names = NameSource(all_names(prog))
+        self.moderate = moderate
         self.n_thresholds = 0  # thresholds are numbered uniquely in the program, in creation order
 
     def threshold(self, entry: str, kind: str) -> str:
@@ -35,11 +40,11 @@ class Flattener:
         stms = []
         for stm in body.stms:
             e = stm.exp
-            if isinstance(e, S.Map):
-                e = self.nest(entry, (), 1, e, nest_types(e))
-            elif isinstance(e, (S.Redomap, S.Scanomap)):
-                e = self.nest(entry, (), 1, e, S.exp_types(e))
-            elif isinstance(e, S.If):  # G0: host-level control flow, branches flattened on their own
+            if isinstance(e, (S.Map, S.Redomap, S.Scanomap)):
+                types = nest_types(e) if isinstance(e, S.Map) else S.exp_types(e)
+                stms.extend(bind(stm.pat, self.nest(entry, (), 1, e, types), stm.loc))
+                continue
+            if isinstance(e, S.If):  # G0: host-level control flow, branches flattened on their own
                 e = S.If(e.cond, self.host_body(entry, e.then), self.host_body(entry, e.else_), e.types)
             elif isinstance(e, S.Loop):  # G0: a host-level loop; its body's parallelism is flattened
                 form = e.form
@@ -68,6 +73,10 @@ class Flattener:
         body = e.lam.body
         e_top = T.SegMap(level, inner_ctx, body, types)
         if level == 0 or not has_inner_soacs(body):  # G1, G2
+            return e_top
+        if self.moderate:  # one version: flatten further wherever a rule applies
+            if self.nest_rule_applies(inner_ctx, body):
+                return self.body_rule(entry, inner_ctx, level, body, types)
             return e_top
         # G3: e_top, e_middle (the body at workgroup level) and e_flat (keep flattening the body); a
         # version that would equal e_top is left out, and so is its threshold
@@ -99,7 +108,8 @@ class Flattener:
         """Σ ⊢ body at level: a target body computing the whole nest's results."""
         if len(body.stms) == 1 and body.stms[0].pat == body.result and self.parallel_stm(ctx, body.stms[0], body) \
                 and not isinstance(body.stms[0].exp, S.Loop):
-            return self.single(self.nest(entry, ctx, level, body.stms[0].exp, types), types)
+            found = self.nest(entry, ctx, level, body.stms[0].exp, types)
+            return found if isinstance(found, S.Body) else self.single(found, types)
         if self.distributable(ctx, body):
             return self.distribute(entry, ctx, level, body, types)
         return self.single(T.SegMap(level, ctx, body, types), types)
@@ -112,6 +122,8 @@ class Flattener:
         e = stm.exp
         if isinstance(e, S.Map):
             return True
+        if isinstance(e, (S.Redomap, S.Scanomap)) and self.moderate:
+            return False  # the heuristic: inner reductions and scans run sequentially
         if isinstance(e, (S.Redomap, S.Scanomap)):
             return not (_names(e.neutral) & _bound_in(ctx, body))
         if isinstance(e, S.Loop):  # G7 needs an invariant count and regular loop-carried values
@@ -174,7 +186,7 @@ class Flattener:
                 e = T.SegMap(level, ctx_k, S.Body(tuple(group), outputs), out_types)
             pat = tuple(S.Var(self.names.fresh(p.name), t) for p, t in zip(outputs, out_types))
             expanded.update((p.name, v) for p, v in zip(outputs, pat))
-            stms.append(S.Stm(pat, e, group[0].loc))
+            stms.extend(bind(pat, e, group[0].loc))
         if all(isinstance(a, S.Var) and a.name in expanded for a in body.result):
             return S.Body(tuple(stms), tuple(expanded[a.name] for a in body.result))
         # results that no group computes (parameters, free variables, constants): one more nest copies them
@@ -308,8 +320,19 @@ def is_commutative(lam: S.Lambda) -> bool:
     return {getattr(a, "name", None) for a in operands} == {p.name for p in lam.params}
 
 
-def flatten_incremental(prog: S.Program) -> S.Program:
-    f = Flattener(prog)
+def bind(pat: tuple, result, loc) -> list:
+    """Statements binding pat to a flattening result: an expression, or a body (spliced in)."""
+    if isinstance(result, S.Body):
+        return list(result.stms) + [S.Stm((p,), S.AtomExp(r), loc) for p, r in zip(pat, result.result)]
+    return [S.Stm(pat, result, loc)]
+
+
+def flatten_moderate(prog: S.Program) -> S.Program:
+    return flatten_incremental(prog, moderate=True)
+
+
+def flatten_incremental(prog: S.Program, moderate: bool = False) -> S.Program:
+    f = Flattener(prog, moderate)
     funs = tuple(
         S.FunDef(fn.name, True, fn.size_params, fn.params, fn.ret, f.host_body(fn.name, fn.body), fn.loc)
         for fn in prog.entries)

@@ -137,6 +137,7 @@ def stats(prog: S.Program) -> dict:
     versions = 0
     for f in prog.funs:
         stack = list(version_forest(f.body))
+        versions += not stack  # an entry without guards has one version
         while stack:
             n = stack.pop()
             if isinstance(n, Version):
