@@ -100,14 +100,15 @@ class Flattener:
     def nest_rule_applies(self, ctx: tuple, body: S.Body) -> bool:
         """Whether a rule flattens this map body further: a perfect nest of a map or of a flat redomap or
         scanomap, or a body that G6 can distribute."""
-        if len(body.stms) == 1 and body.stms[0].pat == body.result and not isinstance(body.stms[0].exp, S.Loop):
+        if len(body.stms) == 1 and body.stms[0].pat == body.result \
+                and isinstance(body.stms[0].exp, (S.Map, S.Redomap, S.Scanomap)):
             return self.parallel_stm(ctx, body.stms[0], body)
         return self.distributable(ctx, body)
 
     def body_rule(self, entry: str, ctx: tuple, level: int, body: S.Body, types: tuple) -> S.Body:
         """Σ ⊢ body at level: a target body computing the whole nest's results."""
         if len(body.stms) == 1 and body.stms[0].pat == body.result and self.parallel_stm(ctx, body.stms[0], body) \
-                and not isinstance(body.stms[0].exp, S.Loop):
+                and isinstance(body.stms[0].exp, (S.Map, S.Redomap, S.Scanomap)):
             found = self.nest(entry, ctx, level, body.stms[0].exp, types)
             return found if isinstance(found, S.Body) else self.single(found, types)
         if self.distributable(ctx, body):
@@ -126,10 +127,14 @@ class Flattener:
             return False  # the heuristic: inner reductions and scans run sequentially
         if isinstance(e, (S.Redomap, S.Scanomap)):
             return not (_names(e.neutral) & _bound_in(ctx, body))
+        bound = _bound_in(ctx, body)
         if isinstance(e, S.Loop):  # G7 needs an invariant count and regular loop-carried values
             return (isinstance(e.form, S.ForLoop) and not e.size_params and has_inner_soacs(e.body)
-                    and not (_names((e.form.bound,)) & _bound_in(ctx, body))
-                    and not any(type_size_names(p.type) & _bound_in(ctx, body) for p in e.params))
+                    and not (_names((e.form.bound,)) & bound)
+                    and not any(type_size_names(p.type) & bound for p in e.params))
+        if isinstance(e, S.If):  # G8 needs an invariant condition and regular results
+            return (not (_names((e.cond,)) & bound) and (has_inner_soacs(e.then) or has_inner_soacs(e.else_))
+                    and not any(type_size_names(p.type) & bound for p in stm.pat))
         return False
 
     def groups(self, ctx: tuple, body: S.Body) -> list:
@@ -149,7 +154,7 @@ class Flattener:
     def distributable(self, ctx: tuple, body: S.Body) -> bool:
         groups = self.groups(ctx, body)
         parallel = [g for g in groups if self.parallel_stm(ctx, g[0], body)]
-        if not parallel or (len(groups) < 2 and not isinstance(parallel[0][0].exp, S.Loop)):
+        if not parallel or (len(groups) < 2 and not isinstance(parallel[0][0].exp, (S.Loop, S.If))):
             return False
         bound = _bound_in(ctx, body)
         crossing = [p for g in groups for s in g for p in s.pat]
@@ -175,6 +180,11 @@ class Flattener:
                 pat, loop_stms = self.loop_rule(entry, ctx_k, level, group[0], expanded, widths)
                 expanded.update((p.name, v) for p, v in zip(group[0].pat, pat))
                 stms.extend(loop_stms)
+                continue
+            if len(group) == 1 and isinstance(group[0].exp, S.If) and self.parallel_stm(ctx, group[0], body):
+                pat, if_stm = self.if_rule(entry, ctx, level, group[0], expanded, widths)
+                expanded.update((p.name, v) for p, v in zip(group[0].pat, pat))
+                stms.append(if_stm)
                 continue
             if len(group) == 1 and self.parallel_stm(ctx, group[0], body):
                 outputs = group[0].pat
@@ -210,6 +220,15 @@ class Flattener:
         new_loop = S.Loop((), arrays, init, S.ForLoop(loop.form.i, loop.form.bound), body)
         pat = tuple(S.Var(self.names.fresh(p.name), a.type) for p, a in zip(stm.pat, arrays))
         return pat, [S.Stm(init, init_nest, stm.loc), S.Stm(pat, new_loop, stm.loc)]
+
+    def if_rule(self, entry: str, ctx: tuple, level: int, stm: S.Stm, expanded: dict, widths: tuple):
+        """G8: the map nest moves into both branches of an `if` whose condition it does not change."""
+        e = stm.exp
+        types = tuple(array_of(p.type, widths) for p in stm.pat)
+        branches = [self.body_rule(entry, self.extend_ctx(ctx, b, expanded), level, b, types)
+                    for b in (e.then, e.else_)]
+        pat = tuple(S.Var(self.names.fresh(p.name), t) for p, t in zip(stm.pat, types))
+        return pat, S.Stm(pat, S.If(e.cond, branches[0], branches[1], types), stm.loc)
 
     def extend_ctx(self, ctx: tuple, body: S.Body, expanded: dict) -> tuple:
         """The context, with each expanded variable that body uses bound again, level by level, to its

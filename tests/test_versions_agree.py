@@ -7,8 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from flatten.thresholds import thresholds
-from incflat import compile_source, main as incflat_main
+from incflat import main as incflat_main
 from ir.frontend import parse_program
 from ir.interp import run_entry
 
@@ -72,6 +71,14 @@ PROGRAMS = {
         "entry main [n][m] (xss: [n][m]i32) (ne: [m]i32): [m]i32 =\n"
         "  reduce (map2 i32.max) ne (map (map (\\x -> x * x)) xss)",
         [[i32(7, 4), np.full(4, -1, np.int32)]]),
+    # G8: an if whose condition does not vary inside the map
+    "invariant_if": ("entry main [n][m] (xss: [n][m]f32) (b: bool): [n]f32 =\n"
+                     "  map (\\xs -> if b then reduce (+) 0 xs else reduce f32.max (-f32.inf) xs) xss",
+                     [[f32(5, 9), np.bool_(True)], [f32(5, 9), np.bool_(False)]]),
+    # G7: a loop with an invariant count around inner parallelism
+    "invariant_loop": ("entry main [n][m] (xss: [n][m]f32) (k: i64): [n][m]f32 =\n"
+                       "  map (\\xs -> loop ys = xs for i < k do map (\\y -> y * 0.5 + f32.i64 i) ys) xss",
+                       [[f32(4, 6), np.int64(3)], [f32(2, 3), np.int64(0)]]),
     "u8_wrap": ("entry main [n] (xs: [n]u8): [n]u8 = map (\\x -> x * 3 + 200) xs",
                 [[np.arange(0, 256, 17, dtype=np.uint8)]]),
 }
@@ -93,9 +100,9 @@ def compiled(tmp_path_factory):
     return modules
 
 
-def assignments(source: str) -> list:
-    """Every combination of forcing each threshold true or false."""
-    names = [t.name for t in thresholds(compile_source(source, "t.fut"))]
+def assignments(module) -> list:
+    """Every combination of forcing each threshold of a compiled program true or false."""
+    names = [name for name, cls in module.PARAMS if cls.startswith("threshold")]
     return [dict(zip(names, values)) for values in itertools.product((1, NEVER), repeat=len(names))]
 
 
@@ -103,7 +110,7 @@ def assignments(source: str) -> list:
 def test_every_version_agrees_with_the_interpreter(compiled, device, name):
     source, datasets = PROGRAMS[name]
     prog = parse_program(source, f"{name}.fut")
-    for params in assignments(source):
+    for params in assignments(compiled[name]):
         lib = compiled[name].load(device=device, overrides=params)
         for args in datasets:
             expected = run_entry(prog, "main", args)
