@@ -258,7 +258,7 @@ class KernelWriter:
         elif isinstance(e, S.If):
             return self.if_(e, pat, dests, group, stm.loc)
         elif isinstance(e, S.Loop):
-            self.loop(e, pat, stm.loc)
+            self.loop(e, pat, stm.loc, group)
         elif isinstance(e, S.Map):
             dests = self.fill_dests(pat, dests, stm.loc)
             self.seq_map(e, pat, dests, stm.loc)
@@ -322,11 +322,21 @@ class KernelWriter:
         k = len(e.idxs)
         self.env[p.name] = View(arr.mem, arr.ctype, offset, tuple(dims) + arr.dims[k:], tuple(strides) + arr.strides[k:])
 
-    def loop(self, e: S.Loop, pat, loc):
-        """A sequential loop with scalar loop-carried values."""
-        if e.size_params or any(isinstance(p.type, Array) for p in e.params):
-            raise not_supported("a loop with array-valued state inside a kernel", loc)
-        state = [self.declare(CTYPES[p.type.name], self.atom(a), p.name) for p, a in zip(e.params, e.init)]
+    def loop(self, e: S.Loop, pat, loc, group=False):
+        """A sequential loop. Array-valued state lives in scratch memory: each iteration writes the new
+        values into a second buffer and copies them back, so the body may read all of the old ones."""
+        if e.size_params:
+            raise not_supported("a loop whose arrays change size inside a kernel", loc)
+        state, spare = [], []
+        for p, a in zip(e.params, e.init):
+            if isinstance(p.type, Array):
+                buf = self.scratch(p.type, loc)
+                self.copy(self.atom(a), buf, group)
+                state.append(buf)
+                spare.append(self.scratch(p.type, loc))
+            else:
+                state.append(self.declare(CTYPES[p.type.name], self.atom(a), p.name))
+                spare.append(None)
         for p, v in zip(e.params, state):
             self.env[p.name] = v
         if isinstance(e.form, S.ForLoop):
@@ -338,12 +348,16 @@ class KernelWriter:
         else:
             self.emit("while (1) {")
             self.indent += 1
-            (cond,) = self.body(e.form.cond)
+            (cond,) = self.body(e.form.cond, None, group)
             self.emit(f"if (!{cond}) break;")
-        results = self.body(e.body)
-        fresh = [self.declare(CTYPES[p.type.name], r, "next") for p, r in zip(e.params, results)]
-        for v, r in zip(state, fresh):
-            self.emit(f"{v} = {r};")
+        results = self.body(e.body, tuple(spare), group)
+        fresh = [None if isinstance(p.type, Array) else self.declare(CTYPES[p.type.name], r, "next")
+                 for p, r in zip(e.params, results)]
+        for v, r, tmp in zip(state, fresh, spare):
+            if tmp is None:
+                self.emit(f"{v} = {r};")
+            else:
+                self.copy(tmp, v, group)
         self.indent -= 1
         self.emit("}")
         for p, v in zip(pat, state):
