@@ -82,6 +82,8 @@ class Flattener:
         # version that would equal e_top is left out, and so is its threshold
         intra_body = self.intra_body(body)
         intra_pars = [T.par_of_ctx(op.ctx) for op in _level0_segops(intra_body)]
+        if any(_names(par) & _bound_in(inner_ctx, body) for par in intra_pars):
+            intra_pars = []  # the workgroup size must be known before the kernel starts
         flattens = self.nest_rule_applies(inner_ctx, body)
         if not intra_pars and not flattens:
             return e_top

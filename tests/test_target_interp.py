@@ -1,0 +1,69 @@
+"""The property that matters (without a device): for every corpus program and every dataset, every path
+through the version tree, forced by threshold assignments, gives the reference interpreter's result."""
+
+import io
+import itertools
+import pathlib
+
+import numpy as np
+import pytest
+
+from flatten.thresholds import thresholds
+from incflat import compile_source
+from ir.errors import CompileError
+from ir.frontend import parse_program
+from ir.interp import run_entry
+from ir.target_interp import run_target
+from ir.values import read_values
+from tuner.datasets import InlineValues, ValuesFile, read_test_cases
+
+PROGRAMS = sorted((pathlib.Path(__file__).parent / "programs").glob("*.fut"))
+NEVER = 2 ** 31 - 1
+MAX_ASSIGNMENTS = 32
+
+
+def inputs(case) -> list:
+    if isinstance(case.input, InlineValues):
+        return read_values(io.BytesIO(case.input.text.encode()))
+    if isinstance(case.input, ValuesFile):
+        return read_values(open(case.input.path, "rb"))
+    return None
+
+
+def assignments(names: list) -> list:
+    combos = itertools.product((1, NEVER), repeat=len(names))
+    return [dict(zip(names, values)) for values in itertools.islice(combos, MAX_ASSIGNMENTS)]
+
+
+def same(got, expected) -> bool:
+    got, expected = np.asarray(got), np.asarray(expected)
+    if got.shape != expected.shape or got.dtype != expected.dtype:
+        return False
+    if got.dtype.kind == "f":
+        return np.allclose(got, expected, rtol=1e-4, atol=1e-5, equal_nan=True)
+    return np.array_equal(got, expected)
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
+def test_every_path_agrees_with_the_reference(path):
+    text = path.read_text()
+    source = parse_program(text, str(path))
+    target = compile_source(text, str(path))
+    names = [t.name for t in thresholds(target)]
+    checked = 0
+    for case in read_test_cases(path):
+        args = inputs(case)
+        if args is None:
+            continue
+        for entry in case.entries:
+            try:
+                expected = run_entry(source, entry, args)
+            except CompileError:
+                continue  # a run-time error case: the reference fails, so there is nothing to agree with
+            for assignment in assignments([n for n in names if n.startswith(entry + ".")]):
+                got = run_target(target, entry, args, assignment)
+                assert len(got) == len(expected)
+                for g, e in zip(got, expected):
+                    assert same(g, e), (case.name, entry, assignment)
+                checked += 1
+    assert checked > 0, "no case was checked"
