@@ -14,6 +14,7 @@ from flatten.incremental import flatten_incremental
 from flatten.normalize import normalize
 from ir.errors import CompileError, format_error
 from ir.frontend import parse_program
+from tuner.errors import TunerError
 
 __version__ = "0.1.0"
 
@@ -74,6 +75,20 @@ def cmd_autotune(args) -> int:
     return tuner.main([str(args.program), str(program), *options])
 
 
+def cmd_test(args) -> int:
+    from tuner.testing import run_tests
+    summary = run_tests(args.files, device=args.device, interpreted=args.interpreter, verbose=args.verbose,
+                        timeout=args.timeout)
+    return 1 if summary.failed else 0
+
+
+def cmd_run(args) -> int:
+    from tuner.testing import run_compiled, run_interpreted
+    if args.interpreter:
+        return run_interpreted(args.program, args.options)
+    return run_compiled(args.program, args.options)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="incflat", description="Incremental flattening compiler and autotuner.")
     ap.add_argument("--version", action="version", version=f"incflat {__version__}")
@@ -96,7 +111,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-e", "--entry", help="tune only this entry point")
     p.add_argument("--pass-option", action="append", default=[], help="pass an option to the program")
     p.set_defaults(fn=cmd_autotune)
+
+    p = sub.add_parser("test", help="run the cases of the programs' -- == blocks and check the results")
+    p.add_argument("files", type=pathlib.Path, nargs="+", metavar="FILE", help="a .fut file, or a folder of them")
+    p.add_argument("-d", "--device", help="OpenCL device name substring (default: the program's own choice)")
+    p.add_argument("--interpreter", action="store_true", help="run the reference interpreter, not compiled code")
+    p.add_argument("-v", "--verbose", action="store_true", help="name every program tested")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds for one run (default 300)")
+    p.set_defaults(fn=cmd_test)
+
+    p = sub.add_parser("run", help="compile (cached) and run a program; options after FILE go to the program",
+                       usage="incflat run [--interpreter] FILE [PROGRAM OPTIONS...]")
+    p.add_argument("--interpreter", action="store_true",
+                   help="run the reference interpreter (it understands -e, -b, -r, -t)")
+    p.add_argument("program", type=pathlib.Path, metavar="FILE")
+    p.add_argument("options", nargs=argparse.REMAINDER, help="-e ENTRY, -d DEVICE, --param NAME=VALUE, -t, -r, ...")
+    p.set_defaults(fn=cmd_run)
     return ap
+
+
+def _source_of(error: CompileError, program):
+    """The text of the file an error points into (for its source line and caret), if it can be read."""
+    name = error.loc.file if error.loc is not None else program
+    try:
+        return pathlib.Path(name).read_text()
+    except (OSError, TypeError, ValueError):
+        return None
 
 
 def _terminate(signum, frame):
@@ -106,13 +146,20 @@ def _terminate(signum, frame):
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     signal.signal(signal.SIGTERM, _terminate)  # clean up temporary files as on Ctrl-C
-    if not args.program.is_file():
-        print(f"incflat: error: {args.program}: no such file", file=sys.stderr)
+    program = getattr(args, "program", None)
+    if program is not None and not program.is_file():
+        print(f"incflat: error: {program}: no such file", file=sys.stderr)
         return 1
     try:
         return args.fn(args)
     except CompileError as e:
-        print(format_error(e, args.program.read_text()), file=sys.stderr)
+        print(format_error(e, _source_of(e, program)), file=sys.stderr)
+        return 1
+    except TunerError as e:
+        print(f"incflat: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:  # e.g. an unwritable cache or output folder
+        print(f"incflat: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("incflat: interrupted", file=sys.stderr)

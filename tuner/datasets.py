@@ -365,3 +365,50 @@ def _default_name(index: int, source: Input) -> str:
     if len(text) > NAME_LIMIT:
         text = text[:NAME_LIMIT] + "..."
     return f'#{index} ("{text}")'
+
+
+# --- `random input { [10][20]f32 i64 }`: values generated as `futhark dataset` does ---
+
+# `futhark dataset`'s default ranges: integers over the whole range of their type, floats in [0, 1],
+# booleans either way.  Values come from numpy's PCG64 seeded with 1, 2, ... (one seed per value, as
+# `futhark dataset` seeds one generator per value from 1 up): deterministic, though not the same numbers as
+# Futhark's own generator.
+RANDOM_TYPE = re.compile(r"((?:\[\s*[0-9]+\s*\])*)\s*(i8|i16|i32|i64|u8|u16|u32|u64|f16|f32|f64|bool)")
+RANDOM_ITEM = re.compile(r"(?:\[\s*[0-9]+\s*\])*\s*[A-Za-z_][\w.]*|[^\s\[\]]+")
+
+
+def random_values(text: str) -> list:
+    """The values of a `random input { ... }` block: each item is a type such as `[10][20]f32` (a random
+    value of that shape) or a literal value such as `100i64` (taken as it is)."""
+    import io
+
+    import numpy as np
+
+    from ir.values import read_values
+
+    values = []
+    for seed, match in enumerate(RANDOM_ITEM.finditer(text), start=1):
+        item = match.group()
+        typed = RANDOM_TYPE.fullmatch(item)
+        if typed is None:
+            try:
+                literal = read_values(io.BytesIO(item.encode()))
+            except ValueError as e:
+                raise TunerError(f"random input: {item!r} is neither a type such as [10]f32 nor a value "
+                                 f"({e})") from None
+            values.extend(literal)
+            continue
+        dims, prim = typed.groups()
+        if prim == "f16":
+            raise TunerError("random input: f16 is not supported")
+        shape = tuple(int(d) for d in re.findall(r"[0-9]+", dims))
+        rng = np.random.default_rng(seed)
+        if prim == "bool":
+            value = rng.integers(0, 1, size=shape, endpoint=True).astype(np.bool_)
+        elif prim[0] == "f":
+            value = rng.uniform(0.0, 1.0, size=shape).astype(np.float32 if prim == "f32" else np.float64)
+        else:
+            info = np.iinfo(prim.replace("i", "int").replace("u", "uint"))
+            value = rng.integers(info.min, info.max, size=shape, dtype=info.dtype, endpoint=True)
+        values.append(value if shape else value[()])
+    return values

@@ -1,0 +1,141 @@
+"""The corpus of small programs in tests/programs: each passes its `-- ==` cases under the reference interpreter,
+and compiled on every OpenCL device present with every code version forced (each threshold set to 1 or to
+2^31-1, at most 16 combinations per program) -- or, where the backend cannot compile it yet, the compiler says
+so with a CompileError "not supported yet: ..." (asserted, so that a crash cannot pass)."""
+
+import functools
+import pathlib
+import time
+
+import pytest
+
+from ir.errors import CompileError, format_error
+from ir.frontend import parse_program
+from tuner.datasets import ExpectedError, InlineValues, ValuesFile
+from tuner.testing import (
+    NOT_SUPPORTED,
+    Compiled,
+    Interpreter,
+    check,
+    compile_cached,
+    load_program,
+    prepare,
+    threshold_assignments,
+    threshold_names,
+)
+
+PROGRAMS_DIR = pathlib.Path(__file__).resolve().parent / "programs"
+PROGRAMS = sorted(PROGRAMS_DIR.glob("*.fut"))
+MAX_ASSIGNMENTS = 16
+SHOWN_FAILURES = 5
+
+
+def ids(path: pathlib.Path) -> str:
+    return path.stem
+
+
+@functools.cache
+def prepared(path: pathlib.Path):
+    """The program and its cases with inputs and expected values (auto output from the interpreter), once."""
+    program = load_program(path)
+    if program.error is not None:
+        return program, None
+    return program, prepare(program)
+
+
+def front_end_ok(path: pathlib.Path):
+    program, cases = prepared(path)
+    if program.error is not None:
+        pytest.fail("the front end rejects the program:\n" + format_error(program.error, program.text))
+    return program, cases
+
+
+def run_cases(cases, runner, interpreted: bool) -> list:
+    failures = []
+    for p in cases:
+        if p.skip is not None or (interpreted and "compiled" in p.case.run_tags):
+            continue
+        reason = p.problem or check(p, runner.run(p.entry, p.inputs))
+        if reason is not None:
+            failures.append(f"{p.title}:\n{reason}")
+    return failures
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The corpus itself
+
+
+def test_the_corpus_is_large_and_checks_real_outputs():
+    assert len(PROGRAMS) >= 60
+    explicit = errors = 0
+    for path in PROGRAMS:
+        program = load_program(path)
+        assert program.cases, f"{path.name} has no test cases"
+        kinds = [type(c.expected) for c in program.cases]
+        assert any(k in (InlineValues, ValuesFile) for k in kinds), f"{path.name}: only auto outputs"
+        explicit += sum(k in (InlineValues, ValuesFile) for k in kinds)
+        errors += sum(k is ExpectedError for k in kinds)
+    assert explicit >= 150 and errors >= 10
+
+
+def test_checking_the_whole_corpus_takes_under_5_seconds():
+    texts = [(path.read_text(), str(path)) for path in PROGRAMS]
+    start = time.perf_counter()
+    rejected = []
+    for text, name in texts:
+        try:
+            parse_program(text, name)
+        except CompileError as e:
+            rejected.append(f"{name}: {e}")
+    elapsed = time.perf_counter() - start
+    assert elapsed < 5.0, f"parsing and checking {len(texts)} programs took {elapsed:.2f} s"
+    assert not rejected, "\n".join(rejected)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Under the interpreter
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=ids)
+def test_interpreter(path):
+    program, cases = front_end_ok(path)
+    failures = run_cases(cases, Interpreter(program), interpreted=True)
+    assert not failures, f"{len(failures)} cases fail:\n" + "\n".join(failures[:SHOWN_FAILURES])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Compiled, every version
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """path -> the compiled module, or the CompileError of compiling it (each program compiled once)."""
+    cache = tmp_path_factory.mktemp("corpus-cache")
+    results = {}
+
+    def get(path: pathlib.Path):
+        if path not in results:
+            try:
+                results[path] = compile_cached(path, cache=cache)
+            except CompileError as e:
+                results[path] = e
+        return results[path]
+    return get
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=ids)
+def test_compiled_every_version(path, device, compiled):
+    program, cases = front_end_ok(path)
+    result = compiled(path)
+    if isinstance(result, CompileError):
+        assert result.message.startswith(NOT_SUPPORTED), format_error(result, program.text)
+        assert result.loc is not None, f"no location for: {result.message}"
+        pytest.skip(format_error(result, program.text).splitlines()[0])
+    failures = []
+    for params in threshold_assignments(threshold_names(result), limit=MAX_ASSIGNMENTS):
+        shown = " ".join(f"{k}={v}" for k, v in params.items()) or "(no thresholds)"
+        runner = Compiled(result, device, params)
+        problem = runner.load()
+        assert problem is None, f"[{shown}] {problem}"
+        failures += [f"[{shown}] {f}" for f in run_cases(cases, runner, interpreted=False)]
+    assert not failures, f"{len(failures)} runs fail:\n" + "\n".join(failures[:SHOWN_FAILURES])

@@ -1,0 +1,299 @@
+"""`incflat test` and `incflat run`: cases, expected outputs and errors, tolerances, random inputs, skipping what
+the backend cannot compile yet, error messages, and the compile cache."""
+
+import gzip
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import ROOT, needs_device
+
+from incflat import main as incflat
+from ir.errors import CompileError
+from ir.source import Loc
+from tuner import testing
+from tuner.datasets import random_values
+from tuner.errors import TunerError
+from tuner.testing import compare_values
+
+SUM = "entry main [n] (xs: [n]i32): i32 = reduce (+) 0 xs\n"
+TWO_ENTRIES = ("entry sum [n] (xs: [n]i32): i32 = reduce (+) 0 xs\n"
+               "entry double [n] (xs: [n]i32): [n]i32 = map (* 2) xs\n")
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+def write(tmp_path: pathlib.Path, block: str, source: str = SUM, name: str = "prog.fut") -> pathlib.Path:
+    path = tmp_path / name
+    path.write_text("".join(f"-- {line}\n" if line else "--\n" for line in block.strip().splitlines()) + source)
+    return path
+
+
+def summary(out: str) -> str:
+    lines = [line for line in out.splitlines() if " passed, " in line]
+    assert lines, out
+    return lines[-1]
+
+
+MODES = [pytest.param(["--interpreter"], id="interpreter"),
+         pytest.param([], id="compiled", marks=needs_device)]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# incflat test
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_passing_and_failing_cases_are_counted_and_explained(tmp_path, capsys, mode):
+    path = write(tmp_path, """
+==
+input { [1, 2, 3] } output { 6 }
+input { empty([0]i32) } output { 0 }
+"wrong" input { [1, 2, 3] } output { 7 }
+""")
+    assert incflat(["test", *mode, str(path)]) == 1
+    out = capsys.readouterr().out
+    assert summary(out) == "2 passed, 1 failed"
+    assert "entry main, case wrong" in out and "expected 7i32, got 6i32" in out
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_all_passing_exits_zero(tmp_path, capsys, mode):
+    path = write(tmp_path, "==\ninput { [1, 2] } output { 3 }\ninput { [5] }\nrandom input { [100]i32 } auto output")
+    assert incflat(["test", *mode, str(path)]) == 0
+    assert summary(capsys.readouterr().out) == "3 passed, 0 failed"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_expected_errors(tmp_path, capsys, mode):
+    path = write(tmp_path, """
+==
+"ok" input { [1] } error: argument
+"matches" input { [1, 2] [3] } error: [Ss]ize
+"succeeds" input { [1, 2] [3, 4] } error: .
+"other" input { [1, 2] [3] } error: nothing like this
+""", "entry main [n] (xs: [n]i32) (ys: [n]i32): [n]i32 = map2 (+) xs ys\n")
+    assert incflat(["test", *mode, str(path)]) == 1
+    out = capsys.readouterr().out
+    assert summary(out) == "2 passed, 2 failed"
+    assert "case succeeds" in out and "but the program succeeded" in out
+    assert "case other" in out and "expected an error matching /nothing like this/" in out
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_entries_and_tags(tmp_path, capsys, mode):
+    path = tmp_path / "prog.fut"
+    path.write_text("""-- ==
+-- entry: sum
+-- input { [1, 2] } output { 3 }
+-- disable input { [1] } output { 99 }
+-- compiled input { [4] } output { 4 }
+-- nobench notune input { [5] } output { 5 }
+
+-- ==
+-- entry: double
+-- input { [1, 2] } output { [2, 4] }
+""" + TWO_ENTRIES)
+    assert incflat(["test", *mode, str(path)]) == 0
+    interpreted = bool(mode)  # the case tagged compiled is skipped under the interpreter
+    assert summary(capsys.readouterr().out) == f"{4 - interpreted} passed, 0 failed, {1 + interpreted} skipped"
+
+
+def test_values_files(tmp_path, capsys):
+    (tmp_path / "in.txt").write_text("[1, 2, 3]")
+    with gzip.open(tmp_path / "out.txt.gz", "wt") as f:
+        f.write("6")
+    path = write(tmp_path, "==\ninput @ in.txt output @ out.txt.gz\ninput @ missing.in output { 1 }")
+    assert incflat(["test", "--interpreter", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert summary(out) == "1 passed, 1 failed"
+    assert "cannot read the input" in out and "missing.in" in out
+
+
+def test_front_end_errors_are_located(tmp_path, capsys):
+    path = write(tmp_path, "==\ninput { 1 } output { 2 }", "entry main (x: i32): i32 = x + y\n")
+    assert incflat(["test", "--interpreter", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{path}:3:32: error:" in out and "x + y" in out and "^" in out
+    assert summary(out) == "0 passed, 1 failed"
+
+
+def test_bad_test_block_and_missing_file(tmp_path, capsys):
+    path = write(tmp_path, "==\ninput { 1 } outptu { 2 }", "entry main (x: i32): i32 = x\n")
+    assert incflat(["test", "--interpreter", str(path), str(tmp_path / "nope.fut")]) == 1
+    out = capsys.readouterr().out
+    assert "bad test block" in out and "no such file" in out
+    assert summary(out) == "0 passed, 2 failed"
+
+
+def test_not_supported_yet_is_skipped_with_its_message(tmp_path, capsys, monkeypatch):
+    path = write(tmp_path, "==\ninput { [1] } output { 1 }\ninput { [2] } output { 2 }")
+
+    def refuse(p, text=None, cache=None):
+        raise CompileError("not supported yet: a reduce on a Tuesday", Loc(str(p), 5, 36))
+    monkeypatch.setattr(testing, "compile_cached", refuse)
+    assert incflat(["test", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"{path}: skipped: {path}:5:36: error: not supported yet: a reduce on a Tuesday" in out
+    assert summary(out) == "0 passed, 0 failed, 2 skipped"
+
+
+def test_a_crashing_compiler_is_a_failure_not_a_crash(tmp_path, capsys, monkeypatch):
+    path = write(tmp_path, "==\ninput { [1] } output { 1 }")
+
+    def crash(p, text=None, cache=None):
+        raise KeyError("oops")
+    monkeypatch.setattr(testing, "compile_cached", crash)
+    assert incflat(["test", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "KeyError" in out and summary(out) == "0 passed, 1 failed"
+
+
+def test_a_folder_is_searched_for_programs(tmp_path, capsys):
+    write(tmp_path, "==\ninput { [1] } output { 1 }", name="a.fut")
+    write(tmp_path, "==\ninput { [2] } output { 2 }", name="b.fut")
+    assert incflat(["test", "--interpreter", str(tmp_path)]) == 0
+    assert summary(capsys.readouterr().out) == "2 passed, 0 failed"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Comparison and random inputs
+
+
+def test_float_tolerance_is_futharks():
+    f32 = np.float32
+    assert compare_values([f32(1000.5)], [f32(1000)]) is None  # 0.05% of the magnitude
+    assert compare_values([f32(1003)], [f32(1000)]) is not None  # 0.3%
+    assert compare_values([f32(0.0015)], [f32(0)]) is None  # absolute 0.002 near zero
+    assert compare_values([f32(0.003)], [f32(0)]) is not None
+    # the tolerance is per value: small elements of an array of large ones are compared as leniently
+    assert compare_values([np.array([1000, 1.5], f32)], [np.array([1000, 1], f32)]) is None
+    assert compare_values([np.array([np.nan, np.inf], f32)], [np.array([np.nan, np.inf], f32)]) is None
+    assert compare_values([np.array([-np.inf], f32)], [np.array([np.inf], f32)]) is not None
+    assert compare_values([np.array([np.nan], f32)], [np.array([1], f32)]) is not None
+
+
+def test_comparison_of_types_shapes_and_counts():
+    assert "expected 2 values, got 1" in compare_values([np.int32(1)], [np.int32(1), np.int32(2)])
+    assert "type i64" in compare_values([np.int32(1)], [np.int64(1)])
+    assert "shape [3]" in compare_values([np.zeros(2, np.int32)], [np.zeros(3, np.int32)])
+    expected = np.arange(100, dtype=np.int32) * (np.arange(100) != 42)
+    message = compare_values([np.arange(100, dtype=np.int32)], [expected])
+    assert "at [42]: expected 0i32, got 42i32" in message and "1 of 100 elements differ" in message
+    assert len(message) < 1000  # long values are truncated
+
+
+def test_random_inputs_follow_futhark_dataset():
+    a, b, c, d, e = random_values("[10][20]f32 i64 [1000]u8 [7]bool 42i32")
+    assert a.shape == (10, 20) and a.dtype == np.float32 and 0 <= a.min() and a.max() <= 1
+    assert isinstance(b, np.int64)
+    assert c.dtype == np.uint8 and c.min() < 20 and c.max() > 235  # the whole range of the type
+    assert d.dtype == np.bool_ and d.shape == (7,)
+    assert e == np.int32(42) and e.dtype == np.int32
+    again = random_values("[10][20]f32 i64 [1000]u8 [7]bool 42i32")
+    assert all(np.array_equal(x, y) for x, y in zip((a, b, c, d, e), again))  # deterministic
+    assert random_values("[0][3]f64")[0].shape == (0, 3)
+    with pytest.raises(TunerError):
+        random_values("[3]f17")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# incflat run and the cache
+
+
+def run_cli(args, stdin: bytes = b""):
+    return subprocess.run([sys.executable, str(ROOT / "incflat.py"), *args], input=stdin, capture_output=True,
+                          timeout=300, check=False)
+
+
+@needs_device
+def test_run_compiles_once_and_forwards_options(tmp_path):
+    path = write(tmp_path, "", TWO_ENTRIES)
+    done = run_cli(["run", str(path), "-e", "double"], b"[1, 2, 3]")
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode().split() == ["[2i32,", "4i32,", "6i32]"]
+    cached = list((tmp_path / "cache" / "incflat").rglob("*.py"))
+    assert len(cached) == 1
+    stamp = cached[0].stat().st_mtime_ns
+    done = run_cli(["run", str(path), "-e", "sum", "-t", str(tmp_path / "times"), "-r", "3"], b"[1, 2, 3]")
+    assert done.returncode == 0 and done.stdout.decode().strip() == "6i32"
+    assert len((tmp_path / "times").read_text().split()) == 3
+    assert cached[0].stat().st_mtime_ns == stamp  # from the cache
+    done = run_cli(["run", str(path), "-e", "nope"], b"")
+    assert done.returncode != 0 and "Error:" in done.stderr.decode()
+
+
+def test_the_cache_key_follows_the_source_and_the_compiler(tmp_path, monkeypatch):
+    path = tmp_path / "p.fut"
+    key = testing.cache_key(path, SUM)
+    assert testing.cache_key(path, SUM + "\n") != key
+    monkeypatch.setattr(testing, "compiler_hash", lambda: "a different compiler")
+    assert testing.cache_key(path, SUM) != key
+    assert testing.cache_dir() == tmp_path / "cache" / "incflat"
+
+
+def test_compile_errors_are_located_without_a_traceback(tmp_path):
+    path = write(tmp_path, "", "entry main (x: i32): i32 =\n  x + y\n")
+    done = run_cli(["run", str(path)])
+    err = done.stderr.decode()
+    assert done.returncode != 0 and "Traceback" not in err
+    lines = err.splitlines()
+    assert lines[0].startswith(f"{path}:2:7: error: ") and lines[1:] == ["  x + y", "      ^"]
+
+
+def test_run_with_the_interpreter_locates_run_time_errors(tmp_path):
+    path = write(tmp_path, "", "entry main [n] (xs: [n]i32) (i: i64): i32 =\n  xs[i]\n")
+    done = run_cli(["run", "--interpreter", str(path)], b"[1, 2, 3] 1i64")
+    assert done.returncode == 0 and done.stdout.decode().strip() == "2i32"
+    done = run_cli(["run", "--interpreter", str(path)], b"[1, 2, 3] 3i64")
+    err = done.stderr.decode()
+    assert done.returncode == 1 and "Traceback" not in err
+    assert err.startswith(f"{path}:2:") and "out of bounds" in err and "^" in err
+
+
+FAKE_PROGRAM = '''
+import os, signal, time
+PARAMS = [("main.suff_outer_par_0", "threshold(def, )"), ("main.group", "thread_block_size")]
+ENTRY_POINTS = {"crash": None, "hang": None, "ok": None, "bad": None}
+
+
+class ProgramError(Exception):
+    pass
+
+
+class _Library:
+    def crash(self):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    def hang(self):
+        time.sleep(60)
+
+    def ok(self, x):
+        return x + 1, x
+
+    def bad(self):
+        raise ProgramError("bad input")
+
+
+def load(**options):
+    return _Library()
+'''
+
+
+def test_a_compiled_program_that_crashes_or_hangs_fails_its_case(tmp_path):
+    path = tmp_path / "fake.py"
+    path.write_text(FAKE_PROGRAM)
+    assert testing.threshold_names(path) == ["main.suff_outer_par_0"]
+    runner = testing.Compiled(path, timeout=20)
+    assert runner.load() is None
+    assert "crashed (killed by SIGKILL)" in runner.run("crash", []).error
+    assert runner.run("ok", [np.int32(1)]).values == (np.int32(2), np.int32(1))  # a new worker
+    assert runner.run("bad", []).error == "Error: bad input"
+    assert "unknown entry point 'nope'" in runner.run("nope", []).error
+    assert "no result after 1 s" in testing.Compiled(path, timeout=1).run("hang", []).error
+    assert runner.run("ok", [np.int32(5)]).values[0] == 6

@@ -1,0 +1,640 @@
+"""`incflat test` and `incflat run`: the cases of `-- ==` blocks run through a compiled program (or the reference
+interpreter) and checked as `futhark test` checks them, and a compile cache keyed by the source and the compiler.
+
+The parts, usable one by one (tests/test_corpus.py does):
+
+- `load_program(path)`: the source text, the checked source IR and the test cases of a .fut file;
+- `prepare(program)`: each case of each entry point with its input values and what is expected of it;
+- `check(case, outcome)`: the failure message of one run, or None;
+- `Interpreter(program)` and `Compiled(compiled file, device, overrides)`: run an entry point, giving an `Outcome`
+  (compiled programs run in a worker process, so that one that crashes or hangs only fails its case);
+- `compile_cached(path)`: the compiled program (importable as a module with `import_module`), cached under
+  `$XDG_CACHE_HOME/incflat` (else `~/.cache/incflat`);
+- `run_tests(paths, ...)`: the whole `incflat test` command.
+
+Float comparison follows futhark test: per value, the tolerance is max(0.002, 0.002 * max |e|) over the finite
+elements e of the expected value, and an element passes when |got - expected| < tolerance, or both are NaN, or both
+are infinities of the same sign. (Futhark takes the largest 0.002 * e without |.|; we take the magnitude, so an
+array of large negative values is compared as leniently as one of large positive values.) Integers and booleans
+must be equal; types and shapes must match exactly.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import hashlib
+import importlib.util
+import io
+import itertools
+import os
+import pathlib
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TextIO
+
+import numpy as np
+
+from ir.errors import CompileError, format_error
+from tuner.datasets import (
+    AutoOutput,
+    ExpectedError,
+    GeneratedInput,
+    InlineValues,
+    TestCase,
+    ValuesFile,
+    parse_test_cases,
+    random_values,
+)
+from tuner.errors import TunerError
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+COMPILER_SOURCES = ("incflat.py", "ir/*.py", "ir/*.lark", "flatten/*.py", "codegen/*.py")
+NOT_SUPPORTED = "not supported yet"
+MIN_TOLERANCE = 0.002  # futhark test's: 0.2%
+SHOWN_CHARS = 300  # expected and actual values are shown truncated to this many characters
+NEVER = 2 ** 31 - 1  # a threshold forced false
+DEFAULT_TIMEOUT = 300.0  # seconds for one run of a compiled program
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The compile cache
+
+
+@functools.lru_cache(maxsize=1)
+def compiler_hash() -> str:
+    """A hash of every source file of the compiler, so that a changed compiler invalidates the cache."""
+    h = hashlib.sha256()
+    for pattern in COMPILER_SOURCES:
+        for path in sorted(ROOT.glob(pattern)):
+            h.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def cache_dir() -> pathlib.Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return pathlib.Path(base) / "incflat"
+
+
+def cache_key(path: pathlib.Path, text: str) -> str:
+    return hashlib.sha256(f"{compiler_hash()}\0{path.name}\0{text}".encode()).hexdigest()[:32]
+
+
+def compile_cached(path: pathlib.Path, text: str | None = None, cache: pathlib.Path | None = None) -> pathlib.Path:
+    """The compiled program of `path` (an executable Python file `<stem>.py`, also importable), from the cache
+    (`cache`, default `cache_dir()`) or compiled now. Raises CompileError as the compiler does."""
+    from codegen.host import generate_program
+    from incflat import compile_source
+
+    text = path.read_text(encoding="utf-8") if text is None else text
+    out = (cache or cache_dir()) / cache_key(path, text) / f"{_module_stem(path)}.py"
+    if out.is_file():
+        return out
+    program = generate_program(compile_source(text, str(path)), path.name)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
+    try:
+        tmp.write_text(program)
+        tmp.chmod(0o755)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return out
+
+
+def _module_stem(path: pathlib.Path) -> str:
+    return re.sub(r"\W", "_", path.stem) or "prog"
+
+
+def import_module(compiled: pathlib.Path):
+    """A compiled program as a module (each file once per process)."""
+    name = f"incflat_compiled_{compiled.parent.name}_{compiled.stem}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, compiled)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    return module
+
+
+def threshold_names(compiled: pathlib.Path) -> list[str]:
+    """The thresholds of a compiled program, read from its `PARAMS = [...]` line (without importing it)."""
+    import ast
+
+    for line in compiled.read_text().splitlines():
+        if line.startswith("PARAMS = "):
+            params = ast.literal_eval(line.removeprefix("PARAMS = "))
+            return [name for name, cls in params if cls.startswith("threshold")]
+    raise ValueError(f"{compiled} has no PARAMS line")
+
+
+def threshold_assignments(names: Sequence[str], limit: int = 16, seed: int = 0) -> list[dict[str, int]]:
+    """Assignments forcing each threshold true (1) or false (2^31-1): every combination when there are at most
+    `limit`; otherwise all-false, each one alone true (which reaches every version of a chain of guards), all
+    true, and then combinations drawn at random (deterministically) up to `limit`."""
+    n = len(names)
+    if 2 ** n <= limit:
+        combos = list(itertools.product((1, NEVER), repeat=n))
+    else:
+        combos = [(NEVER,) * n] + [tuple(1 if j == i else NEVER for j in range(n)) for i in range(n)]
+        combos.append((1,) * n)
+        rng = np.random.default_rng(seed)
+        tries = 0
+        while len(set(combos)) < limit and tries < 100 * limit:
+            combos.append(tuple(int(v) for v in rng.choice([1, NEVER], size=n)))
+            tries += 1
+        combos = list(dict.fromkeys(combos))[:limit]
+    return [dict(zip(names, combo)) for combo in combos]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Programs, cases and what is expected of them
+
+
+@dataclass
+class Program:
+    path: pathlib.Path
+    text: str
+    cases: list[TestCase]
+    source: object = None  # the checked source IR (ir.source.Program); None when the front end rejected it
+    error: CompileError | None = None  # the front end's error
+
+
+def load_program(path: pathlib.Path) -> Program:
+    """Reads a .fut file and its test cases (TunerError for a bad test block); the front end's CompileError is
+    kept in `.error` rather than raised, so that callers can report it with the cases it fails."""
+    from ir.frontend import parse_program
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise TunerError(f"cannot read {path}: {e.strerror}") from None
+    cases = parse_test_cases(text, path)
+    program = Program(path, text, cases)
+    try:
+        program.source = parse_program(text, str(path))
+    except CompileError as e:
+        program.error = e
+    return program
+
+
+@dataclass
+class Prepared:
+    """One case for one entry point, with its input values and what is expected."""
+
+    case: TestCase
+    entry: str
+    inputs: list | None  # None when the input could not be read (see `problem`)
+    kind: str  # "values", "error", "success"
+    expected: list | None = None  # for "values"
+    regex: str | None = None  # for "error"
+    problem: str | None = None  # a reason the case fails before it runs (unreadable input, failed reference)
+    skip: str | None = None  # a reason the case is not run (disable, compiled-only under the interpreter)
+
+    @property
+    def title(self) -> str:
+        where = f"{self.case.fut_path}:{self.case.line}"
+        return f"{where}: entry {self.entry}, case {self.case.name}"
+
+
+def prepare(program: Program, interpreted: bool = False) -> list[Prepared]:
+    """Every (case, entry) of the program with inputs read or generated and expected values read or, for
+    `auto output`, computed by the reference interpreter."""
+    out = []
+    for case in program.cases:
+        inputs, problem = _inputs(case)
+        for entry in case.entries:
+            p = Prepared(case, entry, inputs, "success", problem=problem)
+            tags = case.run_tags | case.block_tags
+            if "disable" in tags:
+                p.skip = "disabled"
+            elif interpreted and "compiled" in case.run_tags:
+                p.skip = "tagged compiled"
+            expected = case.expected
+            if isinstance(expected, ExpectedError):
+                p.kind, p.regex = "error", expected.regex
+            elif isinstance(expected, (InlineValues, ValuesFile)):
+                p.kind = "values"
+                try:
+                    p.expected = _read(expected)
+                except (OSError, ValueError) as e:
+                    p.problem = p.problem or f"cannot read the expected output: {e}"
+            elif isinstance(expected, AutoOutput):
+                p.kind = "values"
+                if p.problem is None and p.skip is None:
+                    p.expected, p.problem = _reference(program, entry, inputs)
+            out.append(p)
+    return out
+
+
+def _inputs(case: TestCase) -> tuple[list | None, str | None]:
+    try:
+        if isinstance(case.input, GeneratedInput):
+            if case.input.kind != "random":
+                return None, f"{case.input.kind} input is not supported"
+            return random_values(case.input.text), None
+        return _read(case.input), None
+    except (OSError, ValueError, TunerError) as e:
+        return None, f"cannot read the input: {e}"
+
+
+def _read(values: InlineValues | ValuesFile) -> list:
+    from ir.values import read_values
+
+    if isinstance(values, InlineValues):
+        return read_values(io.BytesIO(values.text.encode()))
+    opener = gzip.open if values.path.suffix == ".gz" else open
+    with opener(values.path, "rb") as f:
+        return read_values(f)
+
+
+def _reference(program: Program, entry: str, inputs: list) -> tuple[list | None, str | None]:
+    if program.source is None:
+        return None, "auto output needs the reference interpreter, but the program does not compile"
+    outcome = Interpreter(program).run(entry, inputs)
+    if outcome.error is not None:
+        return None, f"the reference interpreter failed (auto output): {outcome.error}"
+    return list(outcome.values), None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Running and checking
+
+
+@dataclass
+class Outcome:
+    values: tuple | None = None
+    error: str | None = None  # the message of a failed run (what stderr would say)
+
+
+class Interpreter:
+    def __init__(self, program: Program):
+        self.program = program
+
+    def run(self, entry: str, inputs: list) -> Outcome:
+        from ir.interp import run_entry
+
+        try:
+            return Outcome(values=tuple(run_entry(self.program.source, entry, list(inputs))))
+        except CompileError as e:  # InterpError: a run-time error of the program, with its location
+            return Outcome(error=format_error(e, self.program.text))
+        except RecursionError:
+            return Outcome(error="Error: the interpreter ran out of stack")
+        except Exception as e:  # noqa: BLE001 - a bug in the interpreter: a failed case, not a crashed test run
+            return Outcome(error=f"internal interpreter error: {type(e).__name__}: {e}")
+
+
+class Compiled:
+    """A compiled program (the file `compile_cached` wrote) run as a library on one device with some tuning
+    parameters set, in a worker process: a program that crashes (an integer division by zero in a kernel raises
+    SIGFPE on a CPU device) or hangs fails its case instead of taking the test run down with it."""
+
+    def __init__(self, compiled: pathlib.Path, device: str | None = None, overrides: dict | None = None,
+                 timeout: float = DEFAULT_TIMEOUT):
+        self.request = (str(compiled), device, tuple(sorted((overrides or {}).items())))
+        self.timeout = timeout
+
+    def load(self) -> str | None:
+        """Loads the program (builds its kernels) ahead of the first run: the error message if that fails."""
+        return _worker().call(("load", *self.request), self.timeout).error
+
+    def run(self, entry: str, inputs: list) -> Outcome:
+        return _worker().call(("run", *self.request, entry, list(inputs)), self.timeout)
+
+
+class _Worker:
+    """One long-lived process that runs compiled programs, restarted after a crash or a time-out, and after every
+    LOADS_PER_WORKER programs loaded (an OpenCL driver may not give back all it took for a context: NVIDIA's ran
+    out of host memory after a few hundred contexts in one process)."""
+
+    LOADS_PER_WORKER = 32
+
+    def __init__(self):
+        self.process = self.conn = None
+        self.loaded = None  # (compiled file, device, overrides) of the program the worker holds
+        self.loads = 0
+
+    def call(self, request: tuple, timeout: float) -> Outcome:
+        import multiprocessing
+
+        if request[1:4] != self.loaded:
+            self.loaded = request[1:4]
+            self.loads += 1
+            if self.loads > self.LOADS_PER_WORKER:
+                self.stop()
+        if self.process is None or not self.process.is_alive():
+            self.loads = 1
+            context = multiprocessing.get_context("spawn")  # no fork of a process that may hold OpenCL state
+            self.conn, child = context.Pipe()
+            self.process = context.Process(target=_serve, args=(child,), daemon=True)
+            self.process.start()
+            child.close()
+        self.conn.send(request)
+        if not self.conn.poll(timeout):
+            self.stop()
+            self.loaded = None
+            return Outcome(error=f"Error: no result after {timeout:g} s (the program was stopped)")
+        try:
+            return self.conn.recv()
+        except (EOFError, OSError):
+            self.process.join(10)
+            code = self.process.exitcode
+            self.process = self.loaded = None
+            return Outcome(error=f"Error: the compiled program crashed ({_describe_exit(code)})")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.join(10)
+            self.process = None
+
+
+def _describe_exit(code) -> str:
+    import signal
+
+    if code is not None and code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"
+
+
+_WORKER = None
+
+
+def _worker() -> _Worker:
+    global _WORKER
+    if _WORKER is None:
+        import atexit
+
+        _WORKER = _Worker()
+        atexit.register(_WORKER.stop)
+    return _WORKER
+
+
+def _serve(conn) -> None:
+    """The worker's loop: ("load" | "run", compiled file, device, overrides[, entry, inputs]) -> Outcome. The
+    latest loaded program is kept, so that the runs of one program with one set of parameters share it."""
+    import warnings
+
+    warnings.filterwarnings("ignore", message="Non-empty compiler output")  # pyopencl's, for kernel warnings
+    loaded_key, loaded = None, None
+    while True:
+        try:
+            request = conn.recv()
+        except (EOFError, OSError):
+            return
+        kind, path, device, overrides = request[:4]
+        if (path, device, overrides) != loaded_key:
+            loaded_key, loaded = (path, device, overrides), None
+            try:
+                module = import_module(pathlib.Path(path))
+                loaded = (module, module.load(device=device, overrides=dict(overrides)))
+            except Exception as e:  # noqa: BLE001 - a generated program that does not import, kernels that do not build
+                loaded = f"Error: loading the compiled program failed: {type(e).__name__}: {e}"
+        if isinstance(loaded, str):
+            conn.send(Outcome(error=loaded))
+        elif kind == "load":
+            conn.send(Outcome(values=()))
+        else:
+            conn.send(_call(*loaded, *request[4:]))
+
+
+def _call(module, library, entry: str, inputs: list) -> Outcome:
+    if entry not in module.ENTRY_POINTS:
+        return Outcome(error=f"Error: unknown entry point {entry!r}; this program has "
+                             + ", ".join(sorted(module.ENTRY_POINTS)))
+    try:
+        result = getattr(library, entry)(*inputs)
+    except module.ProgramError as e:
+        return Outcome(error=f"Error: {e}")
+    except Exception as e:  # noqa: BLE001 - OpenCL errors and bugs in the generated code
+        return Outcome(error=f"Error: {type(e).__name__}: {e}")
+    return Outcome(values=result if isinstance(result, tuple) else (result,))
+
+
+def check(p: Prepared, outcome: Outcome) -> str | None:
+    """Why the run of a prepared case failed, or None if it passed."""
+    if p.kind == "error":
+        if outcome.error is None:
+            return f"expected an error matching /{p.regex}/, but the program succeeded"
+        try:
+            if re.search(p.regex, outcome.error):
+                return None
+        except re.error as e:
+            return f"bad error regex /{p.regex}/: {e}"
+        return f"expected an error matching /{p.regex}/, got:\n{_indent(outcome.error)}"
+    if outcome.error is not None:
+        return f"the run failed:\n{_indent(outcome.error)}"
+    if p.kind == "values":
+        return compare_values(list(outcome.values), p.expected)
+    return None
+
+
+def compare_values(got: list, expected: list) -> str | None:
+    """The first difference between two lists of Futhark values (futhark test's comparison), or None."""
+    from ir.values import type_name
+
+    if len(got) != len(expected):
+        return f"expected {len(expected)} values, got {len(got)}"
+    for i, (g, e) in enumerate(zip(got, expected)):
+        g_arr, e_arr = np.asarray(g), np.asarray(e)
+        if type_name(g).lstrip("[]") != type_name(e).lstrip("[]") or g_arr.ndim != e_arr.ndim:
+            return f"value #{i}: expected a value of type {type_name(e)}, got {type_name(g, True)}"
+        if g_arr.shape != e_arr.shape:
+            return (f"value #{i}: expected an array of shape {_shape(e_arr)}, got {_shape(g_arr)}"
+                    + _show(g, e))
+        bad = _mismatches(g_arr, e_arr)
+        if bad.any():
+            if e_arr.ndim == 0:
+                return f"value #{i}: expected {_text(e)}, got {_text(g)}"
+            at = tuple(int(k) for k in np.argwhere(bad)[0])
+            return (f"value #{i} at [{', '.join(map(str, at))}]: expected {_text(e_arr[at])}, got {_text(g_arr[at])} "
+                    f"({int(bad.sum())} of {bad.size} elements differ)" + _show(g, e))
+    return None
+
+
+def _mismatches(g: np.ndarray, e: np.ndarray) -> np.ndarray:
+    if e.dtype.kind != "f":
+        return g != e
+    with np.errstate(all="ignore"):
+        g64, e64 = g.astype(np.float64), e.astype(np.float64)
+        finite = e64[np.isfinite(e64)]
+        tolerance = max(MIN_TOLERANCE, MIN_TOLERANCE * float(np.abs(finite).max())) if finite.size else MIN_TOLERANCE
+        close = np.abs(g64 - e64) < tolerance
+        nans = np.isnan(g64) & np.isnan(e64)
+        infs = np.isinf(g64) & np.isinf(e64) & (np.sign(g64) == np.sign(e64))
+        return ~(close | nans | infs)
+
+
+def _shape(a: np.ndarray) -> str:
+    return "".join(f"[{d}]" for d in a.shape)
+
+
+def _text(value) -> str:
+    from ir.values import write_text
+
+    out = io.StringIO()
+    write_text(value, out)
+    text = out.getvalue()
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
+
+
+def _show(got, expected) -> str:
+    return f"\n  expected: {_text(expected)}\n  got:      {_text(got)}"
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The `incflat test` command
+
+
+@dataclass
+class Summary:
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    failed_files: list = field(default_factory=list)
+
+    def line(self) -> str:
+        text = f"{self.passed} passed, {self.failed} failed"
+        return text + (f", {self.skipped} skipped" if self.skipped else "")
+
+
+def expand_paths(paths: Sequence[pathlib.Path]) -> list[pathlib.Path]:
+    """Files as given; folders are searched for .fut files (recursively, sorted)."""
+    out = []
+    for path in paths:
+        out.extend(sorted(path.rglob("*.fut")) if path.is_dir() else [path])
+    return out
+
+
+def run_tests(paths: Sequence[pathlib.Path], device: str | None = None, interpreted: bool = False,
+              out: TextIO | None = None, verbose: bool = False, timeout: float = DEFAULT_TIMEOUT) -> Summary:
+    """Runs every case of every file (folders are searched for .fut files), prints what failed or was skipped
+    and the summary line `N passed, M failed[, K skipped]`, and returns the counts."""
+    out = out or sys.stdout
+    summary = Summary()
+    for path in expand_paths(paths):
+        run_test_file(path, summary, device, interpreted, out, verbose, timeout)
+    print(summary.line(), file=out)
+    return summary
+
+
+def run_test_file(path: pathlib.Path, summary: Summary, device: str | None, interpreted: bool, out: TextIO,
+                  verbose: bool, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def fail_file(message: str, count: int) -> None:
+        print(f"{path}:\n{_indent(message)}", file=out)
+        summary.failed += max(count, 1)
+        summary.failed_files.append(path)
+
+    if not path.is_file():
+        return fail_file(f"error: {path}: no such file", 1)
+    try:
+        program = load_program(path)
+        if program.error is not None:  # the front end rejects the program: every case fails
+            return fail_file(format_error(program.error, program.text), len(program.cases))
+        prepared = prepare(program, interpreted)
+    except TunerError as e:
+        return fail_file(f"error: {e}", 1)
+    except Exception as e:  # noqa: BLE001 - a crash of the front end or of the interpreter (auto output)
+        return fail_file(f"internal compiler error: {type(e).__name__}: {e}", 1)
+    runnable = [p for p in prepared if p.skip is None]
+    summary.skipped += len(prepared) - len(runnable)
+    if interpreted:
+        runner: Interpreter | Compiled = Interpreter(program)
+    else:
+        try:
+            runner = Compiled(compile_cached(path, program.text), device, timeout=timeout)
+        except CompileError as e:
+            message = format_error(e, program.text)
+            if e.message.startswith(NOT_SUPPORTED):
+                print(f"{path}: skipped: {message.splitlines()[0]}", file=out)
+                summary.skipped += len(runnable)
+                return None
+            return fail_file(message, len(runnable))
+        except Exception as e:  # noqa: BLE001 - a crash of the compiler
+            return fail_file(f"error: the compiler crashed: {type(e).__name__}: {e}", len(runnable))
+        problem = runner.load() if runnable else None
+        if problem is not None:
+            return fail_file(problem, len(runnable))
+    failures = []
+    for p in runnable:
+        reason = p.problem or check(p, runner.run(p.entry, p.inputs))
+        if reason is None:
+            summary.passed += 1
+        else:
+            summary.failed += 1
+            failures.append(f"{p.title}:\n{_indent(reason)}")
+    if failures:
+        summary.failed_files.append(path)
+        print(f"{path}:", file=out)
+        for failure in failures:
+            print(_indent(failure), file=out)
+    elif verbose:
+        print(f"{path}: {len(runnable)} passed", file=out)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The `incflat run --interpreter` command
+
+
+def run_interpreted(path: pathlib.Path, argv: Sequence[str], stdin=None, stdout=None) -> int:
+    """Runs an entry point under the reference interpreter as a compiled program would run: values on stdin,
+    results on stdout. Understands `-e ENTRY`, `-b`, `-r RUNS`, `-t FILE`; errors as file:line:col."""
+    import argparse
+    import time
+
+    from ir.values import read_values, write_binary, write_text
+
+    ap = argparse.ArgumentParser(prog=f"incflat run --interpreter {path}")
+    ap.add_argument("-e", "--entry-point", default="main")
+    ap.add_argument("-b", "--binary-output", action="store_true")
+    ap.add_argument("-r", "--runs", type=int, default=1)
+    ap.add_argument("-t", "--write-runtime-to")
+    args = ap.parse_args(list(argv))
+    stdin = stdin or sys.stdin.buffer
+    stdout = stdout or sys.stdout
+    program = load_program(path)
+    if program.error is not None:
+        raise program.error
+    try:
+        inputs = read_values(stdin)
+    except ValueError as e:
+        print(f"Error: reading input: {e}", file=sys.stderr)
+        return 1
+    times, outcome = [], None
+    for _ in range(max(args.runs, 1)):
+        start = time.perf_counter()
+        outcome = Interpreter(program).run(args.entry_point, inputs)
+        times.append(round((time.perf_counter() - start) * 1e6))
+        if outcome.error is not None:
+            print(outcome.error, file=sys.stderr)
+            return 1
+    if args.write_runtime_to:
+        with open(args.write_runtime_to, "w") as f:
+            f.writelines(f"{t}\n" for t in times)
+    for value in outcome.values:
+        if args.binary_output:
+            stdout.flush()
+            write_binary(value, stdout.buffer)
+        else:
+            write_text(value, stdout)
+            stdout.write("\n")
+    return 0
+
+
+def run_compiled(path: pathlib.Path, argv: Sequence[str]) -> int:
+    """Compiles (through the cache) and runs the program with the given options, stdin and stdout passed on."""
+    import subprocess
+
+    compiled = compile_cached(path)
+    return subprocess.run([sys.executable, str(compiled), *argv], check=False).returncode
