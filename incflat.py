@@ -9,8 +9,11 @@ import pathlib
 import signal
 import sys
 
-from codegen.host import generate_program
-from flatten.incremental import flatten_incremental
+import time
+
+from codegen.host import generate_program, prune_unsupported, runtime_source
+from flatten import versions
+from flatten.incremental import flatten_incremental, flatten_moderate
 from flatten.normalize import normalize
 from ir.errors import CompileError, format_error
 from ir.frontend import parse_program
@@ -18,26 +21,30 @@ from tuner.errors import TunerError
 
 __version__ = "0.1.0"
 
-# Each stage is a pure function from one representation to the next.
-PIPELINE = [
-    ("normalize", normalize),  # inlined, fused source IR (redomap / scanomap formed)
-    ("flatten", flatten_incremental),  # target IR: guarded versions of segops (G0-G3, G9)
-]
+FLATTENINGS = {"incremental": flatten_incremental, "moderate": flatten_moderate}
 
 
-def compile_source(text: str, filename: str, until: str = None):
+def pipeline(flattening: str = "incremental") -> list:
+    """The whole compiler after the front end; each stage is a pure function from one IR to the next."""
+    return [
+        ("normalize", normalize),  # inlined, fused source IR (redomap / scanomap formed, G4 applied)
+        ("flatten", FLATTENINGS[flattening]),  # target IR: guarded versions of segops (G0-G3, G5-G9)
+    ]
+
+
+def compile_source(text: str, filename: str, until: str = None, flattening: str = "incremental"):
     """Source text -> target IR (or the IR after the stage named `until`)."""
     prog = parse_program(text, filename)
-    for name, stage in PIPELINE:
+    for name, stage in pipeline(flattening):
         prog = stage(prog)
         if name == until:
             break
     return prog
 
 
-def compile_file(fut_path: pathlib.Path, out_path: pathlib.Path) -> pathlib.Path:
+def compile_file(fut_path: pathlib.Path, out_path: pathlib.Path, flattening: str = "incremental") -> pathlib.Path:
     """Writes the executable compiled program (atomically, so a reader never sees half a program)."""
-    target = compile_source(fut_path.read_text(), str(fut_path))
+    target = compile_source(fut_path.read_text(), str(fut_path), flattening=flattening)
     text = generate_program(target, fut_path.name)
     tmp = out_path.with_name(f".{out_path.name}.tmp{os.getpid()}")
     try:
@@ -58,10 +65,45 @@ def cmd_check(args) -> int:
     return 0
 
 
+def cmd_versions(args) -> int:
+    text, name = args.program.read_text(), str(args.program)
+    target = prune_unsupported(compile_source(text, name, flattening=args.flattening))
+    if args.dot:
+        print(versions.to_dot(target), end="")
+    elif args.json:
+        print(versions.to_json(target))
+    else:
+        print(versions.render_text(target), end="")
+    if args.stats:
+        print(versions_stats(text, name))
+    return 0
+
+
+def versions_stats(text: str, name: str) -> str:
+    """Versions, kernels, thresholds, code size and compile time: incremental against moderate."""
+    rows = {}
+    for flattening in ("incremental", "moderate"):
+        start = time.perf_counter()
+        target = prune_unsupported(compile_source(text, name, flattening=flattening))
+        program = generate_program(target, name)
+        seconds = time.perf_counter() - start
+        generated = len(program) - len(runtime_source())  # the kernels and the host code
+        counts = versions.stats(target)
+        kernels = program.count("__kernel void")
+        rows[flattening] = (counts["versions"], kernels, counts["thresholds"], generated, seconds)
+    inc, mod = rows["incremental"], rows["moderate"]
+    lines = [f"{'':<12} {'versions':>8} {'kernels':>8} {'thresholds':>10} {'code bytes':>11} {'compile s':>9}"]
+    for flattening, (v, k, t, size, secs) in rows.items():
+        lines.append(f"{flattening:<12} {v:>8} {k:>8} {t:>10} {size:>11} {secs:>9.3f}")
+    lines.append(f"incremental / moderate: {inc[1] / max(mod[1], 1):.1f}x kernels, {inc[3] / mod[3]:.2f}x code, "
+                 f"{inc[4] / mod[4]:.1f}x compile time")
+    return "\n".join(lines)
+
+
 def cmd_compile(args) -> int:
     out = args.output or (default_output(args.program).with_suffix(".py") if args.library
                           else default_output(args.program))
-    compile_file(args.program, out)
+    compile_file(args.program, out, args.flattening)
     return 0
 
 
@@ -98,8 +140,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("program", type=pathlib.Path)
     p.set_defaults(fn=cmd_check)
 
+    p = sub.add_parser("versions", help="print the version tree that incremental flattening generates")
+    p.add_argument("program", type=pathlib.Path)
+    p.add_argument("--dot", action="store_true", help="write Graphviz instead of text")
+    p.add_argument("--json", action="store_true", help="write JSON instead of text")
+    p.add_argument("--stats", action="store_true", help="count versions, kernels and thresholds; compare with "
+                   "moderate flattening")
+    p.add_argument("--flattening", choices=sorted(FLATTENINGS), default="incremental")
+    p.set_defaults(fn=cmd_versions)
+
     p = sub.add_parser("compile", help="compile a program to an executable (or a library with --library)")
     p.add_argument("program", type=pathlib.Path)
+    p.add_argument("--flattening", choices=sorted(FLATTENINGS), default="incremental",
+                   help="incremental (several guarded versions, the default) or moderate (one version)")
     p.add_argument("-o", "--output", type=pathlib.Path)
     p.add_argument("--library", action="store_true", help="write an importable module prog.py")
     p.set_defaults(fn=cmd_compile)

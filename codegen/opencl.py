@@ -53,7 +53,10 @@ def not_supported(what: str, loc=None):
 # What the user wrote, for the IR constructs that error messages mention.
 SOURCE_NAMES = {"Scanomap": "scan", "Scan": "scan", "Redomap": "reduce", "Reduce": "reduce", "Map": "map",
                 "If": "if", "Index": "indexing", "Iota": "iota", "Replicate": "replicate",
-                "Rearrange": "transpose", "SegMap": "a nested map", "SegRed": "a nested reduce"}
+                "Rearrange": "transpose", "SegMap": "a nested map", "SegRed": "a nested reduce",
+                "Filter": "filter", "ArrayLit": "an array literal", "Rotate": "rotate", "Concat": "concat",
+                "Reshape": "flatten/unflatten", "Scatter": "scatter", "Update": "an in-place update",
+                "Loop": "loop", "Apply": "a function call"}
 
 
 def source_name(e) -> str:

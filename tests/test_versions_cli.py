@@ -1,0 +1,59 @@
+"""`incflat versions` (text, Graphviz, JSON, statistics) and `--flattening=moderate`."""
+
+import json
+import subprocess
+import sys
+
+
+
+from conftest import ROOT, run_program
+
+MATMUL = ROOT / "futhark_examples" / "matmul.fut"
+
+
+def incflat(*args) -> str:
+    proc = subprocess.run([sys.executable, "-m", "incflat", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_text_shows_the_five_versions_of_matmul_in_the_papers_notation():
+    out = incflat("versions", str(MATMUL))
+    for v in ("V1: segmap1 <xs", "V2: segmap1 <xs", "V3: segmap1 <xs", "V4: segmap1 <xs", "V5: segred1 <xs"):
+        assert v in out
+    assert "if main.suff_outer_par_0 <= n:" in out and "if main.suff_outer_par_2 <= n * p:" in out
+    assert "if main.suff_intra_par_3 <= m (and fits a workgroup):" in out
+
+
+def test_json_is_the_threshold_chain():
+    tree = json.loads(incflat("versions", "--json", str(MATMUL)))["main"]
+    chain = []
+    node = tree[0]
+    while "threshold" in node:
+        chain.append((node["threshold"], node["par"]))
+        assert node["true"][0]["version"].startswith("V")
+        node = node["false"][0]
+    assert chain == [("main.suff_outer_par_0", "n"), ("main.suff_intra_par_1", "p"),
+                     ("main.suff_outer_par_2", "n * p"), ("main.suff_intra_par_3", "m")]
+    assert node["version"] == "V5" and node["segops"].startswith("segred1")
+
+
+def test_dot_and_stats():
+    dot = incflat("versions", "--dot", str(MATMUL))
+    assert dot.startswith("digraph versions {") and dot.count("shape=box") == 5 and dot.count("shape=diamond") == 4
+    stats = incflat("versions", "--stats", str(MATMUL)).splitlines()
+    incremental = next(line for line in stats if line.startswith("incremental "))
+    moderate = next(line for line in stats if line.startswith("moderate "))
+    assert incremental.split()[1:4] == ["5", "6", "4"] and moderate.split()[1:4] == ["1", "1", "0"]
+
+
+def test_moderate_flattening_is_one_correct_version(tmp_path, device):
+    from incflat import compile_file
+    fut = tmp_path / "mm.fut"
+    fut.write_text(MATMUL.read_text())
+    program = compile_file(fut, tmp_path / "mm", flattening="moderate")
+    assert run_program(program, b"", "--print-params").stdout == b""
+    out = run_program(program, b"[[1f32, 2f32], [3f32, 4f32]] [[5f32, 6f32], [7f32, 8f32]]", "-d", device).stdout
+    assert out.decode() == "[[19.0f32, 22.0f32], [43.0f32, 50.0f32]]\n"
+
