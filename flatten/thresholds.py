@@ -37,3 +37,29 @@ def thresholds(prog: S.Program) -> list:
     for f in prog.funs:
         visit(f.body, ())
     return sorted(found, key=lambda t: int(t.name.rsplit("_", 1)[1]))
+
+
+def leaf_assignments(prog: S.Program, never: int = 2 ** 31 - 1) -> list:
+    """One threshold assignment per leaf version, which reaches that leaf: its guards forced true (1) or
+    false (never), every other threshold false. Together they cover every path of the version tree."""
+    names = [t.name for t in thresholds(prog)]
+    found = []
+
+    def visit(body: S.Body, forced: dict) -> bool:
+        """Records the leaves under body; returns whether body holds a guard."""
+        has_guard = False
+        for stm in body.stms:
+            e = stm.exp
+            if isinstance(e, T.Guard):
+                has_guard = True
+                for branch, value in ((e.then, 1), (e.else_, never)):
+                    inner = dict(forced, **{e.threshold: value})
+                    if not visit(branch, inner):
+                        found.append(dict({n: never for n in names}, **inner))
+            else:
+                has_guard |= any([visit(b, forced) for b in sub_bodies(e)])
+        return has_guard
+
+    for f in prog.funs:
+        visit(f.body, {})
+    return found or [{}]
