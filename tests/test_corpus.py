@@ -1,6 +1,6 @@
 """The corpus of small programs in tests/programs: each passes its `-- ==` cases under the reference interpreter,
-and compiled on every OpenCL device present with every code version forced (each threshold set to 1 or to
-2^31-1, at most 16 combinations per program) -- or, where the backend cannot compile it yet, the compiler says
+and compiled on every OpenCL device present with every code version forced (tuner.testing.path_assignments:
+for each threshold, its path forced and itself set to 1 or to 2^31-1) -- or, where the backend cannot compile it yet, the compiler says
 so with a CompileError "not supported yet: ..." (asserted, so that a crash cannot pass)."""
 
 import functools
@@ -20,13 +20,12 @@ from tuner.testing import (
     compile_cached,
     load_program,
     prepare,
-    threshold_assignments,
-    threshold_names,
+    path_assignments,
+    threshold_params,
 )
 
 PROGRAMS_DIR = pathlib.Path(__file__).resolve().parent / "programs"
 PROGRAMS = sorted(PROGRAMS_DIR.glob("*.fut"))
-MAX_ASSIGNMENTS = 16
 SHOWN_FAILURES = 5
 
 
@@ -132,7 +131,7 @@ def test_compiled_every_version(path, device, compiled):
         assert result.loc is not None, f"no location for: {result.message}"
         pytest.skip(format_error(result, program.text).splitlines()[0])
     failures = []
-    for params in threshold_assignments(threshold_names(result), limit=MAX_ASSIGNMENTS):
+    for params in path_assignments(threshold_params(result)):
         shown = " ".join(f"{k}={v}" for k, v in params.items()) or "(no thresholds)"
         runner = Compiled(result, device, params)
         problem = runner.load()

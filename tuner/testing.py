@@ -26,7 +26,6 @@ import gzip
 import hashlib
 import importlib.util
 import io
-import itertools
 import os
 import pathlib
 import re
@@ -120,34 +119,35 @@ def import_module(compiled: pathlib.Path):
     return module
 
 
-def threshold_names(compiled: pathlib.Path) -> list[str]:
-    """The thresholds of a compiled program, read from its `PARAMS = [...]` line (without importing it)."""
+def threshold_params(compiled: pathlib.Path) -> list[tuple[str, tuple[str, ...]]]:
+    """The thresholds of a compiled program with their ancestor lists, read from its `PARAMS = [...]` line
+    (without importing it)."""
     import ast
 
     for line in compiled.read_text().splitlines():
         if line.startswith("PARAMS = "):
             params = ast.literal_eval(line.removeprefix("PARAMS = "))
-            return [name for name, cls in params if cls.startswith("threshold")]
+            return [(name, tuple(cls[cls.index(",") + 1:-1].split())) for name, cls in params
+                    if cls.startswith("threshold")]
     raise ValueError(f"{compiled} has no PARAMS line")
 
 
-def threshold_assignments(names: Sequence[str], limit: int = 16, seed: int = 0) -> list[dict[str, int]]:
-    """Assignments forcing each threshold true (1) or false (2^31-1): every combination when there are at most
-    `limit`; otherwise all-false, each one alone true (which reaches every version of a chain of guards), all
-    true, and then combinations drawn at random (deterministically) up to `limit`."""
-    n = len(names)
-    if 2 ** n <= limit:
-        combos = list(itertools.product((1, NEVER), repeat=n))
-    else:
-        combos = [(NEVER,) * n] + [tuple(1 if j == i else NEVER for j in range(n)) for i in range(n)]
-        combos.append((1,) * n)
-        rng = np.random.default_rng(seed)
-        tries = 0
-        while len(set(combos)) < limit and tries < 100 * limit:
-            combos.append(tuple(int(v) for v in rng.choice([1, NEVER], size=n)))
-            tries += 1
-        combos = list(dict.fromkeys(combos))[:limit]
-    return [dict(zip(names, combo)) for combo in combos]
+def threshold_names(compiled: pathlib.Path) -> list[str]:
+    return [name for name, _ in threshold_params(compiled)]
+
+
+def path_assignments(params: Sequence[tuple[str, tuple[str, ...]]]) -> list[dict[str, int]]:
+    """Assignments that together reach every version: for each threshold, its ancestors forced as its
+    path says and itself forced true (1) or false (2^31-1), every other threshold false. Every version is
+    the true or the false side of some guard."""
+    names = [name for name, _ in params]
+    found = [{n: NEVER for n in names}]
+    for name, ancestors in params:
+        path = {a.lstrip("!"): NEVER if a.startswith("!") else 1 for a in ancestors}
+        for value in (1, NEVER):
+            found.append(dict({n: NEVER for n in names}, **path, **{name: value}))
+    unique = {tuple(sorted(a.items())): a for a in found}
+    return list(unique.values())
 
 
 # ---------------------------------------------------------------------------------------------------------
