@@ -139,7 +139,7 @@ class HostWriter:
             par = " * ".join(f"int({self.atom(a)})" for a in e.par)
             cond = f"ctx.cmp({e.threshold!r}, {par})"
             if e.kind == "intra":
-                cond += f" and ctx.fits_group({par})"
+                cond += f" and ctx.fits_group({par}, {e.local_bytes})"
             self.emit(f"if {cond}:")
             self.branch(e.then, pat)
             self.emit("else:")

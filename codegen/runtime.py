@@ -79,6 +79,7 @@ class Context:
         self.queue = cl.CommandQueue(self.cl_ctx, properties=props)
         self.log, self.profile, self.debug = log, profile, debug
         self.max_group_size = self.device.max_work_group_size
+        self.local_mem_size = self.device.local_mem_size
         cus = self.device.max_compute_units
         self.default_threshold = default_threshold or (GPU_DEFAULT_THRESHOLD if self.is_gpu else cus)
         self.group_size = min(default_group_size or (256 if self.is_gpu else 32), self.max_group_size)
@@ -108,8 +109,9 @@ class Context:
             print(f"Compared {name} <= {int(par)}: {'true' if result else 'false'}.", file=sys.stderr)
         return result
 
-    def fits_group(self, par):
-        return 0 < int(par) <= self.max_group_size
+    def fits_group(self, par, local_bytes_per_thread=0):
+        """Whether one workgroup can hold par threads and their local memory."""
+        return 0 < int(par) <= self.max_group_size and int(par) * local_bytes_per_thread <= self.local_mem_size
 
     # ---- memory ----
 

@@ -12,6 +12,8 @@ shape [widths of Σ] ++ (type of e).
 
 import dataclasses
 
+import numpy as np
+
 from ir import source as S
 from ir import target as T
 from ir.analysis import free_in_body, free_in_exp, has_inner_soacs, type_size_names
@@ -59,14 +61,32 @@ class Flattener:
     def nest(self, entry: str, ctx: tuple, level: int, e, types: tuple):
         if isinstance(e, S.Map):
             return self.map_rule(entry, ctx, level, e, types)
-        if isinstance(e, S.Redomap) and not _uses_any(e.neutral, ctx):  # G9's e_top (e_rec: not yet)
+        if isinstance(e, S.Redomap) and not _uses_any(e.neutral, ctx):
             inner = T.Binding(e.width, e.map_lam.params, e.arrs)
-            return T.SegRed(level, ctx + (inner,), e.red, e.neutral, e.map_lam.body, types,
-                            e.commutative or is_commutative(e.red))
+            e_top = T.SegRed(level, ctx + (inner,), e.red, e.neutral, e.map_lam.body, types,
+                             e.commutative or is_commutative(e.red))
+            if self.moderate or level == 0 or not has_inner_soacs(e.map_lam.body):
+                return e_top  # G9 without inner parallelism: the segred directly
+            # G9: the segred with the map function sequential, or the map and the reduce flattened apart
+            t_top = self.threshold(entry, "outer")
+            e_rec = self.split_redomap(entry, ctx, level, e, types)
+            return T.Guard(t_top, "outer", T.par_of_ctx(ctx + (inner,)), self.single(e_top, types), e_rec, types)
         if isinstance(e, S.Scanomap) and not _uses_any(e.neutral, ctx):
             inner = T.Binding(e.width, e.map_lam.params, e.arrs)
             return T.SegScan(level, ctx + (inner,), e.scan, e.neutral, e.map_lam.body, types)
         return None
+
+    def split_redomap(self, entry: str, ctx: tuple, level: int, e: S.Redomap, types: tuple) -> S.Body:
+        """`redomap ⊕ f ne xs` as `let ys = map f xs in reduce ⊕ ne ys`, each flattened in the context."""
+        ys = tuple(S.Var(self.names.fresh("mapped"), array_of(t, (S.dim_of(e.width),))) for t in e.map_lam.ret)
+        elems = tuple(S.Var(self.names.fresh("elem"), t) for t in e.map_lam.ret)
+        identity = S.Lambda(elems, S.Body((), elems), e.map_lam.ret)
+        pat = tuple(S.Var(self.names.fresh("reduced"), a.type) for a in e.neutral)
+        body = S.Body((S.Stm(ys, S.Map(e.width, e.map_lam, e.arrs)),
+                       S.Stm(pat, S.Redomap(e.width, e.red, identity, e.neutral, ys, e.commutative))), pat)
+        if not ctx:
+            return self.host_body(entry, body)
+        return self.distribute(entry, ctx, level, body, types)
 
     def map_rule(self, entry: str, ctx: tuple, level: int, e: S.Map, types: tuple):
         inner_ctx = ctx + (T.Binding(e.width, e.lam.params, e.arrs),)
@@ -93,7 +113,8 @@ class Flattener:
         if t_intra is not None:
             par_stms, par = self.max_par(intra_pars)
             e_middle = T.SegMap(level, inner_ctx, intra_body, types)
-            e_flat = T.Guard(t_intra, "intra", par, self.single(e_middle, types), e_flat, types)
+            e_flat = T.Guard(t_intra, "intra", par, self.single(e_middle, types), e_flat, types,
+                             _local_bytes(intra_body))
             rest = self.single(e_flat, types, par_stms)
         else:
             rest = e_flat
@@ -294,6 +315,13 @@ class Flattener:
 
 def nest_types(e: S.Map) -> tuple:
     return tuple(array_of(t, (S.dim_of(e.width),)) for t in e.lam.ret)
+
+
+def _local_bytes(intra_body: S.Body) -> int:
+    """Local memory per thread of an intra-group version: one element per thread for each value that a
+    workgroup-level reduction or scan combines."""
+    return sum(np.dtype(a.type.dtype).itemsize for op in _level0_segops(intra_body)
+               if isinstance(op, (T.SegRed, T.SegScan)) for a in op.neutral)
 
 
 def _level0_segops(body: S.Body) -> list:

@@ -232,6 +232,27 @@ def _is_identity(lam: S.Lambda) -> bool:
     return not lam.body.stms and tuple(lam.body.result) == tuple(lam.params)
 
 
+# ---- G5: a map of a rearrange is a rearrange ----
+
+def rearrange_maps(prog: S.Program) -> S.Program:
+    """`map (\\x -> rearrange perm x) xs` becomes `rearrange (0, 1+perm) xs` (rule G5, e.g. a map of
+    transposes is one permutation of the dimensions), innermost maps first."""
+    return _on_bodies(prog, _g5_body)
+
+
+def _g5_body(body: S.Body) -> S.Body:
+    stms = []
+    for stm in body.stms:
+        e = _map_nested(stm.exp, _g5_body)
+        if isinstance(e, S.Map) and len(e.lam.params) == 1 and len(e.lam.body.stms) == 1:
+            inner = e.lam.body.stms[0]
+            if isinstance(inner.exp, S.Rearrange) and inner.exp.arr == e.lam.params[0] \
+                    and inner.pat == e.lam.body.result:
+                e = S.Rearrange((0,) + tuple(1 + k for k in inner.exp.perm), e.arrs[0])
+        stms.append(S.Stm(stm.pat, e, stm.loc))
+    return S.Body(tuple(stms), body.result)
+
+
 # ---- copy propagation ----
 
 class _CopyPropagator(Renamer):
@@ -270,7 +291,7 @@ def _dce_body(body: S.Body) -> S.Body:
 
 
 PIPELINE = (inline_calls, propagate_copies, hoist_invariants, fuse_into_reductions, reductions_to_redomaps,
-            interchange_array_reductions, remove_dead_code)
+            interchange_array_reductions, rearrange_maps, remove_dead_code)
 
 
 def normalize(prog: S.Program) -> S.Program:

@@ -185,5 +185,5 @@ class Renamer:
                              ts(e.types))
         if isinstance(e, T.Guard):
             return T.Guard(e.threshold, e.kind, tuple(map(a, e.par)), self.body(e.then), self.body(e.else_),
-                           ts(e.types))
+                           ts(e.types), e.local_bytes)
         raise TypeError(f"unknown expression {type(e).__name__}")

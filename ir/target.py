@@ -66,6 +66,7 @@ class Guard:
     then: Body
     else_: Body
     types: tuple
+    local_bytes: int = 0  # intra: local memory per workgroup thread, which must fit the device too
 
 
 SEGOPS = (SegMap, SegRed, SegScan)

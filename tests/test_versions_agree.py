@@ -79,6 +79,10 @@ PROGRAMS = {
     "invariant_loop": ("entry main [n][m] (xss: [n][m]f32) (k: i64): [n][m]f32 =\n"
                        "  map (\\xs -> loop ys = xs for i < k do map (\\y -> y * 0.5 + f32.i64 i) ys) xss",
                        [[f32(4, 6), np.int64(3)], [f32(2, 3), np.int64(0)]]),
+    # G9: a redomap whose map function holds parallelism: one segred, or the map and the reduce apart
+    "sum_of_row_maxima": ("entry main [n][m] (xss: [n][m]f32): f32 =\n"
+                          "  reduce (+) 0 (map (\\xs -> reduce f32.max 0 (map (\\x -> x * x) xs)) xss)",
+                          [[f32(7, 5)], [f32(1, 30)], [f32(0, 2)]]),
     "u8_wrap": ("entry main [n] (xs: [n]u8): [n]u8 = map (\\x -> x * 3 + 200) xs",
                 [[np.arange(0, 256, 17, dtype=np.uint8)]]),
 }
