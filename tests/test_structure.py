@@ -25,6 +25,32 @@ CASES = [
     # G4: column sums become a map of reductions over the transposed matrix
     ("entry main [n][m] (xss: [n][m]f32): [m]f32 = reduce (map2 (+)) (replicate m 0) xss",
      {"SegMap1": 2, "SegRed0": 1, "SegRed1": 1}, 2),
+    # G5: a map of transposes is one rearrange, no kernel at all
+    ("entry main [k][n][m] (xsss: [k][n][m]i32): [k][m][n]i32 = map transpose xsss", {}, 0),
+    # G7: e_top runs the loop in a kernel; e_flat runs it on the host around a segmap
+    ("entry main [n][m] (xss: [n][m]f32) (k: i64): [n][m]f32 =\n"
+     "  map (\\xs -> loop ys = xs for i < k do map (\\y -> y * 0.5 + f32.i64 i) ys) xss", {"SegMap1": 3}, 1),
+    # G8: e_flat moves the map into both branches
+    ("entry main [n][m] (xss: [n][m]f32) (b: bool): [n]f32 =\n"
+     "  map (\\xs -> if b then reduce (+) 0 xs else reduce (*) 1 xs) xss", {"SegMap1": 1, "SegRed1": 2}, 1),
+    # G9: one segred with the map function sequential, or the map's versions and then a segred
+    ("entry main [n][m] (xss: [n][m]f32): f32 =\n"
+     "  reduce (+) 0 (map (\\xs -> reduce f32.max 0 (map (\\x -> x * x) xs)) xss)",
+     {"SegRed1": 3, "SegMap1": 2, "SegRed0": 1}, 3),
+    ("entry main [n] (xs: [n]i32): [n]i32 = scan (+) 0 xs", {"SegScan1": 1}, 0),
+    ("entry main [n][m] (xss: [n][m]i32): [n][m]i32 = map (\\xs -> scan (+) 0 xs) xss",
+     {"SegMap1": 2, "SegScan0": 1, "SegScan1": 1}, 2),
+    # a host loop launches the segmap in each iteration
+    ("entry main [n] (xs: [n]f32): [n]f32 = loop ys = xs for i < 10 do map (\\y -> y * 2) ys", {"SegMap1": 1}, 0),
+    # a 3-deep nest: G3 at each of the two outer levels
+    ("entry main [a][b][c] (x: [a][b][c]f32): [a][b]f32 = map (\\xss -> map (\\xs -> reduce (+) 0 xs) xss) x",
+     {"SegMap1": 4, "SegMap0": 1, "SegRed0": 1, "SegRed1": 1}, 4),
+    # LocVolCalib's tridag (three scans in a map): three versions
+    ((ROOT / "tests" / "programs" / "tridag.fut").read_text(),
+     {"SegMap1": 10, "SegMap0": 7, "SegScan0": 3, "SegScan1": 3}, 2),
+    ((ROOT / "tests" / "programs" / "backprop.fut").read_text(),
+     {"SegMap1": 11, "SegMap0": 2, "SegRed0": 2, "SegRed1": 2}, 8),
+    ((ROOT / "tests" / "programs" / "option_pricing.fut").read_text(), {"SegMap1": 4, "SegRed1": 1}, 1),
     ((ROOT / "futhark_examples" / "matmul.fut").read_text(),
      {"SegMap1": 4, "SegMap0": 1, "SegRed0": 1, "SegRed1": 1}, 4),
 ]
