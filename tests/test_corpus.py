@@ -122,7 +122,10 @@ def compiled(tmp_path_factory):
     return get
 
 
-@pytest.mark.parametrize("path", PROGRAMS, ids=ids)
+EXAMPLES = [PROGRAMS_DIR.parent.parent / "futhark_examples" / "locvolcalib.fut"]
+
+
+@pytest.mark.parametrize("path", PROGRAMS + EXAMPLES, ids=ids)
 def test_compiled_every_version(path, device, compiled):
     program, cases = front_end_ok(path)
     result = compiled(path)

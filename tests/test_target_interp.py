@@ -15,9 +15,10 @@ from ir.frontend import parse_program
 from ir.interp import run_entry
 from ir.target_interp import run_target
 from ir.values import read_values
-from tuner.datasets import InlineValues, ValuesFile, read_test_cases
+from tuner.datasets import GeneratedInput, InlineValues, ValuesFile, random_values, read_test_cases
 
-PROGRAMS = sorted((pathlib.Path(__file__).parent / "programs").glob("*.fut"))
+ROOT = pathlib.Path(__file__).parent.parent
+PROGRAMS = sorted((ROOT / "tests" / "programs").glob("*.fut")) + [ROOT / "futhark_examples" / "locvolcalib.fut"]
 
 
 def inputs(case) -> list:
@@ -25,6 +26,8 @@ def inputs(case) -> list:
         return read_values(io.BytesIO(case.input.text.encode()))
     if isinstance(case.input, ValuesFile):
         return read_values(open(case.input.path, "rb"))
+    if isinstance(case.input, GeneratedInput) and case.input.kind == "random":
+        return random_values(case.input.text)
     return None
 
 
