@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 import pyopencl as cl
+import pyopencl.tools as cl_tools
 
 from ir.values import read_values, type_name, write_binary, write_text  # embed: drop
 
@@ -95,6 +96,9 @@ class Context:
         if debug:
             print(f"Device: {self.device.name} ({self.device.platform.name})", file=sys.stderr)
         self.program = cl.Program(self.cl_ctx, source).build(options=["-w"])  # warnings are not for users
+        # Buffers come from a pool and go back to it when no array refers to them any more, so that a
+        # program run again (or a loop on the host) reuses device memory instead of allocating it anew.
+        self.pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(self.queue))
         self.error_buf = cl.Buffer(self.cl_ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
                                    hostbuf=np.zeros(8, np.int64))
         self.kernels = {k.function_name: k for k in self.program.all_kernels()}
@@ -118,11 +122,11 @@ class Context:
     def empty(self, shape, dtype):
         shape = tuple(int(d) for d in shape)
         nbytes = max(int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize, 1)
-        return DeviceArray(cl.Buffer(self.cl_ctx, cl.mem_flags.READ_WRITE, nbytes), shape, dtype)
+        return DeviceArray(self.pool.allocate(nbytes), shape, dtype)
 
     def scratch(self, count, dtype):
         """Global memory for intermediate arrays inside kernels."""
-        return cl.Buffer(self.cl_ctx, cl.mem_flags.READ_WRITE, max(int(count) * np.dtype(dtype).itemsize, 1))
+        return self.pool.allocate(max(int(count) * np.dtype(dtype).itemsize, 1))
 
     def to_device(self, a):
         a = np.ascontiguousarray(a)
