@@ -103,6 +103,7 @@ class Context:
                                    hostbuf=np.zeros(8, np.int64))
         self.kernels = {k.function_name: k for k in self.program.all_kernels()}
         self.kernel_times = {}
+        self.last_args = {}  # kernel name -> the keys of the arguments it was last launched with
 
     # ---- thresholds ----
 
@@ -152,7 +153,15 @@ class Context:
         if global_size == 0:
             return
         kernel = self.kernels[name]
-        event = kernel(self.queue, (int(global_size),), (int(local_size),), *args)
+        # Setting an argument costs more than launching (on some drivers several microseconds each), so
+        # only the arguments that changed since this kernel's last launch are set.
+        last = self.last_args.setdefault(name, [None] * len(args))
+        for i, arg in enumerate(args):
+            key = arg_key(arg)
+            if last[i] != key:
+                kernel.set_arg(i, arg)
+                last[i] = key
+        event = cl.enqueue_nd_range_kernel(self.queue, kernel, (int(global_size),), (int(local_size),))
         if self.profile:
             event.wait()
             total, count = self.kernel_times.get(name, (0.0, 0))
@@ -177,6 +186,16 @@ class Context:
         print(f"{'kernel':<32} {'runs':>6} {'total us':>12}", file=out)
         for name, (total, count) in sorted(self.kernel_times.items()):
             print(f"{name:<32} {count:>6} {total:>12.1f}", file=out)
+
+
+def arg_key(arg):
+    """What identifies a kernel argument's value: a buffer's handle, a scalar's type and bytes, a local
+    memory size."""
+    if isinstance(arg, cl.LocalMemory):
+        return ("local", arg.size)
+    if isinstance(arg, np.generic):
+        return (arg.dtype.char, arg.tobytes())
+    return ("mem", arg.int_ptr)
 
 
 def ceil_div(a, b):

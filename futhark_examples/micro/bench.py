@@ -1,0 +1,155 @@
+"""Effective bandwidth of map, reduce, scan, row sums, column sums and a segmented scan, against a plain
+device-to-device copy measured in the same run, and the host time per kernel launch against a bare
+pyopencl launch of an empty kernel.
+
+    python futhark_examples/micro/bench.py [--elements 100000000] [--runs 10] [-d DEVICE] [--json FILE]
+
+Each program runs with the thresholds its versions would get after tuning for the shape (every version is
+timed; the best is reported), best of --runs runs, inputs already on the device, as `-t` measures.
+"""
+
+import argparse
+import importlib.util
+import itertools
+import json
+import pathlib
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent))
+
+NEVER = 2 ** 31 - 1
+
+
+def load(name: str, directory: pathlib.Path):
+    from incflat import main as incflat_main
+    if incflat_main(["compile", "--library", str(HERE / f"{name}.fut"), "-o", str(directory / f"{name}.py")]):
+        raise SystemExit(f"compiling {name} failed")
+    spec = importlib.util.spec_from_file_location(name, directory / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def best_time(module, device, args, runs):
+    """(best microseconds over the versions, the assignment that gave it)."""
+    names = [n for n, cls in module.PARAMS if cls.startswith("threshold")]
+    best = (float("inf"), None)
+    for values in itertools.product((1, NEVER), repeat=len(names)):
+        params = dict(zip(names, values))
+        lib = module.load(device=device, overrides=params)
+        ctx, entry = lib.ctx, module.ENTRY_POINTS["main"]
+        dev_args = entry.upload(ctx, args)
+        for run in range(runs + 1):
+            ctx.queue.finish()
+            start = time.perf_counter()
+            entry.fn(ctx, *dev_args)
+            ctx.queue.finish()
+            if run:
+                best = min(best, ((time.perf_counter() - start) * 1e6, params), key=lambda b: b[0])
+    return best
+
+
+def copy_time(device, n, runs):
+    import pyopencl as cl
+    from codegen.runtime import choose_device
+    ctx = cl.Context([choose_device(None, device)])
+    queue = cl.CommandQueue(ctx)
+    a = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, n * 4)
+    b = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, n * 4)
+    cl.enqueue_fill_buffer(queue, a, np.float32(1), 0, n * 4)
+    best = float("inf")
+    for run in range(runs + 1):
+        queue.finish()
+        start = time.perf_counter()
+        cl.enqueue_copy(queue, b, a)
+        queue.finish()
+        if run:
+            best = min(best, (time.perf_counter() - start) * 1e6)
+    return best
+
+
+def launch_overhead(device, module):
+    """Microseconds per launch: a bare pyopencl launch of an empty kernel, and a whole entry-point call of
+    a one-element map (one kernel) through the compiled program."""
+    import pyopencl as cl
+    from codegen.runtime import choose_device
+    ctx = cl.Context([choose_device(None, device)])
+    queue = cl.CommandQueue(ctx)
+    knl = cl.Program(ctx, "__kernel void empty(__global float *x) {}").build().empty
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4)
+    count = 2000
+    for _ in range(100):
+        knl(queue, (1,), (1,), buf)
+    queue.finish()
+    start = time.perf_counter()
+    for _ in range(count):
+        knl(queue, (1,), (1,), buf)
+    queue.finish()
+    bare = (time.perf_counter() - start) / count * 1e6
+    lib = module.load(device=device)
+    entry = module.ENTRY_POINTS["main"]
+    dev_args = entry.upload(lib.ctx, [np.ones(1, np.float32), np.ones(1, np.float32)])
+    for _ in range(100):
+        entry.fn(lib.ctx, *dev_args)
+    lib.ctx.queue.finish()
+    start = time.perf_counter()
+    for _ in range(count):
+        entry.fn(lib.ctx, *dev_args)
+    lib.ctx.queue.finish()
+    ours = (time.perf_counter() - start) / count * 1e6
+    return bare, ours
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--elements", type=int, default=10 ** 8)
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("-d", "--device")
+    ap.add_argument("--json", type=pathlib.Path)
+    args = ap.parse_args(argv)
+    n = args.elements
+    side = int(round(n ** 0.5))
+    rng = np.random.default_rng(0)
+    flat = rng.uniform(-1, 1, n).astype(np.float32)
+    cases = {  # name: (inputs, bytes moved)
+        "map_add": ([flat, flat[::-1].copy()], 3 * n * 4),
+        "reduce_sum": ([flat], n * 4),
+        "scan_sum": ([flat], 2 * n * 4),
+        "row_sums": ([flat[:side * side].reshape(side, side)], side * side * 4),
+        "col_sums": ([flat[:side * side].reshape(side, side)], side * side * 4),
+        "seg_scan": ([flat[:(n // 100) * 100].reshape(n // 100, 100)], 2 * (n // 100) * 100 * 4),
+    }
+    copy_us = copy_time(args.device, n, args.runs)
+    copy_bw = 2 * n * 4 / copy_us / 1e3
+    rows = [{"benchmark": "device copy", "us": round(copy_us, 1), "GB/s": round(copy_bw, 1), "of copy": 1.0}]
+    with tempfile.TemporaryDirectory() as tmp:
+        modules = {}
+        for name, (inputs, moved) in cases.items():
+            modules[name] = load(name, pathlib.Path(tmp))
+            us, params = best_time(modules[name], args.device, inputs, args.runs)
+            bw = moved / us / 1e3
+            rows.append({"benchmark": name, "us": round(us, 1), "GB/s": round(bw, 1),
+                         "of copy": round(bw / copy_bw, 3), "version": params})
+            print(json.dumps(rows[-1]), flush=True)
+        bare, ours = launch_overhead(args.device, modules["map_add"])
+    import pyopencl as cl
+    from codegen.runtime import choose_device
+    device_name = choose_device(None, args.device).name
+    print(f"device: {device_name}")
+    print(f"{'benchmark':<12} {'us':>10} {'GB/s':>8} {'of copy':>8}")
+    for r in rows:
+        print(f"{r['benchmark']:<12} {r['us']:>10} {r['GB/s']:>8} {r['of copy']:>8}")
+    print(f"launch: bare pyopencl {bare:.1f} us, one-kernel entry call {ours:.1f} us")
+    if args.json:
+        args.json.write_text(json.dumps({"device": device_name, "rows": rows, "bare_launch_us": bare,
+                                         "entry_call_us": ours, "elements": n}, indent=1))
+    del cl
+
+
+if __name__ == "__main__":
+    main()
