@@ -112,22 +112,26 @@ def _safe_to_hoist(e) -> bool:
 # ---- fusion ----
 
 def fuse_into_reductions(prog: S.Program) -> S.Program:
-    """`let t = map f xs in reduce op ne t` becomes a redomap (and likewise scan into a scanomap),
-    when t is used nowhere else."""
-    return _on_bodies(prog, _fuse_body)
+    """Vertical fusion: `let t = map f xs in map g t` becomes one map of `g . f`, and `let t = map f xs in
+    reduce op ne t` a redomap (a scan likewise a scanomap), when t is used nowhere else."""
+    names = NameSource(all_names(prog))
+    return _on_bodies(prog, lambda body: _fuse_body(body, names))
 
 
-def _fuse_body(body: S.Body) -> S.Body:
-    body = S.Body(tuple(S.Stm(s.pat, _map_nested(s.exp, _fuse_body), s.loc) for s in body.stms), body.result)
+def _fuse_body(body: S.Body, names: NameSource) -> S.Body:
+    body = S.Body(tuple(S.Stm(s.pat, _map_nested(s.exp, lambda b: _fuse_body(b, names)), s.loc)
+                        for s in body.stms), body.result)
     counts = use_counts(body)
-    producers = {}
+    producers = {}  # output name -> (index in stms, the producing statement)
     stms = []
     for stm in body.stms:
         e = stm.exp
-        if isinstance(e, S.Map) and len(stm.pat) == 1:
-            producers[stm.pat[0].name] = (len(stms), stm)
-        if isinstance(e, (S.Reduce, S.Scan)) and len(e.arrs) == 1 and e.arrs[0].name in producers \
-                and counts.get(e.arrs[0].name) == 1:
+        fusable = [a for a in getattr(e, "arrs", ()) if a.name in producers and counts.get(a.name) == 1]
+        if isinstance(e, S.Map) and len(fusable) == 1 and producers[fusable[0].name][1].exp.width == e.width:
+            idx, prod = producers.pop(fusable[0].name)
+            e = _compose(prod.exp, e, fusable[0], names)
+            stms[idx] = None
+        elif isinstance(e, (S.Reduce, S.Scan)) and len(e.arrs) == 1 and fusable:
             idx, prod = producers.pop(e.arrs[0].name)
             m = prod.exp
             if isinstance(e, S.Reduce):
@@ -135,8 +139,22 @@ def _fuse_body(body: S.Body) -> S.Body:
             else:
                 e = S.Scanomap(e.width, e.lam, m.lam, e.neutral, m.arrs)
             stms[idx] = None
+        if isinstance(e, S.Map) and len(stm.pat) == 1:
+            producers[stm.pat[0].name] = (len(stms), S.Stm(stm.pat, e, stm.loc))
         stms.append(S.Stm(stm.pat, e, stm.loc))
     return S.Body(tuple(s for s in stms if s is not None), body.result)
+
+
+def _compose(producer: S.Map, consumer: S.Map, link: S.Var, names: NameSource) -> S.Map:
+    """One map computing `consumer` over the elements that `producer` computes into `link`."""
+    (result,) = producer.lam.body.result
+    keep = [(p, a) for p, a in zip(consumer.lam.params, consumer.arrs) if a.name != link.name]
+    bound = {p.name: result for p, a in zip(consumer.lam.params, consumer.arrs) if a.name == link.name}
+    inner = Renamer(names, bound).body(consumer.lam.body)
+    params = tuple(producer.lam.params) + tuple(p for p, _ in keep)
+    body = S.Body(tuple(producer.lam.body.stms) + tuple(inner.stms), inner.result)
+    return S.Map(consumer.width, S.Lambda(params, body, consumer.lam.ret),
+                 tuple(producer.arrs) + tuple(a for _, a in keep))
 
 
 def reductions_to_redomaps(prog: S.Program) -> S.Program:
