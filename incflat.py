@@ -4,7 +4,6 @@ The whole compiler is the PIPELINE list below; `compile_source` runs it up to an
 """
 
 import argparse
-import os
 import pathlib
 import signal
 import sys
@@ -18,6 +17,7 @@ from flatten.normalize import normalize
 from ir.errors import CompileError, format_error
 from ir.frontend import parse_program
 from tuner.errors import TunerError
+from tuner.writeback import atomic_write
 
 __version__ = "0.1.0"
 
@@ -45,14 +45,7 @@ def compile_source(text: str, filename: str, until: str = None, flattening: str 
 def compile_file(fut_path: pathlib.Path, out_path: pathlib.Path, flattening: str = "incremental") -> pathlib.Path:
     """Writes the executable compiled program (atomically, so a reader never sees half a program)."""
     target = compile_source(fut_path.read_text(), str(fut_path), flattening=flattening)
-    text = generate_program(target, fut_path.name)
-    tmp = out_path.with_name(f".{out_path.name}.tmp{os.getpid()}")
-    try:
-        tmp.write_text(text)
-        tmp.chmod(0o755)
-        os.replace(tmp, out_path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    atomic_write(out_path, generate_program(target, fut_path.name).encode(), mode=0o755)
     return out_path
 
 

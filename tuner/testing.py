@@ -48,6 +48,7 @@ from tuner.datasets import (
     random_values,
 )
 from tuner.errors import TunerError
+from tuner.writeback import atomic_write
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 COMPILER_SOURCES = ("incflat.py", "ir/*.py", "ir/*.lark", "flatten/*.py", "codegen/*.py")
@@ -93,13 +94,7 @@ def compile_cached(path: pathlib.Path, text: str | None = None, cache: pathlib.P
         return out
     program = generate_program(compile_source(text, str(path)), path.name)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
-    try:
-        tmp.write_text(program)
-        tmp.chmod(0o755)
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
+    atomic_write(out, program.encode(), mode=0o755)
     return out
 
 

@@ -107,7 +107,8 @@ def written(plan: Sequence[PlannedFile]) -> list[Path]:
     return [planned.path for planned in plan if holds(planned)]
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Replaces path with data, complete or not at all; the mode bits are `mode`, else the old file's."""
     # A fresh random name, so that removing it on the way out can only remove our own file.
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     try:
@@ -116,7 +117,9 @@ def atomic_write(path: Path, data: bytes) -> None:
             file.write(data)
             file.flush()
             os.fsync(file.fileno())
-        if path.exists():
+        if mode is not None:
+            os.chmod(temporary, mode)
+        elif path.exists():
             os.chmod(temporary, stat.S_IMODE(path.stat().st_mode))
         if SLEEP_BEFORE_RENAME_ENV in os.environ:
             time.sleep(float(os.environ[SLEEP_BEFORE_RENAME_ENV]))
