@@ -1,0 +1,41 @@
+"""Normalisation keeps the meaning: after every pass, the program is valid source IR and the reference
+interpreter gives the same results as on the program the front end produced."""
+
+import pathlib
+
+import pytest
+
+from flatten.normalize import PIPELINE
+from ir.errors import CompileError
+from ir.frontend import parse_program
+from ir.interp import run_entry
+from test_target_interp import PROGRAMS, inputs, same
+from tuner.datasets import read_test_cases
+
+
+def first_cases(path: pathlib.Path) -> list:
+    """(entry, arguments) of the first runnable case of each entry point."""
+    seen, found = set(), []
+    for case in read_test_cases(path):
+        args = inputs(case)
+        for entry in case.entries:
+            if args is not None and entry not in seen:
+                seen.add(entry)
+                found.append((entry, args))
+    return found
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
+def test_every_pass_keeps_the_results(path):
+    prog = parse_program(path.read_text(), str(path))
+    cases = []
+    for entry, args in first_cases(path):
+        try:
+            cases.append((entry, args, run_entry(prog, entry, args)))
+        except CompileError:
+            pass  # a run-time error case
+    for normalize_pass in PIPELINE:
+        prog = normalize_pass(prog)
+        for entry, args, expected in cases:
+            got = run_entry(prog, entry, args)
+            assert all(same(g, e) for g, e in zip(got, expected)), (normalize_pass.__name__, entry)
