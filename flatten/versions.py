@@ -5,6 +5,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from flatten.thresholds import build_forest, thresholds
 from ir import pretty
 from ir import source as S
 from ir import target as T
@@ -34,29 +35,25 @@ def par_text(par: tuple) -> str:
     return " * ".join(source_name(str(a)) for a in par)
 
 
-def version_forest(body: S.Body) -> list:
-    """The guards of a body (several at one level are a horizontal split); leaves numbered in order."""
+def version_forest(f: S.FunDef) -> list:
+    """The version trees of an entry point (several at one level are a horizontal split), built by the
+    same `build_forest` that the tuner uses on a `--print-params` listing; leaves numbered in order."""
+    guards = {e.threshold: e for e in T.walk_exps(f.body) if isinstance(e, T.Guard)}
+    listing = thresholds(S.Program((f,)))
     counter = [0]
 
-    def leaf(b: S.Body) -> Version:
-        counter[0] += 1
-        return Version(f"V{counter[0]}", b)
-
-    def visit(b: S.Body) -> list:
-        found = []
-        for stm in b.stms:
-            if isinstance(stm.exp, T.Guard):
-                g = stm.exp
-                node = Guard(g.threshold, g.kind, par_text(g.par))
-                node.true = visit(g.then) or [leaf(g.then)]
-                node.false = visit(g.else_) or [leaf(g.else_)]
-                found.append(node)
+    def convert(node) -> Guard:
+        g = guards[node.name]
+        out = Guard(g.threshold, g.kind, par_text(g.par))
+        for children, body, side in ((node.on_true, g.then, out.true), (node.on_false, g.else_, out.false)):
+            if children:
+                side.extend(convert(c) for c in children)
             else:
-                for sub in T.sub_bodies(stm.exp):
-                    found.extend(visit(sub))
-        return found
+                counter[0] += 1
+                side.append(Version(f"V{counter[0]}", body))
+        return out
 
-    return visit(body)
+    return [convert(root) for root in build_forest(listing)]
 
 
 def segop_summary(body: S.Body) -> str:
@@ -72,7 +69,7 @@ def render_text(prog: S.Program) -> str:
     out = []
     for f in prog.funs:
         out.append(f"entry {f.name}:")
-        forest = version_forest(f.body)
+        forest = version_forest(f)
         if not forest:
             out.append("  one version: " + segop_summary(f.body))
         for node in forest:
@@ -101,7 +98,7 @@ def to_json(prog: S.Program) -> str:
             return {"version": n.name, "segops": segop_summary(n.body), "code": pretty.body(n.body, 0)}
         return {"threshold": n.threshold, "kind": n.kind, "par": n.par,
                 "true": [node(c) for c in n.true], "false": [node(c) for c in n.false]}
-    return json.dumps({f.name: [node(n) for n in version_forest(f.body)] for f in prog.funs}, indent=1)
+    return json.dumps({f.name: [node(n) for n in version_forest(f)] for f in prog.funs}, indent=1)
 
 
 def to_dot(prog: S.Program) -> str:
@@ -122,7 +119,7 @@ def to_dot(prog: S.Program) -> str:
     for f in prog.funs:
         entry = f"n{next(ids)}"
         lines.append(f'  {entry} [shape=plaintext, label="entry {f.name}"];')
-        for n in version_forest(f.body):
+        for n in version_forest(f):
             lines.append(f"  {entry} -> {node(n)};")
     lines.append("}")
     return "\n".join(lines) + "\n"
@@ -136,7 +133,7 @@ def stats(prog: S.Program) -> dict:
     """Counts of versions, segops (kernels) and thresholds."""
     versions = 0
     for f in prog.funs:
-        stack = list(version_forest(f.body))
+        stack = list(version_forest(f))
         versions += not stack  # an entry without guards has one version
         while stack:
             n = stack.pop()

@@ -69,7 +69,7 @@ def test_thresholds_form_a_chain_for_matmul():
     assert [t.name for t in ts] == ["main.suff_outer_par_0", "main.suff_intra_par_1",
                                     "main.suff_outer_par_2", "main.suff_intra_par_3"]
     for k, t in enumerate(ts):
-        assert t.ancestors == tuple("!" + u.name for u in ts[:k])
+        assert t.ancestors == tuple((u.name, False) for u in ts[:k])
     assert [t.kind for t in ts] == ["outer", "intra", "outer", "intra"]
 
 

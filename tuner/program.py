@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from flatten.thresholds import Threshold
 from tuner.datasets import Dataset, InlineValues
 from tuner.errors import TunerError
 
@@ -24,15 +25,6 @@ DEVICE_LINE = re.compile(r"^Device:\s*(.*?)\s*$", re.MULTILINE)
 
 # ePar values per threshold for one dataset: the sorted distinct values it was compared against.
 EPars = Mapping[str, tuple[int, ...]]
-
-
-@dataclass(frozen=True)
-class Threshold:
-    """One `threshold(default, ancestors)` line of `--print-params`."""
-
-    name: str
-    default: int | None  # None for `def` (the device default)
-    ancestors: tuple[tuple[str, bool], ...]  # (name, outcome that leads here), root first
 
 
 @dataclass(frozen=True)

@@ -8,60 +8,26 @@ sequence). The program lists, for each threshold, the outcomes of its ancestors;
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
+from flatten.thresholds import Forest, Node, Threshold, VersionTreeError
+from flatten.thresholds import build_forest as shared_build_forest
 from tuner.errors import TunerError
-from tuner.program import EPars, Threshold
+from tuner.program import EPars
 
 NEVER = 2**31 - 1  # "infinity" as written out: a threshold this large is false for every realistic ePar
 
 
-@dataclass(frozen=True)
-class Node:
-    name: str
-    ancestors: tuple[tuple[str, bool], ...]  # root first: (threshold, outcome that leads here)
-    on_true: tuple[Node, ...]
-    on_false: tuple[Node, ...]
-
-    @property
-    def height(self) -> int:
-        return 1 + max((child.height for child in self.on_true + self.on_false), default=0)
-
-
-Forest = tuple[Node, ...]
 # A dataset's path: for each threshold it reaches (in tree order), the outcome of each distinct ePar it
 # compares against (one outcome outside loops). Two assignments with the same path run the same versions.
 Path = tuple[tuple[str, tuple[bool, ...]], ...]
 
 
 def build_forest(thresholds: Sequence[Threshold]) -> Forest:
-    by_name = {t.name: t for t in thresholds}
-    if len(by_name) != len(thresholds):
-        raise TunerError("the program lists a threshold twice in --print-params")
-    children: dict[tuple[str, bool] | None, list[str]] = {}
-    for t in thresholds:
-        children.setdefault(_parent(t, by_name), []).append(t.name)
-
-    def make(name: str, ancestors: tuple[tuple[str, bool], ...]) -> Node:
-        def under(outcome: bool) -> tuple[Node, ...]:
-            return tuple(make(c, ancestors + ((name, outcome),)) for c in children.get((name, outcome), []))
-
-        return Node(name, ancestors, under(True), under(False))
-
-    return tuple(make(root, ()) for root in children.get(None, []))
-
-
-def _parent(t: Threshold, by_name: Mapping[str, Threshold]) -> tuple[str, bool] | None:
-    """The ancestor whose own ancestors plus itself are exactly t's ancestors (whatever order they are listed in)."""
-    if not t.ancestors:
-        return None
-    wanted = set(t.ancestors)
-    for name, outcome in t.ancestors:
-        if name not in by_name:
-            raise TunerError(f"threshold {t.name} depends on {name}, which --print-params does not list")
-        if set(by_name[name].ancestors) | {(name, outcome)} == wanted:
-            return name, outcome
-    raise TunerError(f"the ancestors of threshold {t.name} do not form a path of the version tree")
+    """The compiler's version tree, rebuilt from a program's --print-params listing."""
+    try:
+        return shared_build_forest(thresholds)
+    except VersionTreeError as e:
+        raise TunerError(str(e)) from None
 
 
 def all_nodes(forest: Forest) -> list[Node]:
