@@ -1,8 +1,8 @@
-"""The version tree: thresholds as nodes, and the path a dataset takes through them under an assignment.
+"""The path a dataset takes through the version tree under an assignment, and the tuning order.
 
-Each guard is `threshold <= ePar`: true takes the less flattened version, false goes deeper. A node's children
-hang under one of its outcomes; several children under one outcome are a horizontal split (kernels in
-sequence). The program lists, for each threshold, the outcomes of its ancestors; the tree is rebuilt from that.
+The tree itself is the compiler's (flatten.thresholds): each guard is `threshold <= ePar`; true takes the less
+flattened version, false goes deeper. The program lists, for each threshold, the outcomes of its ancestors,
+and the tree is rebuilt from that listing.
 """
 
 from __future__ import annotations
