@@ -269,12 +269,24 @@ class HostWriter:
 
     def segscan(self, e: T.SegScan, pat, loc):
         name = self.kernel_name("segscan")
-        k = opencl.segscan_kernel(name, e, loc, self.errors)
-        self.kernels.append(k)
+        scan, parts, prefix = opencl.segscan_kernels(name, e, loc, self.errors)
+        self.kernels += [scan, parts, prefix]
         outs = self.alloc_outputs(pat, e.types)
         segs = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx[:-1]) or "1"
         self.emit("group_size = ctx.group_size")
-        self.launch(k, f"{segs} * group_size", self.args(k, outs))
+        self.emit(f"segments, width = {segs}, int({self.atom(e.ctx[-1].width)})")
+        self.emit("gps = groups_per_segment(ctx, segments, width)")
+        totals = [f"totals{i}" for i in range(len(outs))]
+        prefixes = [f"prefixes{i}" for i in range(len(outs))]
+        for t, p, a in zip(totals, prefixes, e.neutral):
+            self.emit(f"{t} = ctx.empty((segments * gps,), {NP_TYPES[a.type.name]})")
+            self.emit(f"{p} = ctx.empty((segments * gps,), {NP_TYPES[a.type.name]})")
+        self.emit("if gps > 1:")
+        self.indent += 1
+        self.launch(parts, "segments * gps * group_size", self.args(parts, [], totals, "gps"))
+        self.launch(prefix, "segments * group_size", self.args(prefix, prefixes, totals, "gps"))
+        self.indent -= 1
+        self.launch(scan, "segments * gps * group_size", self.args(scan, outs, prefixes, "gps"))
 
     def segred(self, e: T.SegRed, pat, loc):
         name = self.kernel_name("segred")

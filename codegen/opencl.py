@@ -479,18 +479,18 @@ class KernelWriter:
         self.indent -= 1
         self.emit("}")
 
-    def block_scan(self, e, segment: str, dests):
-        """The workgroup scans the innermost binding of e's context in blocks of its size, carrying the
-        running total from block to block (order preserved, so any associative operator works). `dests`
-        are the views of this segment's results."""
+    def block_scan(self, e, segment: str, dests, lo: str = "0", hi: str = None, carry_in: list = None):
+        """The workgroup scans elements [lo, hi) of the innermost binding of e's context in blocks of its
+        size, carrying the running total (from carry_in, else the neutral element) from block to block:
+        order preserved, so any associative operator works. `dests` are the views of the segment's results."""
         ctypes = neutral_ctypes(e)
         bufs = [self.local_param(c, "group_size") for c in ctypes]
         lid = self.declare("long", "get_local_id(0)", "lid")
         lsize = self.declare("long", "get_local_size(0)", "lsize")
-        width = self.atom(e.ctx[-1].width)
-        carry = [self.declare(c, self.atom(a), "carry") for c, a in zip(ctypes, e.neutral)]
+        width = hi or self.atom(e.ctx[-1].width)
+        carry = [self.declare(c, v, "carry") for c, v in zip(ctypes, carry_in or [self.atom(a) for a in e.neutral])]
         block = self.fresh("block")
-        self.emit(f"for (long {block} = 0; {block} < {width}; {block} += {lsize}) {{")
+        self.emit(f"for (long {block} = {lo}; {block} < {width}; {block} += {lsize}) {{")
         self.indent += 1
         k = self.declare("long", f"{block} + {lid}", "k")
         xs = [self.declare(c, self.atom(a), "x") for c, a in zip(ctypes, e.neutral)]
@@ -808,19 +808,63 @@ def segmap_kernel(name: str, op: T.SegMap, loc, errors: list) -> Kernel:
     return w.k
 
 
-def segscan_kernel(name: str, op: T.SegScan, loc, errors: list) -> Kernel:
-    """A level-1 segscan: a workgroup per segment scans it block by block."""
+def segscan_kernels(name: str, op: T.SegScan, loc, errors: list) -> tuple:
+    """A level-1 segscan: `groups_per_segment` workgroups per segment. With one, the group scans its segment
+    block by block. With several, each first reduces its part (the segred kernel, in order), a second
+    kernel scans each segment's partial results, and the scan kernel starts each part from the total of
+    the parts before it."""
     w = KernelWriter(name, errors)
     kernel_inputs(w, op)
     outs = [w.output_param(i, t) for i, t in enumerate(op.types)]
-    seg = w.declare("long", "get_group_id(0)", "seg")
+    prefixes = [w.array_param(f"prefix{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
+    w.k.args += [("dest", i) for i in range(len(op.neutral))]
+    w.k.params.append("long groups_per_segment")
+    w.k.args.append(("groups_per_segment", None))
+    gid = w.declare("long", "get_group_id(0)", "gid")
+    seg = w.declare("long", f"{gid} / groups_per_segment", "seg")
+    part = w.declare("long", f"{gid} % groups_per_segment", "part")
     n_seg = len(op.ctx) - 1
     if n_seg:
         w.bind_ctx(op.ctx[:-1], seg)
     rows = [View(o.mem, o.ctype, f"({o.offset} + {seg} * {o.strides[n_seg - 1]})" if n_seg else o.offset,
                  o.dims[n_seg:], o.strides[n_seg:]) for o in outs]
-    w.block_scan(op, seg, rows)
-    return w.k
+    width = w.atom(op.ctx[-1].width)
+    per_part = w.declare("long", f"(({width}) + groups_per_segment - 1) / groups_per_segment", "per_part")
+    lo = w.declare("long", f"{part} * {per_part}", "lo")
+    hi = w.declare("long", f"min((long)({width}), {lo} + {per_part})", "hi")
+    carry_in = [w.declare(c, f"{part} == 0 ? {w.atom(a)} : {p.mem}[{p.offset} + {gid} - 1]", "carry_in")
+                for c, a, p in zip(neutral_ctypes(op), op.neutral, prefixes)]
+    w.block_scan(op, seg, rows, lo, hi, carry_in)
+
+    # the parts' totals, in order: the segred kernel's first stage
+    parts = segred_kernels(name + "_parts", T.SegRed(1, op.ctx, op.scan, op.neutral, op.body, (), False),
+                           loc, errors)[0]
+
+    # an inclusive scan of each segment's totals
+    w3 = KernelWriter(name + "_prefix", errors)
+    totals = [w3.array_param(f"part{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
+    w3.k.args += [("dest", i) for i in range(len(op.neutral))]
+    scanned = [w3.array_param(f"out{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
+    w3.k.args += [("flat_out", i) for i in range(len(op.neutral))]
+    w3.k.params.append("long groups_per_segment")
+    w3.k.args.append(("groups_per_segment", None))
+    for a in op.neutral:
+        if isinstance(a, S.Var):
+            w3.input_var(a)
+    for v in _free_in_lambda(op.scan).values():
+        w3.input_var(v)
+    seg3 = w3.declare("long", "get_group_id(0)", "seg")
+    w3.env["groups_per_segment"] = "groups_per_segment"
+    elems = tuple(S.Var(f"total{i}", a.type) for i, a in enumerate(op.neutral))
+    arrays = tuple(S.Var(f"totals{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral))
+    for arr, t in zip(arrays, totals):
+        w3.env[arr.name] = View(t.mem, t.ctype, f"({t.offset} + {seg3} * groups_per_segment)", ("groups_per_segment",),
+                                ("1",))
+    over_parts = T.SegScan(1, (T.Binding(S.Var("groups_per_segment", Scalar("i64")), elems, arrays),), op.scan,
+                           op.neutral, S.Body((), elems), ())
+    w3.block_scan(over_parts, seg3, [View(o.mem, o.ctype, f"({o.offset} + {seg3} * groups_per_segment)",
+                                          ("groups_per_segment",), ("1",)) for o in scanned])
+    return w.k, parts, w3.k
 
 
 def segred_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:

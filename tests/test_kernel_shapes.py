@@ -1,0 +1,49 @@
+"""Reductions and scans split over several workgroups per segment (as on a GPU with many compute units),
+with small workgroups, agree with numpy: the parts are combined in order."""
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+from incflat import main as incflat_main
+
+SOURCE = """
+entry sum [n] (xs: [n]i64): i64 = reduce (+) 0 xs
+entry prefix [n] (xs: [n]i64): [n]i64 = scan (+) 0 xs
+entry last_nonzero [n] (xs: [n]i32): [n]i32 = scan (\\a b -> if b == 0 then a else b) 0 xs
+entry row_prefix [n][m] (xss: [n][m]i64): [n][m]i64 = map (\\xs -> scan (+) 0 xs) xss
+"""
+
+
+@pytest.fixture(scope="module")
+def module(tmp_path_factory):
+    d = tmp_path_factory.mktemp("shapes")
+    (d / "shapes.fut").write_text(SOURCE)
+    assert incflat_main(["compile", "--library", str(d / "shapes.fut")]) == 0
+    spec = importlib.util.spec_from_file_location("shapes", d / "shapes.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+def last_nonzero(xs):
+    out, acc = [], 0
+    for x in xs:
+        acc = acc if x == 0 else x
+        out.append(acc)
+    return np.array(out, np.int32)
+
+
+@pytest.mark.parametrize("groups, group_size", [(1, 1), (3, 4), (16, 8), (64, 32)])
+@pytest.mark.parametrize("n", [0, 1, 7, 1000, 4099])
+def test_parts_combine_in_order(module, device, groups, group_size, n):
+    lib = module.load(device=device, overrides={name: 2 ** 31 - 1 for name, _ in module.PARAMS})
+    lib.ctx.num_groups, lib.ctx.group_size = groups, group_size
+    xs = (np.arange(n, dtype=np.int64) * 7919) % 13 - 6
+    assert lib.sum(xs) == xs.sum()
+    np.testing.assert_array_equal(lib.prefix(xs), np.cumsum(xs))
+    ys = (xs * (np.arange(n) % 3 == 0)).astype(np.int32)
+    np.testing.assert_array_equal(lib.last_nonzero(ys), last_nonzero(ys))
+    xss = xs[: (n // 7) * 7].reshape(-1, 7) if n >= 7 else np.zeros((0, 7), np.int64)
+    np.testing.assert_array_equal(lib.row_prefix(xss), np.cumsum(xss, axis=1))
