@@ -70,14 +70,42 @@ def choose_device(platform_sub=None, device_sub=None):
     return candidates[0][1]
 
 
+class DeviceState:
+    """The OpenCL objects of one program on one device, shared by every Context made for them in a
+    process (a library user or a test may make many): the context, queue, built kernels, memory pool,
+    error buffer, and the arguments each kernel was last launched with."""
+
+    def __init__(self, device, source, profile):
+        self.cl_ctx = cl.Context([device])
+        props = cl.command_queue_properties.PROFILING_ENABLE if profile else 0
+        self.queue = cl.CommandQueue(self.cl_ctx, properties=props)
+        program = cl.Program(self.cl_ctx, source).build(options=["-w"])  # warnings are not for users
+        self.kernels = {k.function_name: k for k in program.all_kernels()}
+        # Buffers come from a pool and go back to it when no array refers to them any more, so that a
+        # program run again (or a loop on the host) reuses device memory instead of allocating it anew.
+        self.pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(self.queue))
+        self.error_buf = cl.Buffer(self.cl_ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                                   hostbuf=np.zeros(8, np.int64))
+        self.last_args = {}  # kernel name -> the keys of the arguments it was last launched with
+
+
+_DEVICE_STATES = {}
+
+
+def device_state(device, source, profile):
+    key = (device.int_ptr, source, profile)
+    if key not in _DEVICE_STATES:
+        _DEVICE_STATES[key] = DeviceState(device, source, profile)
+    return _DEVICE_STATES[key]
+
+
 class Context:
     def __init__(self, source, params, tuned_defaults, device=None, platform=None, overrides=None,
                  default_threshold=None, default_group_size=None, log=False, profile=False, debug=False):
         self.device = choose_device(platform, device)
         self.is_gpu = bool(self.device.type & cl.device_type.GPU)
-        self.cl_ctx = cl.Context([self.device])
-        props = cl.command_queue_properties.PROFILING_ENABLE if profile else 0
-        self.queue = cl.CommandQueue(self.cl_ctx, properties=props)
+        self.device_state = device_state(self.device, source, profile)
+        self.cl_ctx, self.queue = self.device_state.cl_ctx, self.device_state.queue
         self.log, self.profile, self.debug = log, profile, debug
         self.max_group_size = self.device.max_work_group_size
         self.local_mem_size = self.device.local_mem_size
@@ -95,15 +123,9 @@ class Context:
                 self.values[name] = int(value)
         if debug:
             print(f"Device: {self.device.name} ({self.device.platform.name})", file=sys.stderr)
-        self.program = cl.Program(self.cl_ctx, source).build(options=["-w"])  # warnings are not for users
-        # Buffers come from a pool and go back to it when no array refers to them any more, so that a
-        # program run again (or a loop on the host) reuses device memory instead of allocating it anew.
-        self.pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(self.queue))
-        self.error_buf = cl.Buffer(self.cl_ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
-                                   hostbuf=np.zeros(8, np.int64))
-        self.kernels = {k.function_name: k for k in self.program.all_kernels()}
+        self.pool, self.error_buf = self.device_state.pool, self.device_state.error_buf
+        self.kernels, self.last_args = self.device_state.kernels, self.device_state.last_args
         self.kernel_times = {}
-        self.last_args = {}  # kernel name -> the keys of the arguments it was last launched with
 
     # ---- thresholds ----
 
