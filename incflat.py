@@ -42,10 +42,11 @@ def compile_source(text: str, filename: str, until: str = None, flattening: str 
     return prog
 
 
-def compile_file(fut_path: pathlib.Path, out_path: pathlib.Path, flattening: str = "incremental") -> pathlib.Path:
+def compile_file(fut_path: pathlib.Path, out_path: pathlib.Path, flattening: str = "incremental",
+                 checks: bool = True) -> pathlib.Path:
     """Writes the executable compiled program (atomically, so a reader never sees half a program)."""
     target = compile_source(fut_path.read_text(), str(fut_path), flattening=flattening)
-    atomic_write(out_path, generate_program(target, fut_path.name).encode(), mode=0o755)
+    atomic_write(out_path, generate_program(target, fut_path.name, checks=checks).encode(), mode=0o755)
     return out_path
 
 
@@ -96,7 +97,7 @@ def versions_stats(text: str, name: str) -> str:
 def cmd_compile(args) -> int:
     out = args.output or (default_output(args.program).with_suffix(".py") if args.library
                           else default_output(args.program))
-    compile_file(args.program, out, args.flattening)
+    compile_file(args.program, out, args.flattening, checks=not args.unsafe)
     return 0
 
 
@@ -146,6 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("program", type=pathlib.Path)
     p.add_argument("--flattening", choices=sorted(FLATTENINGS), default="incremental",
                    help="incremental (several guarded versions, the default) or moderate (one version)")
+    p.add_argument("--unsafe", action="store_true",
+                   help="no bounds, division or size checks inside kernels (faster; wrong input is undefined)")
     p.add_argument("-o", "--output", type=pathlib.Path)
     p.add_argument("--library", action="store_true", help="write an importable module prog.py")
     p.set_defaults(fn=cmd_compile)

@@ -24,12 +24,12 @@ TUNED_END = "# END INCFLAT TUNED DEFAULTS"
 
 
 class HostWriter:
-    def __init__(self):
+    def __init__(self, checks: bool = True):
         self.lines = []
         self.kernels = []  # opencl.Kernel
         self.indent = 1
         self.device_scalars = set()  # scalars a kernel left in device memory: read back only where used
-        self.errors = []  # the run-time errors kernels can report: (where, message template)
+        self.errors = opencl.ErrorTable(checks)
 
     def emit(self, line: str):
         self.lines.append("    " * self.indent + line)
@@ -138,12 +138,24 @@ class HostWriter:
         elif isinstance(e, T.Guard):
             par = " * ".join(f"int({self.atom(a)})" for a in e.par)
             cond = f"ctx.cmp({e.threshold!r}, {par})"
-            if e.kind == "intra":
-                cond += f" and ctx.fits_group({par}, {e.local_bytes})"
-            self.emit(f"if {cond}:")
-            self.branch(e.then, pat)
-            self.emit("else:")
-            self.branch(e.else_, pat)
+            if e.kind == "outer":
+                self.emit(f"if {cond}:")
+                self.branch(e.then, pat)
+                self.emit("else:")
+                self.branch(e.else_, pat)
+            else:  # a workgroup-level version the device cannot launch falls back to the next version
+                done = f"done_{e.threshold.replace('.', '_')}"
+                self.emit(f"{done} = False")
+                self.emit(f"if {cond} and ctx.fits_group({par}, {e.local_bytes}):")
+                self.indent += 1
+                self.emit("try:")
+                self.branch(e.then, pat)
+                self.emit(f"    {done} = True")
+                self.emit("except cl.Error as failure:")
+                self.emit(f"    ctx.warn_once({e.threshold!r}, failure)")
+                self.indent -= 1
+                self.emit(f"if not {done}:")
+                self.branch(e.else_, pat)
         elif isinstance(e, T.SegMap):
             self.segmap(e, pat, stm.loc)
         elif isinstance(e, T.SegRed):
@@ -386,10 +398,10 @@ def _unsupported(body: S.Body):
     return None
 
 
-def generate_program(target: S.Program, source_name: str, tuned=None, provenance=None) -> str:
-    """The compiled program's whole text."""
+def generate_program(target: S.Program, source_name: str, tuned=None, provenance=None, checks=True) -> str:
+    """The compiled program's whole text; checks=False leaves out the checks inside kernels."""
     target = prune_unsupported(rename_interfaces(target))
-    w = HostWriter()
+    w = HostWriter(checks)
     entries = []
     for f in target.funs:
         w.entry(f)

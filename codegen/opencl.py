@@ -63,6 +63,15 @@ def source_name(e) -> str:
     return SOURCE_NAMES.get(type(e).__name__, type(e).__name__)
 
 
+class ErrorTable(list):
+    """The run-time errors a program's kernels can report, as (where, message template); with
+    checks=False (`incflat compile --unsafe`) kernels check nothing."""
+
+    def __init__(self, checks: bool = True):
+        super().__init__()
+        self.checks = checks
+
+
 @dataclass
 class View:
     """An array inside a kernel."""
@@ -120,7 +129,7 @@ def dim_expr(d) -> str:
 class KernelWriter:
     """Writes the code of one kernel: declarations of its inputs, then its body."""
 
-    def __init__(self, name: str, errors: list, checks: bool = True):
+    def __init__(self, name: str, errors: "ErrorTable"):
         self.k = Kernel(name)
         self.counter = 0
         self.env = {}  # variable name -> C expression (scalars) or View (arrays)
@@ -128,7 +137,7 @@ class KernelWriter:
         self.errors = errors  # the program's run-time error table: (where, message template)
         self.inputs = set()  # names of the kernel's scalar inputs: host values too
         self.shared = False  # whether intermediate arrays belong to the workgroup (the intra-group level)
-        self.checks = checks  # bounds and division checks
+        self.checks = errors.checks  # bounds, division and coercion checks
         self.k.params.append("__global long *error")
         self.k.args.append(("error", None))
 

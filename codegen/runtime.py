@@ -126,6 +126,7 @@ class Context:
         self.pool, self.error_buf = self.device_state.pool, self.device_state.error_buf
         self.kernels, self.last_args = self.device_state.kernels, self.device_state.last_args
         self.kernel_times = {}
+        self.warned = set()
 
     # ---- thresholds ----
 
@@ -135,6 +136,13 @@ class Context:
         if self.log:
             print(f"Compared {name} <= {int(par)}: {'true' if result else 'false'}.", file=sys.stderr)
         return result
+
+    def warn_once(self, threshold, failure):
+        """A version that failed to launch; the program goes on with the next version."""
+        if threshold not in self.warned:
+            self.warned.add(threshold)
+            print(f"Warning: the version guarded by {threshold} could not be launched on {self.device.name} "
+                  f"({failure}); using the next version.", file=sys.stderr)
 
     def fits_group(self, par, local_bytes_per_thread=0):
         """Whether one workgroup can hold par threads and their local memory."""

@@ -47,3 +47,39 @@ def test_parts_combine_in_order(module, device, groups, group_size, n):
     np.testing.assert_array_equal(lib.last_nonzero(ys), last_nonzero(ys))
     xss = xs[: (n // 7) * 7].reshape(-1, 7) if n >= 7 else np.zeros((0, 7), np.int64)
     np.testing.assert_array_equal(lib.row_prefix(xss), np.cumsum(xss, axis=1))
+
+
+def test_a_version_that_cannot_launch_falls_back_with_one_warning(tmp_path, device, capsys):
+    import pyopencl as cl
+    source = "entry main [n][m] (xss: [n][m]f32): [n]f32 = map (\\xs -> reduce (+) 0 xs) xss"
+    (tmp_path / "rows.fut").write_text(source)
+    assert incflat_main(["compile", "--library", str(tmp_path / "rows.fut")]) == 0
+    spec = importlib.util.spec_from_file_location("rows", tmp_path / "rows.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    lib = m.load(device=device, overrides={"main.suff_outer_par_0": 2 ** 31 - 1, "main.suff_intra_par_1": 1})
+    launch, intra = lib.ctx.launch, []
+
+    def failing_launch(name, global_size, local_size, args):
+        if not intra or intra[0] == name:  # the first kernel is the workgroup-level version
+            intra[:1] = [name]
+            raise cl.Error("simulated: out of resources")
+        return launch(name, global_size, local_size, args)
+
+    lib.ctx.launch = failing_launch
+    xss = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for _ in range(2):
+        np.testing.assert_array_equal(lib.main(xss), xss.sum(axis=1))
+    warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("Warning:")]
+    assert len(warnings) == 1 and "main.suff_intra_par_1" in warnings[0]
+
+
+def test_unsafe_programs_check_nothing_in_kernels(tmp_path, device):
+    from conftest import run_program
+    (tmp_path / "div.fut").write_text("entry main [n] (xs: [n]i32) (d: i32): [n]i32 = map (\\x -> x / d) xs")
+    safe = tmp_path / "safe"
+    unsafe = tmp_path / "unsafe"
+    assert incflat_main(["compile", str(tmp_path / "div.fut"), "-o", str(safe)]) == 0
+    assert incflat_main(["compile", "--unsafe", str(tmp_path / "div.fut"), "-o", str(unsafe)]) == 0
+    assert "division by zero" in run_program(safe, b"[1, 2] 0", "-d", device, check=False).stderr.decode()
+    assert run_program(unsafe, b"[1, 2] 0", "-d", device).returncode == 0
