@@ -30,6 +30,8 @@ class HostWriter:
         self.indent = 1
         self.device_scalars = set()  # scalars a kernel left in device memory: read back only where used
         self.errors = opencl.ErrorTable(checks)
+        self.entry_name = None
+        self.size_params = []  # (name, class) of the workgroup and grid sizes, tuning parameters too
 
     def emit(self, line: str):
         self.lines.append("    " * self.indent + line)
@@ -57,7 +59,20 @@ class HostWriter:
 
     # ---- entries ----
 
+    def group_size(self, kernel: str) -> str:
+        """The workgroup size of a kernel: its own tuning parameter, else the device default."""
+        name = f"{self.entry_name}.{kernel}_tblock_size"
+        self.size_params.append((name, "thread_block_size"))
+        return f"group_size = ctx.size({name!r}, ctx.group_size, ctx.max_group_size)"
+
+    def groups_per_segment(self, kernel: str) -> str:
+        name = f"{self.entry_name}.{kernel}_num_tblocks"
+        self.size_params.append((name, "grid_size"))
+        return (f"gps = groups_per_segment(segments, width, ctx.size({name!r}, ctx.num_groups, 2 ** 31 - 1), "
+                f"group_size)")
+
     def entry(self, f: S.FunDef):
+        self.entry_name = f.name
         self.emit_line0(f"def entry_{f.name}(ctx, {', '.join(p.name for p in f.params)}):")
         bound = set()
         for p in f.params:
@@ -276,7 +291,7 @@ class HostWriter:
             self.emit(f"group_size = min(max({widths}, 1), ctx.max_group_size)")
             self.launch(k, f"{total} * group_size", self.args(k, outs))
         else:
-            self.emit("group_size = ctx.group_size")
+            self.emit(self.group_size(name))
             self.launch(k, f"ceil_div({total}, group_size) * group_size", self.args(k, outs))
 
     def segscan(self, e: T.SegScan, pat, loc):
@@ -285,9 +300,9 @@ class HostWriter:
         self.kernels += [scan, parts, prefix]
         outs = self.alloc_outputs(pat, e.types)
         segs = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx[:-1]) or "1"
-        self.emit("group_size = ctx.group_size")
+        self.emit(self.group_size(name))
         self.emit(f"segments, width = {segs}, int({self.atom(e.ctx[-1].width)})")
-        self.emit("gps = groups_per_segment(ctx, segments, width)")
+        self.emit(self.groups_per_segment(name))
         totals = [f"totals{i}" for i in range(len(outs))]
         prefixes = [f"prefixes{i}" for i in range(len(outs))]
         for t, p, a in zip(totals, prefixes, e.neutral):
@@ -307,9 +322,9 @@ class HostWriter:
         outs = self.alloc_outputs(pat, e.types)
         segs = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx[:-1]) or "1"
         width = f"int({self.atom(e.ctx[-1].width)})"
-        self.emit("group_size = ctx.group_size")
+        self.emit(self.group_size(name))
         self.emit(f"segments, width = {segs}, {width}")
-        self.emit("gps = groups_per_segment(ctx, segments, width)")
+        self.emit(self.groups_per_segment(name))
         self.emit("if gps == 1:")
         self.indent += 1
         self.launch(k1, "segments * group_size", self.args(k1, [], outs, "gps"))
@@ -408,7 +423,7 @@ def generate_program(target: S.Program, source_name: str, tuned=None, provenance
         w.lines.append("")
         entries.append(f"    {f.name!r}: EntryPoint({f.name!r}, {[unsized_name(p.type) for p in f.params]!r}, "
                        f"{[unsized_name(t) for t in f.ret]!r}, entry_{f.name}),")
-    params = [(t.name, t.param_class) for t in thresholds(target)]
+    params = [(t.name, t.param_class) for t in thresholds(target)] + w.size_params
     kernels_src = opencl.PRELUDE + "\n".join(k.source() for k in w.kernels)
     return "\n".join([
         "#!/usr/bin/env python3",

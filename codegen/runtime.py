@@ -137,6 +137,11 @@ class Context:
             print(f"Compared {name} <= {int(par)}: {'true' if result else 'false'}.", file=sys.stderr)
         return result
 
+    def size(self, name, default, most):
+        """A workgroup or grid size: the tuning parameter when set (not 0), else the default."""
+        value = self.values[name]
+        return min(value, most) if value > 0 else default
+
     def warn_once(self, threshold, failure):
         """A version that failed to launch; the program goes on with the next version."""
         if threshold not in self.warned:
@@ -397,11 +402,11 @@ def prim_call(fn, result_type, *args):
     return result_type(f(*args))
 
 
-def groups_per_segment(ctx, segments, width):
+def groups_per_segment(segments, width, num_groups, group_size):
     """Several workgroups share a segment only when there are too few segments to fill the device."""
-    if segments == 0 or segments >= ctx.num_groups:
+    if segments == 0 or segments >= num_groups:
         return 1
-    return max(1, min(ceil_div(ctx.num_groups, segments), ceil_div(width, ctx.group_size)))
+    return max(1, min(ceil_div(num_groups, segments), ceil_div(width, group_size)))
 
 
 # ---- the executable ----

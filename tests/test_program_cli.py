@@ -124,3 +124,15 @@ prog = mm.load(device={device!r})
 print(prog.main(np.eye(3, dtype=np.float32), np.full((3, 2), 2, np.float32)).tolist())
 """], capture_output=True, text=True, timeout=120)
     assert proc.stdout.strip() == "[[2.0, 2.0], [2.0, 2.0], [2.0, 2.0]]", proc.stderr
+
+
+@pytest.mark.parametrize("sizes", [("main.segmap_2_tblock_size=1",), ("main.segmap_2_tblock_size=7",),
+                                   ("main.segred_4_tblock_size=3", "main.segred_4_num_tblocks=5")])
+def test_workgroup_and_grid_sizes_are_tuning_parameters(matmul, device, sizes):
+    never = "2147483647"
+    forced = ["--param", f"main.suff_outer_par_0={never}", "--param", f"main.suff_intra_par_1={never}"]
+    forced += ["--param", "main.suff_outer_par_2=1" if "segmap_2" in sizes[0] else f"main.suff_outer_par_2={never}"]
+    forced += ["--param", f"main.suff_intra_par_3={never}"]
+    args = forced + [a for s in sizes for a in ("--param", s)]
+    out = run_program(matmul, MATMUL_INPUT, "-d", device, *args).stdout
+    assert out.decode() == "[[19.0f32, 22.0f32], [43.0f32, 50.0f32]]\n"
