@@ -153,24 +153,26 @@ class HostWriter:
         elif isinstance(e, T.Guard):
             par = " * ".join(f"int({self.atom(a)})" for a in e.par)
             cond = f"ctx.cmp({e.threshold!r}, {par})"
+            enter = f"ctx.enter({e.threshold!r}, {{}}, {par})"
             if e.kind == "outer":
                 self.emit(f"if {cond}:")
-                self.branch(e.then, pat)
+                self.branch(e.then, pat, enter.format(True))
                 self.emit("else:")
-                self.branch(e.else_, pat)
+                self.branch(e.else_, pat, enter.format(False))
             else:  # a workgroup-level version the device cannot launch falls back to the next version
                 done = f"done_{e.threshold.replace('.', '_')}"
                 self.emit(f"{done} = False")
                 self.emit(f"if {cond} and ctx.fits_group({par}, {e.local_bytes}):")
                 self.indent += 1
                 self.emit("try:")
-                self.branch(e.then, pat)
+                self.branch(e.then, pat, enter.format(True))
                 self.emit(f"    {done} = True")
                 self.emit("except cl.Error as failure:")
+                self.emit("    ctx.leave()")
                 self.emit(f"    ctx.warn_once({e.threshold!r}, failure)")
                 self.indent -= 1
                 self.emit(f"if not {done}:")
-                self.branch(e.else_, pat)
+                self.branch(e.else_, pat, enter.format(False))
         elif isinstance(e, T.SegMap):
             self.segmap(e, pat, stm.loc)
         elif isinstance(e, T.SegRed):
@@ -219,10 +221,15 @@ class HostWriter:
                     self.emit(f"{n} = np.int64({p.name}.shape[{p.type.shape.index(n)}])")
                     break
 
-    def branch(self, body: S.Body, pat):
+    def branch(self, body: S.Body, pat, enter: str = None):
+        """A branch binding pat to its results; `enter` (and a leave after it) marks a version for -P."""
         self.indent += 1
+        if enter:
+            self.emit(enter)
         self.body(body)
         self.emit(f"{', '.join(p.name for p in pat)} = {', '.join(self.atom(a) for a in body.result)}")
+        if enter:
+            self.emit("ctx.leave()")
         self.indent -= 1
 
     def binop(self, e: S.BinOp) -> str:

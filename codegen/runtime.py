@@ -126,6 +126,7 @@ class Context:
         self.pool, self.error_buf = self.device_state.pool, self.device_state.error_buf
         self.kernels, self.last_args = self.device_state.kernels, self.device_state.last_args
         self.kernel_times = {}
+        self.versions_open, self.version_log = [], []  # guard decisions being run, and those done
         self.warned = set()
 
     # ---- thresholds ----
@@ -199,8 +200,11 @@ class Context:
         event = cl.enqueue_nd_range_kernel(self.queue, kernel, (int(global_size),), (int(local_size),))
         if self.profile:
             event.wait()
+            took = (event.profile.end - event.profile.start) / 1e3
             total, count = self.kernel_times.get(name, (0.0, 0))
-            self.kernel_times[name] = (total + (event.profile.end - event.profile.start) / 1e3, count + 1)
+            self.kernel_times[name] = (total + took, count + 1)
+            for record in self.versions_open:
+                record["time_us"] += took
 
     def check_errors(self, table):
         """Raises the first run-time error a kernel recorded (bounds, division by zero), if any."""
@@ -217,10 +221,38 @@ class Context:
     def local(self, nbytes):
         return cl.LocalMemory(max(int(nbytes), 1))
 
+    # ---- which version runs (recorded with -P) ----
+
+    def enter(self, threshold, outcome, par):
+        """The guard `threshold` chose `outcome` for parallelism `par`; kernels until leave() are its."""
+        if self.profile:
+            self.versions_open.append({"threshold": threshold, "outcome": bool(outcome), "epar": int(par),
+                                       "time_us": 0.0})
+
+    def leave(self):
+        if self.profile:
+            self.version_log.append(self.versions_open.pop())
+
     def report_profile(self, out=sys.stderr):
         print(f"{'kernel':<32} {'runs':>6} {'total us':>12}", file=out)
         for name, (total, count) in sorted(self.kernel_times.items()):
             print(f"{name:<32} {count:>6} {total:>12.1f}", file=out)
+        print(f"{'version (guard: outcome)':<48} {'runs':>6} {'total us':>12}  ePar values", file=out)
+        summary = {}
+        for r in self.version_log:
+            key = f"{r['threshold']}: {'true' if r['outcome'] else 'false'}"
+            count, total, epars = summary.get(key, (0, 0.0, set()))
+            summary[key] = (count + 1, total + r["time_us"], epars | {r["epar"]})
+        for key, (count, total, epars) in sorted(summary.items()):
+            shown = ", ".join(map(str, sorted(epars)[:8])) + (", ..." if len(epars) > 8 else "")
+            print(f"{key:<48} {count:>6} {total:>12.1f}  {shown}", file=out)
+
+    def profile_json(self):
+        """Per kernel: runs and total time; per guard decision, in order: the ePar, the version it chose
+        and the time of its kernels (the record the instrumentation tuner needs)."""
+        return {"kernels": {name: {"runs": count, "total_us": round(total, 3)}
+                            for name, (total, count) in sorted(self.kernel_times.items())},
+                "versions": self.version_log}
 
 
 def arg_key(arg):
@@ -448,6 +480,7 @@ def parse_args(argv, entry_points):
     ap.add_argument("--print-params", action="store_true")
     ap.add_argument("-L", "--log", action="store_true")
     ap.add_argument("-P", "--profile", action="store_true")
+    ap.add_argument("--profile-json", metavar="FILE", help="write the profile (-P) as JSON")
     ap.add_argument("-D", "--debug", action="store_true")
     return ap.parse_args(argv)
 
@@ -489,8 +522,9 @@ def _run(args, entry_points, params, source, tuned_defaults, provenance, errors)
         if name not in dict(params):
             raise ProgramError(f"--param {p}: unknown tuning parameter {name!r}")
         overrides[name] = int(value)
+    profile = args.profile or bool(args.profile_json)
     ctx = Context(source, params, tuned_defaults, args.device, args.platform, overrides,
-                  args.default_threshold, args.default_group_size, args.log, args.profile, args.debug)
+                  args.default_threshold, args.default_group_size, args.log, profile, args.debug)
     if args.debug and provenance:
         print(f"Tuned defaults: {provenance}", file=sys.stderr)
     entry = entry_points[args.entry_point]
@@ -522,6 +556,10 @@ def _run(args, entry_points, params, source, tuned_defaults, provenance, errors)
             out.write("\n")
     if args.profile:
         ctx.report_profile()
+    if args.profile_json:
+        import json
+        with open(args.profile_json, "w") as f:
+            json.dump(ctx.profile_json(), f, indent=1)
     return 0
 
 

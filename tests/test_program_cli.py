@@ -136,3 +136,19 @@ def test_workgroup_and_grid_sizes_are_tuning_parameters(matmul, device, sizes):
     args = forced + [a for s in sizes for a in ("--param", s)]
     out = run_program(matmul, MATMUL_INPUT, "-d", device, *args).stdout
     assert out.decode() == "[[19.0f32, 22.0f32], [43.0f32, 50.0f32]]\n"
+
+
+def test_profile_reports_kernels_and_versions(matmul, device, tmp_path):
+    never = "2147483647"
+    args = [a for t in ("main.suff_outer_par_0", "main.suff_intra_par_1", "main.suff_outer_par_2",
+                        "main.suff_intra_par_3") for a in ("--param", f"{t}={never}")]
+    profile = tmp_path / "profile.json"
+    proc = run_program(matmul, MATMUL_INPUT, "-d", device, "-P", "--profile-json", str(profile), *args)
+    assert "segred_4" in proc.stderr.decode() and "main.suff_intra_par_3: false" in proc.stderr.decode()
+    import json
+    record = json.loads(profile.read_text())
+    assert record["kernels"]["segred_4"]["runs"] == 1
+    decisions = [(v["threshold"], v["outcome"], v["epar"]) for v in record["versions"]]
+    assert sorted(decisions) == [("main.suff_intra_par_1", False, 2), ("main.suff_intra_par_3", False, 2),
+                                 ("main.suff_outer_par_0", False, 2), ("main.suff_outer_par_2", False, 4)]
+    assert all(v["time_us"] > 0 for v in record["versions"])
