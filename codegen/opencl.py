@@ -655,26 +655,49 @@ class KernelWriter:
         self.emit("}")
         self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
 
+    UNROLL = 4  # elements a thread loads before combining them: independent loads keep memory busy
+
     def accumulate(self, e, lo: str, hi: str, accs: list):
-        """Each thread folds its share of [lo, hi) into its accumulators: strided when the operator is
-        commutative (coalesced), a contiguous chunk otherwise (order preserved)."""
-        k = self.fresh("k")
+        """Each thread folds its share of [lo, hi) into its accumulators, in order: strided when the
+        operator is commutative (coalesced), a contiguous chunk otherwise. The strided loop loads UNROLL
+        elements before folding them in, so that their loads are in flight together."""
+        if any(isinstance(a.type, Array) for a in e.neutral):
+            raise not_supported("a reduction of arrays")
         if e.commutative:
-            start = f"{lo} + get_local_id(0)"
-            self.emit(f"for (long {k} = {start}; {k} < {hi}; {k} += get_local_size(0)) {{")
+            start, step = f"{lo} + (long)get_local_id(0)", "(long)get_local_size(0)"
+            k = self.fresh("k")
+            last = f"{k} + {self.UNROLL - 1} * {step}"
+            self.emit(f"long {k} = {start};")
+            self.emit(f"for (; {last} < {hi}; {k} += {self.UNROLL} * {step}) {{")
+            self.indent += 1
+            values = [self.element(e, f"{k} + {j} * {step}") for j in range(self.UNROLL)]
+            for vs in values:
+                self.fold(e, accs, vs)
+            self.indent -= 1
+            self.emit("}")
+            self.emit(f"for (; {k} < {hi}; {k} += {step}) {{")
         else:
+            k = self.fresh("k")
             chunk = self.declare("long", f"(({hi}) - ({lo}) + get_local_size(0) - 1) / get_local_size(0)", "chunk")
             begin = self.declare("long", f"({lo}) + (long)get_local_id(0) * {chunk}", "begin")
             self.emit(f"for (long {k} = {begin}; {k} < min((long)({hi}), {begin} + {chunk}); {k}++) {{")
         self.indent += 1
-        inner = e.ctx[-1]
-        self.bind_elems(inner.params, inner.arrs, k)
-        with self.per_thread():
-            values = self.body(e.body)
-        for acc, r in zip(accs, self.apply_red(e.red, accs, values, None)):
-            self.emit(f"{acc} = {r};")
+        self.fold(e, accs, self.element(e, k))
         self.indent -= 1
         self.emit("}")
+
+    def element(self, e, index: str) -> list:
+        """The values that the map part of a segred computes for one element."""
+        i = self.declare("long", index, "i")
+        inner = e.ctx[-1]
+        self.bind_elems(inner.params, inner.arrs, i)
+        with self.per_thread():
+            values = self.body(e.body)
+        return [self.declare(CTYPES[a.type.name], v, "v") for a, v in zip(e.neutral, values)]
+
+    def fold(self, e, accs: list, values: list):
+        for acc, r in zip(accs, self.apply_red(e.red, accs, values, None)):
+            self.emit(f"{acc} = {r};")
 
     def group_reduce(self, red: S.Lambda, commutative: bool, accs: list, ctypes: list) -> list:
         """Combines the threads' accumulators through local memory; every thread gets the result."""
