@@ -176,13 +176,8 @@ def reductions_to_redomaps(prog: S.Program) -> S.Program:
 
 def _rename_fresh(prog: S.Program) -> S.Program:
     """Gives every bound variable a fresh name (restores global uniqueness after a pass invents names)."""
-    names = NameSource(all_names(prog))
-    funs = []
-    for f in prog.funs:
-        r = Renamer(names, {})
-        params = f.params  # parameters and size parameters keep their names: they are the interface
-        funs.append(dataclasses.replace(f, body=r.body(f.body), params=params))
-    return dataclasses.replace(prog, funs=tuple(funs))
+    names = NameSource(all_names(prog))  # parameters keep their names: they are the interface
+    return _on_bodies(prog, lambda body: Renamer(names, {}).body(body))
 
 
 # ---- G4: a reduction of arrays becomes a map of reductions over the transposed array ----
