@@ -873,19 +873,7 @@ def segscan_kernels(name: str, op: T.SegScan, loc, errors: list) -> tuple:
                            loc, errors)[0]
 
     # an inclusive scan of each segment's totals
-    w3 = KernelWriter(name + "_prefix", errors)
-    totals = [w3.array_param(f"part{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
-    w3.k.args += [("dest", i) for i in range(len(op.neutral))]
-    scanned = [w3.array_param(f"out{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
-    w3.k.args += [("flat_out", i) for i in range(len(op.neutral))]
-    w3.k.params.append("long groups_per_segment")
-    w3.k.args.append(("groups_per_segment", None))
-    for a in op.neutral:
-        if isinstance(a, S.Var):
-            w3.input_var(a)
-    for v in _free_in_lambda(op.scan).values():
-        w3.input_var(v)
-    seg3 = w3.declare("long", "get_group_id(0)", "seg")
+    w3, totals, scanned, seg3 = partials_writer(name + "_prefix", op.neutral, op.scan, errors)
     w3.env["groups_per_segment"] = "groups_per_segment"
     elems = tuple(S.Var(f"total{i}", a.type) for i, a in enumerate(op.neutral))
     arrays = tuple(S.Var(f"totals{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral))
@@ -925,19 +913,7 @@ def segred_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
         w.emit(f"if (get_local_id(0) == 0) {d.mem}[{d.offset} + {gid}] = {r};")
 
     # stage 2: one workgroup per segment folds its groups_per_segment partial results, in order
-    w2 = KernelWriter(name + "_combine", errors)
-    parts = [w2.array_param(f"part{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
-    w2.k.args += [("dest", i) for i in range(len(op.neutral))]
-    outs = [w2.array_param(f"out{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
-    w2.k.args += [("flat_out", i) for i in range(len(op.neutral))]
-    w2.k.params.append("long groups_per_segment")
-    w2.k.args.append(("groups_per_segment", None))
-    for a in op.neutral:
-        if isinstance(a, S.Var):
-            w2.input_var(a)
-    for v in _free_in_lambda(op.red).values():
-        w2.input_var(v)
-    seg2 = w2.declare("long", "get_group_id(0)", "seg")
+    w2, parts, outs, seg2 = partials_writer(name + "_combine", op.neutral, op.red, errors)
     accs2 = [w2.declare(CTYPES[a.type.name], w2.atom(a), "acc") for a in op.neutral]
     k = w2.fresh("k")
     chunk = w2.declare("long", "(groups_per_segment + get_local_size(0) - 1) / get_local_size(0)", "chunk")
@@ -953,6 +929,24 @@ def segred_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
     for o, r in zip(outs, results2):
         w2.emit(f"if (get_local_id(0) == 0) {o.mem}[{o.offset} + {seg2}] = {r};")
     return w.k, w2.k
+
+
+def partials_writer(name: str, neutral: tuple, op: S.Lambda, errors: list):
+    """A kernel over the groups_per_segment partial results of each segment (a workgroup per segment):
+    its writer, the views of its input parts and of its outputs (both flat), and the segment index."""
+    w = KernelWriter(name, errors)
+    parts = [w.array_param(f"part{i}", _flat_array(a.type)) for i, a in enumerate(neutral)]
+    w.k.args += [("dest", i) for i in range(len(neutral))]
+    outs = [w.array_param(f"out{i}", _flat_array(a.type)) for i, a in enumerate(neutral)]
+    w.k.args += [("flat_out", i) for i in range(len(neutral))]
+    w.k.params.append("long groups_per_segment")
+    w.k.args.append(("groups_per_segment", None))
+    for a in neutral:
+        if isinstance(a, S.Var):
+            w.input_var(a)
+    for v in _free_in_lambda(op).values():
+        w.input_var(v)
+    return w, parts, outs, w.declare("long", "get_group_id(0)", "seg")
 
 
 def _flat_array(t) -> Array:

@@ -546,8 +546,8 @@ def _run(args, entry_points, params, source, tuned_defaults, provenance, errors)
         with open(args.write_runtime_to, "w") as f:
             f.writelines(f"{t}\n" for t in times)
     out = sys.stdout
-    for value, ret_type in zip(results, entry.ret_types):
-        host = ctx.from_device(value) if isinstance(value, DeviceArray) else value
+    for value in results:
+        host = to_host(ctx, value)
         if args.binary_output:
             out.flush()
             write_binary(host, out.buffer)
@@ -580,8 +580,7 @@ class LibraryProgram:
         def call(*args):
             results = entry.fn(self.ctx, *entry.upload(self.ctx, list(args)))
             self.ctx.check_errors(self._errors)
-            host = tuple(self.ctx.from_device(v) if isinstance(v, DeviceArray) else v
-                         for v, t in zip(results, entry.ret_types))
+            host = tuple(to_host(self.ctx, v) for v in results)
             return host[0] if len(host) == 1 else host
         return call
 
