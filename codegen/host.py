@@ -5,7 +5,7 @@ import dataclasses
 import pathlib
 import re
 
-from codegen import opencl
+from codegen import opencl, segops
 from codegen.opencl import not_supported
 from flatten.thresholds import thresholds
 from ir.errors import CompileError
@@ -65,11 +65,12 @@ class HostWriter:
         self.size_params.append((name, "thread_block_size"))
         return f"group_size = ctx.size({name!r}, ctx.group_size, ctx.max_group_size)"
 
-    def groups_per_segment(self, kernel: str) -> str:
+    def groups_per_segment(self, kernel: str, how: str = "groups_per_segment") -> str:
+        """How many workgroups (or threads) share a segment, from the kernel's grid size."""
         name = f"{self.entry_name}.{kernel}_num_tblocks"
-        self.size_params.append((name, "grid_size"))
-        return (f"gps = groups_per_segment(segments, width, ctx.size({name!r}, ctx.num_groups, 2 ** 31 - 1), "
-                f"group_size)")
+        if (name, "grid_size") not in self.size_params:
+            self.size_params.append((name, "grid_size"))
+        return f"gps = {how}(segments, width, ctx.size({name!r}, ctx.num_groups, 2 ** 31 - 1), group_size)"
 
     def entry(self, f: S.FunDef):
         self.entry_name = f.name
@@ -268,13 +269,17 @@ class HostWriter:
                 parts.append(f"*{dests[payload]}.flat_args()")
             elif kind == "flat_out":
                 parts.append(f"*{outs[payload]}.flat_args()")
+            elif kind == "segments":
+                parts.append("np.int64(segments)")
+            elif kind == "lookback":
+                parts.append("*ctx.lookback(blocks)")
             elif kind == "error":
                 parts.append("ctx.error_buf")
             elif kind == "groups_per_segment":
                 parts.append(f"np.int64({gps})")
             elif kind == "local":
-                ctype, _ = payload
-                parts.append(f"ctx.local(group_size * {ctype_size(ctype)})")
+                ctype, per_thread = payload
+                parts.append(f"ctx.local(group_size * {per_thread * ctype_size(ctype)})")
             elif kind == "scratch":  # intermediate arrays: a region per thread (or per workgroup)
                 elem, shape, shared = payload
                 owners = "global_size // group_size" if shared else "global_size"
@@ -282,13 +287,14 @@ class HostWriter:
                 parts.append(f"ctx.scratch({size}, {NP_TYPES[elem]})")
         return "[" + ", ".join(parts) + "]"
 
-    def launch(self, kernel: opencl.Kernel, global_size: str, args: str):
-        self.emit(f"global_size = {global_size}")
-        self.emit(f"ctx.launch({kernel.name!r}, global_size, group_size, {args})")
+    def launch(self, kernel: opencl.Kernel, global_size: str, args: str, indent: int = 0):
+        pad = "    " * indent
+        self.emit(f"{pad}global_size = {global_size}")
+        self.emit(f"{pad}ctx.launch({kernel.name!r}, global_size, group_size, {args})")
 
     def segmap(self, e: T.SegMap, pat, loc):
         name = self.kernel_name("segmap")
-        k = opencl.segmap_kernel(name, e, loc, self.errors)
+        k = segops.segmap_kernel(name, e, loc, self.errors)
         self.kernels.append(k)
         outs = self.alloc_outputs(pat, e.types)
         total = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx)
@@ -303,47 +309,74 @@ class HostWriter:
 
     def segscan(self, e: T.SegScan, pat, loc):
         name = self.kernel_name("segscan")
-        scan, parts, prefix = opencl.segscan_kernels(name, e, loc, self.errors)
-        self.kernels += [scan, parts, prefix]
+        kernels = segops.segscan_kernels(name, e, loc, self.errors)
+        self.kernels += kernels
+        scan = kernels[-1]
         outs = self.alloc_outputs(pat, e.types)
-        segs = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx[:-1]) or "1"
+        total = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx)
+        per_thread = sum(ctype_size(c) * (scan.chunk + 2) + 1 for c in opencl.neutral_ctypes(e))
         self.emit(self.group_size(name))
-        self.emit(f"segments, width = {segs}, int({self.atom(e.ctx[-1].width)})")
-        self.emit(self.groups_per_segment(name))
-        totals = [f"totals{i}" for i in range(len(outs))]
-        prefixes = [f"prefixes{i}" for i in range(len(outs))]
+        self.emit(f"group_size = ctx.fit_local(group_size, {per_thread})")
+        self.emit(f"blocks = ceil_div({total}, group_size * {scan.chunk})")
+        if len(kernels) == 1:
+            self.launch(scan, "blocks * group_size", self.args(scan, outs))
+            return
+        totals, prefixes = [f"totals{i}" for i in range(len(outs))], [f"prefixes{i}" for i in range(len(outs))]
         for t, p, a in zip(totals, prefixes, e.neutral):
-            self.emit(f"{t} = ctx.empty((segments * gps,), {NP_TYPES[a.type.name]})")
-            self.emit(f"{p} = ctx.empty((segments * gps,), {NP_TYPES[a.type.name]})")
-        self.emit("if gps > 1:")
+            self.emit(f"{t} = ctx.empty((blocks,), {NP_TYPES[a.type.name]})")
+            self.emit(f"{p} = ctx.empty((blocks,), {NP_TYPES[a.type.name]})")
+        self.emit("total_flags = ctx.empty((blocks,), np.uint8)")
+        self.emit("if blocks > 1:")
         self.indent += 1
-        self.launch(parts, "segments * gps * group_size", self.args(parts, [], totals, "gps"))
-        self.launch(prefix, "segments * group_size", self.args(prefix, prefixes, totals, "gps"))
+        self.launch(kernels[0], "blocks * group_size", self.args(kernels[0], [], totals + ["total_flags"]))
+        self.launch(kernels[1], "group_size", self.args(kernels[1], prefixes, totals + ["total_flags"], "blocks"))
         self.indent -= 1
-        self.launch(scan, "segments * gps * group_size", self.args(scan, outs, prefixes, "gps"))
+        self.launch(scan, "blocks * group_size", self.args(scan, outs, prefixes))
 
     def segred(self, e: T.SegRed, pat, loc):
         name = self.kernel_name("segred")
-        k1, k2 = opencl.segred_kernels(name, e, loc, self.errors)
-        self.kernels += [k1, k2]
+        k1, k2, k3, k4 = segops.segred_kernels(name, e, loc, self.errors)
+        self.kernels += [k1, k2, k3, k4]
         outs = self.alloc_outputs(pat, e.types)
         segs = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx[:-1]) or "1"
         width = f"int({self.atom(e.ctx[-1].width)})"
         self.emit(self.group_size(name))
         self.emit(f"segments, width = {segs}, {width}")
-        self.emit(self.groups_per_segment(name))
+        strides = [host_stride(s, k3) for s in k3.inner_strides]
+        contiguous = " and ".join(f"{s} == 1" for s in strides) if None not in strides else "False"
+        self.emit(f"if segments >= 32 and (width < group_size or not ({contiguous or 'True'})):")
+        self.indent += 1  # a thread per segment (and part)
+        self.emit(self.groups_per_segment(name, "thread_parts"))
         self.emit("if gps == 1:")
-        self.indent += 1
-        self.launch(k1, "segments * group_size", self.args(k1, [], outs, "gps"))
-        self.indent -= 1
+        self.launch(k3, "ceil_div(segments, group_size) * group_size", self.args(k3, [], outs, "gps"), 1)
         self.emit("else:")
-        self.indent += 1
         parts = [f"part{i}" for i in range(len(outs))]
         for pname, a in zip(parts, e.neutral):
-            self.emit(f"{pname} = ctx.empty((segments * gps,), {NP_TYPES[a.type.name]})")
-        self.launch(k1, "segments * gps * group_size", self.args(k1, [], parts, "gps"))
-        self.launch(k2, "segments * group_size", self.args(k2, outs, parts, "gps"))
+            self.emit(f"    {pname} = ctx.empty((segments * gps,), {NP_TYPES[a.type.name]})")
+        self.launch(k3, "ceil_div(segments * gps, group_size) * group_size", self.args(k3, [], parts, "gps"), 1)
+        self.launch(k4, "ceil_div(segments, group_size) * group_size", self.args(k4, outs, parts, "gps"), 1)
         self.indent -= 1
+        self.emit("else:")  # workgroups per segment
+        self.indent += 1
+        self.emit(self.groups_per_segment(name))
+        self.emit("if gps == 1:")
+        self.launch(k1, "segments * group_size", self.args(k1, [], outs, "gps"), 1)
+        self.emit("else:")
+        for pname, a in zip(parts, e.neutral):
+            self.emit(f"    {pname} = ctx.empty((segments * gps,), {NP_TYPES[a.type.name]})")
+        self.launch(k1, "segments * gps * group_size", self.args(k1, [], parts, "gps"), 1)
+        self.launch(k2, "segments * group_size", self.args(k2, outs, parts, "gps"), 1)
+        self.indent -= 1
+
+
+def host_stride(c: str, kernel: opencl.Kernel):
+    """A stride of a kernel's view as a Python expression over the host's arrays, or None when it
+    depends on anything else."""
+    views = {payload for kind, payload in kernel.args if kind == "view"}
+    py = re.sub(r"\(\(long\)(-?\d+)L\)", r"\1", c)
+    py = re.sub(r"\b(\w+)_s(\d+)\b", lambda m: f"{m[1]}.strides[{m[2]}]" if m[1] in views else m[0], py)
+    leftover = set(re.findall(r"[A-Za-z_]\w*", py)) - views - {"strides"}
+    return None if leftover else py
 
 
 def source_name(name: str) -> str:

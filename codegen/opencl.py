@@ -97,6 +97,8 @@ class Kernel:
     params: list = field(default_factory=list)  # C parameter declarations
     args: list = field(default_factory=list)  # how the host supplies each: (kind, payload)
     lines: list = field(default_factory=list)
+    chunk: int = 1  # elements per thread of a scan kernel: the host sizes its grid by it
+    inner_strides: list = field(default_factory=list)  # a segred's: C strides of the segment's arrays
 
     def source(self) -> str:
         return f"__kernel void {self.name}({', '.join(self.params)})\n{{\n" + "\n".join(self.lines) + "\n}\n"
@@ -196,10 +198,11 @@ class KernelWriter:
         self.k.args.append(("out", i))
         return view
 
-    def local_param(self, ctype: str, elems: str) -> str:
+    def local_param(self, ctype: str, per_thread: int = 1) -> str:
+        """Local memory of per_thread elements for each thread of the workgroup."""
         name = self.fresh("local")
         self.k.params.append(f"__local {ctype} *{name}")
-        self.k.args.append(("local", (ctype, elems)))
+        self.k.args.append(("local", (ctype, per_thread)))
         return name
 
     # ---- atoms and scalar expressions ----
@@ -493,7 +496,7 @@ class KernelWriter:
         size, carrying the running total (from carry_in, else the neutral element) from block to block:
         order preserved, so any associative operator works. `dests` are the views of the segment's results."""
         ctypes = neutral_ctypes(e)
-        bufs = [self.local_param(c, "group_size") for c in ctypes]
+        bufs = [self.local_param(c) for c in ctypes]
         lid = self.declare("long", "get_local_id(0)", "lid")
         lsize = self.declare("long", "get_local_size(0)", "lsize")
         width = hi or self.atom(e.ctx[-1].width)
@@ -657,14 +660,15 @@ class KernelWriter:
 
     UNROLL = 4  # elements a thread loads before combining them: independent loads keep memory busy
 
-    def accumulate(self, e, lo: str, hi: str, accs: list):
-        """Each thread folds its share of [lo, hi) into its accumulators, in order: strided when the
-        operator is commutative (coalesced), a contiguous chunk otherwise. The strided loop loads UNROLL
-        elements before folding them in, so that their loads are in flight together."""
+    def accumulate(self, e, lo: str, hi: str, accs: list, per_thread: bool = False):
+        """Each thread folds its share of [lo, hi) into its accumulators, in order: all of it when
+        per_thread; strided across the workgroup when the operator is commutative (coalesced); a
+        contiguous chunk otherwise. The first two load UNROLL elements before folding them in, so that
+        their loads are in flight together."""
         if any(isinstance(a.type, Array) for a in e.neutral):
             raise not_supported("a reduction of arrays")
-        if e.commutative:
-            start, step = f"{lo} + (long)get_local_id(0)", "(long)get_local_size(0)"
+        if per_thread or e.commutative:
+            start, step = (lo, "1") if per_thread else (f"{lo} + (long)get_local_id(0)", "(long)get_local_size(0)")
             k = self.fresh("k")
             last = f"{k} + {self.UNROLL - 1} * {step}"
             self.emit(f"long {k} = {start};")
@@ -701,7 +705,7 @@ class KernelWriter:
 
     def group_reduce(self, red: S.Lambda, commutative: bool, accs: list, ctypes: list) -> list:
         """Combines the threads' accumulators through local memory; every thread gets the result."""
-        bufs = [self.local_param(c, "group_size") for c in ctypes]
+        bufs = [self.local_param(c) for c in ctypes]
         lid = self.declare("long", "get_local_id(0)", "lid")
         lsize = self.declare("long", "get_local_size(0)", "lsize")
         for b, acc in zip(bufs, accs):
@@ -804,161 +808,5 @@ def primcall(fn: str, args: list, arg_types: list, ret: str, loc) -> str:
     return f"(({CTYPES[ret]}){table[name]}({', '.join(args)}))"
 
 
-# ---- whole kernels ----
-
-def kernel_inputs(w: KernelWriter, op):
-    free = free_in_exp(op)
-    for v in free.values():
-        if isinstance(v.type, Scalar) and v.type.name == "i64":
-            w.input_var(v)
-    for v in free.values():
-        w.input_var(v)
-
-
-def segmap_kernel(name: str, op: T.SegMap, loc, errors: list) -> Kernel:
-    """A level-1 segmap: a thread per point of the context, or, when the body holds level-0 segops
-    (the intra-group version), a workgroup per point."""
-    w = KernelWriter(name, errors)
-    kernel_inputs(w, op)
-    outs = [w.output_param(i, t) for i, t in enumerate(op.types)]
-    total = " * ".join(f"({w.atom(b.width)})" for b in op.ctx)
-    intra = any(isinstance(s.exp, T.SEGOPS) for s in op.body.stms)
-    w.shared = intra
-    if intra:
-        flat = w.declare("long", "get_group_id(0)", "gid")
-    else:
-        flat = w.declare("long", "get_global_id(0)", "gtid")
-        w.emit(f"if ({flat} >= {total}) return;")
-    w.bind_ctx(op.ctx, flat)
-    n_ctx = len(op.ctx)
-    dests = tuple(View(o.mem, o.ctype, f"({o.offset} + {flat} * {o.strides[n_ctx - 1]})", o.dims[n_ctx:],
-                       o.strides[n_ctx:]) for o in outs)
-    results = w.body(op.body, tuple(d if d.dims else None for d in dests), group=intra)
-    for r, d in zip(results, dests):
-        if not d.dims:
-            w.emit(f"{'if (get_local_id(0) == 0) ' if intra else ''}{d.mem}[{d.offset}] = {r};")
-    return w.k
-
-
-def segscan_kernels(name: str, op: T.SegScan, loc, errors: list) -> tuple:
-    """A level-1 segscan: `groups_per_segment` workgroups per segment. With one, the group scans its segment
-    block by block. With several, each first reduces its part (the segred kernel, in order), a second
-    kernel scans each segment's partial results, and the scan kernel starts each part from the total of
-    the parts before it."""
-    w = KernelWriter(name, errors)
-    kernel_inputs(w, op)
-    outs = [w.output_param(i, t) for i, t in enumerate(op.types)]
-    prefixes = [w.array_param(f"prefix{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
-    w.k.args += [("dest", i) for i in range(len(op.neutral))]
-    w.k.params.append("long groups_per_segment")
-    w.k.args.append(("groups_per_segment", None))
-    gid = w.declare("long", "get_group_id(0)", "gid")
-    seg = w.declare("long", f"{gid} / groups_per_segment", "seg")
-    part = w.declare("long", f"{gid} % groups_per_segment", "part")
-    n_seg = len(op.ctx) - 1
-    if n_seg:
-        w.bind_ctx(op.ctx[:-1], seg)
-    rows = [View(o.mem, o.ctype, f"({o.offset} + {seg} * {o.strides[n_seg - 1]})" if n_seg else o.offset,
-                 o.dims[n_seg:], o.strides[n_seg:]) for o in outs]
-    width = w.atom(op.ctx[-1].width)
-    per_part = w.declare("long", f"(({width}) + groups_per_segment - 1) / groups_per_segment", "per_part")
-    lo = w.declare("long", f"{part} * {per_part}", "lo")
-    hi = w.declare("long", f"min((long)({width}), {lo} + {per_part})", "hi")
-    carry_in = [w.declare(c, f"{part} == 0 ? {w.atom(a)} : {p.mem}[{p.offset} + {gid} - 1]", "carry_in")
-                for c, a, p in zip(neutral_ctypes(op), op.neutral, prefixes)]
-    w.block_scan(op, seg, rows, lo, hi, carry_in)
-
-    # the parts' totals, in order: the segred kernel's first stage
-    parts = segred_kernels(name + "_parts", T.SegRed(1, op.ctx, op.scan, op.neutral, op.body, (), False),
-                           loc, errors)[0]
-
-    # an inclusive scan of each segment's totals
-    w3, totals, scanned, seg3 = partials_writer(name + "_prefix", op.neutral, op.scan, errors)
-    w3.env["groups_per_segment"] = "groups_per_segment"
-    elems = tuple(S.Var(f"total{i}", a.type) for i, a in enumerate(op.neutral))
-    arrays = tuple(S.Var(f"totals{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral))
-    for arr, t in zip(arrays, totals):
-        w3.env[arr.name] = View(t.mem, t.ctype, f"({t.offset} + {seg3} * groups_per_segment)", ("groups_per_segment",),
-                                ("1",))
-    over_parts = T.SegScan(1, (T.Binding(S.Var("groups_per_segment", Scalar("i64")), elems, arrays),), op.scan,
-                           op.neutral, S.Body((), elems), ())
-    w3.block_scan(over_parts, seg3, [View(o.mem, o.ctype, f"({o.offset} + {seg3} * groups_per_segment)",
-                                          ("groups_per_segment",), ("1",)) for o in scanned])
-    return w.k, parts, w3.k
-
-
-def segred_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
-    """A level-1 segred: `groups_per_segment` workgroups per segment each reduce a part of it; when there
-    are several, a second kernel combines the parts in order."""
-    w = KernelWriter(name, errors)
-    kernel_inputs(w, op)
-    dests = [w.array_param(f"dest{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
-    for i in range(len(op.neutral)):
-        w.k.args.append(("dest", i))
-    w.k.params.append("long groups_per_segment")
-    w.k.args.append(("groups_per_segment", None))
-    gid = w.declare("long", "get_group_id(0)", "gid")
-    seg = w.declare("long", f"{gid} / groups_per_segment", "seg")
-    part = w.declare("long", f"{gid} % groups_per_segment", "part")
-    if len(op.ctx) > 1:
-        w.bind_ctx(op.ctx[:-1], seg)
-    width = w.atom(op.ctx[-1].width)
-    per_part = w.declare("long", f"(({width}) + groups_per_segment - 1) / groups_per_segment", "per_part")
-    lo = w.declare("long", f"{part} * {per_part}", "lo")
-    hi = w.declare("long", f"min((long)({width}), {lo} + {per_part})", "hi")
-    accs = [w.declare(CTYPES[a.type.name], w.atom(a), "acc") for a in op.neutral]
-    w.accumulate(op, lo, hi, accs)
-    results = w.group_reduce(op.red, op.commutative, accs, neutral_ctypes(op))
-    for d, r in zip(dests, results):
-        w.emit(f"if (get_local_id(0) == 0) {d.mem}[{d.offset} + {gid}] = {r};")
-
-    # stage 2: one workgroup per segment folds its groups_per_segment partial results, in order
-    w2, parts, outs, seg2 = partials_writer(name + "_combine", op.neutral, op.red, errors)
-    accs2 = [w2.declare(CTYPES[a.type.name], w2.atom(a), "acc") for a in op.neutral]
-    k = w2.fresh("k")
-    chunk = w2.declare("long", "(groups_per_segment + get_local_size(0) - 1) / get_local_size(0)", "chunk")
-    w2.emit(f"for (long {k} = (long)get_local_id(0) * {chunk}; {k} < min(groups_per_segment, "
-            f"((long)get_local_id(0) + 1) * {chunk}); {k}++) {{")
-    w2.indent += 1
-    values = [w2.declare(p.ctype, f"{p.mem}[{p.offset} + {seg2} * groups_per_segment + {k}]", "v") for p in parts]
-    for acc, r in zip(accs2, w2.apply_red(op.red, accs2, values, loc)):
-        w2.emit(f"{acc} = {r};")
-    w2.indent -= 1
-    w2.emit("}")
-    results2 = w2.group_reduce(op.red, False, accs2, neutral_ctypes(op))
-    for o, r in zip(outs, results2):
-        w2.emit(f"if (get_local_id(0) == 0) {o.mem}[{o.offset} + {seg2}] = {r};")
-    return w.k, w2.k
-
-
-def partials_writer(name: str, neutral: tuple, op: S.Lambda, errors: list):
-    """A kernel over the groups_per_segment partial results of each segment (a workgroup per segment):
-    its writer, the views of its input parts and of its outputs (both flat), and the segment index."""
-    w = KernelWriter(name, errors)
-    parts = [w.array_param(f"part{i}", _flat_array(a.type)) for i, a in enumerate(neutral)]
-    w.k.args += [("dest", i) for i in range(len(neutral))]
-    outs = [w.array_param(f"out{i}", _flat_array(a.type)) for i, a in enumerate(neutral)]
-    w.k.args += [("flat_out", i) for i in range(len(neutral))]
-    w.k.params.append("long groups_per_segment")
-    w.k.args.append(("groups_per_segment", None))
-    for a in neutral:
-        if isinstance(a, S.Var):
-            w.input_var(a)
-    for v in _free_in_lambda(op).values():
-        w.input_var(v)
-    return w, parts, outs, w.declare("long", "get_group_id(0)", "seg")
-
-
-def _flat_array(t) -> Array:
-    """A one-dimensional buffer of partial or final results, indexed flat."""
-    return Array(t, ("n_flat",))
-
-
 def neutral_ctypes(op) -> list:
     return [CTYPES[a.type.name] for a in op.neutral]
-
-
-def _free_in_lambda(lam: S.Lambda) -> dict:
-    from ir.analysis import free_in_body
-    bound = {p.name for p in lam.params}
-    return {n: v for n, v in free_in_body(lam.body).items() if n not in bound}

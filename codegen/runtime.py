@@ -5,6 +5,7 @@ comparisons, launches kernels, and implements the executable's command line (doc
 Only the standard library, numpy and pyopencl may be imported here.
 """
 import argparse
+import math
 import os
 import sys
 import time
@@ -27,11 +28,12 @@ class ProgramError(Exception):
 
 class DeviceArray:
     """An array in device memory: a buffer with an element offset and strides (a view)."""
-    __slots__ = ("buf", "shape", "strides", "offset", "dtype")
+    __slots__ = ("buf", "shape", "strides", "offset", "dtype", "_args")
 
     def __init__(self, buf, shape, dtype, strides=None, offset=0):
         self.buf, self.shape, self.dtype, self.offset = buf, tuple(int(d) for d in shape), np.dtype(dtype), offset
         self.strides = tuple(strides) if strides is not None else row_major_strides(self.shape)
+        self._args = None
 
     def permute(self, perm):
         rest = tuple(range(len(perm), len(self.shape)))
@@ -40,7 +42,9 @@ class DeviceArray:
                            [self.strides[i] for i in order], self.offset)
 
     def kernel_args(self):
-        return [self.buf, np.int64(self.offset)] + [np.int64(s) for s in self.strides]
+        if self._args is None:  # an array is passed to many kernels: its arguments are made once
+            self._args = [self.buf, np.int64(self.offset)] + [np.int64(s) for s in self.strides]
+        return self._args
 
     def flat_args(self):
         """Arguments for a kernel that indexes this (contiguous) array as one dimension."""
@@ -87,6 +91,21 @@ class DeviceState:
         self.error_buf = cl.Buffer(self.cl_ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
                                    hostbuf=np.zeros(8, np.int64))
         self.last_args = {}  # kernel name -> the keys of the arguments it was last launched with
+        # The single-pass scan's block statuses, tagged with the launch's epoch so that they never need
+        # clearing, and its block counters (reset by each launch's last block).
+        self.scan_status, self.scan_blocks, self.scan_epoch = None, 0, 0
+        self.scan_counters = cl.Buffer(self.cl_ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                                       hostbuf=np.zeros(2, np.uint32))
+
+    def lookback(self, queue, blocks):
+        """The arguments of a single-pass scan over `blocks` blocks."""
+        if blocks > self.scan_blocks or self.scan_epoch + 1 >= 2 ** 29:
+            self.scan_blocks = max(blocks, 2 * self.scan_blocks, 1024)
+            self.scan_status = cl.Buffer(self.cl_ctx, cl.mem_flags.READ_WRITE, self.scan_blocks * 8)
+            cl.enqueue_fill_buffer(queue, self.scan_status, np.uint64(0), 0, self.scan_blocks * 8)
+            self.scan_epoch = 0
+        self.scan_epoch += 1
+        return [self.scan_status, self.scan_counters, np.uint64(self.scan_epoch)]
 
 
 _DEVICE_STATES = {}
@@ -158,8 +177,8 @@ class Context:
 
     def empty(self, shape, dtype):
         shape = tuple(int(d) for d in shape)
-        nbytes = max(int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize, 1)
-        return DeviceArray(self.pool.allocate(nbytes), shape, dtype)
+        dtype = np.dtype(dtype)
+        return DeviceArray(self.pool.allocate(max(math.prod(shape) * dtype.itemsize, 1)), shape, dtype)
 
     def scratch(self, count, dtype):
         """Global memory for intermediate arrays inside kernels."""
@@ -193,7 +212,8 @@ class Context:
         # only the arguments that changed since this kernel's last launch are set.
         last = self.last_args.setdefault(name, [None] * len(args))
         for i, arg in enumerate(args):
-            key = arg_key(arg)
+            kind = type(arg)
+            key = arg.item() if kind in SCALAR_TYPES else arg.size if kind is cl.LocalMemory else arg.int_ptr
             if last[i] != key:
                 kernel.set_arg(i, arg)
                 last[i] = key
@@ -220,6 +240,13 @@ class Context:
 
     def local(self, nbytes):
         return cl.LocalMemory(max(int(nbytes), 1))
+
+    def fit_local(self, group_size, bytes_per_thread):
+        """The largest workgroup size up to group_size whose local memory fits the device."""
+        return max(1, min(group_size, (self.local_mem_size - 256) // bytes_per_thread))
+
+    def lookback(self, blocks):
+        return self.device_state.lookback(self.queue, blocks)
 
     # ---- which version runs (recorded with -P) ----
 
@@ -255,14 +282,10 @@ class Context:
                 "versions": self.version_log}
 
 
-def arg_key(arg):
-    """What identifies a kernel argument's value: a buffer's handle, a scalar's type and bytes, a local
-    memory size."""
-    if isinstance(arg, cl.LocalMemory):
-        return ("local", arg.size)
-    if isinstance(arg, np.generic):
-        return (arg.dtype.char, arg.tobytes())
-    return ("mem", arg.int_ptr)
+# Kernel arguments of these types are identified by their value; buffers by their handle, local memory
+# by its size. An argument's type is the same at every launch.
+SCALAR_TYPES = {np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float32,
+                np.float64}
 
 
 def ceil_div(a, b):
@@ -439,6 +462,12 @@ def groups_per_segment(segments, width, num_groups, group_size):
     if segments == 0 or segments >= num_groups:
         return 1
     return max(1, min(ceil_div(num_groups, segments), ceil_div(width, group_size)))
+
+
+def thread_parts(segments, width, num_groups, group_size):
+    """With a thread per segment: how many threads share one, so that the grid has about num_groups
+    workgroups, each thread folding at least 32 elements."""
+    return max(1, min(ceil_div(num_groups * group_size, segments), width // 32))
 
 
 # ---- the executable ----

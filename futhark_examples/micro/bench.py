@@ -35,22 +35,46 @@ def load(name: str, directory: pathlib.Path):
     return module
 
 
-def best_time(module, device, args, runs):
-    """(best microseconds over the versions, the assignment that gave it)."""
+def size_settings(module, sweep: bool) -> list:
+    """Workgroup and grid sizes to try: the defaults, or with --sweep a grid of them."""
+    if not sweep:
+        return [{}]
+    blocks = [n for n, cls in module.PARAMS if cls == "thread_block_size"]
+    grids = [n for n, cls in module.PARAMS if cls == "grid_size"]
+    settings = []
+    for group_size in (128, 256, 512, 1024):
+        for groups in ((None, 528, 1056, 2112) if grids else (None,)):
+            setting = {n: group_size for n in blocks}
+            setting.update({n: groups for n in grids if groups})
+            settings.append(setting)
+    return settings
+
+
+def best_time(module, device, args, runs, expected, sweep=False):
+    """(best microseconds over the versions and size settings, the parameters that gave it); every
+    result is checked against numpy's."""
     names = [n for n, cls in module.PARAMS if cls.startswith("threshold")]
     best = (float("inf"), None)
     for values in itertools.product((1, NEVER), repeat=len(names)):
-        params = dict(zip(names, values))
-        lib = module.load(device=device, overrides=params)
-        ctx, entry = lib.ctx, module.ENTRY_POINTS["main"]
-        dev_args = entry.upload(ctx, args)
-        for run in range(runs + 1):
-            ctx.queue.finish()
-            start = time.perf_counter()
-            entry.fn(ctx, *dev_args)
-            ctx.queue.finish()
-            if run:
-                best = min(best, ((time.perf_counter() - start) * 1e6, params), key=lambda b: b[0])
+        for sizes in size_settings(module, sweep):
+            params = dict(zip(names, values), **sizes)
+            lib = module.load(device=device, overrides=params)
+            ctx, entry = lib.ctx, module.ENTRY_POINTS["main"]
+            dev_args = entry.upload(ctx, args)
+            mine = float("inf")
+            for run in range(runs + 1):
+                ctx.queue.finish()
+                start = time.perf_counter()
+                (result,) = entry.fn(ctx, *dev_args)
+                ctx.queue.finish()
+                if run:
+                    mine = min(mine, (time.perf_counter() - start) * 1e6)
+            got = ctx.from_device(result) if hasattr(result, "buf") else result
+            if not np.allclose(got, expected, rtol=1e-3, atol=1e-2 * np.sqrt(max(np.size(args[0]), 1))):
+                raise SystemExit(f"{module.__name__} {params}: wrong result")
+            if sweep:
+                print(json.dumps({"module": module.__name__, "params": params, "us": round(mine, 1)}), flush=True)
+            best = min(best, (mine, params), key=lambda b: b[0])
     return best
 
 
@@ -111,32 +135,39 @@ def main(argv=None):
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("-d", "--device")
     ap.add_argument("--json", type=pathlib.Path)
+    ap.add_argument("--sweep", action="store_true", help="also try a grid of workgroup and grid sizes")
+    ap.add_argument("--only", help="comma-separated benchmarks to run")
     args = ap.parse_args(argv)
     n = args.elements
     side = int(round(n ** 0.5))
     rng = np.random.default_rng(0)
     flat = rng.uniform(-1, 1, n).astype(np.float32)
-    cases = {  # name: (inputs, bytes moved)
-        "map_add": ([flat, flat[::-1].copy()], 3 * n * 4),
-        "reduce_sum": ([flat], n * 4),
-        "scan_sum": ([flat], 2 * n * 4),
-        "row_sums": ([flat[:side * side].reshape(side, side)], side * side * 4),
-        "col_sums": ([flat[:side * side].reshape(side, side)], side * side * 4),
-        "seg_scan": ([flat[:(n // 100) * 100].reshape(n // 100, 100)], 2 * (n // 100) * 100 * 4),
+    square = flat[:side * side].reshape(side, side)
+    rows100 = flat[:(n // 100) * 100].reshape(n // 100, 100)
+    cases = {  # name: (inputs, bytes moved, numpy's result)
+        "map_add": ([flat, flat[::-1].copy()], 3 * n * 4, lambda: flat + flat[::-1]),
+        "reduce_sum": ([flat], n * 4, lambda: flat.sum(dtype=np.float64)),
+        "scan_sum": ([flat], 2 * n * 4, lambda: np.cumsum(flat, dtype=np.float64)),
+        "row_sums": ([square], side * side * 4, lambda: square.sum(axis=1, dtype=np.float64)),
+        "col_sums": ([square], side * side * 4, lambda: square.sum(axis=0, dtype=np.float64)),
+        "seg_scan": ([rows100], 2 * rows100.size * 4, lambda: np.cumsum(rows100, axis=1, dtype=np.float64)),
     }
+    if args.only:
+        cases = {k: v for k, v in cases.items() if k in args.only.split(",")}
     copy_us = copy_time(args.device, n, args.runs)
     copy_bw = 2 * n * 4 / copy_us / 1e3
     rows = [{"benchmark": "device copy", "us": round(copy_us, 1), "GB/s": round(copy_bw, 1), "of copy": 1.0}]
     with tempfile.TemporaryDirectory() as tmp:
         modules = {}
-        for name, (inputs, moved) in cases.items():
+        for name, (inputs, moved, expected) in cases.items():
             modules[name] = load(name, pathlib.Path(tmp))
-            us, params = best_time(modules[name], args.device, inputs, args.runs)
+            us, params = best_time(modules[name], args.device, inputs, args.runs, expected(), args.sweep)
             bw = moved / us / 1e3
             rows.append({"benchmark": name, "us": round(us, 1), "GB/s": round(bw, 1),
                          "of copy": round(bw / copy_bw, 3), "version": params})
             print(json.dumps(rows[-1]), flush=True)
-        bare, ours = launch_overhead(args.device, modules["map_add"])
+        bare, ours = launch_overhead(args.device, modules["map_add"] if "map_add" in modules
+                                     else load("map_add", pathlib.Path(tmp)))
     import pyopencl as cl
     from codegen.runtime import choose_device
     device_name = choose_device(None, args.device).name

@@ -1,0 +1,531 @@
+"""Whole kernels for the level-1 segmented operations: a segmap's, a segred's (per workgroup or per thread,
+and the combination of partial results) and a segscan's (a single pass with decoupled look-back, or three
+passes for operators whose values do not fit in one status word)."""
+
+from ir import source as S
+from ir import target as T
+from ir.analysis import free_in_body, free_in_exp
+from ir.types import Array, Scalar
+from codegen.opencl import CTYPES, Kernel, KernelWriter, View, neutral_ctypes
+
+
+def kernel_inputs(w: KernelWriter, op):
+    free = free_in_exp(op)
+    for v in free.values():
+        if isinstance(v.type, Scalar) and v.type.name == "i64":
+            w.input_var(v)
+    for v in free.values():
+        w.input_var(v)
+
+
+def segmap_kernel(name: str, op: T.SegMap, loc, errors: list) -> Kernel:
+    """A level-1 segmap: a thread per point of the context, or, when the body holds level-0 segops
+    (the intra-group version), a workgroup per point."""
+    w = KernelWriter(name, errors)
+    kernel_inputs(w, op)
+    outs = [w.output_param(i, t) for i, t in enumerate(op.types)]
+    total = " * ".join(f"({w.atom(b.width)})" for b in op.ctx)
+    intra = any(isinstance(s.exp, T.SEGOPS) for s in op.body.stms)
+    w.shared = intra
+    if intra:
+        flat = w.declare("long", "get_group_id(0)", "gid")
+    else:
+        flat = w.declare("long", "get_global_id(0)", "gtid")
+        w.emit(f"if ({flat} >= {total}) return;")
+    w.bind_ctx(op.ctx, flat)
+    n_ctx = len(op.ctx)
+    dests = tuple(View(o.mem, o.ctype, f"({o.offset} + {flat} * {o.strides[n_ctx - 1]})", o.dims[n_ctx:],
+                       o.strides[n_ctx:]) for o in outs)
+    results = w.body(op.body, tuple(d if d.dims else None for d in dests), group=intra)
+    for r, d in zip(results, dests):
+        if not d.dims:
+            w.emit(f"{'if (get_local_id(0) == 0) ' if intra else ''}{d.mem}[{d.offset}] = {r};")
+    return w.k
+
+
+# ---- segscan ----
+#
+# The scan runs over the flat index space of all segments. A workgroup scans a block of
+# group_size * chunk consecutive elements: they are loaded coalesced into local memory, each thread
+# scans its chunk sequentially, the threads' totals are scanned in local memory, and the block's prefix
+# comes either from a decoupled look-back over the blocks before it (one pass; for one value of at most
+# 32 bits, published with its status in one 64-bit word) or from a scan of the blocks' totals computed by
+# two earlier kernels. Segment starts reset the running value: the operator is lifted to (flag, value)
+# pairs, so segments of any length, and several per block, need nothing else.
+
+STATUS_AGGREGATE, STATUS_PREFIX = 1, 2
+PACKED_BITS = {"f32": ("as_uint({})", "as_float((uint)({}))"), "i32": ("(uint)({})", "(int)(uint)({})"),
+               "u32": ("(uint)({})", "(uint)({})"), "i16": ("(uint)(ushort)({})", "(short)(ushort)({})"),
+               "u16": ("(uint)({})", "(ushort)({})"), "i8": ("(uint)(uchar)({})", "(char)(uchar)({})"),
+               "u8": ("(uint)({})", "(uchar)({})"), "bool": ("(uint)({})", "(uchar)({})")}
+CTYPE_BYTES = {"char": 1, "uchar": 1, "short": 2, "ushort": 2, "int": 4, "uint": 4, "float": 4, "long": 8,
+               "ulong": 8, "double": 8}
+
+
+def scan_chunk(op) -> int:
+    """Elements per thread: about 64 bytes of values, which keeps a block in local memory."""
+    return max(1, min(16, 64 // sum(CTYPE_BYTES[c] for c in neutral_ctypes(op))))
+
+
+def uses_lookback(op) -> bool:
+    return len(op.neutral) == 1 and op.neutral[0].type.name in PACKED_BITS
+
+
+def segscan_kernels(name: str, op: T.SegScan, loc, errors: list) -> tuple:
+    """The kernels of a level-1 segscan, in launch order: the single-pass scan, or the blocks' totals,
+    their scan, and the scan that starts each block from its prefix."""
+    if uses_lookback(op):
+        return (scan_kernel(name, op, errors, "lookback"),)
+    return (scan_kernel(name + "_totals", op, errors, "totals"), block_prefix_kernel(name + "_prefix", op, errors),
+            scan_kernel(name, op, errors, "carry"))
+
+
+class Lifted:
+    """The scan operator lifted to (segment-start flag, values) pairs; without segments, the operator."""
+
+    def __init__(self, w: KernelWriter, op, segmented: bool):
+        self.w, self.op, self.segmented = w, op, segmented
+
+    def combine_into(self, later: list, later_flag, earlier: list, earlier_flag):
+        """later := earlier (+) later, in place (C variables)."""
+        w = self.w
+        if self.segmented:
+            w.emit(f"if (!{later_flag}) {{")
+            w.indent += 1
+        for v, r in zip(later, w.apply_red(self.op.scan, list(earlier), list(later), None)):
+            w.emit(f"{v} = {r};")
+        if self.segmented:
+            w.indent -= 1
+            w.emit("}")
+            w.emit(f"{later_flag} |= {earlier_flag};")
+
+    def group_scan(self, values: list, flag) -> tuple:
+        """An inclusive scan of the threads' (flag, values) in local memory (Hillis-Steele). Returns the
+        local arrays (values, flags): thread t's inclusive result is at t."""
+        w = self.w
+        ctypes = neutral_ctypes(self.op)
+        bufs = [w.local_param(c) for c in ctypes]
+        fbuf = w.local_param("uchar") if self.segmented else None
+        for b, v in zip(bufs, values):
+            w.emit(f"{b}[lid] = {v};")
+        if fbuf:
+            w.emit(f"{fbuf}[lid] = {flag};")
+        w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+        s = w.fresh("s")
+        w.emit(f"for (long {s} = 1; {s} < lsize; {s} <<= 1) {{")
+        w.indent += 1
+        ys = [w.declare(c, f"{b}[lid]", "y") for c, b in zip(ctypes, bufs)]
+        fy = w.declare("uchar", f"{fbuf}[lid]", "fy") if fbuf else None
+        w.emit(f"if (lid >= {s}) {{")
+        w.indent += 1
+        xs = [w.declare(c, f"{b}[lid - {s}]", "x") for c, b in zip(ctypes, bufs)]
+        fx = w.declare("uchar", f"{fbuf}[lid - {s}]", "fx") if fbuf else None
+        self.combine_into(ys, fy, xs, fx)
+        w.indent -= 1
+        w.emit("}")
+        w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+        for b, y in zip(bufs, ys):
+            w.emit(f"{b}[lid] = {y};")
+        if fbuf:
+            w.emit(f"{fbuf}[lid] = {fy};")
+        w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+        w.indent -= 1
+        w.emit("}")
+        return bufs, fbuf
+
+
+def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
+    """mode: "lookback" (the single pass), "totals" (each block's (flag, values) total only) or "carry"
+    (the scan, each block starting from the inclusive prefix of the blocks before it)."""
+    w = KernelWriter(name, errors)
+    kernel_inputs(w, op)
+    ctypes = neutral_ctypes(op)
+    chunk = w.k.chunk = scan_chunk(op)
+    segmented = len(op.ctx) > 1
+    lifted = Lifted(w, op, segmented)
+    neutral = [w.atom(a) for a in op.neutral]
+    outs = [w.output_param(i, t) for i, t in enumerate(op.types)] if mode != "totals" else []
+    if mode == "totals":
+        totals = [w.array_param(f"total{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
+        total_flags = w.array_param("total_flags", _flat_array(Scalar("bool")))
+        w.k.args += [("dest", i) for i in range(len(op.neutral) + 1)]
+    elif mode == "carry":
+        prefixes = [w.array_param(f"prefix{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
+        w.k.args += [("dest", i) for i in range(len(op.neutral))]
+    else:
+        w.k.params += ["__global volatile ulong *status", "__global volatile uint *counters", "ulong epoch"]
+        w.k.args.append(("lookback", None))
+    elems = [w.local_param(c, chunk + 1) for c in ctypes]
+    w.emit("const long lid = get_local_id(0), lsize = get_local_size(0);")
+    width = w.declare("long", w.atom(op.ctx[-1].width), "width")
+    segments = " * ".join(f"({w.atom(b.width)})" for b in op.ctx[:-1]) or "1"
+    n = w.declare("long", f"{segments} * {width}", "n")
+    if mode == "lookback":  # blocks numbered in the order they start, so that every wait ends
+        w.emit("__local uint block_shared;")
+        w.emit("if (lid == 0) block_shared = atomic_inc(&counters[0]);")
+        w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+        block = w.declare("long", "(long)block_shared", "block")
+    else:
+        block = w.declare("long", "get_group_id(0)", "block")
+    start = w.declare("long", f"{block} * lsize * {chunk}", "start")
+
+    def slot(x):  # one padding element per chunk: the threads' chunk-wise accesses avoid bank conflicts
+        return x if chunk == 1 else f"(({x}) + ({x}) / {chunk})"
+
+    # load the block, coalesced: element j * lsize + lid of the block
+    k = w.declare("long", f"{start} + lid", "k")
+    if segmented:
+        seg = w.declare("long", f"{k} / {width}", "seg")
+        w.emit(f"{k} = {k} % {width};")
+        seg_step = w.declare("long", f"lsize / {width}", "seg_step")
+        k_step = w.declare("long", f"lsize % {width}", "k_step")
+    for j in range(chunk):
+        here = slot(f"{j} * lsize + lid")
+        w.emit(f"if ({start} + {j} * lsize + lid < {n}) {{")
+        w.indent += 1
+        if segmented:
+            w.bind_ctx(op.ctx[:-1], seg)
+        inner = op.ctx[-1]
+        w.bind_elems(inner.params, inner.arrs, k)
+        with w.per_thread():
+            values = w.body(op.body)
+        for b, v in zip(elems, values):
+            w.emit(f"{b}[{here}] = {v};")
+        w.indent -= 1
+        w.emit("} else {")
+        for b, v in zip(elems, neutral):
+            w.emit(f"  {b}[{here}] = {v};")
+        w.emit("}")
+        if j + 1 < chunk:
+            if segmented:
+                w.emit(f"{k} += {k_step}; {seg} += {seg_step};")
+                w.emit(f"if ({k} >= {width}) {{ {k} -= {width}; {seg}++; }}")
+            else:
+                w.emit(f"{k} += lsize;")
+    w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+
+    # each thread scans its chunk in place
+    base = w.declare("long", f"{start} + lid * {chunk}", "base")
+    first_k = w.declare("long", f"{base} % {width}", "first_k") if segmented else None
+    accs = [w.declare(c, v, "acc") for c, v in zip(ctypes, neutral)]
+    flag = w.declare("uchar", "0", "flag") if segmented else None
+    kk = w.declare("long", first_k, "kk") if segmented else None
+    for j in range(chunk):
+        here = slot(f"lid * {chunk} + {j}")
+        xs = [w.declare(c, f"{b}[{here}]", "x") for c, b in zip(ctypes, elems)]
+        if segmented:
+            w.emit(f"if ({kk} == 0) {{")
+            for acc, x in zip(accs, xs):
+                w.emit(f"  {acc} = {x};")
+            w.emit(f"  {flag} = 1;")
+            w.emit("} else {")
+            w.indent += 1
+        for acc, r in zip(accs, w.apply_red(op.scan, list(accs), xs, None)):
+            w.emit(f"{acc} = {r};")
+        if segmented:
+            w.indent -= 1
+            w.emit("}")
+            w.emit(f"if (++{kk} == {width}) {kk} = 0;")
+        for b, acc in zip(elems, accs):
+            w.emit(f"{b}[{here}] = {acc};")
+
+    # the threads' totals, scanned: thread t starts from the total of threads 0..t-1
+    tots, tflags = lifted.group_scan(accs, flag)
+    agg = [w.declare(c, f"{b}[lsize - 1]", "agg") for c, b in zip(ctypes, tots)]
+    agg_flag = w.declare("uchar", f"{tflags}[lsize - 1]", "agg_flag") if segmented else "0"
+    if mode == "totals":
+        w.emit("if (lid == 0) {")
+        for t, a in zip(totals, agg):
+            w.emit(f"  {t.mem}[{t.offset} + {block}] = {a};")
+        w.emit(f"  {total_flags.mem}[{total_flags.offset} + {block}] = {agg_flag};")
+        w.emit("}")
+        return w.k
+    prefix = [w.declare(c, v, "prefix") for c, v in zip(ctypes, neutral)]
+    if mode == "carry":
+        w.emit(f"if ({block} > 0) {{")
+        for p, pre in zip(prefix, prefixes):
+            w.emit(f"  {p} = {pre.mem}[{pre.offset} + {block} - 1];")
+        w.emit("}")
+    else:
+        shared = [w.fresh("prefix_shared") for _ in ctypes]
+        w.emit(f"__local {ctypes[0]} {shared[0]};")
+        w.emit("if (lid == 0) {")
+        w.indent += 1
+        lookback(w, op, lifted, block, agg, agg_flag, prefix)
+        w.emit(f"{shared[0]} = {prefix[0]};")
+        w.indent -= 1
+        w.emit("}")
+        w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+        w.emit(f"{prefix[0]} = {shared[0]};")
+
+    # thread t's carry: the block's prefix and the totals of threads 0..t-1
+    carry = [w.declare(c, p, "carry") for c, p in zip(ctypes, prefix)]
+    w.emit("if (lid > 0) {")
+    w.indent += 1
+    before = [w.declare(c, f"{b}[lid - 1]", "before") for c, b in zip(ctypes, tots)]
+    if segmented:
+        w.emit(f"if ({tflags}[lid - 1]) {{")
+        for c, b in zip(carry, before):
+            w.emit(f"  {c} = {b};")
+        w.emit("} else {")
+        w.indent += 1
+    for c, r in zip(carry, w.apply_red(op.scan, list(carry), before, None)):
+        w.emit(f"{c} = {r};")
+    if segmented:
+        w.indent -= 1
+        w.emit("}")
+    w.indent -= 1
+    w.emit("}")
+    if segmented:
+        w.emit(f"{kk} = {first_k};")
+        live = w.declare("uchar", "1", "live")
+    for j in range(chunk):  # up to the first segment start in the chunk
+        here = slot(f"lid * {chunk} + {j}")
+        if segmented:
+            if j:
+                w.emit(f"if (++{kk} == {width}) {kk} = 0;")
+            w.emit(f"if ({kk} == 0) {live} = 0;")
+            w.emit(f"if ({live}) {{")
+            w.indent += 1
+        xs = [w.declare(c, f"{b}[{here}]", "x") for c, b in zip(ctypes, elems)]
+        for b, r in zip(elems, w.apply_red(op.scan, list(carry), xs, None)):
+            w.emit(f"{b}[{here}] = {r};")
+        if segmented:
+            w.indent -= 1
+            w.emit("}")
+    w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+    if mode == "lookback":  # the last block to finish resets the block numbering for the next launch
+        w.emit("if (lid == 0 && atomic_inc(&counters[1]) == get_num_groups(0) - 1) { counters[0] = 0; counters[1] = 0; }")
+    for j in range(chunk):
+        w.emit(f"if ({start} + {j} * lsize + lid < {n}) {{")
+        for o, b in zip(outs, elems):
+            w.emit(f"  {o.mem}[{o.offset} + {start} + {j} * lsize + lid] = {b}[{slot(f'{j} * lsize + lid')}];")
+        w.emit("}")
+    return w.k
+
+
+def lookback(w: KernelWriter, op, lifted: Lifted, block: str, agg: list, agg_flag: str, prefix: list):
+    """Thread 0 publishes the block's total, folds in the totals of the blocks before it, newest first,
+    until one has published its inclusive prefix (or starts a segment), and publishes its own prefix. A
+    status word is (epoch << 35 | flag << 34 | status << 32 | value bits); words of earlier launches hold
+    another epoch, so the statuses need no clearing."""
+    t = op.neutral[0].type.name
+    pack, unpack = PACKED_BITS[t]
+    ctype = neutral_ctypes(op)[0]
+
+    def publish(status, value, flag):
+        w.emit(f"status[{block}] = (epoch << 35) | ((ulong)({flag}) << 34) | ((ulong){status} << 32) | "
+               f"(ulong){pack.format(value)};")
+
+    w.emit(f"if ({block} == 0 || {agg_flag}) {{")
+    w.indent += 1
+    publish(STATUS_PREFIX, agg[0], agg_flag)
+    w.indent -= 1
+    w.emit("} else {")
+    w.indent += 1
+    publish(STATUS_AGGREGATE, agg[0], agg_flag)
+    w.indent -= 1
+    w.emit("}")
+    w.emit(f"if ({block} > 0) {{")
+    w.indent += 1
+    pflag = w.declare("uchar", "0", "pflag")
+    j = w.declare("long", f"{block} - 1", "j")
+    w.emit("while (1) {")
+    w.indent += 1
+    word = w.fresh("word")
+    w.emit(f"ulong {word};")
+    w.emit(f"do {{ {word} = status[{j}]; }} while (({word} >> 35) != epoch || (({word} >> 32) & 3) == 0);")
+    earlier = w.declare(ctype, unpack.format(f"{word} & 0xffffffffUL"), "earlier")
+    eflag = w.declare("uchar", f"({word} >> 34) & 1", "eflag")
+    lifted.combine_into(prefix, pflag if lifted.segmented else None, [earlier], eflag)
+    w.emit(f"if ((({word} >> 32) & 3) == {STATUS_PREFIX} || {pflag} || {eflag}) break;")
+    w.emit(f"{j}--;")
+    w.indent -= 1
+    w.emit("}")
+    w.emit(f"if (!{agg_flag}) {{")
+    w.indent += 1
+    inclusive = w.apply_red(op.scan, list(prefix), list(agg), None)
+    publish(STATUS_PREFIX, inclusive[0], pflag)
+    w.indent -= 1
+    w.emit("}")
+    w.indent -= 1
+    w.emit("}")
+
+
+def block_prefix_kernel(name: str, op: T.SegScan, errors: list) -> Kernel:
+    """One workgroup scans the blocks' (flag, values) totals: each thread a contiguous run of them."""
+    w, totals, outs, _ = partials_writer(name, op.neutral, op.scan, errors)
+    flags = w.array_param("total_flags", _flat_array(Scalar("bool")))
+    w.k.args.append(("dest", len(op.neutral)))
+    segmented = len(op.ctx) > 1
+    lifted = Lifted(w, op, segmented)
+    ctypes = neutral_ctypes(op)
+    neutral = [w.atom(a) for a in op.neutral]
+    w.emit("const long lid = get_local_id(0), lsize = get_local_size(0);")
+    per = w.declare("long", "(groups_per_segment + lsize - 1) / lsize", "per")
+    lo = w.declare("long", f"lid * {per}", "lo")
+    hi = w.declare("long", f"min(groups_per_segment, {lo} + {per})", "hi")
+
+    def fold_run(accs, flag, write):
+        i = w.fresh("i")
+        w.emit(f"for (long {i} = {lo}; {i} < {hi}; {i}++) {{")
+        w.indent += 1
+        xs = [w.declare(c, f"{t.mem}[{t.offset} + {i}]", "x") for c, t in zip(ctypes, totals)]
+        fx = w.declare("uchar", f"{flags.mem}[{flags.offset} + {i}]", "fx") if segmented else None
+        if segmented:  # accs := accs (+) x, computed into x
+            lifted.combine_into(xs, fx, accs, flag)
+            for a, x in zip(accs, xs):
+                w.emit(f"{a} = {x};")
+            w.emit(f"{flag} = {fx};")
+        else:
+            lifted.combine_into(xs, None, accs, None)
+            for a, x in zip(accs, xs):
+                w.emit(f"{a} = {x};")
+        if write:
+            for o, a in zip(outs, accs):
+                w.emit(f"{o.mem}[{o.offset} + {i}] = {a};")
+        w.indent -= 1
+        w.emit("}")
+
+    accs = [w.declare(c, v, "acc") for c, v in zip(ctypes, neutral)]
+    flag = w.declare("uchar", "0", "flag") if segmented else None
+    fold_run(accs, flag, False)
+    tots, tflags = lifted.group_scan(accs, flag)
+    for a, v in zip(accs, neutral):
+        w.emit(f"{a} = {v};")
+    if segmented:
+        w.emit(f"{flag} = 0;")
+    w.emit("if (lid > 0) {")
+    for a, t in zip(accs, tots):
+        w.emit(f"  {a} = {t}[lid - 1];")
+    if segmented:
+        w.emit(f"  {flag} = {tflags}[lid - 1];")
+    w.emit("}")
+    fold_run(accs, flag, True)
+    return w.k
+
+
+def segred_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
+    """The kernels of a level-1 segred. Per workgroup: `groups_per_segment` workgroups per segment each
+    reduce a part of it, and when there are several a second kernel combines the parts in order. Per
+    thread, for many segments that are short or strided in memory (a transposed view): thread t reduces a
+    part of segment t % segments, so neighbouring threads read neighbouring segments, and a second kernel
+    combines the parts. The host chooses between them at run time from the inner strides."""
+    return segred_group_kernels(name, op, loc, errors) + segred_thread_kernels(name + "_threads", op, loc, errors)
+
+
+def segred_group_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
+    w = KernelWriter(name, errors)
+    kernel_inputs(w, op)
+    dests = [w.array_param(f"dest{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
+    for i in range(len(op.neutral)):
+        w.k.args.append(("dest", i))
+    w.k.params.append("long groups_per_segment")
+    w.k.args.append(("groups_per_segment", None))
+    gid = w.declare("long", "get_group_id(0)", "gid")
+    seg = w.declare("long", f"{gid} / groups_per_segment", "seg")
+    part = w.declare("long", f"{gid} % groups_per_segment", "part")
+    if len(op.ctx) > 1:
+        w.bind_ctx(op.ctx[:-1], seg)
+    width = w.atom(op.ctx[-1].width)
+    per_part = w.declare("long", f"(({width}) + groups_per_segment - 1) / groups_per_segment", "per_part")
+    lo = w.declare("long", f"{part} * {per_part}", "lo")
+    hi = w.declare("long", f"min((long)({width}), {lo} + {per_part})", "hi")
+    accs = [w.declare(CTYPES[a.type.name], w.atom(a), "acc") for a in op.neutral]
+    w.accumulate(op, lo, hi, accs)
+    results = w.group_reduce(op.red, op.commutative, accs, neutral_ctypes(op))
+    for d, r in zip(dests, results):
+        w.emit(f"if (get_local_id(0) == 0) {d.mem}[{d.offset} + {gid}] = {r};")
+
+    # stage 2: one workgroup per segment folds its groups_per_segment partial results, in order
+    w2, parts, outs, seg2 = partials_writer(name + "_combine", op.neutral, op.red, errors)
+    accs2 = [w2.declare(CTYPES[a.type.name], w2.atom(a), "acc") for a in op.neutral]
+    k = w2.fresh("k")
+    chunk = w2.declare("long", "(groups_per_segment + get_local_size(0) - 1) / get_local_size(0)", "chunk")
+    w2.emit(f"for (long {k} = (long)get_local_id(0) * {chunk}; {k} < min(groups_per_segment, "
+            f"((long)get_local_id(0) + 1) * {chunk}); {k}++) {{")
+    w2.indent += 1
+    values = [w2.declare(p.ctype, f"{p.mem}[{p.offset} + {seg2} * groups_per_segment + {k}]", "v") for p in parts]
+    for acc, r in zip(accs2, w2.apply_red(op.red, accs2, values, loc)):
+        w2.emit(f"{acc} = {r};")
+    w2.indent -= 1
+    w2.emit("}")
+    results2 = w2.group_reduce(op.red, False, accs2, neutral_ctypes(op))
+    for o, r in zip(outs, results2):
+        w2.emit(f"if (get_local_id(0) == 0) {o.mem}[{o.offset} + {seg2}] = {r};")
+    return w.k, w2.k
+
+
+def segred_thread_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
+    """Thread t reduces part t / segments of segment t % segments; its result goes to element t of the
+    destination (the output itself when there is one part)."""
+    w = KernelWriter(name, errors)
+    kernel_inputs(w, op)
+    dests = [w.array_param(f"dest{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
+    w.k.args += [("dest", i) for i in range(len(op.neutral))]
+    w.k.params.append("long groups_per_segment")  # here: parts per segment
+    w.k.args.append(("groups_per_segment", None))
+    segments = w.declare("long", " * ".join(f"({w.atom(b.width)})" for b in op.ctx[:-1]) or "1", "segments")
+    gtid = w.declare("long", "get_global_id(0)", "gtid")
+    w.emit(f"if ({gtid} >= {segments} * groups_per_segment) return;")
+    seg = w.declare("long", f"{gtid} % {segments}", "seg")
+    part = w.declare("long", f"{gtid} / {segments}", "part")
+    if len(op.ctx) > 1:
+        w.bind_ctx(op.ctx[:-1], seg)
+    w.k.inner_strides = [w.env[a.name].strides[0] for a in op.ctx[-1].arrs]
+    width = w.atom(op.ctx[-1].width)
+    per_part = w.declare("long", f"(({width}) + groups_per_segment - 1) / groups_per_segment", "per_part")
+    lo = w.declare("long", f"{part} * {per_part}", "lo")
+    hi = w.declare("long", f"min((long)({width}), {lo} + {per_part})", "hi")
+    accs = [w.declare(CTYPES[a.type.name], w.atom(a), "acc") for a in op.neutral]
+    w.accumulate(op, lo, hi, accs, per_thread=True)
+    for d, acc in zip(dests, accs):
+        w.emit(f"{d.mem}[{d.offset} + {gtid}] = {acc};")
+
+    # stage 2: thread s folds the parts of segment s, in order
+    w2, parts, outs, _ = partials_writer(name + "_combine", op.neutral, op.red, errors)
+    w2.k.params.append("long segments")
+    w2.k.args.append(("segments", None))
+    seg2 = w2.declare("long", "get_global_id(0)", "seg")
+    w2.emit(f"if ({seg2} >= segments) return;")
+    accs2 = [w2.declare(CTYPES[a.type.name], w2.atom(a), "acc") for a in op.neutral]
+    k = w2.fresh("k")
+    w2.emit(f"for (long {k} = 0; {k} < groups_per_segment; {k}++) {{")
+    w2.indent += 1
+    values = [w2.declare(p.ctype, f"{p.mem}[{p.offset} + {k} * segments + {seg2}]", "v") for p in parts]
+    for acc, r in zip(accs2, w2.apply_red(op.red, accs2, values, loc)):
+        w2.emit(f"{acc} = {r};")
+    w2.indent -= 1
+    w2.emit("}")
+    for o, acc in zip(outs, accs2):
+        w2.emit(f"{o.mem}[{o.offset} + {seg2}] = {acc};")
+    return w.k, w2.k
+
+
+def partials_writer(name: str, neutral: tuple, op: S.Lambda, errors: list):
+    """A kernel over the groups_per_segment partial results of each segment: its writer, the views of
+    its input parts and of its outputs (both flat), and the segment index when a workgroup has one."""
+    w = KernelWriter(name, errors)
+    parts = [w.array_param(f"part{i}", _flat_array(a.type)) for i, a in enumerate(neutral)]
+    w.k.args += [("dest", i) for i in range(len(neutral))]
+    outs = [w.array_param(f"out{i}", _flat_array(a.type)) for i, a in enumerate(neutral)]
+    w.k.args += [("flat_out", i) for i in range(len(neutral))]
+    w.k.params.append("long groups_per_segment")
+    w.k.args.append(("groups_per_segment", None))
+    for a in neutral:
+        if isinstance(a, S.Var):
+            w.input_var(a)
+    for v in _free_in_lambda(op).values():
+        w.input_var(v)
+    return w, parts, outs, "get_group_id(0)"
+
+
+def _flat_array(t) -> Array:
+    """A one-dimensional buffer of partial or final results, indexed flat."""
+    return Array(t, ("n_flat",))
+
+
+def _free_in_lambda(lam: S.Lambda) -> dict:
+    from ir.analysis import free_in_body
+    bound = {p.name for p in lam.params}
+    return {n: v for n, v in free_in_body(lam.body).items() if n not in bound}
