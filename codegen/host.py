@@ -59,11 +59,13 @@ class HostWriter:
 
     # ---- entries ----
 
-    def group_size(self, kernel: str) -> str:
-        """The workgroup size of a kernel: its own tuning parameter, else the device default."""
+    def group_size(self, kernel: str, kernels: list) -> str:
+        """The workgroup size of a segop's kernels: its own tuning parameter, else the device default, and
+        no more than every one of them can be launched with (registers)."""
         name = f"{self.entry_name}.{kernel}_tblock_size"
         self.size_params.append((name, "thread_block_size"))
-        return f"group_size = ctx.size({name!r}, ctx.group_size, ctx.max_group_size)"
+        names = tuple(k.name for k in kernels)
+        return f"group_size = ctx.kernel_group_size({names!r}, ctx.size({name!r}, ctx.group_size, ctx.max_group_size))"
 
     def groups_per_segment(self, kernel: str, how: str = "groups_per_segment") -> str:
         """How many workgroups (or threads) share a segment, from the kernel's grid size."""
@@ -261,8 +263,8 @@ class HostWriter:
             if kind == "view":
                 parts.append(f"*{payload}.kernel_args()")
             elif kind == "scalar":
-                name, t = payload
-                parts.append(f"{NP_STORAGE[t]}(to_host(ctx, {name}))")
+                name, t = payload  # a Python number: the launch converts it to the parameter's type
+                parts.append(f"{'float' if t in ('f32', 'f64') else 'int'}(to_host(ctx, {name}))")
             elif kind == "out":
                 parts.append(f"*{outs[payload]}.kernel_args()")
             elif kind == "dest":
@@ -270,13 +272,13 @@ class HostWriter:
             elif kind == "flat_out":
                 parts.append(f"*{outs[payload]}.flat_args()")
             elif kind == "segments":
-                parts.append("np.int64(segments)")
+                parts.append("segments")
             elif kind == "lookback":
                 parts.append("*ctx.lookback(blocks)")
             elif kind == "error":
                 parts.append("ctx.error_buf")
             elif kind == "groups_per_segment":
-                parts.append(f"np.int64({gps})")
+                parts.append(gps)
             elif kind == "local":
                 ctype, per_thread = payload
                 parts.append(f"ctx.local(group_size * {per_thread * ctype_size(ctype)})")
@@ -304,7 +306,7 @@ class HostWriter:
             self.emit(f"group_size = min(max({widths}, 1), ctx.max_group_size)")
             self.launch(k, f"{total} * group_size", self.args(k, outs))
         else:
-            self.emit(self.group_size(name))
+            self.emit(self.group_size(name, [k]))
             self.launch(k, f"ceil_div({total}, group_size) * group_size", self.args(k, outs))
 
     def segscan(self, e: T.SegScan, pat, loc):
@@ -315,7 +317,7 @@ class HostWriter:
         outs = self.alloc_outputs(pat, e.types)
         total = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx)
         per_thread = sum(ctype_size(c) * (scan.chunk + 2) + 1 for c in opencl.neutral_ctypes(e))
-        self.emit(self.group_size(name))
+        self.emit(self.group_size(name, kernels))
         self.emit(f"group_size = ctx.fit_local(group_size, {per_thread})")
         self.emit(f"blocks = ceil_div({total}, group_size * {scan.chunk})")
         if len(kernels) == 1:
@@ -340,7 +342,7 @@ class HostWriter:
         outs = self.alloc_outputs(pat, e.types)
         segs = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx[:-1]) or "1"
         width = f"int({self.atom(e.ctx[-1].width)})"
-        self.emit(self.group_size(name))
+        self.emit(self.group_size(name, [k1, k2, k3, k4]))
         self.emit(f"segments, width = {segs}, {width}")
         strides = [host_stride(s, k3) for s in k3.inner_strides]
         contiguous = " and ".join(f"{s} == 1" for s in strides) if None not in strides else "False"
@@ -367,6 +369,17 @@ class HostWriter:
         self.launch(k1, "segments * gps * group_size", self.args(k1, [], parts, "gps"), 1)
         self.launch(k2, "segments * group_size", self.args(k2, outs, parts, "gps"), 1)
         self.indent -= 1
+
+
+C_SCALARS = {"char": "np.int8", "short": "np.int16", "int": "np.int32", "long": "np.int64", "uchar": "np.uint8",
+             "ushort": "np.uint16", "uint": "np.uint32", "ulong": "np.uint64", "float": "np.float32",
+             "double": "np.float64"}
+
+
+def kernel_arg_types(kernel: opencl.Kernel) -> str:
+    """Python source: the numpy type of each scalar parameter of a kernel (None for buffers and local
+    memory)."""
+    return "(" + "".join(f"{'None' if '*' in p else C_SCALARS[p.split()[-2]]}, " for p in kernel.params) + ")"
 
 
 def host_stride(c: str, kernel: opencl.Kernel):
@@ -474,6 +487,8 @@ def generate_program(target: S.Program, source_name: str, tuned=None, provenance
         f"PARAMS = {params!r}",
         "",
         f"KERNEL_ERRORS = {w.errors!r}",
+        "",
+        "KERNEL_ARG_TYPES.update({" + ", ".join(f"{k.name!r}: {kernel_arg_types(k)}" for k in w.kernels) + "})",
         "",
         TUNED_BEGIN,
         f"TUNED_DEFAULTS = {dict(tuned or {})!r}",

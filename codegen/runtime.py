@@ -43,12 +43,12 @@ class DeviceArray:
 
     def kernel_args(self):
         if self._args is None:  # an array is passed to many kernels: its arguments are made once
-            self._args = [self.buf, np.int64(self.offset)] + [np.int64(s) for s in self.strides]
+            self._args = [self.buf, self.offset, *self.strides]
         return self._args
 
     def flat_args(self):
         """Arguments for a kernel that indexes this (contiguous) array as one dimension."""
-        return [self.buf, np.int64(self.offset), np.int64(1)]
+        return [self.buf, self.offset, 1]
 
 
 def row_major_strides(shape):
@@ -91,6 +91,7 @@ class DeviceState:
         self.error_buf = cl.Buffer(self.cl_ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
                                    hostbuf=np.zeros(8, np.int64))
         self.last_args = {}  # kernel name -> the keys of the arguments it was last launched with
+        self.group_limits = {}  # kernel name -> the most threads a workgroup of it can have
         # The single-pass scan's block statuses, tagged with the launch's epoch so that they never need
         # clearing, and its block counters (reset by each launch's last block).
         self.scan_status, self.scan_blocks, self.scan_epoch = None, 0, 0
@@ -105,7 +106,7 @@ class DeviceState:
             cl.enqueue_fill_buffer(queue, self.scan_status, np.uint64(0), 0, self.scan_blocks * 8)
             self.scan_epoch = 0
         self.scan_epoch += 1
-        return [self.scan_status, self.scan_counters, np.uint64(self.scan_epoch)]
+        return [self.scan_status, self.scan_counters, self.scan_epoch]
 
 
 _DEVICE_STATES = {}
@@ -131,7 +132,7 @@ class Context:
         cus = self.device.max_compute_units
         self.default_threshold = default_threshold or (GPU_DEFAULT_THRESHOLD if self.is_gpu else cus)
         self.group_size = min(default_group_size or (256 if self.is_gpu else 32), self.max_group_size)
-        self.num_groups = (4 if self.is_gpu else 1) * cus
+        self.num_groups = (8 if self.is_gpu else 1) * cus  # enough resident threads to keep memory busy
         self.values = {}
         for name, cls in params:
             self.values[name] = self.default_threshold if cls.startswith("threshold") else 0
@@ -211,11 +212,12 @@ class Context:
         # Setting an argument costs more than launching (on some drivers several microseconds each), so
         # only the arguments that changed since this kernel's last launch are set.
         last = self.last_args.setdefault(name, [None] * len(args))
+        types = KERNEL_ARG_TYPES[name]
         for i, arg in enumerate(args):
             kind = type(arg)
-            key = arg.item() if kind in SCALAR_TYPES else arg.size if kind is cl.LocalMemory else arg.int_ptr
+            key = arg if kind is int or kind is float else arg.size if kind is cl.LocalMemory else arg.int_ptr
             if last[i] != key:
-                kernel.set_arg(i, arg)
+                kernel.set_arg(i, types[i](arg) if types[i] else arg)
                 last[i] = key
         event = cl.enqueue_nd_range_kernel(self.queue, kernel, (int(global_size),), (int(local_size),))
         if self.profile:
@@ -240,6 +242,16 @@ class Context:
 
     def local(self, nbytes):
         return cl.LocalMemory(max(int(nbytes), 1))
+
+    def kernel_group_size(self, names, group_size):
+        """group_size, or less where one of the kernels cannot be launched with that many threads."""
+        limits = self.device_state.group_limits
+        for name in names:
+            if name not in limits:
+                limits[name] = self.kernels[name].get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE,
+                                                                      self.device)
+            group_size = min(group_size, limits[name])
+        return group_size
 
     def fit_local(self, group_size, bytes_per_thread):
         """The largest workgroup size up to group_size whose local memory fits the device."""
@@ -282,10 +294,9 @@ class Context:
                 "versions": self.version_log}
 
 
-# Kernel arguments of these types are identified by their value; buffers by their handle, local memory
-# by its size. An argument's type is the same at every launch.
-SCALAR_TYPES = {np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float32,
-                np.float64}
+# Per kernel, the numpy type of each scalar parameter (None for memory): scalar arguments are passed as
+# Python numbers, which are cheap to compare with the last launch's, and converted when they change.
+KERNEL_ARG_TYPES = {}
 
 
 def ceil_div(a, b):
@@ -465,9 +476,10 @@ def groups_per_segment(segments, width, num_groups, group_size):
 
 
 def thread_parts(segments, width, num_groups, group_size):
-    """With a thread per segment: how many threads share one, so that the grid has about num_groups
-    workgroups, each thread folding at least 32 elements."""
-    return max(1, min(ceil_div(num_groups * group_size, segments), width // 32))
+    """With a thread per segment: how many threads share one, so that the grid has about num_groups / 2
+    workgroups (the parts are combined by a thread per segment: few are cheaper), each thread folding at
+    least 32 elements."""
+    return max(1, min(ceil_div(num_groups * group_size // 2, segments), width // 32))
 
 
 # ---- the executable ----

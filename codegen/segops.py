@@ -54,6 +54,7 @@ def segmap_kernel(name: str, op: T.SegMap, loc, errors: list) -> Kernel:
 # pairs, so segments of any length, and several per block, need nothing else.
 
 STATUS_AGGREGATE, STATUS_PREFIX = 1, 2
+LOOKBACK = 16  # statuses read at once
 PACKED_BITS = {"f32": ("as_uint({})", "as_float((uint)({}))"), "i32": ("(uint)({})", "(int)(uint)({})"),
                "u32": ("(uint)({})", "(uint)({})"), "i16": ("(uint)(ushort)({})", "(short)(ushort)({})"),
                "u16": ("(uint)({})", "(ushort)({})"), "i8": ("(uint)(uchar)({})", "(char)(uchar)({})"),
@@ -249,12 +250,8 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
     else:
         shared = [w.fresh("prefix_shared") for _ in ctypes]
         w.emit(f"__local {ctypes[0]} {shared[0]};")
-        w.emit("if (lid == 0) {")
-        w.indent += 1
         lookback(w, op, lifted, block, agg, agg_flag, prefix)
-        w.emit(f"{shared[0]} = {prefix[0]};")
-        w.indent -= 1
-        w.emit("}")
+        w.emit(f"if (lid == 0) {shared[0]} = {prefix[0]};")
         w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
         w.emit(f"{prefix[0]} = {shared[0]};")
 
@@ -305,9 +302,10 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
 
 
 def lookback(w: KernelWriter, op, lifted: Lifted, block: str, agg: list, agg_flag: str, prefix: list):
-    """Thread 0 publishes the block's total, folds in the totals of the blocks before it, newest first,
-    until one has published its inclusive prefix (or starts a segment), and publishes its own prefix. A
-    status word is (epoch << 35 | flag << 34 | status << 32 | value bits); words of earlier launches hold
+    """Thread 0 publishes the block's total, reads the statuses of the LOOKBACK blocks before it at once
+    (their loads in flight together), and folds their totals in, newest first, until one has published
+    its inclusive prefix (or starts a segment), moving back LOOKBACK blocks at a time; then it publishes
+    its own prefix. A status word is (epoch << 35 | flag << 34 | status << 32 | value bits); words of earlier launches hold
     another epoch, so the statuses need no clearing."""
     t = op.neutral[0].type.name
     pack, unpack = PACKED_BITS[t]
@@ -317,29 +315,39 @@ def lookback(w: KernelWriter, op, lifted: Lifted, block: str, agg: list, agg_fla
         w.emit(f"status[{block}] = (epoch << 35) | ((ulong)({flag}) << 34) | ((ulong){status} << 32) | "
                f"(ulong){pack.format(value)};")
 
-    w.emit(f"if ({block} == 0 || {agg_flag}) {{")
+    w.emit(f"if (lid == 0 && ({block} == 0 || {agg_flag})) {{")
     w.indent += 1
     publish(STATUS_PREFIX, agg[0], agg_flag)
     w.indent -= 1
-    w.emit("} else {")
+    w.emit("} else if (lid == 0) {")
     w.indent += 1
     publish(STATUS_AGGREGATE, agg[0], agg_flag)
     w.indent -= 1
     w.emit("}")
-    w.emit(f"if ({block} > 0) {{")
+    w.emit(f"if (lid == 0 && {block} > 0) {{")
     w.indent += 1
     pflag = w.declare("uchar", "0", "pflag")
-    j = w.declare("long", f"{block} - 1", "j")
-    w.emit("while (1) {")
+    done = w.declare("uchar", "0", "done")
+    newest = w.declare("long", f"{block} - 1", "newest")
+    w.emit(f"while (!{done}) {{")
     w.indent += 1
-    word = w.fresh("word")
-    w.emit(f"ulong {word};")
-    w.emit(f"do {{ {word} = status[{j}]; }} while (({word} >> 35) != epoch || (({word} >> 32) & 3) == 0);")
-    earlier = w.declare(ctype, unpack.format(f"{word} & 0xffffffffUL"), "earlier")
-    eflag = w.declare("uchar", f"({word} >> 34) & 1", "eflag")
-    lifted.combine_into(prefix, pflag if lifted.segmented else None, [earlier], eflag)
-    w.emit(f"if ((({word} >> 32) & 3) == {STATUS_PREFIX} || {pflag} || {eflag}) break;")
-    w.emit(f"{j}--;")
+    words = [w.declare("ulong", f"{newest} >= {i} ? status[{newest} - {i}] : 0", "word") for i in range(LOOKBACK)]
+    for i, word in enumerate(words):  # newest first, waiting only for a status not yet published
+        w.emit(f"if (!{done}) {{")
+        w.indent += 1
+        w.emit(f"if ({newest} < {i}) {done} = 1;")
+        w.emit(f"else {{")
+        w.indent += 1
+        w.emit(f"while (({word} >> 35) != epoch || (({word} >> 32) & 3) == 0) {word} = status[{newest} - {i}];")
+        earlier = w.declare(ctype, unpack.format(f"{word} & 0xffffffffUL"), "earlier")
+        eflag = w.declare("uchar", f"({word} >> 34) & 1", "eflag")
+        lifted.combine_into(prefix, pflag if lifted.segmented else None, [earlier], eflag)
+        w.emit(f"if ((({word} >> 32) & 3) == {STATUS_PREFIX} || {pflag} || {eflag}) {done} = 1;")
+        w.indent -= 1
+        w.emit("}")
+        w.indent -= 1
+        w.emit("}")
+    w.emit(f"{newest} -= {LOOKBACK};")
     w.indent -= 1
     w.emit("}")
     w.emit(f"if (!{agg_flag}) {{")

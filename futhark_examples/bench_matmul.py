@@ -58,7 +58,15 @@ def time_version(module, device, params, xss, yss, runs):
         best = min(best, (time.perf_counter() - start) * 1e6)
         if run == 1 and best > 1e5:  # a version this slow is far from the best: two runs tell
             break
-    return best, ctx.from_device(result), ctx.device.name
+    profiled = module.load(device=device, overrides=params, profile=True)
+    pargs = entry.upload(profiled.ctx, [xss, yss])
+    entry.fn(profiled.ctx, *pargs)
+    profiled.ctx.queue.finish()
+    profiled.ctx.kernel_times.clear()
+    entry.fn(profiled.ctx, *pargs)
+    profiled.ctx.queue.finish()
+    kernels = sum(total for total, _ in profiled.ctx.kernel_times.values())
+    return best, kernels, ctx.from_device(result), ctx.device.name
 
 
 def time_cupy(xss, yss, runs):
@@ -97,9 +105,10 @@ def main(argv=None):
             expected = (xss.astype(np.float64) @ yss.astype(np.float64))
             row = {"X": x, "shape": f"[{n}][{m}]x[{m}][{n}]"}
             for name, params in VERSIONS.items():
-                us, got, device_name = time_version(module, args.device, params, xss, yss, args.runs)
+                us, kernel_us, got, device_name = time_version(module, args.device, params, xss, yss, args.runs)
                 ok = np.allclose(got, expected, rtol=1e-3, atol=1e-3 * np.sqrt(m))
                 row[name] = round(us, 1) if ok else f"wrong ({us:.0f})"
+                row[name + " kernels"] = round(kernel_us, 1)
             row["cupy"] = time_cupy(xss, yss, args.runs)
             rows.append(row)
             print(json.dumps(row), flush=True)

@@ -1,5 +1,7 @@
-"""Reductions and scans split over several workgroups per segment (as on a GPU with many compute units),
-with small workgroups, agree with numpy: the parts are combined in order."""
+"""Reductions and scans split over several workgroups or threads per segment (as on a GPU with many
+compute units), with small workgroups, agree with numpy: the parts are combined in order. Scans of one
+narrow value take the single pass with look-back; of 64-bit values or tuples, three passes; segmented or
+not. Column reductions read a transposed view with a thread (or several) per column."""
 
 import importlib.util
 
@@ -13,6 +15,12 @@ entry sum [n] (xs: [n]i64): i64 = reduce (+) 0 xs
 entry prefix [n] (xs: [n]i64): [n]i64 = scan (+) 0 xs
 entry last_nonzero [n] (xs: [n]i32): [n]i32 = scan (\\a b -> if b == 0 then a else b) 0 xs
 entry row_prefix [n][m] (xss: [n][m]i64): [n][m]i64 = map (\\xs -> scan (+) 0 xs) xss
+entry row_prefix32 [n][m] (xss: [n][m]i32): [n][m]i32 = map (\\xs -> scan (+) 0 xs) xss
+entry pair_prefix [n] (xs: [n]i32): ([n]i32, [n]i32) =
+  unzip (scan (\\(a, b) (c, d) -> (a + c, if d == 0 then b else d)) (0, 0) (zip xs xs))
+entry col_sums [n][m] (xss: [n][m]i64): [m]i64 = map (\\col -> reduce (+) 0 col) (transpose xss)
+entry col_last [n][m] (xss: [n][m]i32): [m]i32 =
+  map (\\col -> reduce (\\a b -> if b == 0 then a else b) 0 col) (transpose xss)
 """
 
 
@@ -38,7 +46,8 @@ def last_nonzero(xs):
 @pytest.mark.parametrize("groups, group_size", [(1, 1), (3, 4), (16, 8), (64, 32)])
 @pytest.mark.parametrize("n", [0, 1, 7, 1000, 4099])
 def test_parts_combine_in_order(module, device, groups, group_size, n):
-    lib = module.load(device=device, overrides={name: 2 ** 31 - 1 for name, _ in module.PARAMS})
+    lib = module.load(device=device, overrides={name: 2 ** 31 - 1 for name, cls in module.PARAMS
+                                                 if cls.startswith("threshold")})
     lib.ctx.num_groups, lib.ctx.group_size = groups, group_size
     xs = (np.arange(n, dtype=np.int64) * 7919) % 13 - 6
     assert lib.sum(xs) == xs.sum()
@@ -47,6 +56,14 @@ def test_parts_combine_in_order(module, device, groups, group_size, n):
     np.testing.assert_array_equal(lib.last_nonzero(ys), last_nonzero(ys))
     xss = xs[: (n // 7) * 7].reshape(-1, 7) if n >= 7 else np.zeros((0, 7), np.int64)
     np.testing.assert_array_equal(lib.row_prefix(xss), np.cumsum(xss, axis=1))
+    np.testing.assert_array_equal(lib.row_prefix32(xss.astype(np.int32)), np.cumsum(xss, axis=1))
+    sums, lasts = lib.pair_prefix(ys)
+    np.testing.assert_array_equal(sums, np.cumsum(ys))
+    np.testing.assert_array_equal(lasts, last_nonzero(ys))
+    wide = xs[: (n // 41) * 41].reshape(-1, 41) if n >= 41 else np.zeros((0, 41), np.int64)
+    np.testing.assert_array_equal(lib.col_sums(wide), wide.sum(axis=0))
+    wide32 = (wide * (np.arange(wide.size).reshape(wide.shape) % 3 == 0)).astype(np.int32)
+    np.testing.assert_array_equal(lib.col_last(wide32), [last_nonzero(c)[-1] if len(c) else 0 for c in wide32.T])
 
 
 def test_a_version_that_cannot_launch_falls_back_with_one_warning(tmp_path, device, capsys):

@@ -78,6 +78,19 @@ def best_time(module, device, args, runs, expected, sweep=False):
     return best
 
 
+def kernel_time(module, device, params, args) -> float:
+    """Microseconds the kernels of one call take on the device (OpenCL events), without the host's."""
+    lib = module.load(device=device, overrides=params, profile=True)
+    ctx, entry = lib.ctx, module.ENTRY_POINTS["main"]
+    dev_args = entry.upload(ctx, args)
+    entry.fn(ctx, *dev_args)
+    ctx.queue.finish()
+    ctx.kernel_times.clear()
+    entry.fn(ctx, *dev_args)
+    ctx.queue.finish()
+    return sum(total for total, _ in ctx.kernel_times.values())
+
+
 def copy_time(device, n, runs):
     import pyopencl as cl
     from codegen.runtime import choose_device
@@ -163,8 +176,9 @@ def main(argv=None):
             modules[name] = load(name, pathlib.Path(tmp))
             us, params = best_time(modules[name], args.device, inputs, args.runs, expected(), args.sweep)
             bw = moved / us / 1e3
+            kernels_us = kernel_time(modules[name], args.device, params, inputs)
             rows.append({"benchmark": name, "us": round(us, 1), "GB/s": round(bw, 1),
-                         "of copy": round(bw / copy_bw, 3), "version": params})
+                         "of copy": round(bw / copy_bw, 3), "kernel us": round(kernels_us, 1), "version": params})
             print(json.dumps(rows[-1]), flush=True)
         bare, ours = launch_overhead(args.device, modules["map_add"] if "map_add" in modules
                                      else load("map_add", pathlib.Path(tmp)))
@@ -172,9 +186,9 @@ def main(argv=None):
     from codegen.runtime import choose_device
     device_name = choose_device(None, args.device).name
     print(f"device: {device_name}")
-    print(f"{'benchmark':<12} {'us':>10} {'GB/s':>8} {'of copy':>8}")
+    print(f"{'benchmark':<12} {'us':>10} {'GB/s':>8} {'of copy':>8} {'kernel us':>10}")
     for r in rows:
-        print(f"{r['benchmark']:<12} {r['us']:>10} {r['GB/s']:>8} {r['of copy']:>8}")
+        print(f"{r['benchmark']:<12} {r['us']:>10} {r['GB/s']:>8} {r['of copy']:>8} {r.get('kernel us', ''):>10}")
     print(f"launch: bare pyopencl {bare:.1f} us, one-kernel entry call {ours:.1f} us")
     if args.json:
         args.json.write_text(json.dumps({"device": device_name, "rows": rows, "bare_launch_us": bare,
