@@ -475,6 +475,15 @@ def groups_per_segment(segments, width, num_groups, group_size):
     return max(1, min(ceil_div(num_groups, segments), ceil_div(width, group_size)))
 
 
+def segment_group_size(group_size, width):
+    """A workgroup per segment: at most group_size threads, fewer for short segments so that each
+    thread folds about 64 elements (the workgroup's final combination costs more with more threads)."""
+    fitting = 32
+    while fitting * 2 <= min(group_size, width // 64):
+        fitting *= 2
+    return min(group_size, fitting)
+
+
 def thread_parts(segments, width, num_groups, group_size):
     """With a thread per segment: how many threads share one, so that the grid has about num_groups / 2
     workgroups (the parts are combined by a thread per segment: few are cheaper), each thread folding at
