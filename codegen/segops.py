@@ -100,6 +100,24 @@ class Lifted:
             w.emit("}")
             w.emit(f"{later_flag} |= {earlier_flag};")
 
+    def fold_unless(self, accs: list, xs: list, reset, on_reset: str = ""):
+        """accs := xs when the C condition `reset` holds (a segment starts; then also the statement
+        on_reset), else accs := accs (+) xs; without segments, always the latter."""
+        w = self.w
+        if self.segmented:
+            w.emit(f"if ({reset}) {{")
+            for acc, x in zip(accs, xs):
+                w.emit(f"  {acc} = {x};")
+            if on_reset:
+                w.emit(f"  {on_reset}")
+            w.emit("} else {")
+            w.indent += 1
+        for acc, r in zip(accs, w.apply_red(self.op.scan, list(accs), list(xs), None)):
+            w.emit(f"{acc} = {r};")
+        if self.segmented:
+            w.indent -= 1
+            w.emit("}")
+
     def group_scan(self, values: list, flag) -> tuple:
         """An inclusive scan of the threads' (flag, values) in local memory (Hillis-Steele). Returns the
         local arrays (values, flags): thread t's inclusive result is at t."""
@@ -214,18 +232,8 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
     for j in range(chunk):
         here = slot(f"lid * {chunk} + {j}")
         xs = [w.declare(c, f"{b}[{here}]", "x") for c, b in zip(ctypes, elems)]
+        lifted.fold_unless(accs, xs, f"{kk} == 0", f"{flag} = 1;")
         if segmented:
-            w.emit(f"if ({kk} == 0) {{")
-            for acc, x in zip(accs, xs):
-                w.emit(f"  {acc} = {x};")
-            w.emit(f"  {flag} = 1;")
-            w.emit("} else {")
-            w.indent += 1
-        for acc, r in zip(accs, w.apply_red(op.scan, list(accs), xs, None)):
-            w.emit(f"{acc} = {r};")
-        if segmented:
-            w.indent -= 1
-            w.emit("}")
             w.emit(f"if (++{kk} == {width}) {kk} = 0;")
         for b, acc in zip(elems, accs):
             w.emit(f"{b}[{here}] = {acc};")
@@ -260,17 +268,7 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
     w.emit("if (lid > 0) {")
     w.indent += 1
     before = [w.declare(c, f"{b}[lid - 1]", "before") for c, b in zip(ctypes, tots)]
-    if segmented:
-        w.emit(f"if ({tflags}[lid - 1]) {{")
-        for c, b in zip(carry, before):
-            w.emit(f"  {c} = {b};")
-        w.emit("} else {")
-        w.indent += 1
-    for c, r in zip(carry, w.apply_red(op.scan, list(carry), before, None)):
-        w.emit(f"{c} = {r};")
-    if segmented:
-        w.indent -= 1
-        w.emit("}")
+    lifted.fold_unless(carry, before, f"{tflags}[lid - 1]")
     w.indent -= 1
     w.emit("}")
     if segmented:
