@@ -102,9 +102,9 @@ class Lifted:
 
     def fold_unless(self, accs: list, xs: list, reset, on_reset: str = ""):
         """accs := xs when the C condition `reset` holds (a segment starts; then also the statement
-        on_reset), else accs := accs (+) xs; without segments, always the latter."""
+        on_reset), else accs := accs (+) xs; without segments (reset False), always the latter."""
         w = self.w
-        if self.segmented:
+        if reset:
             w.emit(f"if ({reset}) {{")
             for acc, x in zip(accs, xs):
                 w.emit(f"  {acc} = {x};")
@@ -114,7 +114,7 @@ class Lifted:
             w.indent += 1
         for acc, r in zip(accs, w.apply_red(self.op.scan, list(accs), list(xs), None)):
             w.emit(f"{acc} = {r};")
-        if self.segmented:
+        if reset:
             w.indent -= 1
             w.emit("}")
 
@@ -232,7 +232,7 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
     for j in range(chunk):
         here = slot(f"lid * {chunk} + {j}")
         xs = [w.declare(c, f"{b}[{here}]", "x") for c, b in zip(ctypes, elems)]
-        lifted.fold_unless(accs, xs, f"{kk} == 0", f"{flag} = 1;")
+        lifted.fold_unless(accs, xs, segmented and f"{kk} == 0", f"{flag} = 1;")
         if segmented:
             w.emit(f"if (++{kk} == {width}) {kk} = 0;")
         for b, acc in zip(elems, accs):
@@ -268,7 +268,7 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
     w.emit("if (lid > 0) {")
     w.indent += 1
     before = [w.declare(c, f"{b}[lid - 1]", "before") for c, b in zip(ctypes, tots)]
-    lifted.fold_unless(carry, before, f"{tflags}[lid - 1]")
+    lifted.fold_unless(carry, before, segmented and f"{tflags}[lid - 1]")
     w.indent -= 1
     w.emit("}")
     if segmented:
@@ -532,6 +532,5 @@ def _flat_array(t) -> Array:
 
 
 def _free_in_lambda(lam: S.Lambda) -> dict:
-    from ir.analysis import free_in_body
     bound = {p.name for p in lam.params}
     return {n: v for n, v in free_in_body(lam.body).items() if n not in bound}

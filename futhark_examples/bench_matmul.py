@@ -21,6 +21,8 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from futhark_examples.micro.bench import kernel_time  # noqa: E402
+
 NEVER = 2 ** 31 - 1
 T1, T2, T3, T4 = ("main.suff_outer_par_0", "main.suff_intra_par_1", "main.suff_outer_par_2",
                   "main.suff_intra_par_3")
@@ -58,14 +60,7 @@ def time_version(module, device, params, xss, yss, runs):
         best = min(best, (time.perf_counter() - start) * 1e6)
         if run == 1 and best > 1e5:  # a version this slow is far from the best: two runs tell
             break
-    profiled = module.load(device=device, overrides=params, profile=True)
-    pargs = entry.upload(profiled.ctx, [xss, yss])
-    entry.fn(profiled.ctx, *pargs)
-    profiled.ctx.queue.finish()
-    profiled.ctx.kernel_times.clear()
-    entry.fn(profiled.ctx, *pargs)
-    profiled.ctx.queue.finish()
-    kernels = sum(total for total, _ in profiled.ctx.kernel_times.values())
+    kernels = kernel_time(module, device, params, [xss, yss])
     return best, kernels, ctx.from_device(result), ctx.device.name
 
 
