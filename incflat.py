@@ -3,12 +3,22 @@
 The whole compiler is the PIPELINE list below; `compile_source` runs it up to any stage.
 """
 
-import argparse
-import pathlib
+import os
 import signal
 import sys
 
-import time
+
+def _exit_quietly(signum, frame):
+    # os._exit, not an exception: extension modules turn exceptions raised in their import into ImportErrors.
+    os._exit(128 + signum)
+
+
+# An interrupt while the compiler's modules load (nothing is written yet) ends the command without a traceback.
+_handlers_before_import = {s: signal.signal(s, _exit_quietly) for s in (signal.SIGINT, signal.SIGTERM)}
+
+import argparse  # noqa: E402
+import pathlib  # noqa: E402
+import time  # noqa: E402
 
 from codegen.host import generate_program, prune_unsupported, runtime_source
 from flatten import versions
@@ -18,6 +28,9 @@ from ir.errors import CompileError, format_error
 from ir.frontend import parse_program
 from tuner.errors import TunerError
 from tuner.writeback import atomic_write
+
+for _signum, _handler in _handlers_before_import.items():
+    signal.signal(_signum, _handler)
 
 __version__ = "0.1.0"
 
@@ -188,18 +201,24 @@ def _source_of(error: CompileError, program):
         return None
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C is (temporary files are cleaned up) but reported with its own exit status."""
+
+
 def _terminate(signum, frame):
-    raise KeyboardInterrupt
+    raise _Terminated
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _terminate)  # clean up temporary files as on Ctrl-C
-    program = getattr(args, "program", None)
-    if program is not None and not program.is_file():
-        print(f"incflat: error: {program}: no such file", file=sys.stderr)
-        return 1
+    program = None
     try:
+        args = build_parser().parse_args(argv)
+        program = getattr(args, "program", None)
+        if program is not None and not program.is_file():
+            print(f"incflat: error: {program}: no such file", file=sys.stderr)
+            return 1
         return args.fn(args)
     except CompileError as e:
         print(format_error(e, _source_of(e, program)), file=sys.stderr)
@@ -210,9 +229,9 @@ def main(argv=None) -> int:
     except OSError as e:  # e.g. an unwritable cache or output folder
         print(f"incflat: error: {e}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         print("incflat: interrupted", file=sys.stderr)
-        return 130
+        return 128 + (signal.SIGTERM if isinstance(e, _Terminated) else signal.SIGINT)
 
 
 def run():

@@ -546,6 +546,9 @@ def main(entry_points, params, source, tuned_defaults, provenance, errors, argv=
     except cl.Error as e:
         print(f"Error: OpenCL: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("Interrupted.", file=sys.stderr)
+        return 130
 
 
 def _run(args, entry_points, params, source, tuned_defaults, provenance, errors):
