@@ -496,7 +496,6 @@ class KernelWriter:
         size, carrying the running total (from carry_in, else the neutral element) from block to block:
         order preserved, so any associative operator works. `dests` are the views of the segment's results."""
         ctypes = neutral_ctypes(e)
-        bufs = [self.local_param(c) for c in ctypes]
         lid = self.declare("long", "get_local_id(0)", "lid")
         lsize = self.declare("long", "get_local_size(0)", "lsize")
         width = hi or self.atom(e.ctx[-1].width)
@@ -516,28 +515,9 @@ class KernelWriter:
             self.emit(f"{x} = {v};")
         self.indent -= 1
         self.emit("}")
-        for b, x in zip(bufs, xs):
-            self.emit(f"{b}[{lid}] = {x};")
-        self.emit("barrier(CLK_LOCAL_MEM_FENCE);")
-        s = self.fresh("s")
-        self.emit(f"for (long {s} = 1; {s} < {lsize}; {s} <<= 1) {{")
-        self.indent += 1
-        ys = [self.declare(c, f"{b}[{lid}]", "y") for c, b in zip(ctypes, bufs)]
-        self.emit(f"if ({lid} >= {s}) {{")
-        self.indent += 1
-        before = [self.declare(c, f"{b}[{lid} - {s}]", "w") for c, b in zip(ctypes, bufs)]
-        for y, r in zip(ys, self.apply_red(e.scan, before, ys, None)):
-            self.emit(f"{y} = {r};")
-        self.indent -= 1
-        self.emit("}")
-        self.emit("barrier(CLK_LOCAL_MEM_FENCE);")
-        for b, y in zip(bufs, ys):
-            self.emit(f"{b}[{lid}] = {y};")
-        self.emit("barrier(CLK_LOCAL_MEM_FENCE);")
-        self.indent -= 1
-        self.emit("}")
-        mine = [self.declare(c, f"{b}[{lid}]", "mine") for c, b in zip(ctypes, bufs)]
-        total = [self.declare(c, f"{b}[{lsize} - 1]", "total") for c, b in zip(ctypes, bufs)]
+        bufs, _, base = Lifted(self, e, segmented=False).group_scan(xs, None, lid, lsize)
+        mine = [self.declare(c, f"{b}[{base} + {lid}]", "mine") for c, b in zip(ctypes, bufs)]
+        total = [self.declare(c, f"{b}[{base} + {lsize} - 1]", "total") for c, b in zip(ctypes, bufs)]
         out = self.apply_red(e.scan, carry, mine, None)
         self.emit(f"if ({k} < {width}) {{")
         self.indent += 1
@@ -744,6 +724,80 @@ class KernelWriter:
 
 
 # ---- scalar operators ----
+
+class Lifted:
+    """A scan operator lifted to (segment-start flag, values) pairs; without segments, the operator."""
+
+    def __init__(self, w: KernelWriter, op, segmented: bool):
+        self.w, self.op, self.segmented = w, op, segmented
+
+    def combine_into(self, later: list, later_flag, earlier: list, earlier_flag):
+        """later := earlier (+) later, in place (C variables)."""
+        w = self.w
+        if self.segmented:
+            w.emit(f"if (!{later_flag}) {{")
+            w.indent += 1
+        for v, r in zip(later, w.apply_red(self.op.scan, list(earlier), list(later), None)):
+            w.emit(f"{v} = {r};")
+        if self.segmented:
+            w.indent -= 1
+            w.emit("}")
+            w.emit(f"{later_flag} |= {earlier_flag};")
+
+    def fold_unless(self, accs: list, xs: list, reset, on_reset: str = ""):
+        """accs := xs when the C condition `reset` holds (a segment starts; then also the statement
+        on_reset), else accs := accs (+) xs; without segments (reset False), always the latter."""
+        w = self.w
+        if reset:
+            w.emit(f"if ({reset}) {{")
+            for acc, x in zip(accs, xs):
+                w.emit(f"  {acc} = {x};")
+            if on_reset:
+                w.emit(f"  {on_reset}")
+            w.emit("} else {")
+            w.indent += 1
+        for acc, r in zip(accs, w.apply_red(self.op.scan, list(accs), list(xs), None)):
+            w.emit(f"{acc} = {r};")
+        if reset:
+            w.indent -= 1
+            w.emit("}")
+
+    def group_scan(self, values: list, flag, lid: str = "lid", lsize: str = "lsize") -> tuple:
+        """An inclusive scan of the workgroup's (flag, values) in local memory (Hillis-Steele, between two
+        halves in turn, so one barrier a step). Returns (value arrays, flag array, base): thread t's
+        inclusive result is at base + t."""
+        w = self.w
+        ctypes = neutral_ctypes(self.op)
+        bufs = [w.local_param(c, 2) for c in ctypes]
+        fbuf = w.local_param("uchar", 2) if self.segmented else None
+        for b, v in zip(bufs, values):
+            w.emit(f"{b}[{lid}] = {v};")
+        if fbuf:
+            w.emit(f"{fbuf}[{lid}] = {flag};")
+        w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+        base = w.declare("long", "0", "base")
+        s = w.fresh("s")
+        w.emit(f"for (long {s} = 1; {s} < {lsize}; {s} <<= 1) {{")
+        w.indent += 1
+        ys = [w.declare(c, f"{b}[{base} + {lid}]", "y") for c, b in zip(ctypes, bufs)]
+        fy = w.declare("uchar", f"{fbuf}[{base} + {lid}]", "fy") if fbuf else None
+        w.emit(f"if ({lid} >= {s}) {{")
+        w.indent += 1
+        xs = [w.declare(c, f"{b}[{base} + {lid} - {s}]", "x") for c, b in zip(ctypes, bufs)]
+        fx = w.declare("uchar", f"{fbuf}[{base} + {lid} - {s}]", "fx") if fbuf else None
+        self.combine_into(ys, fy, xs, fx)
+        w.indent -= 1
+        w.emit("}")
+        w.emit(f"{base} = {lsize} - {base};")
+        for b, y in zip(bufs, ys):
+            w.emit(f"{b}[{base} + {lid}] = {y};")
+        if fbuf:
+            w.emit(f"{fbuf}[{base} + {lid}] = {fy};")
+        w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+        w.indent -= 1
+        w.emit("}")
+        return bufs, fbuf, base
+
 
 def binop(op: str, x: str, y: str, t: str, loc) -> str:
     ct = CTYPES[t]

@@ -6,7 +6,7 @@ from ir import source as S
 from ir import target as T
 from ir.analysis import free_in_body, free_in_exp
 from ir.types import Array, Scalar
-from codegen.opencl import CTYPES, Kernel, KernelWriter, View, neutral_ctypes
+from codegen.opencl import CTYPES, Kernel, KernelWriter, Lifted, View, neutral_ctypes
 
 
 def kernel_inputs(w: KernelWriter, op):
@@ -81,78 +81,6 @@ def segscan_kernels(name: str, op: T.SegScan, loc, errors: list) -> tuple:
             scan_kernel(name, op, errors, "carry"))
 
 
-class Lifted:
-    """The scan operator lifted to (segment-start flag, values) pairs; without segments, the operator."""
-
-    def __init__(self, w: KernelWriter, op, segmented: bool):
-        self.w, self.op, self.segmented = w, op, segmented
-
-    def combine_into(self, later: list, later_flag, earlier: list, earlier_flag):
-        """later := earlier (+) later, in place (C variables)."""
-        w = self.w
-        if self.segmented:
-            w.emit(f"if (!{later_flag}) {{")
-            w.indent += 1
-        for v, r in zip(later, w.apply_red(self.op.scan, list(earlier), list(later), None)):
-            w.emit(f"{v} = {r};")
-        if self.segmented:
-            w.indent -= 1
-            w.emit("}")
-            w.emit(f"{later_flag} |= {earlier_flag};")
-
-    def fold_unless(self, accs: list, xs: list, reset, on_reset: str = ""):
-        """accs := xs when the C condition `reset` holds (a segment starts; then also the statement
-        on_reset), else accs := accs (+) xs; without segments (reset False), always the latter."""
-        w = self.w
-        if reset:
-            w.emit(f"if ({reset}) {{")
-            for acc, x in zip(accs, xs):
-                w.emit(f"  {acc} = {x};")
-            if on_reset:
-                w.emit(f"  {on_reset}")
-            w.emit("} else {")
-            w.indent += 1
-        for acc, r in zip(accs, w.apply_red(self.op.scan, list(accs), list(xs), None)):
-            w.emit(f"{acc} = {r};")
-        if reset:
-            w.indent -= 1
-            w.emit("}")
-
-    def group_scan(self, values: list, flag) -> tuple:
-        """An inclusive scan of the threads' (flag, values) in local memory (Hillis-Steele). Returns the
-        local arrays (values, flags): thread t's inclusive result is at t."""
-        w = self.w
-        ctypes = neutral_ctypes(self.op)
-        bufs = [w.local_param(c) for c in ctypes]
-        fbuf = w.local_param("uchar") if self.segmented else None
-        for b, v in zip(bufs, values):
-            w.emit(f"{b}[lid] = {v};")
-        if fbuf:
-            w.emit(f"{fbuf}[lid] = {flag};")
-        w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
-        s = w.fresh("s")
-        w.emit(f"for (long {s} = 1; {s} < lsize; {s} <<= 1) {{")
-        w.indent += 1
-        ys = [w.declare(c, f"{b}[lid]", "y") for c, b in zip(ctypes, bufs)]
-        fy = w.declare("uchar", f"{fbuf}[lid]", "fy") if fbuf else None
-        w.emit(f"if (lid >= {s}) {{")
-        w.indent += 1
-        xs = [w.declare(c, f"{b}[lid - {s}]", "x") for c, b in zip(ctypes, bufs)]
-        fx = w.declare("uchar", f"{fbuf}[lid - {s}]", "fx") if fbuf else None
-        self.combine_into(ys, fy, xs, fx)
-        w.indent -= 1
-        w.emit("}")
-        w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
-        for b, y in zip(bufs, ys):
-            w.emit(f"{b}[lid] = {y};")
-        if fbuf:
-            w.emit(f"{fbuf}[lid] = {fy};")
-        w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
-        w.indent -= 1
-        w.emit("}")
-        return bufs, fbuf
-
-
 def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
     """mode: "lookback" (the single pass), "totals" (each block's (flag, values) total only) or "carry"
     (the scan, each block starting from the inclusive prefix of the blocks before it)."""
@@ -177,7 +105,7 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
     elems = [w.local_param(c, chunk + 1) for c in ctypes]
     w.emit("const long lid = get_local_id(0), lsize = get_local_size(0);")
     width = w.declare("long", w.atom(op.ctx[-1].width), "width")
-    segments = " * ".join(f"({w.atom(b.width)})" for b in op.ctx[:-1]) or "1"
+    segments = w.declare("long", " * ".join(f"({w.atom(b.width)})" for b in op.ctx[:-1]) or "1", "segments")
     n = w.declare("long", f"{segments} * {width}", "n")
     if mode == "lookback":  # blocks numbered in the order they start, so that every wait ends
         w.emit("__local uint block_shared;")
@@ -191,120 +119,133 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
     def slot(x):  # one padding element per chunk: the threads' chunk-wise accesses avoid bank conflicts
         return x if chunk == 1 else f"(({x}) + ({x}) / {chunk})"
 
-    # load the block, coalesced: element j * lsize + lid of the block
-    k = w.declare("long", f"{start} + lid", "k")
-    if segmented:
+    def coalesced_positions():
+        """Declares (k, seg): the position of element lid of the block (segment and index in it), and
+        returns a function that moves them on by lsize elements."""
+        k = w.declare("long", f"{start} + lid", "k")
+        if not segmented:
+            return k, None, lambda: w.emit(f"{k} += lsize;")
         seg = w.declare("long", f"{k} / {width}", "seg")
         w.emit(f"{k} = {k} % {width};")
         seg_step = w.declare("long", f"lsize / {width}", "seg_step")
         k_step = w.declare("long", f"lsize % {width}", "k_step")
+
+        def advance():
+            w.emit(f"{k} += {k_step}; {seg} += {seg_step};")
+            w.emit(f"if ({k} >= {width}) {{ {k} -= {width}; {seg}++; }}")
+        return k, seg, advance
+
+    # Load the block, coalesced (element j * lsize + lid of the block). Past the end, the last element is
+    # loaded and the neutral element kept, so that no branch separates the loads.
+    k, seg, advance = coalesced_positions()
+    inner = op.ctx[-1]
     for j in range(chunk):
         here = slot(f"{j} * lsize + lid")
-        w.emit(f"if ({start} + {j} * lsize + lid < {n}) {{")
-        w.indent += 1
+        inside = w.declare("uchar", f"{start} + {j} * lsize + lid < {n}", "inside")
         if segmented:
-            w.bind_ctx(op.ctx[:-1], seg)
-        inner = op.ctx[-1]
-        w.bind_elems(inner.params, inner.arrs, k)
+            w.bind_ctx(op.ctx[:-1], f"min({seg}, {segments} - 1)")
+            w.bind_elems(inner.params, inner.arrs, k)
+        else:
+            w.bind_elems(inner.params, inner.arrs, f"min({k}, {n} - 1)")
         with w.per_thread():
             values = w.body(op.body)
-        for b, v in zip(elems, values):
-            w.emit(f"{b}[{here}] = {v};")
-        w.indent -= 1
-        w.emit("} else {")
-        for b, v in zip(elems, neutral):
-            w.emit(f"  {b}[{here}] = {v};")
-        w.emit("}")
+        for b, v, z in zip(elems, values, neutral):
+            w.emit(f"{b}[{here}] = {inside} ? {v} : {z};")
         if j + 1 < chunk:
-            if segmented:
-                w.emit(f"{k} += {k_step}; {seg} += {seg_step};")
-                w.emit(f"if ({k} >= {width}) {{ {k} -= {width}; {seg}++; }}")
-            else:
-                w.emit(f"{k} += lsize;")
+            advance()
     w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
 
-    # each thread scans its chunk in place
-    base = w.declare("long", f"{start} + lid * {chunk}", "base")
-    first_k = w.declare("long", f"{base} % {width}", "first_k") if segmented else None
+    # each thread scans its chunk, keeping the results in registers
+    first_k = w.declare("long", f"({start} + lid * {chunk}) % {width}", "first_k") if segmented else None
     accs = [w.declare(c, v, "acc") for c, v in zip(ctypes, neutral)]
     flag = w.declare("uchar", "0", "flag") if segmented else None
     kk = w.declare("long", first_k, "kk") if segmented else None
+    scanned = []
     for j in range(chunk):
-        here = slot(f"lid * {chunk} + {j}")
-        xs = [w.declare(c, f"{b}[{here}]", "x") for c, b in zip(ctypes, elems)]
+        xs = [w.declare(c, f"{b}[{slot(f'lid * {chunk} + {j}')}]", "x") for c, b in zip(ctypes, elems)]
         lifted.fold_unless(accs, xs, segmented and f"{kk} == 0", f"{flag} = 1;")
-        if segmented:
+        if segmented and j + 1 < chunk:
             w.emit(f"if (++{kk} == {width}) {kk} = 0;")
-        for b, acc in zip(elems, accs):
-            w.emit(f"{b}[{here}] = {acc};")
+        scanned.append([w.declare(c, acc, "r") for c, acc in zip(ctypes, accs)])
 
-    # the threads' totals, scanned: thread t starts from the total of threads 0..t-1
-    tots, tflags = lifted.group_scan(accs, flag)
-    agg = [w.declare(c, f"{b}[lsize - 1]", "agg") for c, b in zip(ctypes, tots)]
-    agg_flag = w.declare("uchar", f"{tflags}[lsize - 1]", "agg_flag") if segmented else "0"
+    # the threads' totals, scanned: thread t's chunk continues from the total of threads 0..t-1
+    tots, tflags, base = lifted.group_scan(accs, flag)
     if mode == "totals":
         w.emit("if (lid == 0) {")
-        for t, a in zip(totals, agg):
-            w.emit(f"  {t.mem}[{t.offset} + {block}] = {a};")
-        w.emit(f"  {total_flags.mem}[{total_flags.offset} + {block}] = {agg_flag};")
+        for t, b in zip(totals, tots):
+            w.emit(f"  {t.mem}[{t.offset} + {block}] = {b}[{base} + lsize - 1];")
+        if segmented:
+            w.emit(f"  {total_flags.mem}[{total_flags.offset} + {block}] = {tflags}[{base} + lsize - 1];")
+        else:
+            w.emit(f"  {total_flags.mem}[{total_flags.offset} + {block}] = 0;")
         w.emit("}")
         return w.k
-    prefix = [w.declare(c, v, "prefix") for c, v in zip(ctypes, neutral)]
-    if mode == "carry":
-        w.emit(f"if ({block} > 0) {{")
-        for p, pre in zip(prefix, prefixes):
-            w.emit(f"  {p} = {pre.mem}[{pre.offset} + {block} - 1];")
-        w.emit("}")
-    else:
-        shared = [w.fresh("prefix_shared") for _ in ctypes]
-        w.emit(f"__local {ctypes[0]} {shared[0]};")
-        lookback(w, op, lifted, block, agg, agg_flag, prefix)
-        w.emit(f"if (lid == 0) {shared[0]} = {prefix[0]};")
-        w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
-        w.emit(f"{prefix[0]} = {shared[0]};")
 
-    # thread t's carry: the block's prefix and the totals of threads 0..t-1
-    carry = [w.declare(c, p, "carry") for c, p in zip(ctypes, prefix)]
-    w.emit("if (lid > 0) {")
+    def store_chunk(carry):
+        """Writes the thread's scanned chunk back to local memory, continuing from carry (C variables)
+        up to the first segment start in the chunk; without carry, as it is."""
+        if segmented and carry:
+            w.emit(f"{kk} = {first_k};")
+        for j, rs in enumerate(scanned):
+            here = slot(f"lid * {chunk} + {j}")
+            if carry and segmented and j:
+                w.emit(f"if ({kk} != 0 && ++{kk} == {width}) {kk} = 0;")
+            values = w.apply_red(op.scan, list(carry), rs, None) if carry else rs
+            for b, v, r in zip(elems, values, rs):
+                w.emit(f"{b}[{here}] = {f'{kk} != 0 ? {v} : {r}' if carry and segmented else v};")
+
+    # Thread 0 finds the block's prefix while the others add the totals of the threads before them.
+    prefix = [w.fresh("prefix_shared") for _ in ctypes]
+    for c, p in zip(ctypes, prefix):
+        w.emit(f"__local {c} {p};")
+    w.emit("if (lid == 0) {")
     w.indent += 1
-    before = [w.declare(c, f"{b}[lid - 1]", "before") for c, b in zip(ctypes, tots)]
-    lifted.fold_unless(carry, before, segmented and f"{tflags}[lid - 1]")
+    store_chunk(None)
+    if mode == "carry":
+        for p, pre, z in zip(prefix, prefixes, neutral):
+            w.emit(f"{p} = {block} > 0 ? {pre.mem}[{pre.offset} + {block} - 1] : {z};")
+    else:
+        agg = [w.declare(c, f"{b}[{base} + lsize - 1]", "agg") for c, b in zip(ctypes, tots)]
+        agg_flag = w.declare("uchar", f"{tflags}[{base} + lsize - 1]", "agg_flag") if segmented else "0"
+        found = [w.declare(c, v, "found") for c, v in zip(ctypes, neutral)]
+        lookback(w, op, lifted, block, agg, agg_flag, found)
+        w.emit(f"{prefix[0]} = {found[0]};")
+    w.indent -= 1
+    w.emit("} else {")
+    w.indent += 1
+    before = [w.declare(c, f"{b}[{base} + lid - 1]", "before") for c, b in zip(ctypes, tots)]
+    store_chunk(before)
     w.indent -= 1
     w.emit("}")
-    if segmented:
-        w.emit(f"{kk} = {first_k};")
-        live = w.declare("uchar", "1", "live")
-    for j in range(chunk):  # up to the first segment start in the chunk
-        here = slot(f"lid * {chunk} + {j}")
-        if segmented:
-            if j:
-                w.emit(f"if (++{kk} == {width}) {kk} = 0;")
-            w.emit(f"if ({kk} == 0) {live} = 0;")
-            w.emit(f"if ({live}) {{")
-            w.indent += 1
-        xs = [w.declare(c, f"{b}[{here}]", "x") for c, b in zip(ctypes, elems)]
-        for b, r in zip(elems, w.apply_red(op.scan, list(carry), xs, None)):
-            w.emit(f"{b}[{here}] = {r};")
-        if segmented:
-            w.indent -= 1
-            w.emit("}")
     w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
     if mode == "lookback":  # the last block to finish resets the block numbering for the next launch
         w.emit("if (lid == 0 && atomic_inc(&counters[1]) == get_num_groups(0) - 1) { counters[0] = 0; counters[1] = 0; }")
+
+    # write the block, coalesced, the block's prefix added to the elements of the segment it continues
+    carried = [w.declare(c, p, "carried") for c, p in zip(ctypes, prefix)]
+    k, _, advance = coalesced_positions()
     for j in range(chunk):
-        w.emit(f"if ({start} + {j} * lsize + lid < {n}) {{")
-        for o, b in zip(outs, elems):
-            w.emit(f"  {o.mem}[{o.offset} + {start} + {j} * lsize + lid] = {b}[{slot(f'{j} * lsize + lid')}];")
+        e = f"{j} * lsize + lid"
+        w.emit(f"if ({start} + {e} < {n}) {{")
+        w.indent += 1
+        rs = [w.declare(c, f"{b}[{slot(e)}]", "r") for c, b in zip(ctypes, elems)]
+        values = w.apply_red(op.scan, list(carried), rs, None)
+        for o, v, r in zip(outs, values, rs):
+            value = f"{k} > {e} ? {v} : {r}" if segmented else v
+            w.emit(f"{o.mem}[{o.offset} + {start} + {e}] = {value};")
+        w.indent -= 1
         w.emit("}")
+        if j + 1 < chunk:
+            advance()
     return w.k
 
 
 def lookback(w: KernelWriter, op, lifted: Lifted, block: str, agg: list, agg_flag: str, prefix: list):
-    """Thread 0 publishes the block's total, reads the statuses of the LOOKBACK blocks before it at once
-    (their loads in flight together), and folds their totals in, newest first, until one has published
-    its inclusive prefix (or starts a segment), moving back LOOKBACK blocks at a time; then it publishes
-    its own prefix. A status word is (epoch << 35 | flag << 34 | status << 32 | value bits); words of earlier launches hold
-    another epoch, so the statuses need no clearing."""
+    """Run by thread 0: publishes the block's total, reads the statuses of the LOOKBACK blocks before it
+    at once (their loads in flight together), and folds their totals into `prefix`, newest first, until
+    one has published its inclusive prefix (or starts a segment), moving back LOOKBACK blocks at a time;
+    then publishes its own inclusive prefix. A status word is (epoch << 35 | flag << 34 | status << 32 |
+    value bits); words of earlier launches hold another epoch, so the statuses need no clearing."""
     t = op.neutral[0].type.name
     pack, unpack = PACKED_BITS[t]
     ctype = neutral_ctypes(op)[0]
@@ -313,16 +254,16 @@ def lookback(w: KernelWriter, op, lifted: Lifted, block: str, agg: list, agg_fla
         w.emit(f"status[{block}] = (epoch << 35) | ((ulong)({flag}) << 34) | ((ulong){status} << 32) | "
                f"(ulong){pack.format(value)};")
 
-    w.emit(f"if (lid == 0 && ({block} == 0 || {agg_flag})) {{")
+    w.emit(f"if ({block} == 0 || {agg_flag}) {{")
     w.indent += 1
     publish(STATUS_PREFIX, agg[0], agg_flag)
     w.indent -= 1
-    w.emit("} else if (lid == 0) {")
+    w.emit("} else {")
     w.indent += 1
     publish(STATUS_AGGREGATE, agg[0], agg_flag)
     w.indent -= 1
     w.emit("}")
-    w.emit(f"if (lid == 0 && {block} > 0) {{")
+    w.emit(f"if ({block} > 0) {{")  # a block that starts a segment still continues the one before it
     w.indent += 1
     pflag = w.declare("uchar", "0", "pflag")
     done = w.declare("uchar", "0", "done")
@@ -334,7 +275,7 @@ def lookback(w: KernelWriter, op, lifted: Lifted, block: str, agg: list, agg_fla
         w.emit(f"if (!{done}) {{")
         w.indent += 1
         w.emit(f"if ({newest} < {i}) {done} = 1;")
-        w.emit(f"else {{")
+        w.emit("else {")
         w.indent += 1
         w.emit(f"while (({word} >> 35) != epoch || (({word} >> 32) & 3) == 0) {word} = status[{newest} - {i}];")
         earlier = w.declare(ctype, unpack.format(f"{word} & 0xffffffffUL"), "earlier")
@@ -396,16 +337,16 @@ def block_prefix_kernel(name: str, op: T.SegScan, errors: list) -> Kernel:
     accs = [w.declare(c, v, "acc") for c, v in zip(ctypes, neutral)]
     flag = w.declare("uchar", "0", "flag") if segmented else None
     fold_run(accs, flag, False)
-    tots, tflags = lifted.group_scan(accs, flag)
+    tots, tflags, base = lifted.group_scan(accs, flag)
     for a, v in zip(accs, neutral):
         w.emit(f"{a} = {v};")
     if segmented:
         w.emit(f"{flag} = 0;")
     w.emit("if (lid > 0) {")
     for a, t in zip(accs, tots):
-        w.emit(f"  {a} = {t}[lid - 1];")
+        w.emit(f"  {a} = {t}[{base} + lid - 1];")
     if segmented:
-        w.emit(f"  {flag} = {tflags}[lid - 1];")
+        w.emit(f"  {flag} = {tflags}[{base} + lid - 1];")
     w.emit("}")
     fold_run(accs, flag, True)
     return w.k
