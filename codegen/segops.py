@@ -54,7 +54,7 @@ def segmap_kernel(name: str, op: T.SegMap, loc, errors: list) -> Kernel:
 # pairs, so segments of any length, and several per block, need nothing else.
 
 STATUS_AGGREGATE, STATUS_PREFIX = 1, 2
-LOOKBACK = 16  # statuses read at once
+LOOKBACK = 32  # statuses read at once, a thread each
 PACKED_BITS = {"f32": ("as_uint({})", "as_float((uint)({}))"), "i32": ("(uint)({})", "(int)(uint)({})"),
                "u32": ("(uint)({})", "(uint)({})"), "i16": ("(uint)(ushort)({})", "(short)(ushort)({})"),
                "u16": ("(uint)({})", "(ushort)({})"), "i8": ("(uint)(uchar)({})", "(char)(uchar)({})"),
@@ -194,22 +194,15 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
             for b, v, r in zip(elems, values, rs):
                 w.emit(f"{b}[{here}] = {f'{kk} != 0 ? {v} : {r}' if carry and segmented else v};")
 
-    # Thread 0 finds the block's prefix while the others add the totals of the threads before them.
-    prefix = [w.fresh("prefix_shared") for _ in ctypes]
-    for c, p in zip(ctypes, prefix):
-        w.emit(f"__local {c} {p};")
+    if mode == "lookback":  # the block's total, published first so that the blocks after it can go on
+        agg = [w.declare(c, f"{b}[{base} + lsize - 1]", "agg") for c, b in zip(ctypes, tots)]
+        agg_flag = w.declare("uchar", f"{tflags}[{base} + lsize - 1]", "agg_flag") if segmented else "0"
+        status = f"{block} == 0 || {agg_flag} ? {STATUS_PREFIX} : {STATUS_AGGREGATE}"
+        w.emit(f"if (lid == 0) status[{block}] = {status_word(op, f'({status})', agg[0], agg_flag)};")
+    # each thread continues its chunk from the totals of the threads before it
     w.emit("if (lid == 0) {")
     w.indent += 1
     store_chunk(None)
-    if mode == "carry":
-        for p, pre, z in zip(prefix, prefixes, neutral):
-            w.emit(f"{p} = {block} > 0 ? {pre.mem}[{pre.offset} + {block} - 1] : {z};")
-    else:
-        agg = [w.declare(c, f"{b}[{base} + lsize - 1]", "agg") for c, b in zip(ctypes, tots)]
-        agg_flag = w.declare("uchar", f"{tflags}[{base} + lsize - 1]", "agg_flag") if segmented else "0"
-        found = [w.declare(c, v, "found") for c, v in zip(ctypes, neutral)]
-        lookback(w, op, lifted, block, agg, agg_flag, found)
-        w.emit(f"{prefix[0]} = {found[0]};")
     w.indent -= 1
     w.emit("} else {")
     w.indent += 1
@@ -217,6 +210,11 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
     store_chunk(before)
     w.indent -= 1
     w.emit("}")
+    if mode == "carry":
+        prefix = [w.declare(c, f"{block} > 0 ? {pre.mem}[{pre.offset} + {block} - 1] : {z}", "prefix")
+                  for c, pre, z in zip(ctypes, prefixes, neutral)]
+    else:
+        prefix = [lookback(w, op, lifted, block, agg, agg_flag)]
     w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
     if mode == "lookback":  # the last block to finish resets the block numbering for the next launch
         w.emit("if (lid == 0 && atomic_inc(&counters[1]) == get_num_groups(0) - 1) { counters[0] = 0; counters[1] = 0; }")
@@ -240,63 +238,70 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
     return w.k
 
 
-def lookback(w: KernelWriter, op, lifted: Lifted, block: str, agg: list, agg_flag: str, prefix: list):
-    """Run by thread 0: publishes the block's total, reads the statuses of the LOOKBACK blocks before it
-    at once (their loads in flight together), and folds their totals into `prefix`, newest first, until
-    one has published its inclusive prefix (or starts a segment), moving back LOOKBACK blocks at a time;
-    then publishes its own inclusive prefix. A status word is (epoch << 35 | flag << 34 | status << 32 |
-    value bits); words of earlier launches hold another epoch, so the statuses need no clearing."""
-    t = op.neutral[0].type.name
-    pack, unpack = PACKED_BITS[t]
+def status_word(op, status: int, value: str, flag: str) -> str:
+    """A look-back status: (epoch << 35 | flag << 34 | status << 32 | value bits); words of earlier
+    launches hold another epoch, so the statuses need no clearing."""
+    pack = PACKED_BITS[op.neutral[0].type.name][0]
+    return f"(epoch << 35) | ((ulong)({flag}) << 34) | ((ulong){status} << 32) | (ulong){pack.format(value)}"
+
+
+def lookback(w: KernelWriter, op, lifted: Lifted, block: str, agg: list, agg_flag: str) -> str:
+    """Run by the whole workgroup after thread 0 has published the block's total. In rounds, threads
+    0..LOOKBACK-1 (or fewer in a smaller workgroup) each wait for the status of one of the next blocks before this one and put it
+    in local memory; thread 0 folds their totals in, newest first, until one has published its inclusive
+    prefix (or a segment starts in it). Holding one status word a thread keeps the kernel's registers,
+    and so its occupancy, as they are. Thread 0 then publishes the block's inclusive prefix. Returns the
+    local variable that holds the block's prefix."""
+    unpack = PACKED_BITS[op.neutral[0].type.name][1]
     ctype = neutral_ctypes(op)[0]
-
-    def publish(status, value, flag):
-        w.emit(f"status[{block}] = (epoch << 35) | ((ulong)({flag}) << 34) | ((ulong){status} << 32) | "
-               f"(ulong){pack.format(value)};")
-
-    w.emit(f"if ({block} == 0 || {agg_flag}) {{")
-    w.indent += 1
-    publish(STATUS_PREFIX, agg[0], agg_flag)
-    w.indent -= 1
-    w.emit("} else {")
-    w.indent += 1
-    publish(STATUS_AGGREGATE, agg[0], agg_flag)
-    w.indent -= 1
-    w.emit("}")
-    w.emit(f"if ({block} > 0) {{")  # a block that starts a segment still continues the one before it
-    w.indent += 1
-    pflag = w.declare("uchar", "0", "pflag")
-    done = w.declare("uchar", "0", "done")
+    words, prefix = w.fresh("words"), w.fresh("prefix_shared")
+    flag, done = w.fresh("pflag_shared"), w.fresh("done_shared")
+    w.emit(f"__local ulong {words}[{LOOKBACK}];")
+    w.emit(f"__local {ctype} {prefix};")
+    w.emit(f"__local uchar {flag}, {done};")
+    w.emit(f"if (lid == 0) {{ {prefix} = {w.atom(op.neutral[0])}; {flag} = 0; {done} = {block} == 0; }}")
+    w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
     newest = w.declare("long", f"{block} - 1", "newest")
-    w.emit(f"while (!{done}) {{")
+    lanes = w.declare("long", f"min((long){LOOKBACK}, lsize)", "lanes")  # the statuses a round reads
+    w.emit(f"while (!{done}) {{")  # the same for every thread: done is read after a barrier
     w.indent += 1
-    words = [w.declare("ulong", f"{newest} >= {i} ? status[{newest} - {i}] : 0", "word") for i in range(LOOKBACK)]
-    for i, word in enumerate(words):  # newest first, waiting only for a status not yet published
-        w.emit(f"if (!{done}) {{")
-        w.indent += 1
-        w.emit(f"if ({newest} < {i}) {done} = 1;")
-        w.emit("else {")
-        w.indent += 1
-        w.emit(f"while (({word} >> 35) != epoch || (({word} >> 32) & 3) == 0) {word} = status[{newest} - {i}];")
-        earlier = w.declare(ctype, unpack.format(f"{word} & 0xffffffffUL"), "earlier")
-        eflag = w.declare("uchar", f"({word} >> 34) & 1", "eflag")
-        lifted.combine_into(prefix, pflag if lifted.segmented else None, [earlier], eflag)
-        w.emit(f"if ((({word} >> 32) & 3) == {STATUS_PREFIX} || {pflag} || {eflag}) {done} = 1;")
-        w.indent -= 1
-        w.emit("}")
-        w.indent -= 1
-        w.emit("}")
-    w.emit(f"{newest} -= {LOOKBACK};")
-    w.indent -= 1
-    w.emit("}")
-    w.emit(f"if (!{agg_flag}) {{")
+    w.emit(f"if (lid < {lanes} && lid <= {newest}) {{")
     w.indent += 1
-    inclusive = w.apply_red(op.scan, list(prefix), list(agg), None)
-    publish(STATUS_PREFIX, inclusive[0], pflag)
+    word = w.declare("ulong", "0", "word")
+    w.emit(f"do {word} = status[{newest} - lid]; while (({word} >> 35) != epoch || (({word} >> 32) & 3) == 0);")
+    w.emit(f"{words}[lid] = {word};")
     w.indent -= 1
     w.emit("}")
+    w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+    w.emit("if (lid == 0) {")
+    w.indent += 1
+    found = w.declare(ctype, prefix, "found")
+    pflag = w.declare("uchar", flag, "pflag")
+    i = w.fresh("i")
+    w.emit(f"for (long {i} = 0; {i} < {lanes} && {i} <= {newest} && !{done}; {i}++) {{")
+    w.indent += 1
+    seen = w.declare("ulong", f"{words}[{i}]", "seen")
+    earlier = w.declare(ctype, unpack.format(f"{seen} & 0xffffffffUL"), "earlier")
+    eflag = w.declare("uchar", f"({seen} >> 34) & 1", "eflag")
+    lifted.combine_into([found], pflag if lifted.segmented else None, [earlier], eflag)
+    w.emit(f"if ((({seen} >> 32) & 3) == {STATUS_PREFIX} || {eflag}) {done} = 1;")
     w.indent -= 1
     w.emit("}")
+    w.emit(f"if ({newest} < {lanes}) {done} = 1;")
+    w.emit(f"{prefix} = {found}; {flag} = {pflag};")
+    w.indent -= 1
+    w.emit("}")
+    w.emit(f"{newest} -= {lanes};")
+    w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+    w.indent -= 1
+    w.emit("}")
+    w.emit(f"if (lid == 0 && {block} > 0 && !{agg_flag}) {{")
+    w.indent += 1
+    inclusive = w.apply_red(op.scan, [prefix], list(agg), None)
+    w.emit(f"status[{block}] = {status_word(op, STATUS_PREFIX, inclusive[0], flag)};")
+    w.indent -= 1
+    w.emit("}")
+    return prefix
 
 
 def block_prefix_kernel(name: str, op: T.SegScan, errors: list) -> Kernel:
