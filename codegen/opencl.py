@@ -762,14 +762,16 @@ class Lifted:
             w.indent -= 1
             w.emit("}")
 
-    def group_scan(self, values: list, flag, lid: str = "lid", lsize: str = "lsize") -> tuple:
-        """An inclusive scan of the workgroup's (flag, values) in local memory (Hillis-Steele, between two
-        halves in turn, so one barrier a step). Returns (value arrays, flag array, base): thread t's
-        inclusive result is at base + t."""
+    def group_scan(self, values: list, flag, lid: str = "lid", lsize: str = "lsize", count: str = None) -> tuple:
+        """An inclusive scan of the (flag, values) of the workgroup's first `count` threads (all of them
+        by default) in local memory (Hillis-Steele, between two halves in turn, so one barrier a step);
+        every thread takes part. Returns (value arrays, flag array, base): thread t's inclusive result
+        is at base + t."""
         w = self.w
         ctypes = neutral_ctypes(self.op)
         bufs = [w.local_param(c, 2) for c in ctypes]
         fbuf = w.local_param("uchar", 2) if self.segmented else None
+        count = count or lsize
         for b, v in zip(bufs, values):
             w.emit(f"{b}[{lid}] = {v};")
         if fbuf:
@@ -777,7 +779,7 @@ class Lifted:
         w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
         base = w.declare("long", "0", "base")
         s = w.fresh("s")
-        w.emit(f"for (long {s} = 1; {s} < {lsize}; {s} <<= 1) {{")
+        w.emit(f"for (long {s} = 1; {s} < {count}; {s} <<= 1) {{")
         w.indent += 1
         ys = [w.declare(c, f"{b}[{base} + {lid}]", "y") for c, b in zip(ctypes, bufs)]
         fy = w.declare("uchar", f"{fbuf}[{base} + {lid}]", "fy") if fbuf else None

@@ -156,16 +156,21 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
     w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
 
     # each thread scans its chunk, keeping the results in registers
-    first_k = w.declare("long", f"({start} + lid * {chunk}) % {width}", "first_k") if segmented else None
+    if segmented:  # in the chunk, small numbers: where the first segment starts (chunk if none), and the next
+        first_k = w.declare("long", f"({start} + lid * {chunk}) % {width}", "first_k")
+        first_start = w.declare("int", f"{first_k} == 0 ? 0 : (int)min({width} - {first_k}, (long){chunk})",
+                                "first_start")
+        next_start = w.declare("int", first_start, "next_start")
+        start_step = w.declare("int", f"(int)min({width}, (long){chunk})", "start_step")
     accs = [w.declare(c, v, "acc") for c, v in zip(ctypes, neutral)]
     flag = w.declare("uchar", "0", "flag") if segmented else None
-    kk = w.declare("long", first_k, "kk") if segmented else None
     scanned = []
     for j in range(chunk):
         xs = [w.declare(c, f"{b}[{slot(f'lid * {chunk} + {j}')}]", "x") for c, b in zip(ctypes, elems)]
-        lifted.fold_unless(accs, xs, segmented and f"{kk} == 0", f"{flag} = 1;")
-        if segmented and j + 1 < chunk:
-            w.emit(f"if (++{kk} == {width}) {kk} = 0;")
+        if segmented:
+            lifted.fold_unless(accs, xs, f"{next_start} == {j}", f"{flag} = 1; {next_start} += {start_step};")
+        else:
+            lifted.fold_unless(accs, xs, None)
         scanned.append([w.declare(c, acc, "r") for c, acc in zip(ctypes, accs)])
 
     # the threads' totals, scanned: thread t's chunk continues from the total of threads 0..t-1
@@ -184,15 +189,11 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
     def store_chunk(carry):
         """Writes the thread's scanned chunk back to local memory, continuing from carry (C variables)
         up to the first segment start in the chunk; without carry, as it is."""
-        if segmented and carry:
-            w.emit(f"{kk} = {first_k};")
         for j, rs in enumerate(scanned):
             here = slot(f"lid * {chunk} + {j}")
-            if carry and segmented and j:
-                w.emit(f"if ({kk} != 0 && ++{kk} == {width}) {kk} = 0;")
             values = w.apply_red(op.scan, list(carry), rs, None) if carry else rs
             for b, v, r in zip(elems, values, rs):
-                w.emit(f"{b}[{here}] = {f'{kk} != 0 ? {v} : {r}' if carry and segmented else v};")
+                w.emit(f"{b}[{here}] = {f'{j} < {first_start} ? {v} : {r}' if carry and segmented else v};")
 
     if mode == "lookback":  # the block's total, published first so that the blocks after it can go on
         agg = [w.declare(c, f"{b}[{base} + lsize - 1]", "agg") for c, b in zip(ctypes, tots)]
@@ -214,14 +215,15 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
         prefix = [w.declare(c, f"{block} > 0 ? {pre.mem}[{pre.offset} + {block} - 1] : {z}", "prefix")
                   for c, pre, z in zip(ctypes, prefixes, neutral)]
     else:
-        prefix = [lookback(w, op, lifted, block, agg, agg_flag)]
+        prefix = [lookback(w, op, block, agg, agg_flag)]
     w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
     if mode == "lookback":  # the last block to finish resets the block numbering for the next launch
         w.emit("if (lid == 0 && atomic_inc(&counters[1]) == get_num_groups(0) - 1) { counters[0] = 0; counters[1] = 0; }")
 
     # write the block, coalesced, the block's prefix added to the elements of the segment it continues
     carried = [w.declare(c, p, "carried") for c, p in zip(ctypes, prefix)]
-    k, _, advance = coalesced_positions()
+    if segmented:  # the elements before the block's first segment start continue a segment
+        lead = w.declare("int", f"(int)min(({width} - {start} % {width}) % {width}, lsize * {chunk})", "lead")
     for j in range(chunk):
         e = f"{j} * lsize + lid"
         w.emit(f"if ({start} + {e} < {n}) {{")
@@ -229,12 +231,10 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
         rs = [w.declare(c, f"{b}[{slot(e)}]", "r") for c, b in zip(ctypes, elems)]
         values = w.apply_red(op.scan, list(carried), rs, None)
         for o, v, r in zip(outs, values, rs):
-            value = f"{k} > {e} ? {v} : {r}" if segmented else v
+            value = f"{e} < {lead} ? {v} : {r}" if segmented else v
             w.emit(f"{o.mem}[{o.offset} + {start} + {e}] = {value};")
         w.indent -= 1
         w.emit("}")
-        if j + 1 < chunk:
-            advance()
     return w.k
 
 
@@ -245,50 +245,46 @@ def status_word(op, status: int, value: str, flag: str) -> str:
     return f"(epoch << 35) | ((ulong)({flag}) << 34) | ((ulong){status} << 32) | (ulong){pack.format(value)}"
 
 
-def lookback(w: KernelWriter, op, lifted: Lifted, block: str, agg: list, agg_flag: str) -> str:
+def lookback(w: KernelWriter, op, block: str, agg: list, agg_flag: str) -> str:
     """Run by the whole workgroup after thread 0 has published the block's total. In rounds, threads
-    0..LOOKBACK-1 (or fewer in a smaller workgroup) each wait for the status of one of the next blocks before this one and put it
-    in local memory; thread 0 folds their totals in, newest first, until one has published its inclusive
-    prefix (or a segment starts in it). Holding one status word a thread keeps the kernel's registers,
-    and so its occupancy, as they are. Thread 0 then publishes the block's inclusive prefix. Returns the
-    local variable that holds the block's prefix."""
+    0..LOOKBACK-1 (fewer in a smaller workgroup) each wait for the status of one of the next blocks
+    before this one, the oldest first, and the workgroup scans their totals in local memory, a status
+    that ends the look-back (an inclusive prefix, or a total in which a segment starts) restarting the
+    scan; the newest result, folded into the prefix found so far, ends the look-back if some status in
+    the round did. One status word a thread keeps the kernel's registers, and so its occupancy, as they
+    are. Thread 0 then publishes the block's inclusive prefix. Returns the local variable that holds
+    the block's prefix."""
     unpack = PACKED_BITS[op.neutral[0].type.name][1]
     ctype = neutral_ctypes(op)[0]
-    words, prefix = w.fresh("words"), w.fresh("prefix_shared")
-    flag, done = w.fresh("pflag_shared"), w.fresh("done_shared")
-    w.emit(f"__local ulong {words}[{LOOKBACK}];")
+    neutral = w.atom(op.neutral[0])
+    window = Lifted(w, op, segmented=True)  # flags: the statuses that end the look-back
+    prefix, flag, done = w.fresh("prefix_shared"), w.fresh("pflag_shared"), w.fresh("done_shared")
     w.emit(f"__local {ctype} {prefix};")
     w.emit(f"__local uchar {flag}, {done};")
-    w.emit(f"if (lid == 0) {{ {prefix} = {w.atom(op.neutral[0])}; {flag} = 0; {done} = {block} == 0; }}")
+    w.emit(f"if (lid == 0) {{ {prefix} = {neutral}; {flag} = 0; {done} = {block} == 0; }}")
     w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
     newest = w.declare("long", f"{block} - 1", "newest")
     lanes = w.declare("long", f"min((long){LOOKBACK}, lsize)", "lanes")  # the statuses a round reads
     w.emit(f"while (!{done}) {{")  # the same for every thread: done is read after a barrier
     w.indent += 1
-    w.emit(f"if (lid < {lanes} && lid <= {newest}) {{")
+    earlier = w.declare(ctype, neutral, "earlier")
+    stops = w.declare("uchar", "1", "stops")  # before block 0: nothing, and the look-back ends
+    reads = w.declare("long", f"{newest} - ({lanes} - 1 - lid)", "reads")
+    w.emit(f"if (lid < {lanes} && {reads} >= 0) {{")
     w.indent += 1
     word = w.declare("ulong", "0", "word")
-    w.emit(f"do {word} = status[{newest} - lid]; while (({word} >> 35) != epoch || (({word} >> 32) & 3) == 0);")
-    w.emit(f"{words}[lid] = {word};")
+    w.emit(f"do {word} = status[{reads}]; while (({word} >> 35) != epoch || (({word} >> 32) & 3) == 0);")
+    w.emit(f"{earlier} = {unpack.format(f'{word} & 0xffffffffUL')};")
+    w.emit(f"{stops} = (({word} >> 32) & 3) == {STATUS_PREFIX} || (({word} >> 34) & 1);")
     w.indent -= 1
     w.emit("}")
-    w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+    tots, tstops, base = window.group_scan([earlier], stops, count=lanes)
     w.emit("if (lid == 0) {")
     w.indent += 1
     found = w.declare(ctype, prefix, "found")
     pflag = w.declare("uchar", flag, "pflag")
-    i = w.fresh("i")
-    w.emit(f"for (long {i} = 0; {i} < {lanes} && {i} <= {newest} && !{done}; {i}++) {{")
-    w.indent += 1
-    seen = w.declare("ulong", f"{words}[{i}]", "seen")
-    earlier = w.declare(ctype, unpack.format(f"{seen} & 0xffffffffUL"), "earlier")
-    eflag = w.declare("uchar", f"({seen} >> 34) & 1", "eflag")
-    lifted.combine_into([found], pflag if lifted.segmented else None, [earlier], eflag)
-    w.emit(f"if ((({seen} >> 32) & 3) == {STATUS_PREFIX} || {eflag}) {done} = 1;")
-    w.indent -= 1
-    w.emit("}")
-    w.emit(f"if ({newest} < {lanes}) {done} = 1;")
-    w.emit(f"{prefix} = {found}; {flag} = {pflag};")
+    window.combine_into([found], pflag, [f"{tots[0]}[{base} + {lanes} - 1]"], f"{tstops}[{base} + {lanes} - 1]")
+    w.emit(f"{prefix} = {found}; {flag} = {pflag}; {done} = {pflag};")
     w.indent -= 1
     w.emit("}")
     w.emit(f"{newest} -= {lanes};")
@@ -298,7 +294,7 @@ def lookback(w: KernelWriter, op, lifted: Lifted, block: str, agg: list, agg_fla
     w.emit(f"if (lid == 0 && {block} > 0 && !{agg_flag}) {{")
     w.indent += 1
     inclusive = w.apply_red(op.scan, [prefix], list(agg), None)
-    w.emit(f"status[{block}] = {status_word(op, STATUS_PREFIX, inclusive[0], flag)};")
+    w.emit(f"status[{block}] = {status_word(op, STATUS_PREFIX, inclusive[0], '0')};")
     w.indent -= 1
     w.emit("}")
     return prefix
