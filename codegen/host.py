@@ -170,7 +170,7 @@ class HostWriter:
                 self.emit("try:")
                 self.branch(e.then, pat, enter.format(True))
                 self.emit(f"    {done} = True")
-                self.emit("except cl.Error as failure:")
+                self.emit("except (cl.Error, KernelUnavailable) as failure:")
                 self.emit("    ctx.leave()")
                 self.emit(f"    ctx.warn_once({e.threshold!r}, failure)")
                 self.indent -= 1

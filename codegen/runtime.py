@@ -5,8 +5,10 @@ comparisons, launches kernels, and implements the executable's command line (doc
 Only the standard library, numpy and pyopencl may be imported here.
 """
 import argparse
+import contextlib
 import math
 import os
+import re
 import sys
 import time
 
@@ -24,6 +26,53 @@ DTYPES = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8"
 
 class ProgramError(Exception):
     """An error the user caused (bad input, bad option): printed as one line, no traceback."""
+
+
+class KernelUnavailable(ProgramError):
+    """A kernel that the device's compiler could not build; a guard falls back to its next version."""
+
+
+def split_kernels(source: str) -> tuple:
+    """(the helpers every kernel shares, {kernel name: its source}) of a program's OpenCL source."""
+    parts = re.split(r"(?m)^(?=__kernel void )", source)
+    return parts[0], {re.match(r"__kernel void (\w+)", part).group(1): part for part in parts[1:]}
+
+
+@contextlib.contextmanager
+def compiler_quiet():
+    """Some OpenCL compilers (PoCL's clang) print their diagnostics straight to the process's stderr;
+    a build failure is reported here instead, once, in words."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def build_kernels(cl_ctx, source: str) -> tuple:
+    """({name: kernel}, {name: why it did not build}). The whole program is built at once; only when
+    that fails is each kernel built on its own, so that one the device cannot compile (too much local
+    memory, say) takes only its own version out."""
+    try:
+        with compiler_quiet():
+            program = cl.Program(cl_ctx, source).build(options=["-w"])  # warnings are not for users
+        return {k.function_name: k for k in program.all_kernels()}, {}
+    except cl.Error:
+        pass
+    prelude, sources = split_kernels(source)
+    kernels, failures = {}, {}
+    for name, text in sources.items():
+        try:
+            with compiler_quiet():
+                kernels[name] = getattr(cl.Program(cl_ctx, prelude + text).build(options=["-w"]), name)
+        except cl.Error as e:
+            lines = [l.strip() for l in str(e).splitlines() if "error" in l.lower()]
+            failures[name] = re.sub(r"\S+\.cl:\d+:\d+: ", "", lines[-1] if lines else str(e).splitlines()[0])
+    return kernels, failures
 
 
 class DeviceArray:
@@ -83,8 +132,7 @@ class DeviceState:
         self.cl_ctx = cl.Context([device])
         props = cl.command_queue_properties.PROFILING_ENABLE if profile else 0
         self.queue = cl.CommandQueue(self.cl_ctx, properties=props)
-        program = cl.Program(self.cl_ctx, source).build(options=["-w"])  # warnings are not for users
-        self.kernels = {k.function_name: k for k in program.all_kernels()}
+        self.kernels, self.build_failures = build_kernels(self.cl_ctx, source)
         # Buffers come from a pool and go back to it when no array refers to them any more, so that a
         # program run again (or a loop on the host) reuses device memory instead of allocating it anew.
         self.pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(self.queue))
@@ -167,7 +215,7 @@ class Context:
         """A version that failed to launch; the program goes on with the next version."""
         if threshold not in self.warned:
             self.warned.add(threshold)
-            print(f"Warning: the version guarded by {threshold} could not be launched on {self.device.name} "
+            print(f"Warning: the version guarded by {threshold} could not be run on {self.device.name} "
                   f"({failure}); using the next version.", file=sys.stderr)
 
     def fits_group(self, par, local_bytes_per_thread=0):
@@ -208,7 +256,7 @@ class Context:
     def launch(self, name, global_size, local_size, args):
         if global_size == 0:
             return
-        kernel = self.kernels[name]
+        kernel = self.kernels.get(name) or self.unavailable(name)
         # Setting an argument costs more than launching (on some drivers several microseconds each), so
         # only the arguments that changed since this kernel's last launch are set.
         last = self.last_args.setdefault(name, [None] * len(args))
@@ -243,10 +291,16 @@ class Context:
     def local(self, nbytes):
         return cl.LocalMemory(max(int(nbytes), 1))
 
+    def unavailable(self, name):
+        raise KernelUnavailable(f"kernel {name} could not be built for {self.device.name}: "
+                                f"{self.device_state.build_failures[name]}")
+
     def kernel_group_size(self, names, group_size):
         """group_size, or less where one of the kernels cannot be launched with that many threads."""
         limits = self.device_state.group_limits
         for name in names:
+            if name not in self.kernels:
+                self.unavailable(name)
             if name not in limits:
                 limits[name] = self.kernels[name].get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE,
                                                                       self.device)

@@ -66,15 +66,23 @@ def test_parts_combine_in_order(module, device, groups, group_size, n):
     np.testing.assert_array_equal(lib.col_last(wide32), [last_nonzero(c)[-1] if len(c) else 0 for c in wide32.T])
 
 
-def test_a_version_that_cannot_launch_falls_back_with_one_warning(tmp_path, device, capsys):
-    import pyopencl as cl
+ROW_SUMS_INTRA = {"main.suff_outer_par_0": 2 ** 31 - 1, "main.suff_intra_par_1": 1}  # a workgroup per row
+
+
+def row_sums_module(tmp_path):
+    """Row sums compiled as a library: a thread per row, a workgroup per row, or a segmented reduction."""
     source = "entry main [n][m] (xss: [n][m]f32): [n]f32 = map (\\xs -> reduce (+) 0 xs) xss"
     (tmp_path / "rows.fut").write_text(source)
     assert incflat_main(["compile", "--library", str(tmp_path / "rows.fut")]) == 0
     spec = importlib.util.spec_from_file_location("rows", tmp_path / "rows.py")
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)
-    lib = m.load(device=device, overrides={"main.suff_outer_par_0": 2 ** 31 - 1, "main.suff_intra_par_1": 1})
+    return m
+
+
+def test_a_version_that_cannot_launch_falls_back_with_one_warning(tmp_path, device, capsys):
+    import pyopencl as cl
+    lib = row_sums_module(tmp_path).load(device=device, overrides=ROW_SUMS_INTRA)
     launch, intra = lib.ctx.launch, []
 
     def failing_launch(name, global_size, local_size, args):
@@ -89,6 +97,37 @@ def test_a_version_that_cannot_launch_falls_back_with_one_warning(tmp_path, devi
         np.testing.assert_array_equal(lib.main(xss), xss.sum(axis=1))
     warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("Warning:")]
     assert len(warnings) == 1 and "main.suff_intra_par_1" in warnings[0]
+
+
+def break_kernel(source: str, name: str) -> str:
+    """The program's OpenCL source with a compile error in kernel `name`."""
+    body = source.index("{", source.index(f"__kernel void {name}(")) + 1
+    return source[:body] + "\n#error simulated: too much local memory\n" + source[body:]
+
+
+def test_a_kernel_that_does_not_build_takes_only_its_version_out(tmp_path, device, capsys):
+    m = row_sums_module(tmp_path)
+    lib = m.load(device=device, overrides=ROW_SUMS_INTRA)
+    launched = []
+    launch = lib.ctx.launch
+    lib.ctx.launch = lambda name, *rest: (launched.append(name), launch(name, *rest))
+    xss = np.arange(12, dtype=np.float32).reshape(3, 4)
+    lib.main(xss)
+    broken = launched[0]  # the workgroup-level version's kernel
+    original = m.OPENCL_SOURCE
+    m.OPENCL_SOURCE = break_kernel(original, broken)
+    capsys.readouterr()
+    lib = m.load(device=device, overrides=ROW_SUMS_INTRA)
+    for _ in range(2):
+        np.testing.assert_array_equal(lib.main(xss), xss.sum(axis=1))
+    warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("Warning:")]
+    assert len(warnings) == 1 and "main.suff_intra_par_1" in warnings[0] and broken in warnings[0]
+    # a version with nothing to fall back to reports the kernel and the compiler's complaint
+    name = original[original.index("__kernel void "):].split("(")[0].split()[-1]
+    m.OPENCL_SOURCE = break_kernel(original, name)
+    lib = m.load(device=device, overrides={"main.suff_outer_par_0": 1})
+    with pytest.raises(m.ProgramError, match=f"kernel {name} could not be built"):
+        lib.main(xss)
 
 
 def test_unsafe_programs_check_nothing_in_kernels(tmp_path, device):
