@@ -119,25 +119,14 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
     def slot(x):  # one padding element per chunk: the threads' chunk-wise accesses avoid bank conflicts
         return x if chunk == 1 else f"(({x}) + ({x}) / {chunk})"
 
-    def coalesced_positions():
-        """Declares (k, seg): the position of element lid of the block (segment and index in it), and
-        returns a function that moves them on by lsize elements."""
-        k = w.declare("long", f"{start} + lid", "k")
-        if not segmented:
-            return k, None, lambda: w.emit(f"{k} += lsize;")
+    # Load the block, coalesced (element j * lsize + lid of the block, at index k of segment seg). Past the
+    # end, the last element is loaded and the neutral element kept, so that no branch separates the loads.
+    k = w.declare("long", f"{start} + lid", "k")
+    if segmented:
         seg = w.declare("long", f"{k} / {width}", "seg")
         w.emit(f"{k} = {k} % {width};")
         seg_step = w.declare("long", f"lsize / {width}", "seg_step")
         k_step = w.declare("long", f"lsize % {width}", "k_step")
-
-        def advance():
-            w.emit(f"{k} += {k_step}; {seg} += {seg_step};")
-            w.emit(f"if ({k} >= {width}) {{ {k} -= {width}; {seg}++; }}")
-        return k, seg, advance
-
-    # Load the block, coalesced (element j * lsize + lid of the block). Past the end, the last element is
-    # loaded and the neutral element kept, so that no branch separates the loads.
-    k, seg, advance = coalesced_positions()
     inner = op.ctx[-1]
     for j in range(chunk):
         here = slot(f"{j} * lsize + lid")
@@ -151,8 +140,11 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
             values = w.body(op.body)
         for b, v, z in zip(elems, values, neutral):
             w.emit(f"{b}[{here}] = {inside} ? {v} : {z};")
-        if j + 1 < chunk:
-            advance()
+        if j + 1 < chunk and segmented:
+            w.emit(f"{k} += {k_step}; {seg} += {seg_step};")
+            w.emit(f"if ({k} >= {width}) {{ {k} -= {width}; {seg}++; }}")
+        elif j + 1 < chunk:
+            w.emit(f"{k} += lsize;")
     w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
 
     # each thread scans its chunk, keeping the results in registers

@@ -1074,13 +1074,18 @@ class _Interp:
             ufs.append(uf)
         return ufs
 
-    def reduce_values(self, lam, ne, arrs, n, env, loc):
+    def check_operator(self, lam, ne, arrs, env, loc, what: str, article: str) -> int:
+        """Checks a reduce's or scan's operator against its neutral elements and arrays; returns their count."""
         k = len(ne)
-        self.check_lam_arity(lam, 2 * k, "reduce", loc)
+        self.check_lam_arity(lam, 2 * k, what, loc)
         if len(arrs) != k:
-            raise _err(f"A reduction with {k} neutral elements is applied to {len(arrs)} arrays.", loc)
-        self.check_lam_params(lam.params[:k], ne, False, env, loc, "reduce")
-        self.check_lam_params(lam.params[k:], arrs, True, env, loc, "reduce")
+            raise _err(f"{article} with {k} neutral elements is applied to {len(arrs)} arrays.", loc)
+        self.check_lam_params(lam.params[:k], ne, False, env, loc, what)
+        self.check_lam_params(lam.params[k:], arrs, True, env, loc, what)
+        return k
+
+    def reduce_values(self, lam, ne, arrs, n, env, loc):
+        k = self.check_operator(lam, ne, arrs, env, loc, "reduce", "A reduction")
         if n == 0:
             return list(ne)
         info = self.lam_info(lam)
@@ -1106,12 +1111,7 @@ class _Interp:
         return acc
 
     def scan_values(self, lam, ne, arrs, n, env, loc):
-        k = len(ne)
-        self.check_lam_arity(lam, 2 * k, "scan", loc)
-        if len(arrs) != k:
-            raise _err(f"A scan with {k} neutral elements is applied to {len(arrs)} arrays.", loc)
-        self.check_lam_params(lam.params[:k], ne, False, env, loc, "scan")
-        self.check_lam_params(lam.params[k:], arrs, True, env, loc, "scan")
+        k = self.check_operator(lam, ne, arrs, env, loc, "scan", "A scan")
         if n == 0:
             return [np.zeros((0,) + np.shape(x), dtype=x.dtype) for x in ne]
         info = self.lam_info(lam)
