@@ -275,6 +275,8 @@ class HostWriter:
                 parts.append("segments")
             elif kind == "lookback":
                 parts.append("*ctx.lookback(blocks)")
+            elif kind == "segment_counters":
+                parts.append("ctx.segment_counters(segments)")
             elif kind == "error":
                 parts.append("ctx.error_buf")
             elif kind == "groups_per_segment":
@@ -337,12 +339,12 @@ class HostWriter:
 
     def segred(self, e: T.SegRed, pat, loc):
         name = self.kernel_name("segred")
-        k1, k2, k3, k4 = segops.segred_kernels(name, e, loc, self.errors)
-        self.kernels += [k1, k2, k3, k4]
+        k1, k3, k4 = segops.segred_kernels(name, e, loc, self.errors)
+        self.kernels += [k1, k3, k4]
         outs = self.alloc_outputs(pat, e.types)
         segs = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx[:-1]) or "1"
         width = f"int({self.atom(e.ctx[-1].width)})"
-        self.emit(self.group_size(name, [k1, k2, k3, k4]))
+        self.emit(self.group_size(name, [k1, k3, k4]))
         self.emit(f"segments, width = {segs}, {width}")
         strides = [host_stride(s, k3) for s in k3.inner_strides]
         contiguous = " and ".join(f"{s} == 1" for s in strides) if None not in strides else "False"
@@ -364,12 +366,11 @@ class HostWriter:
         self.emit(f"if gps == 1 and not ctx.values[{f'{self.entry_name}.{name}_tblock_size'!r}]:")
         self.emit("    group_size = segment_group_size(group_size, width)")
         self.emit("if gps == 1:")
-        self.launch(k1, "segments * group_size", self.args(k1, [], outs, "gps"), 1)
+        self.launch(k1, "segments * group_size", self.args(k1, outs, outs, "gps"), 1)
         self.emit("else:")
         for pname, a in zip(parts, e.neutral):
             self.emit(f"    {pname} = ctx.empty((segments * gps,), {NP_TYPES[a.type.name]})")
-        self.launch(k1, "segments * gps * group_size", self.args(k1, [], parts, "gps"), 1)
-        self.launch(k2, "segments * group_size", self.args(k2, outs, parts, "gps"), 1)
+        self.launch(k1, "segments * gps * group_size", self.args(k1, outs, parts, "gps"), 1)
         self.indent -= 1
 
 

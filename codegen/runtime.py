@@ -145,6 +145,16 @@ class DeviceState:
         self.scan_status, self.scan_blocks, self.scan_epoch = None, 0, 0
         self.scan_counters = cl.Buffer(self.cl_ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
                                        hostbuf=np.zeros(2, np.uint32))
+        # A reduction's count of finished workgroups per segment, zero between launches (the last
+        # workgroup of a segment resets its count).
+        self.finished, self.finished_size = None, 0
+
+    def segment_counters(self, queue, segments):
+        if segments > self.finished_size:
+            self.finished_size = max(segments, 2 * self.finished_size, 1024)
+            self.finished = cl.Buffer(self.cl_ctx, cl.mem_flags.READ_WRITE, self.finished_size * 4)
+            cl.enqueue_fill_buffer(queue, self.finished, np.uint32(0), 0, self.finished_size * 4)
+        return self.finished
 
     def lookback(self, queue, blocks):
         """The arguments of a single-pass scan over `blocks` blocks."""
@@ -313,6 +323,9 @@ class Context:
 
     def lookback(self, blocks):
         return self.device_state.lookback(self.queue, blocks)
+
+    def segment_counters(self, segments):
+        return self.device_state.segment_counters(self.queue, segments)
 
     # ---- which version runs (recorded with -P) ----
 

@@ -54,7 +54,7 @@ def segmap_kernel(name: str, op: T.SegMap, loc, errors: list) -> Kernel:
 # pairs, so segments of any length, and several per block, need nothing else.
 
 STATUS_AGGREGATE, STATUS_PREFIX = 1, 2
-LOOKBACK = 32  # statuses read at once, a thread each
+LOOKBACK = 256  # statuses read at once, a thread each
 PACKED_BITS = {"f32": ("as_uint({})", "as_float((uint)({}))"), "i32": ("(uint)({})", "(int)(uint)({})"),
                "u32": ("(uint)({})", "(uint)({})"), "i16": ("(uint)(ushort)({})", "(short)(ushort)({})"),
                "u16": ("(uint)({})", "(ushort)({})"), "i8": ("(uint)(uchar)({})", "(char)(uchar)({})"),
@@ -147,7 +147,8 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
             w.emit(f"{k} += lsize;")
     w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
 
-    # each thread scans its chunk, keeping the results in registers
+    # each thread folds its chunk to a total (scanned again below, from local memory: keeping the partial
+    # results in registers across the workgroup scan would cost the kernel half its occupancy)
     if segmented:  # in the chunk, small numbers: where the first segment starts (chunk if none), and the next
         first_k = w.declare("long", f"({start} + lid * {chunk}) % {width}", "first_k")
         first_start = w.declare("int", f"{first_k} == 0 ? 0 : (int)min({width} - {first_k}, (long){chunk})",
@@ -156,14 +157,18 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
         start_step = w.declare("int", f"(int)min({width}, (long){chunk})", "start_step")
     accs = [w.declare(c, v, "acc") for c, v in zip(ctypes, neutral)]
     flag = w.declare("uchar", "0", "flag") if segmented else None
-    scanned = []
-    for j in range(chunk):
-        xs = [w.declare(c, f"{b}[{slot(f'lid * {chunk} + {j}')}]", "x") for c, b in zip(ctypes, elems)]
-        if segmented:
-            lifted.fold_unless(accs, xs, f"{next_start} == {j}", f"{flag} = 1; {next_start} += {start_step};")
-        else:
-            lifted.fold_unless(accs, xs, None)
-        scanned.append([w.declare(c, acc, "r") for c, acc in zip(ctypes, accs)])
+
+    def fold_chunk(on_each=None):
+        for j in range(chunk):
+            xs = [w.declare(c, f"{b}[{slot(f'lid * {chunk} + {j}')}]", "x") for c, b in zip(ctypes, elems)]
+            if segmented:
+                on_start = f"{next_start} += {start_step};" + ("" if on_each else f" {flag} = 1;")
+                lifted.fold_unless(accs, xs, f"{next_start} == {j}", on_start)
+            else:
+                lifted.fold_unless(accs, xs, None)
+            if on_each:
+                on_each(j)
+    fold_chunk()
 
     # the threads' totals, scanned: thread t's chunk continues from the total of threads 0..t-1
     tots, tflags, base = lifted.group_scan(accs, flag)
@@ -178,31 +183,21 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
         w.emit("}")
         return w.k
 
-    def store_chunk(carry):
-        """Writes the thread's scanned chunk back to local memory, continuing from carry (C variables)
-        up to the first segment start in the chunk; without carry, as it is."""
-        for j, rs in enumerate(scanned):
-            here = slot(f"lid * {chunk} + {j}")
-            values = w.apply_red(op.scan, list(carry), rs, None) if carry else rs
-            for b, v, r in zip(elems, values, rs):
-                w.emit(f"{b}[{here}] = {f'{j} < {first_start} ? {v} : {r}' if carry and segmented else v};")
-
     if mode == "lookback":  # the block's total, published first so that the blocks after it can go on
         agg = [w.declare(c, f"{b}[{base} + lsize - 1]", "agg") for c, b in zip(ctypes, tots)]
         agg_flag = w.declare("uchar", f"{tflags}[{base} + lsize - 1]", "agg_flag") if segmented else "0"
         status = f"{block} == 0 || {agg_flag} ? {STATUS_PREFIX} : {STATUS_AGGREGATE}"
         w.emit(f"if (lid == 0) status[{block}] = {status_word(op, f'({status})', agg[0], agg_flag)};")
-    # each thread continues its chunk from the totals of the threads before it
-    w.emit("if (lid == 0) {")
-    w.indent += 1
-    store_chunk(None)
-    w.indent -= 1
-    w.emit("} else {")
-    w.indent += 1
-    before = [w.declare(c, f"{b}[{base} + lid - 1]", "before") for c, b in zip(ctypes, tots)]
-    store_chunk(before)
-    w.indent -= 1
-    w.emit("}")
+    # each thread scans its chunk again, from the total of the threads before it, into local memory
+    for acc, b, z in zip(accs, tots, neutral):
+        w.emit(f"{acc} = lid == 0 ? {z} : {b}[{base} + lid - 1];")
+    if segmented:
+        w.emit(f"{next_start} = {first_start};")
+
+    def store(j):
+        for b, acc in zip(elems, accs):
+            w.emit(f"{b}[{slot(f'lid * {chunk} + {j}')}] = {acc};")
+    fold_chunk(store)
     if mode == "carry":
         prefix = [w.declare(c, f"{block} > 0 ? {pre.mem}[{pre.offset} + {block} - 1] : {z}", "prefix")
                   for c, pre, z in zip(ctypes, prefixes, neutral)]
@@ -355,13 +350,18 @@ def segred_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
 
 
 def segred_group_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
+    """Workgroup gid reduces part gid % groups_per_segment of segment gid / groups_per_segment. With one
+    part, it writes the segment's result; with several, it writes its part, and the segment's last
+    workgroup to finish (counted with an atomic) folds the parts in order, in the same launch."""
     w = KernelWriter(name, errors)
     kernel_inputs(w, op)
-    dests = [w.array_param(f"dest{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
-    for i in range(len(op.neutral)):
-        w.k.args.append(("dest", i))
-    w.k.params.append("long groups_per_segment")
-    w.k.args.append(("groups_per_segment", None))
+    ctypes = neutral_ctypes(op)
+    parts = [w.array_param(f"part{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
+    w.k.args += [("dest", i) for i in range(len(op.neutral))]
+    outs = [w.array_param(f"out{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
+    w.k.args += [("flat_out", i) for i in range(len(op.neutral))]
+    w.k.params += ["long groups_per_segment", "__global volatile uint *finished"]
+    w.k.args += [("groups_per_segment", None), ("segment_counters", None)]
     gid = w.declare("long", "get_group_id(0)", "gid")
     seg = w.declare("long", f"{gid} / groups_per_segment", "seg")
     part = w.declare("long", f"{gid} % groups_per_segment", "part")
@@ -371,29 +371,49 @@ def segred_group_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
     per_part = w.declare("long", f"(({width}) + groups_per_segment - 1) / groups_per_segment", "per_part")
     lo = w.declare("long", f"{part} * {per_part}", "lo")
     hi = w.declare("long", f"min((long)({width}), {lo} + {per_part})", "hi")
-    accs = [w.declare(CTYPES[a.type.name], w.atom(a), "acc") for a in op.neutral]
+    accs = [w.declare(c, w.atom(a), "acc") for c, a in zip(ctypes, op.neutral)]
     w.accumulate(op, lo, hi, accs)
-    results = w.group_reduce(op.red, op.commutative, accs, neutral_ctypes(op))
-    for d, r in zip(dests, results):
-        w.emit(f"if (get_local_id(0) == 0) {d.mem}[{d.offset} + {gid}] = {r};")
-
-    # stage 2: one workgroup per segment folds its groups_per_segment partial results, in order
-    w2, parts, outs, seg2 = partials_writer(name + "_combine", op.neutral, op.red, errors)
-    accs2 = [w2.declare(CTYPES[a.type.name], w2.atom(a), "acc") for a in op.neutral]
-    k = w2.fresh("k")
-    chunk = w2.declare("long", "(groups_per_segment + get_local_size(0) - 1) / get_local_size(0)", "chunk")
-    w2.emit(f"for (long {k} = (long)get_local_id(0) * {chunk}; {k} < min(groups_per_segment, "
-            f"((long)get_local_id(0) + 1) * {chunk}); {k}++) {{")
-    w2.indent += 1
-    values = [w2.declare(p.ctype, f"{p.mem}[{p.offset} + {seg2} * groups_per_segment + {k}]", "v") for p in parts]
-    for acc, r in zip(accs2, w2.apply_red(op.red, accs2, values, loc)):
-        w2.emit(f"{acc} = {r};")
-    w2.indent -= 1
-    w2.emit("}")
-    results2 = w2.group_reduce(op.red, False, accs2, neutral_ctypes(op))
-    for o, r in zip(outs, results2):
-        w2.emit(f"if (get_local_id(0) == 0) {o.mem}[{o.offset} + {seg2}] = {r};")
-    return w.k, w2.k
+    results = w.group_reduce(op.red, op.commutative, accs, ctypes)
+    last = w.fresh("last_shared")
+    w.emit(f"__local uchar {last};")
+    w.emit("if (groups_per_segment == 1) {")
+    for o, r in zip(outs, results):
+        w.emit(f"  if (get_local_id(0) == 0) {o.mem}[{o.offset} + {seg}] = {r};")
+    w.emit("} else {")
+    w.indent += 1
+    w.emit("if (get_local_id(0) == 0) {")
+    for p, r in zip(parts, results):
+        w.emit(f"  {p.mem}[{p.offset} + {gid}] = {r};")
+    w.emit("  mem_fence(CLK_GLOBAL_MEM_FENCE);  // the part is visible before the count says so")
+    w.emit(f"  {last} = atomic_inc(&finished[{seg}]) == groups_per_segment - 1;")
+    w.emit("}")
+    w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+    w.emit(f"if ({last}) {{  // the same in every thread of the workgroup")
+    w.indent += 1
+    w.emit("mem_fence(CLK_GLOBAL_MEM_FENCE);")
+    folded = [w.declare(c, w.atom(a), "acc") for c, a in zip(ctypes, op.neutral)]
+    k = w.fresh("k")
+    chunk = w.declare("long", "(groups_per_segment + get_local_size(0) - 1) / get_local_size(0)", "chunk")
+    w.emit(f"for (long {k} = (long)get_local_id(0) * {chunk}; {k} < min(groups_per_segment, "
+           f"((long)get_local_id(0) + 1) * {chunk}); {k}++) {{")
+    w.indent += 1  # volatile: the other workgroups' parts, not what this one's cache may hold
+    values = [w.declare(p.ctype, f"((volatile __global {p.ctype} *){p.mem})[{p.offset} + {seg} * groups_per_segment + {k}]",
+                        "v") for p in parts]
+    for acc, r in zip(folded, w.apply_red(op.red, folded, values, loc)):
+        w.emit(f"{acc} = {r};")
+    w.indent -= 1
+    w.emit("}")
+    totals = w.group_reduce(op.red, False, folded, ctypes)
+    w.emit("if (get_local_id(0) == 0) {")
+    for o, r in zip(outs, totals):
+        w.emit(f"  {o.mem}[{o.offset} + {seg}] = {r};")
+    w.emit(f"  finished[{seg}] = 0;  // ready for the next launch")
+    w.emit("}")
+    w.indent -= 1
+    w.emit("}")
+    w.indent -= 1
+    w.emit("}")
+    return (w.k,)
 
 
 def segred_thread_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:

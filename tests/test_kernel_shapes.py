@@ -18,6 +18,8 @@ entry row_prefix [n][m] (xss: [n][m]i64): [n][m]i64 = map (\\xs -> scan (+) 0 xs
 entry row_prefix32 [n][m] (xss: [n][m]i32): [n][m]i32 = map (\\xs -> scan (+) 0 xs) xss
 entry pair_prefix [n] (xs: [n]i32): ([n]i32, [n]i32) =
   unzip (scan (\\(a, b) (c, d) -> (a + c, if d == 0 then b else d)) (0, 0) (zip xs xs))
+entry last_of [n] (xs: [n]i32): i32 = reduce (\\a b -> if b == 0 then a else b) 0 xs
+entry row_last [n][m] (xss: [n][m]i32): [n]i32 = map (\\xs -> reduce (\\a b -> if b == 0 then a else b) 0 xs) xss
 entry col_sums [n][m] (xss: [n][m]i64): [m]i64 = map (\\col -> reduce (+) 0 col) (transpose xss)
 entry col_last [n][m] (xss: [n][m]i32): [m]i32 =
   map (\\col -> reduce (\\a b -> if b == 0 then a else b) 0 col) (transpose xss)
@@ -54,6 +56,9 @@ def test_parts_combine_in_order(module, device, groups, group_size, n):
     np.testing.assert_array_equal(lib.prefix(xs), np.cumsum(xs))
     ys = (xs * (np.arange(n) % 3 == 0)).astype(np.int32)
     np.testing.assert_array_equal(lib.last_nonzero(ys), last_nonzero(ys))
+    assert lib.last_of(ys) == (last_nonzero(ys)[-1] if n else 0)
+    few = ys[: (n // 3) * 3].reshape(3, -1)  # few wide rows: several workgroups a row, the last folding them
+    np.testing.assert_array_equal(lib.row_last(few), [last_nonzero(r)[-1] if len(r) else 0 for r in few])
     xss = xs[: (n // 7) * 7].reshape(-1, 7) if n >= 7 else np.zeros((0, 7), np.int64)
     np.testing.assert_array_equal(lib.row_prefix(xss), np.cumsum(xss, axis=1))
     np.testing.assert_array_equal(lib.row_prefix32(xss.astype(np.int32)), np.cumsum(xss, axis=1))
