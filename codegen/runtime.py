@@ -9,6 +9,7 @@ import contextlib
 import math
 import os
 import re
+import struct
 import sys
 import time
 
@@ -80,7 +81,7 @@ class DeviceArray:
     __slots__ = ("buf", "shape", "strides", "offset", "dtype", "_args")
 
     def __init__(self, buf, shape, dtype, strides=None, offset=0):
-        self.buf, self.shape, self.dtype, self.offset = buf, tuple(int(d) for d in shape), np.dtype(dtype), offset
+        self.buf, self.shape, self.dtype, self.offset = buf, tuple(map(int, shape)), np.dtype(dtype), offset
         self.strides = tuple(strides) if strides is not None else row_major_strides(self.shape)
         self._args = None
 
@@ -204,6 +205,7 @@ class Context:
         self.pool, self.error_buf = self.device_state.pool, self.device_state.error_buf
         self.kernels, self.last_args = self.device_state.kernels, self.device_state.last_args
         self.kernel_times = {}
+        self.local_memory = {}
         self.versions_open, self.version_log = [], []  # guard decisions being run, and those done
         self.warned = set()
 
@@ -235,9 +237,9 @@ class Context:
     # ---- memory ----
 
     def empty(self, shape, dtype):
-        shape = tuple(int(d) for d in shape)
-        dtype = np.dtype(dtype)
-        return DeviceArray(self.pool.allocate(max(math.prod(shape) * dtype.itemsize, 1)), shape, dtype)
+        arr = DeviceArray(None, shape, dtype)
+        arr.buf = self.pool.allocate(max(math.prod(arr.shape) * arr.dtype.itemsize, 1))
+        return arr
 
     def scratch(self, count, dtype):
         """Global memory for intermediate arrays inside kernels."""
@@ -254,6 +256,10 @@ class Context:
         """A numpy copy of a (possibly strided) device array; a numpy scalar for a rank-0 array."""
         if any(d == 0 for d in arr.shape):
             return np.empty(arr.shape, arr.dtype)
+        if arr.strides == row_major_strides(arr.shape):  # contiguous: only its own elements are read
+            host = np.empty(arr.shape, arr.dtype)
+            cl.enqueue_copy(self.queue, host, arr.buf, src_offset=arr.offset * arr.dtype.itemsize)
+            return host[()] if host.ndim == 0 else host
         span = arr.offset + 1 + sum((d - 1) * s for d, s in zip(arr.shape, arr.strides))
         host = np.empty(span, arr.dtype)
         cl.enqueue_copy(self.queue, host, arr.buf)
@@ -275,7 +281,10 @@ class Context:
             kind = type(arg)
             key = arg if kind is int or kind is float else arg.size if kind is cl.LocalMemory else arg.int_ptr
             if last[i] != key:
-                kernel.set_arg(i, types[i](arg) if types[i] else arg)
+                if types[i] is None:
+                    kernel.set_arg(i, arg)
+                else:
+                    set_scalar_arg(kernel, i, types[i], arg)
                 last[i] = key
         event = cl.enqueue_nd_range_kernel(self.queue, kernel, (int(global_size),), (int(local_size),))
         if self.profile:
@@ -299,7 +308,10 @@ class Context:
             fail(where, template.format(*(int(v) for v in record[1:])))
 
     def local(self, nbytes):
-        return cl.LocalMemory(max(int(nbytes), 1))
+        memory = self.local_memory.get(nbytes)
+        if memory is None:  # one object a size: launches then see the same argument and skip setting it
+            memory = self.local_memory[nbytes] = cl.LocalMemory(max(int(nbytes), 1))
+        return memory
 
     def unavailable(self, name):
         raise KernelUnavailable(f"kernel {name} could not be built for {self.device.name}: "
@@ -364,6 +376,25 @@ class Context:
 # Per kernel, the numpy type of each scalar parameter (None for memory): scalar arguments are passed as
 # Python numbers, which are cheap to compare with the last launch's, and converted when they change.
 KERNEL_ARG_TYPES = {}
+
+_PACK_FORMATS = {"i1": "b", "i2": "h", "i4": "i", "i8": "q", "u1": "B", "u2": "H", "u4": "I", "u8": "Q",
+                 "f4": "f", "f8": "d"}
+_PACKERS = {t: struct.Struct("=" + _PACK_FORMATS[f"{np.dtype(t).kind}{np.dtype(t).itemsize}"]).pack
+            for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+                      np.float64)}
+_PACKERS[np.float32] = lambda x: np.float32(x).tobytes()  # rounds as numpy does (struct rejects overflow)
+
+
+def set_scalar_arg(kernel, i, ctype, value):
+    """Kernel.set_arg with a numpy scalar takes microseconds in pyopencl's type dispatch; its invokers
+    set packed bytes instead (`_set_arg_buf`), and so does this where that method exists."""
+    if _SET_ARG_BUF:
+        kernel._set_arg_buf(i, _PACKERS[ctype](value))
+    else:
+        kernel.set_arg(i, ctype(value))
+
+
+_SET_ARG_BUF = hasattr(cl.Kernel, "_set_arg_buf")
 
 
 def ceil_div(a, b):
