@@ -7,7 +7,7 @@ per dimension, so rearranges and row slices cost nothing.
 """
 
 import contextlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ir import source as S
 from ir import target as T
@@ -644,9 +644,36 @@ class KernelWriter:
         """Each thread folds its share of [lo, hi) into its accumulators, in order: all of it when
         per_thread; strided across the workgroup when the operator is commutative (coalesced); a
         contiguous chunk otherwise. The first two load UNROLL elements before folding them in, so that
-        their loads are in flight together."""
+        their loads are in flight together. Strided across the workgroup, the loop is also written for
+        inputs whose elements are adjacent (the usual case)."""
         if any(isinstance(a.type, Array) for a in e.neutral):
             raise not_supported("a reduction of arrays")
+        if per_thread or not e.commutative:
+            return self.fold_loop(e, lo, hi, accs, per_thread)
+        self.unit_stride_variant([a.name for a in e.ctx[-1].arrs], lambda: self.fold_loop(e, lo, hi, accs, False))
+
+    def unit_stride_variant(self, names, emit):
+        """Calls emit() twice: under `if` the arrays' first strides are all 1 (at run time), with the
+        views so bound (index arithmetic without strides costs a memory-bound loop less), and under
+        `else` as they are. Once, where the strides are known to be 1."""
+        views = {name: self.env[name] for name in names}
+        adjacent = " && ".join(sorted({f"({v.strides[0]}) == 1" for v in views.values() if v.strides[0] != "1"}))
+        if not adjacent:
+            return emit()
+        self.emit(f"if ({adjacent}) {{")
+        self.indent += 1
+        for name, v in views.items():
+            self.env[name] = replace(v, strides=("1",) + tuple(v.strides[1:]))
+        emit()
+        self.env.update(views)
+        self.indent -= 1
+        self.emit("} else {")
+        self.indent += 1
+        emit()
+        self.indent -= 1
+        self.emit("}")
+
+    def fold_loop(self, e, lo: str, hi: str, accs: list, per_thread: bool):
         if per_thread or e.commutative:
             start, step = (lo, "1") if per_thread else (f"{lo} + (long)get_local_id(0)", "(long)get_local_size(0)")
             k = self.fresh("k")

@@ -121,30 +121,36 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
 
     # Load the block, coalesced (element j * lsize + lid of the block, at index k of segment seg). Past the
     # end, the last element is loaded and the neutral element kept, so that no branch separates the loads.
-    k = w.declare("long", f"{start} + lid", "k")
-    if segmented:
-        seg = w.declare("long", f"{k} / {width}", "seg")
-        w.emit(f"{k} = {k} % {width};")
-        seg_step = w.declare("long", f"lsize / {width}", "seg_step")
-        k_step = w.declare("long", f"lsize % {width}", "k_step")
-    inner = op.ctx[-1]
-    for j in range(chunk):
-        here = slot(f"{j} * lsize + lid")
-        inside = w.declare("uchar", f"{start} + {j} * lsize + lid < {n}", "inside")
+    def load_block():
+        k = w.declare("long", f"{start} + lid", "k")
         if segmented:
-            w.bind_ctx(op.ctx[:-1], f"min({seg}, {segments} - 1)")
-            w.bind_elems(inner.params, inner.arrs, k)
-        else:
-            w.bind_elems(inner.params, inner.arrs, f"min({k}, {n} - 1)")
-        with w.per_thread():
-            values = w.body(op.body)
-        for b, v, z in zip(elems, values, neutral):
-            w.emit(f"{b}[{here}] = {inside} ? {v} : {z};")
-        if j + 1 < chunk and segmented:
-            w.emit(f"{k} += {k_step}; {seg} += {seg_step};")
-            w.emit(f"if ({k} >= {width}) {{ {k} -= {width}; {seg}++; }}")
-        elif j + 1 < chunk:
-            w.emit(f"{k} += lsize;")
+            seg = w.declare("long", f"{k} / {width}", "seg")
+            w.emit(f"{k} = {k} % {width};")
+            seg_step = w.declare("long", f"lsize / {width}", "seg_step")
+            k_step = w.declare("long", f"lsize % {width}", "k_step")
+        inner = op.ctx[-1]
+        for j in range(chunk):
+            here = slot(f"{j} * lsize + lid")
+            inside = w.declare("uchar", f"{start} + {j} * lsize + lid < {n}", "inside")
+            if segmented:
+                w.bind_ctx(op.ctx[:-1], f"min({seg}, {segments} - 1)")
+                w.bind_elems(inner.params, inner.arrs, k)
+            else:
+                w.bind_elems(inner.params, inner.arrs, f"min({k}, {n} - 1)")
+            with w.per_thread():
+                values = w.body(op.body)
+            for b, v, z in zip(elems, values, neutral):
+                w.emit(f"{b}[{here}] = {inside} ? {v} : {z};")
+            if j + 1 < chunk and segmented:
+                w.emit(f"{k} += {k_step}; {seg} += {seg_step};")
+                w.emit(f"if ({k} >= {width}) {{ {k} -= {width}; {seg}++; }}")
+            elif j + 1 < chunk:
+                w.emit(f"{k} += lsize;")
+
+    if segmented:
+        load_block()
+    else:  # contiguous input, the usual case, without stride arithmetic
+        w.unit_stride_variant([a.name for a in op.ctx[-1].arrs], load_block)
     w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
 
     # each thread folds its chunk to a total (scanned again below, from local memory: keeping the partial

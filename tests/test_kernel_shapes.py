@@ -13,6 +13,8 @@ from incflat import main as incflat_main
 SOURCE = """
 entry sum [n] (xs: [n]i64): i64 = reduce (+) 0 xs
 entry prefix [n] (xs: [n]i64): [n]i64 = scan (+) 0 xs
+entry sum_odd [n] (xs: [n]i32): i32 = reduce (+) 0 xs[1::2]
+entry prefix_odd [n] (xs: [n]i32): []i32 = scan (+) 0 xs[1::2]
 entry last_nonzero [n] (xs: [n]i32): [n]i32 = scan (\\a b -> if b == 0 then a else b) 0 xs
 entry row_prefix [n][m] (xss: [n][m]i64): [n][m]i64 = map (\\xs -> scan (+) 0 xs) xss
 entry row_prefix32 [n][m] (xss: [n][m]i32): [n][m]i32 = map (\\xs -> scan (+) 0 xs) xss
@@ -54,6 +56,9 @@ def test_parts_combine_in_order(module, device, groups, group_size, n):
     xs = (np.arange(n, dtype=np.int64) * 7919) % 13 - 6
     assert lib.sum(xs) == xs.sum()
     np.testing.assert_array_equal(lib.prefix(xs), np.cumsum(xs))
+    # strided inputs take the loops written for any stride (adjacent elements take their own)
+    assert lib.sum_odd(xs.astype(np.int32)) == xs[1::2].sum()
+    np.testing.assert_array_equal(lib.prefix_odd(xs.astype(np.int32)), np.cumsum(xs[1::2]))
     ys = (xs * (np.arange(n) % 3 == 0)).astype(np.int32)
     np.testing.assert_array_equal(lib.last_nonzero(ys), last_nonzero(ys))
     assert lib.last_of(ys) == (last_nonzero(ys)[-1] if n else 0)
