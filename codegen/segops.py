@@ -295,7 +295,7 @@ def lookback(w: KernelWriter, op, block: str, agg: list, agg_flag: str) -> str:
 
 def block_prefix_kernel(name: str, op: T.SegScan, errors: list) -> Kernel:
     """One workgroup scans the blocks' (flag, values) totals: each thread a contiguous run of them."""
-    w, totals, outs, _ = partials_writer(name, op.neutral, op.scan, errors)
+    w, totals, outs = partials_writer(name, op.neutral, op.scan, errors)
     flags = w.array_param("total_flags", _flat_array(Scalar("bool")))
     w.k.args.append(("dest", len(op.neutral)))
     segmented = len(op.ctx) > 1
@@ -348,7 +348,7 @@ def block_prefix_kernel(name: str, op: T.SegScan, errors: list) -> Kernel:
 
 def segred_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
     """The kernels of a level-1 segred. Per workgroup: `groups_per_segment` workgroups per segment each
-    reduce a part of it, and when there are several a second kernel combines the parts in order. Per
+    reduce a part of it; when there are several, the last of them to finish folds the parts in order. Per
     thread, for many segments that are short or strided in memory (a transposed view): thread t reduces a
     part of segment t % segments, so neighbouring threads read neighbouring segments, and a second kernel
     combines the parts. The host chooses between them at run time from the inner strides."""
@@ -403,8 +403,8 @@ def segred_group_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
     w.emit(f"for (long {k} = (long)get_local_id(0) * {chunk}; {k} < min(groups_per_segment, "
            f"((long)get_local_id(0) + 1) * {chunk}); {k}++) {{")
     w.indent += 1  # volatile: the other workgroups' parts, not what this one's cache may hold
-    values = [w.declare(p.ctype, f"((volatile __global {p.ctype} *){p.mem})[{p.offset} + {seg} * groups_per_segment + {k}]",
-                        "v") for p in parts]
+    values = [w.declare(p.ctype, f"((volatile __global {p.ctype} *){p.mem})"
+                                 f"[{p.offset} + {seg} * groups_per_segment + {k}]", "v") for p in parts]
     for acc, r in zip(folded, w.apply_red(op.red, folded, values, loc)):
         w.emit(f"{acc} = {r};")
     w.indent -= 1
@@ -449,7 +449,7 @@ def segred_thread_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
         w.emit(f"{d.mem}[{d.offset} + {gtid}] = {acc};")
 
     # stage 2: thread s folds the parts of segment s, in order
-    w2, parts, outs, _ = partials_writer(name + "_combine", op.neutral, op.red, errors)
+    w2, parts, outs = partials_writer(name + "_combine", op.neutral, op.red, errors)
     w2.k.params.append("long segments")
     w2.k.args.append(("segments", None))
     seg2 = w2.declare("long", "get_global_id(0)", "seg")
@@ -469,8 +469,8 @@ def segred_thread_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
 
 
 def partials_writer(name: str, neutral: tuple, op: S.Lambda, errors: list):
-    """A kernel over the groups_per_segment partial results of each segment: its writer, the views of
-    its input parts and of its outputs (both flat), and the segment index when a workgroup has one."""
+    """A kernel over the groups_per_segment partial results of each segment: its writer and the views of
+    its input parts and of its outputs (both flat)."""
     w = KernelWriter(name, errors)
     parts = [w.array_param(f"part{i}", _flat_array(a.type)) for i, a in enumerate(neutral)]
     w.k.args += [("dest", i) for i in range(len(neutral))]
@@ -483,7 +483,7 @@ def partials_writer(name: str, neutral: tuple, op: S.Lambda, errors: list):
             w.input_var(a)
     for v in _free_in_lambda(op).values():
         w.input_var(v)
-    return w, parts, outs, "get_group_id(0)"
+    return w, parts, outs
 
 
 def _flat_array(t) -> Array:
