@@ -365,7 +365,7 @@ class HostWriter:
         self.emit(self.groups_per_segment(name))
         self.emit(f"if gps == 1 and not ctx.values[{f'{self.entry_name}.{name}_tblock_size'!r}]:")
         self.emit("    group_size = segment_group_size(group_size, width)")
-        self.emit("if gps == 1:")
+        self.emit("if gps == 1:")  # no parts: the outputs stand in for their buffers
         self.launch(k1, "segments * group_size", self.args(k1, outs, outs, "gps"), 1)
         self.emit("else:")
         for pname, a in zip(parts, e.neutral):

@@ -383,6 +383,7 @@ _PACKERS = {t: struct.Struct("=" + _PACK_FORMATS[f"{np.dtype(t).kind}{np.dtype(t
             for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
                       np.float64)}
 _PACKERS[np.float32] = lambda x: np.float32(x).tobytes()  # rounds as numpy does (struct rejects overflow)
+_SET_ARG_BUF = hasattr(cl.Kernel, "_set_arg_buf")
 
 
 def set_scalar_arg(kernel, i, ctype, value):
@@ -392,9 +393,6 @@ def set_scalar_arg(kernel, i, ctype, value):
         kernel._set_arg_buf(i, _PACKERS[ctype](value))
     else:
         kernel.set_arg(i, ctype(value))
-
-
-_SET_ARG_BUF = hasattr(cl.Kernel, "_set_arg_buf")
 
 
 def ceil_div(a, b):

@@ -153,8 +153,8 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
         w.unit_stride_variant([a.name for a in op.ctx[-1].arrs], load_block)
     w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
 
-    # each thread folds its chunk to a total (scanned again below, from local memory: keeping the partial
-    # results in registers across the workgroup scan would cost the kernel half its occupancy)
+    # each thread folds its chunk to a total, and scans it again from local memory below: holding the
+    # partial results in registers across the workgroup scan took more registers (64 against 56) and time
     if segmented:  # in the chunk, small numbers: where the first segment starts (chunk if none), and the next
         first_k = w.declare("long", f"({start} + lid * {chunk}) % {width}", "first_k")
         first_start = w.declare("int", f"{first_k} == 0 ? 0 : (int)min({width} - {first_k}, (long){chunk})",
