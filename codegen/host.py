@@ -291,25 +291,26 @@ class HostWriter:
                 parts.append(f"ctx.scratch({size}, {NP_TYPES[elem]})")
         return "[" + ", ".join(parts) + "]"
 
-    def launch(self, kernel: opencl.Kernel, global_size: str, args: str, indent: int = 0):
+    def launch(self, kernel: opencl.Kernel, global_size: str, args: str, space: str, indent: int = 0):
+        """space: the segop's iteration space (its context's size), which picks the kernels' index type."""
         pad = "    " * indent
         self.emit(f"{pad}global_size = {global_size}")
-        self.emit(f"{pad}ctx.launch({kernel.name!r}, global_size, group_size, {args})")
+        self.emit(f"{pad}ctx.launch({kernel.name!r}, global_size, group_size, {args}, {space})")
 
     def segmap(self, e: T.SegMap, pat, loc):
         name = self.kernel_name("segmap")
         k = segops.segmap_kernel(name, e, loc, self.errors)
         self.kernels.append(k)
         outs = self.alloc_outputs(pat, e.types)
-        total = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx)
+        self.emit("space = " + " * ".join(f"int({self.atom(b.width)})" for b in e.ctx))
         level0 = [s.exp for s in e.body.stms if isinstance(s.exp, T.SEGOPS)]  # the intra-group version
         if level0:  # a workgroup per point, as wide as the widest level-0 segop
             widths = ", ".join(" * ".join(f"int({self.atom(b.width)})" for b in op.ctx) for op in level0)
             self.emit(f"group_size = min(max({widths}, 1), ctx.max_group_size)")
-            self.launch(k, f"{total} * group_size", self.args(k, outs))
+            self.launch(k, "space * group_size", self.args(k, outs), "space")
         else:
             self.emit(self.group_size(name, [k]))
-            self.launch(k, f"ceil_div({total}, group_size) * group_size", self.args(k, outs))
+            self.launch(k, "ceil_div(space, group_size) * group_size", self.args(k, outs), "space")
 
     def segscan(self, e: T.SegScan, pat, loc):
         name = self.kernel_name("segscan")
@@ -321,9 +322,10 @@ class HostWriter:
         per_thread = sum(ctype_size(c) * (scan.chunk + 2) + 1 for c in opencl.neutral_ctypes(e))
         self.emit(self.group_size(name, kernels))
         self.emit(f"group_size = ctx.fit_local(group_size, {per_thread})")
-        self.emit(f"blocks = ceil_div({total}, group_size * {scan.chunk})")
+        self.emit(f"space = {total}")
+        self.emit(f"blocks = ceil_div(space, group_size * {scan.chunk})")
         if len(kernels) == 1:
-            self.launch(scan, "blocks * group_size", self.args(scan, outs))
+            self.launch(scan, "blocks * group_size", self.args(scan, outs), "space")
             return
         totals, prefixes = [f"totals{i}" for i in range(len(outs))], [f"prefixes{i}" for i in range(len(outs))]
         for t, p, a in zip(totals, prefixes, e.neutral):
@@ -332,10 +334,11 @@ class HostWriter:
         self.emit("total_flags = ctx.empty((blocks,), np.uint8)")
         self.emit("if blocks > 1:")
         self.indent += 1
-        self.launch(kernels[0], "blocks * group_size", self.args(kernels[0], [], totals + ["total_flags"]))
-        self.launch(kernels[1], "group_size", self.args(kernels[1], prefixes, totals + ["total_flags"], "blocks"))
+        self.launch(kernels[0], "blocks * group_size", self.args(kernels[0], [], totals + ["total_flags"]), "space")
+        self.launch(kernels[1], "group_size", self.args(kernels[1], prefixes, totals + ["total_flags"], "blocks"),
+                    "space")
         self.indent -= 1
-        self.launch(scan, "blocks * group_size", self.args(scan, outs, prefixes))
+        self.launch(scan, "blocks * group_size", self.args(scan, outs, prefixes), "space")
 
     def segred(self, e: T.SegRed, pat, loc):
         name = self.kernel_name("segred")
@@ -346,19 +349,20 @@ class HostWriter:
         width = f"int({self.atom(e.ctx[-1].width)})"
         self.emit(self.group_size(name, [k1, k3, k4]))
         self.emit(f"segments, width = {segs}, {width}")
+        space = "segments * width"
         strides = [host_stride(s, k3) for s in k3.inner_strides]
         contiguous = " and ".join(f"{s} == 1" for s in strides) if None not in strides else "False"
         self.emit(f"if segments >= 32 and (width < group_size or not ({contiguous or 'True'})):")
         self.indent += 1  # a thread per segment (and part)
         self.emit(self.groups_per_segment(name, "thread_parts"))
         self.emit("if gps == 1:")
-        self.launch(k3, "ceil_div(segments, group_size) * group_size", self.args(k3, [], outs, "gps"), 1)
+        self.launch(k3, "ceil_div(segments, group_size) * group_size", self.args(k3, [], outs, "gps"), space, 1)
         self.emit("else:")
         parts = [f"part{i}" for i in range(len(outs))]
         for pname, a in zip(parts, e.neutral):
             self.emit(f"    {pname} = ctx.empty((segments * gps,), {NP_TYPES[a.type.name]})")
-        self.launch(k3, "ceil_div(segments * gps, group_size) * group_size", self.args(k3, [], parts, "gps"), 1)
-        self.launch(k4, "ceil_div(segments, group_size) * group_size", self.args(k4, outs, parts, "gps"), 1)
+        self.launch(k3, "ceil_div(segments * gps, group_size) * group_size", self.args(k3, [], parts, "gps"), space, 1)
+        self.launch(k4, "ceil_div(segments, group_size) * group_size", self.args(k4, outs, parts, "gps"), space, 1)
         self.indent -= 1
         self.emit("else:")  # workgroups per segment
         self.indent += 1
@@ -366,11 +370,11 @@ class HostWriter:
         self.emit(f"if gps == 1 and not ctx.values[{f'{self.entry_name}.{name}_tblock_size'!r}]:")
         self.emit("    group_size = segment_group_size(group_size, width)")
         self.emit("if gps == 1:")  # no parts: the outputs stand in for their buffers
-        self.launch(k1, "segments * group_size", self.args(k1, outs, outs, "gps"), 1)
+        self.launch(k1, "segments * group_size", self.args(k1, outs, outs, "gps"), space, 1)
         self.emit("else:")
         for pname, a in zip(parts, e.neutral):
             self.emit(f"    {pname} = ctx.empty((segments * gps,), {NP_TYPES[a.type.name]})")
-        self.launch(k1, "segments * gps * group_size", self.args(k1, outs, parts, "gps"), 1)
+        self.launch(k1, "segments * gps * group_size", self.args(k1, outs, parts, "gps"), space, 1)
         self.indent -= 1
 
 

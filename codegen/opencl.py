@@ -19,8 +19,19 @@ CTYPES = {"i8": "char", "i16": "short", "i32": "int", "i64": "long", "u8": "ucha
           "u32": "uint", "u64": "ulong", "f32": "float", "f64": "double", "bool": "uchar"}
 UNSIGNED = {"i8": "uchar", "i16": "ushort", "i32": "uint", "i64": "ulong"}
 
+# The type of the kernels' own index arithmetic (flat indices, offsets, strides, block and loop
+# counters): 32 bits, as 64-bit multiplications and divisions cost a memory-bound kernel up to a third
+# of its speed; a launch whose arrays or iteration space reach INDEX32_LIMIT (runtime) runs the build
+# made with INDEX64. The program's own i64 values stay long.
+INDEX = "idx_t"
+
 PRELUDE = r"""
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#ifdef INDEX64
+typedef long idx_t;
+#else
+typedef int idx_t;
+#endif
 // Integer division never traps (a CPU device would raise SIGFPE): by zero it gives 0, and the one
 // overflowing case, the lowest value divided by -1, wraps.
 #define DEFINE_INT_OPS(T, NAME) \
@@ -97,11 +108,13 @@ class Kernel:
     params: list = field(default_factory=list)  # C parameter declarations
     args: list = field(default_factory=list)  # how the host supplies each: (kind, payload)
     lines: list = field(default_factory=list)
+    preamble: list = field(default_factory=list)  # the index parameters, converted to idx_t
     chunk: int = 1  # elements per thread of a scan kernel: the host sizes its grid by it
     inner_strides: list = field(default_factory=list)  # a segred's: C strides of the segment's arrays
 
     def source(self) -> str:
-        return f"__kernel void {self.name}({', '.join(self.params)})\n{{\n" + "\n".join(self.lines) + "\n}\n"
+        body = "\n".join(self.preamble + self.lines)
+        return f"__kernel void {self.name}({', '.join(self.params)})\n{{\n{body}\n}}\n"
 
 
 def c_const(c: S.Const) -> str:
@@ -185,11 +198,18 @@ class KernelWriter:
         else:
             raise not_supported(f"a tuple-typed variable {v.name} in a kernel")
 
+    def index_param(self, name: str) -> str:
+        """A parameter of the kernel's index arithmetic: passed as a long, used as an idx_t."""
+        self.k.params.append(f"long {name}_arg")
+        self.k.preamble.append(f"  const {INDEX} {name} = ({INDEX}){name}_arg;")
+        return name
+
     def array_param(self, base: str, t: Array) -> View:
         ctype = CTYPES[t.elem.name]
-        mem, off = f"{base}_mem", f"{base}_off"
-        strides = tuple(f"{base}_s{i}" for i in range(t.rank))
-        self.k.params += [f"__global {ctype} *restrict {mem}", f"long {off}"] + [f"long {s}" for s in strides]
+        mem = f"{base}_mem"
+        self.k.params.append(f"__global {ctype} *restrict {mem}")
+        off = self.index_param(f"{base}_off")
+        strides = tuple(self.index_param(f"{base}_s{i}") for i in range(t.rank))
         return View(mem, ctype, off, tuple(dim_expr(d) for d in t.shape), strides)
 
     def output_param(self, i: int, t) -> View:
@@ -604,15 +624,16 @@ class KernelWriter:
 
     # ---- context binding ----
 
-    def bind_ctx(self, ctx: tuple, flat: str):
-        """Decomposes a flat index over the context's widths and binds each level's parameters."""
+    def bind_ctx(self, ctx: tuple, flat: str, ctype: str = INDEX):
+        """Decomposes a flat index over the context's widths and binds each level's parameters. Level 1
+        indexes in idx_t (the host checks its iteration space); level 0 passes long."""
         widths = [self.atom(b.width) for b in ctx]
         idxs = []
         rest = flat
         for k in range(len(ctx)):
             inner = " * ".join(f"({w})" for w in widths[k + 1:]) or "1"
-            idxs.append(self.declare("long", f"({rest}) / ({inner})", "gtid"))
-            rest = self.declare("long", f"({rest}) % ({inner})", "rem") if k + 1 < len(ctx) else rest
+            idxs.append(self.declare(ctype, f"({rest}) / ({inner})", "gtid"))
+            rest = self.declare(ctype, f"({rest}) % ({inner})", "rem") if k + 1 < len(ctx) else rest
         for b, i in zip(ctx, idxs):
             self.bind_elems(b.params, b.arrs, i)
         return idxs
@@ -624,7 +645,7 @@ class KernelWriter:
         i = self.fresh("ltid")
         self.emit(f"for (long {i} = get_local_id(0); {i} < {total}; {i} += get_local_size(0)) {{")
         self.indent += 1
-        self.bind_ctx(e.ctx, i)
+        self.bind_ctx(e.ctx, i, "long")
         n_ctx = len(e.ctx)
         # the destination is row-major over the context: index it with the flat thread index
         rows = [View(d.mem, d.ctype, f"({d.offset} + ({i}) * ({d.strides[n_ctx - 1]}))", d.dims[n_ctx:],
@@ -640,17 +661,18 @@ class KernelWriter:
 
     UNROLL = 4  # elements a thread loads before combining them: independent loads keep memory busy
 
-    def accumulate(self, e, lo: str, hi: str, accs: list, per_thread: bool = False):
+    def accumulate(self, e, lo: str, hi: str, accs: list, per_thread: bool = False, ctype: str = INDEX):
         """Each thread folds its share of [lo, hi) into its accumulators, in order: all of it when
         per_thread; strided across the workgroup when the operator is commutative (coalesced); a
         contiguous chunk otherwise. The first two load UNROLL elements before folding them in, so that
         their loads are in flight together. Strided across the workgroup, the loop is also written for
-        inputs whose elements are adjacent (the usual case)."""
+        inputs whose elements are adjacent (the usual case). Indices are of type ctype (long at level 0)."""
         if any(isinstance(a.type, Array) for a in e.neutral):
             raise not_supported("a reduction of arrays")
         if per_thread or not e.commutative:
-            return self.fold_loop(e, lo, hi, accs, per_thread)
-        self.unit_stride_variant([a.name for a in e.ctx[-1].arrs], lambda: self.fold_loop(e, lo, hi, accs, False))
+            return self.fold_loop(e, lo, hi, accs, per_thread, ctype)
+        self.unit_stride_variant([a.name for a in e.ctx[-1].arrs],
+                                 lambda: self.fold_loop(e, lo, hi, accs, False, ctype))
 
     def unit_stride_variant(self, names, emit):
         """Calls emit() twice: under `if` the arrays' first strides are all 1 (at run time), with the
@@ -673,15 +695,15 @@ class KernelWriter:
         self.indent -= 1
         self.emit("}")
 
-    def fold_loop(self, e, lo: str, hi: str, accs: list, per_thread: bool):
+    def fold_loop(self, e, lo: str, hi: str, accs: list, per_thread: bool, ctype: str):
         if per_thread or e.commutative:
-            start, step = (lo, "1") if per_thread else (f"{lo} + (long)get_local_id(0)", "(long)get_local_size(0)")
+            start, step = (lo, "1") if per_thread else (f"{lo} + ({ctype})get_local_id(0)", f"({ctype})get_local_size(0)")
             k = self.fresh("k")
             last = f"{k} + {self.UNROLL - 1} * {step}"
-            self.emit(f"long {k} = {start};")
+            self.emit(f"{ctype} {k} = {start};")
             self.emit(f"for (; {last} < {hi}; {k} += {self.UNROLL} * {step}) {{")
             self.indent += 1
-            values = [self.element(e, f"{k} + {j} * {step}") for j in range(self.UNROLL)]
+            values = [self.element(e, f"{k} + {j} * {step}", ctype) for j in range(self.UNROLL)]
             for vs in values:
                 self.fold(e, accs, vs)
             self.indent -= 1
@@ -689,17 +711,18 @@ class KernelWriter:
             self.emit(f"for (; {k} < {hi}; {k} += {step}) {{")
         else:
             k = self.fresh("k")
-            chunk = self.declare("long", f"(({hi}) - ({lo}) + get_local_size(0) - 1) / get_local_size(0)", "chunk")
-            begin = self.declare("long", f"({lo}) + (long)get_local_id(0) * {chunk}", "begin")
-            self.emit(f"for (long {k} = {begin}; {k} < min((long)({hi}), {begin} + {chunk}); {k}++) {{")
+            chunk = self.declare(ctype, f"(({hi}) - ({lo}) + ({ctype})get_local_size(0) - 1) / ({ctype})get_local_size(0)",
+                                 "chunk")
+            begin = self.declare(ctype, f"({lo}) + ({ctype})get_local_id(0) * {chunk}", "begin")
+            self.emit(f"for ({ctype} {k} = {begin}; {k} < min(({ctype})({hi}), {begin} + {chunk}); {k}++) {{")
         self.indent += 1
-        self.fold(e, accs, self.element(e, k))
+        self.fold(e, accs, self.element(e, k, ctype))
         self.indent -= 1
         self.emit("}")
 
-    def element(self, e, index: str) -> list:
+    def element(self, e, index: str, ctype: str) -> list:
         """The values that the map part of a segred computes for one element."""
-        i = self.declare("long", index, "i")
+        i = self.declare(ctype, index, "i")
         inner = e.ctx[-1]
         self.bind_elems(inner.params, inner.arrs, i)
         with self.per_thread():
@@ -713,18 +736,18 @@ class KernelWriter:
     def group_reduce(self, red: S.Lambda, commutative: bool, accs: list, ctypes: list) -> list:
         """Combines the threads' accumulators through local memory; every thread gets the result."""
         bufs = [self.local_param(c) for c in ctypes]
-        lid = self.declare("long", "get_local_id(0)", "lid")
-        lsize = self.declare("long", "get_local_size(0)", "lsize")
+        lid = self.declare(INDEX, "get_local_id(0)", "lid")
+        lsize = self.declare(INDEX, "get_local_size(0)", "lsize")
         for b, acc in zip(bufs, accs):
             self.emit(f"{b}[{lid}] = {acc};")
         self.emit("barrier(CLK_LOCAL_MEM_FENCE);")
         s = self.fresh("s")
         if commutative:
-            self.emit(f"long {s}_top = 1; while ({s}_top < {lsize}) {s}_top <<= 1;")
-            self.emit(f"for (long {s} = {s}_top / 2; {s} > 0; {s} >>= 1) {{")
+            self.emit(f"{INDEX} {s}_top = 1; while ({s}_top < {lsize}) {s}_top <<= 1;")
+            self.emit(f"for ({INDEX} {s} = {s}_top / 2; {s} > 0; {s} >>= 1) {{")
             cond, other = f"{lid} < {s} && {lid} + {s} < {lsize}", f"{lid} + {s}"
         else:
-            self.emit(f"for (long {s} = 1; {s} < {lsize}; {s} <<= 1) {{")
+            self.emit(f"for ({INDEX} {s} = 1; {s} < {lsize}; {s} <<= 1) {{")
             cond, other = f"{lid} % (2 * {s}) == 0 && {lid} + {s} < {lsize}", f"{lid} + {s}"
         self.indent += 1
         self.emit(f"if ({cond}) {{")
@@ -746,7 +769,7 @@ class KernelWriter:
         if len(e.ctx) != 1:
             raise not_supported("a segmented reduction at workgroup level")
         accs = [self.declare(CTYPES[a.type.name], self.atom(a), "acc") for a in e.neutral]
-        self.accumulate(e, "0", self.atom(e.ctx[0].width), accs)
+        self.accumulate(e, "0", self.atom(e.ctx[0].width), accs, ctype="long")
         return self.group_reduce(e.red, e.commutative, accs, neutral_ctypes(e))
 
 
@@ -804,9 +827,9 @@ class Lifted:
         if fbuf:
             w.emit(f"{fbuf}[{lid}] = {flag};")
         w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
-        base = w.declare("long", "0", "base")
+        base = w.declare(INDEX, "0", "base")
         s = w.fresh("s")
-        w.emit(f"for (long {s} = 1; {s} < {count}; {s} <<= 1) {{")
+        w.emit(f"for ({INDEX} {s} = 1; {s} < {count}; {s} <<= 1) {{")
         w.indent += 1
         ys = [w.declare(c, f"{b}[{base} + {lid}]", "y") for c, b in zip(ctypes, bufs)]
         fy = w.declare("uchar", f"{fbuf}[{base} + {lid}]", "fy") if fbuf else None

@@ -20,6 +20,9 @@ import pyopencl.tools as cl_tools
 from ir.values import read_values, type_name, write_binary, write_text  # embed: drop
 
 GPU_DEFAULT_THRESHOLD = 32768
+# Below this many elements in every buffer and in the iteration space, kernels index in 32 bits (idx_t);
+# the margin covers indices computed a block past the end.
+INDEX32_LIMIT = 2 ** 31 - 2 ** 24
 DTYPES = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8,
           "u16": np.uint16, "u32": np.uint32, "u64": np.uint64, "f32": np.float32, "f64": np.float64,
           "bool": np.bool_}
@@ -54,13 +57,14 @@ def compiler_quiet():
         os.close(saved)
 
 
-def build_kernels(cl_ctx, source: str) -> tuple:
+def build_kernels(cl_ctx, source: str, defines: tuple = ()) -> tuple:
     """({name: kernel}, {name: why it did not build}). The whole program is built at once; only when
     that fails is each kernel built on its own, so that one the device cannot compile (too much local
     memory, say) takes only its own version out."""
+    options = ["-w", *(f"-D{d}" for d in defines)]  # warnings are not for users
     try:
         with compiler_quiet():
-            program = cl.Program(cl_ctx, source).build(options=["-w"])  # warnings are not for users
+            program = cl.Program(cl_ctx, source).build(options=options)
         return {k.function_name: k for k in program.all_kernels()}, {}
     except cl.Error:
         pass
@@ -69,7 +73,7 @@ def build_kernels(cl_ctx, source: str) -> tuple:
     for name, text in sources.items():
         try:
             with compiler_quiet():
-                kernels[name] = getattr(cl.Program(cl_ctx, prelude + text).build(options=["-w"]), name)
+                kernels[name] = getattr(cl.Program(cl_ctx, prelude + text).build(options=options), name)
         except cl.Error as e:
             lines = [l.strip() for l in str(e).splitlines() if "error" in l.lower()]
             failures[name] = re.sub(r"\S+\.cl:\d+:\d+: ", "", lines[-1] if lines else str(e).splitlines()[0])
@@ -133,13 +137,15 @@ class DeviceState:
         self.cl_ctx = cl.Context([device])
         props = cl.command_queue_properties.PROFILING_ENABLE if profile else 0
         self.queue = cl.CommandQueue(self.cl_ctx, properties=props)
-        self.kernels, self.build_failures = build_kernels(self.cl_ctx, source)
+        # Kernels index in 32 bits; the 64-bit build is made on the first launch that needs it.
+        self.source, self.builds = source, {False: build_kernels(self.cl_ctx, source)}
+        self.widest = 0  # the most elements of any buffer allocated for this program: it may reach any kernel
         # Buffers come from a pool and go back to it when no array refers to them any more, so that a
         # program run again (or a loop on the host) reuses device memory instead of allocating it anew.
         self.pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(self.queue))
         self.error_buf = cl.Buffer(self.cl_ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
                                    hostbuf=np.zeros(8, np.int64))
-        self.last_args = {}  # kernel name -> the keys of the arguments it was last launched with
+        self.last_args = {False: {}, True: {}}  # build -> kernel name -> the keys of its last arguments
         self.group_limits = {}  # kernel name -> the most threads a workgroup of it can have
         # The single-pass scan's block statuses, tagged with the launch's epoch so that they never need
         # clearing, and its block counters (reset by each launch's last block).
@@ -149,6 +155,13 @@ class DeviceState:
         # A reduction's count of finished workgroups per segment, zero between launches (the last
         # workgroup of a segment resets its count).
         self.finished, self.finished_size = None, 0
+
+    def kernels(self, wide: bool) -> tuple:
+        """({name: kernel}, {name: why it did not build}) of the 32-bit (or with wide, 64-bit) build."""
+        if wide not in self.builds:
+            self.builds[wide] = build_kernels(self.cl_ctx, self.source, ("INDEX64",))
+            self.group_limits.clear()  # now the least over both builds
+        return self.builds[wide]
 
     def segment_counters(self, queue, segments):
         if segments > self.finished_size:
@@ -203,7 +216,7 @@ class Context:
         if debug:
             print(f"Device: {self.device.name} ({self.device.platform.name})", file=sys.stderr)
         self.pool, self.error_buf = self.device_state.pool, self.device_state.error_buf
-        self.kernels, self.last_args = self.device_state.kernels, self.device_state.last_args
+
         self.kernel_times = {}
         self.local_memory = {}
         self.versions_open, self.version_log = [], []  # guard decisions being run, and those done
@@ -238,12 +251,18 @@ class Context:
 
     def empty(self, shape, dtype):
         arr = DeviceArray(None, shape, dtype)
-        arr.buf = self.pool.allocate(max(math.prod(arr.shape) * arr.dtype.itemsize, 1))
+        count = math.prod(arr.shape)
+        if count > self.device_state.widest:
+            self.device_state.widest = count
+        arr.buf = self.pool.allocate(max(count * arr.dtype.itemsize, 1))
         return arr
 
     def scratch(self, count, dtype):
         """Global memory for intermediate arrays inside kernels."""
-        return self.pool.allocate(max(int(count) * np.dtype(dtype).itemsize, 1))
+        count = int(count)
+        if count > self.device_state.widest:
+            self.device_state.widest = count
+        return self.pool.allocate(max(count * np.dtype(dtype).itemsize, 1))
 
     def to_device(self, a):
         a = np.ascontiguousarray(a)
@@ -269,13 +288,17 @@ class Context:
 
     # ---- kernels ----
 
-    def launch(self, name, global_size, local_size, args):
+    def launch(self, name, global_size, local_size, args, space):
+        """space: the launch's iteration space. With it, the buffers and the grid below INDEX32_LIMIT
+        elements, the kernel's index arithmetic fits in 32 bits."""
         if global_size == 0:
             return
-        kernel = self.kernels.get(name) or self.unavailable(name)
+        state = self.device_state
+        wide = space >= INDEX32_LIMIT or global_size >= INDEX32_LIMIT or state.widest >= INDEX32_LIMIT
+        kernel = state.kernels(wide)[0].get(name) or self.unavailable(name, wide)
         # Setting an argument costs more than launching (on some drivers several microseconds each), so
         # only the arguments that changed since this kernel's last launch are set.
-        last = self.last_args.setdefault(name, [None] * len(args))
+        last = state.last_args[wide].setdefault(name, [None] * len(args))
         types = KERNEL_ARG_TYPES[name]
         for i, arg in enumerate(args):
             kind = type(arg)
@@ -313,19 +336,21 @@ class Context:
             memory = self.local_memory[nbytes] = cl.LocalMemory(max(int(nbytes), 1))
         return memory
 
-    def unavailable(self, name):
+    def unavailable(self, name, wide=False):
         raise KernelUnavailable(f"kernel {name} could not be built for {self.device.name}: "
-                                f"{self.device_state.build_failures[name]}")
+                                f"{self.device_state.kernels(wide)[1][name]}")
 
     def kernel_group_size(self, names, group_size):
         """group_size, or less where one of the kernels cannot be launched with that many threads."""
-        limits = self.device_state.group_limits
+        state = self.device_state
+        limits, kernels = state.group_limits, state.kernels(False)[0]
         for name in names:
-            if name not in self.kernels:
+            if name not in kernels:
                 self.unavailable(name)
             if name not in limits:
-                limits[name] = self.kernels[name].get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE,
+                limits[name] = min(build[0][name].get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE,
                                                                       self.device)
+                                   for build in state.builds.values() if name in build[0])
             group_size = min(group_size, limits[name])
         return group_size
 

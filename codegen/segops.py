@@ -6,7 +6,7 @@ from ir import source as S
 from ir import target as T
 from ir.analysis import free_in_body, free_in_exp
 from ir.types import Array, Scalar
-from codegen.opencl import CTYPES, Kernel, KernelWriter, Lifted, View, neutral_ctypes
+from codegen.opencl import CTYPES, INDEX, Kernel, KernelWriter, Lifted, View, neutral_ctypes
 
 
 def kernel_inputs(w: KernelWriter, op):
@@ -28,9 +28,9 @@ def segmap_kernel(name: str, op: T.SegMap, loc, errors: list) -> Kernel:
     intra = any(isinstance(s.exp, T.SEGOPS) for s in op.body.stms)
     w.shared = intra
     if intra:
-        flat = w.declare("long", "get_group_id(0)", "gid")
+        flat = w.declare(INDEX, "get_group_id(0)", "gid")
     else:
-        flat = w.declare("long", "get_global_id(0)", "gtid")
+        flat = w.declare(INDEX, "get_global_id(0)", "gtid")
         w.emit(f"if ({flat} >= {total}) return;")
     w.bind_ctx(op.ctx, flat)
     n_ctx = len(op.ctx)
@@ -64,8 +64,9 @@ CTYPE_BYTES = {"char": 1, "uchar": 1, "short": 2, "ushort": 2, "int": 4, "uint":
 
 
 def scan_chunk(op) -> int:
-    """Elements per thread: about 64 bytes of values, which keeps a block in local memory."""
-    return max(1, min(16, 64 // sum(CTYPE_BYTES[c] for c in neutral_ctypes(op))))
+    """Elements per thread: about 128 bytes of values (a block of 32 KiB with 256 threads). Fewer, larger
+    blocks wait less on the look-back: on the H200, 32 floats a thread took 282 us where 16 took 336."""
+    return max(1, min(32, 128 // sum(CTYPE_BYTES[c] for c in neutral_ctypes(op))))
 
 
 def uses_lookback(op) -> bool:
@@ -103,36 +104,39 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
         w.k.params += ["__global volatile ulong *status", "__global volatile uint *counters", "ulong epoch"]
         w.k.args.append(("lookback", None))
     elems = [w.local_param(c, chunk + 1) for c in ctypes]
-    w.emit("const long lid = get_local_id(0), lsize = get_local_size(0);")
-    width = w.declare("long", w.atom(op.ctx[-1].width), "width")
-    segments = w.declare("long", " * ".join(f"({w.atom(b.width)})" for b in op.ctx[:-1]) or "1", "segments")
-    n = w.declare("long", f"{segments} * {width}", "n")
+    w.emit(f"const {INDEX} lid = get_local_id(0), lsize = get_local_size(0);")
+    width = w.declare(INDEX, w.atom(op.ctx[-1].width), "width")
+    segments = w.declare(INDEX, " * ".join(f"({w.atom(b.width)})" for b in op.ctx[:-1]) or "1", "segments")
+    n = w.declare(INDEX, f"{segments} * {width}", "n")
     if mode == "lookback":  # blocks numbered in the order they start, so that every wait ends
         w.emit("__local uint block_shared;")
         w.emit("if (lid == 0) block_shared = atomic_inc(&counters[0]);")
         w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
-        block = w.declare("long", "(long)block_shared", "block")
+        block = w.declare(INDEX, f"({INDEX})block_shared", "block")
     else:
-        block = w.declare("long", "get_group_id(0)", "block")
-    start = w.declare("long", f"{block} * lsize * {chunk}", "start")
+        block = w.declare(INDEX, "get_group_id(0)", "block")
+    start = w.declare(INDEX, f"{block} * lsize * {chunk}", "start")
 
     def slot(x):  # one padding element per chunk: the threads' chunk-wise accesses avoid bank conflicts
         return x if chunk == 1 else f"(({x}) + ({x}) / {chunk})"
 
     # Load the block, coalesced (element j * lsize + lid of the block, at index k of segment seg). Past the
     # end, the last element is loaded and the neutral element kept, so that no branch separates the loads.
-    def load_block():
-        k = w.declare("long", f"{start} + lid", "k")
-        if segmented:
-            seg = w.declare("long", f"{k} / {width}", "seg")
+    def load_block(rows_flat=None):
+        k = w.declare(INDEX, f"{start} + lid", "k")
+        if rows_flat:  # element k of the flattened space is element k of each array's buffer
+            saved = {name: w.env.pop(name, None) for name in rows_flat}
+            w.env.update(rows_flat)
+        if segmented and not rows_flat:
+            seg = w.declare(INDEX, f"{k} / {width}", "seg")
             w.emit(f"{k} = {k} % {width};")
-            seg_step = w.declare("long", f"lsize / {width}", "seg_step")
-            k_step = w.declare("long", f"lsize % {width}", "k_step")
+            seg_step = w.declare(INDEX, f"lsize / {width}", "seg_step")
+            k_step = w.declare(INDEX, f"lsize % {width}", "k_step")
         inner = op.ctx[-1]
         for j in range(chunk):
             here = slot(f"{j} * lsize + lid")
             inside = w.declare("uchar", f"{start} + {j} * lsize + lid < {n}", "inside")
-            if segmented:
+            if segmented and not rows_flat:
                 w.bind_ctx(op.ctx[:-1], f"min({seg}, {segments} - 1)")
                 w.bind_elems(inner.params, inner.arrs, k)
             else:
@@ -141,26 +145,41 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
                 values = w.body(op.body)
             for b, v, z in zip(elems, values, neutral):
                 w.emit(f"{b}[{here}] = {inside} ? {v} : {z};")
-            if j + 1 < chunk and segmented:
+            if j + 1 < chunk and segmented and not rows_flat:
                 w.emit(f"{k} += {k_step}; {seg} += {seg_step};")
                 w.emit(f"if ({k} >= {width}) {{ {k} -= {width}; {seg}++; }}")
             elif j + 1 < chunk:
                 w.emit(f"{k} += lsize;")
+        if rows_flat:
+            w.env.update({name: view for name, view in saved.items() if view is not None})
+            for name in (name for name, view in saved.items() if view is None):
+                del w.env[name]
 
-    if segmented:
-        load_block()
-    else:  # contiguous input, the usual case, without stride arithmetic
+    if not segmented:  # contiguous input, the usual case, without stride arithmetic
         w.unit_stride_variant([a.name for a in op.ctx[-1].arrs], load_block)
+    elif (rows := row_major_rows(w, op, width)) is not None:  # rows laid out one after another: no division
+        condition, flat_views = rows
+        w.emit(f"if ({condition}) {{")
+        w.indent += 1
+        load_block(flat_views)
+        w.indent -= 1
+        w.emit("} else {")
+        w.indent += 1
+        load_block()
+        w.indent -= 1
+        w.emit("}")
+    else:
+        load_block()
     w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
 
     # each thread folds its chunk to a total, and scans it again from local memory below: holding the
     # partial results in registers across the workgroup scan took more registers (64 against 56) and time
     if segmented:  # in the chunk, small numbers: where the first segment starts (chunk if none), and the next
-        first_k = w.declare("long", f"({start} + lid * {chunk}) % {width}", "first_k")
-        first_start = w.declare("int", f"{first_k} == 0 ? 0 : (int)min({width} - {first_k}, (long){chunk})",
+        first_k = w.declare(INDEX, f"({start} + lid * {chunk}) % {width}", "first_k")
+        first_start = w.declare("int", f"{first_k} == 0 ? 0 : (int)min({width} - {first_k}, ({INDEX}){chunk})",
                                 "first_start")
         next_start = w.declare("int", first_start, "next_start")
-        start_step = w.declare("int", f"(int)min({width}, (long){chunk})", "start_step")
+        start_step = w.declare("int", f"(int)min({width}, ({INDEX}){chunk})", "start_step")
     accs = [w.declare(c, v, "acc") for c, v in zip(ctypes, neutral)]
     flag = w.declare("uchar", "0", "flag") if segmented else None
 
@@ -231,6 +250,25 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
     return w.k
 
 
+def row_major_rows(w: KernelWriter, op, width: str):
+    """For a segmented scan over the rows of 2-D arrays (`map (\\row -> scan ... row) xss`) whose body
+    uses the rows only through their elements: the run-time condition that each array's rows lie one
+    after another (strides (width, 1)), and views of the arrays' rows that index the flattened space
+    with one index. None for other shapes."""
+    if len(op.ctx) != 2:
+        return None
+    outer, inner = op.ctx
+    rows = {p.name: a.name for p, a in zip(outer.params, outer.arrs)}
+    if any(a.name not in rows for a in inner.arrs) or set(rows) & set(free_in_body(op.body)):
+        return None
+    views = {a.name: w.env[rows[a.name]] for a in inner.arrs}
+    if any(not isinstance(v, View) or len(v.strides) != 2 for v in views.values()):
+        return None
+    condition = " && ".join(sorted({f"({v.strides[1]}) == 1 && ({v.strides[0]}) == {width}" for v in views.values()}))
+    flat = {name: View(v.mem, v.ctype, v.offset, (f"{v.dims[0]} * {v.dims[1]}",), ("1",)) for name, v in views.items()}
+    return condition, flat
+
+
 def status_word(op, status: int, value: str, flag: str) -> str:
     """A look-back status: (epoch << 35 | flag << 34 | status << 32 | value bits); words of earlier
     launches hold another epoch, so the statuses need no clearing."""
@@ -256,13 +294,13 @@ def lookback(w: KernelWriter, op, block: str, agg: list, agg_flag: str) -> str:
     w.emit(f"__local uchar {flag}, {done};")
     w.emit(f"if (lid == 0) {{ {prefix} = {neutral}; {flag} = 0; {done} = {block} == 0; }}")
     w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
-    newest = w.declare("long", f"{block} - 1", "newest")
-    lanes = w.declare("long", f"min((long){LOOKBACK}, lsize)", "lanes")  # the statuses a round reads
+    newest = w.declare(INDEX, f"{block} - 1", "newest")
+    lanes = w.declare(INDEX, f"min(({INDEX}){LOOKBACK}, lsize)", "lanes")  # the statuses a round reads
     w.emit(f"while (!{done}) {{")  # the same for every thread: done is read after a barrier
     w.indent += 1
     earlier = w.declare(ctype, neutral, "earlier")
     stops = w.declare("uchar", "1", "stops")  # before block 0: nothing, and the look-back ends
-    reads = w.declare("long", f"{newest} - ({lanes} - 1 - lid)", "reads")
+    reads = w.declare(INDEX, f"{newest} - ({lanes} - 1 - lid)", "reads")
     w.emit(f"if (lid < {lanes} && {reads} >= 0) {{")
     w.indent += 1
     word = w.declare("ulong", "0", "word")
@@ -302,14 +340,14 @@ def block_prefix_kernel(name: str, op: T.SegScan, errors: list) -> Kernel:
     lifted = Lifted(w, op, segmented)
     ctypes = neutral_ctypes(op)
     neutral = [w.atom(a) for a in op.neutral]
-    w.emit("const long lid = get_local_id(0), lsize = get_local_size(0);")
-    per = w.declare("long", "(groups_per_segment + lsize - 1) / lsize", "per")
-    lo = w.declare("long", f"lid * {per}", "lo")
-    hi = w.declare("long", f"min(groups_per_segment, {lo} + {per})", "hi")
+    w.emit(f"const {INDEX} lid = get_local_id(0), lsize = get_local_size(0);")
+    per = w.declare(INDEX, "(groups_per_segment + lsize - 1) / lsize", "per")
+    lo = w.declare(INDEX, f"lid * {per}", "lo")
+    hi = w.declare(INDEX, f"min(groups_per_segment, {lo} + {per})", "hi")
 
     def fold_run(accs, flag, write):
         i = w.fresh("i")
-        w.emit(f"for (long {i} = {lo}; {i} < {hi}; {i}++) {{")
+        w.emit(f"for ({INDEX} {i} = {lo}; {i} < {hi}; {i}++) {{")
         w.indent += 1
         xs = [w.declare(c, f"{t.mem}[{t.offset} + {i}]", "x") for c, t in zip(ctypes, totals)]
         fx = w.declare("uchar", f"{flags.mem}[{flags.offset} + {i}]", "fx") if segmented else None
@@ -366,17 +404,18 @@ def segred_group_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
     w.k.args += [("dest", i) for i in range(len(op.neutral))]
     outs = [w.array_param(f"out{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
     w.k.args += [("flat_out", i) for i in range(len(op.neutral))]
-    w.k.params += ["long groups_per_segment", "__global volatile uint *finished"]
+    w.index_param("groups_per_segment")
+    w.k.params.append("__global volatile uint *finished")
     w.k.args += [("groups_per_segment", None), ("segment_counters", None)]
-    gid = w.declare("long", "get_group_id(0)", "gid")
-    seg = w.declare("long", f"{gid} / groups_per_segment", "seg")
-    part = w.declare("long", f"{gid} % groups_per_segment", "part")
+    gid = w.declare(INDEX, "get_group_id(0)", "gid")
+    seg = w.declare(INDEX, f"{gid} / groups_per_segment", "seg")
+    part = w.declare(INDEX, f"{gid} % groups_per_segment", "part")
     if len(op.ctx) > 1:
         w.bind_ctx(op.ctx[:-1], seg)
     width = w.atom(op.ctx[-1].width)
-    per_part = w.declare("long", f"(({width}) + groups_per_segment - 1) / groups_per_segment", "per_part")
-    lo = w.declare("long", f"{part} * {per_part}", "lo")
-    hi = w.declare("long", f"min((long)({width}), {lo} + {per_part})", "hi")
+    per_part = w.declare(INDEX, f"(({width}) + groups_per_segment - 1) / groups_per_segment", "per_part")
+    lo = w.declare(INDEX, f"{part} * {per_part}", "lo")
+    hi = w.declare(INDEX, f"min(({INDEX})({width}), {lo} + {per_part})", "hi")
     accs = [w.declare(c, w.atom(a), "acc") for c, a in zip(ctypes, op.neutral)]
     w.accumulate(op, lo, hi, accs)
     results = w.group_reduce(op.red, op.commutative, accs, ctypes)
@@ -399,9 +438,9 @@ def segred_group_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
     w.emit("mem_fence(CLK_GLOBAL_MEM_FENCE);")
     folded = [w.declare(c, w.atom(a), "acc") for c, a in zip(ctypes, op.neutral)]
     k = w.fresh("k")
-    chunk = w.declare("long", "(groups_per_segment + get_local_size(0) - 1) / get_local_size(0)", "chunk")
-    w.emit(f"for (long {k} = (long)get_local_id(0) * {chunk}; {k} < min(groups_per_segment, "
-           f"((long)get_local_id(0) + 1) * {chunk}); {k}++) {{")
+    chunk = w.declare(INDEX, "(groups_per_segment + get_local_size(0) - 1) / get_local_size(0)", "chunk")
+    w.emit(f"for ({INDEX} {k} = ({INDEX})get_local_id(0) * {chunk}; {k} < min(groups_per_segment, "
+           f"(({INDEX})get_local_id(0) + 1) * {chunk}); {k}++) {{")
     w.indent += 1  # volatile: the other workgroups' parts, not what this one's cache may hold
     values = [w.declare(p.ctype, f"((volatile __global {p.ctype} *){p.mem})"
                                  f"[{p.offset} + {seg} * groups_per_segment + {k}]", "v") for p in parts]
@@ -429,20 +468,20 @@ def segred_thread_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
     kernel_inputs(w, op)
     dests = [w.array_param(f"dest{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
     w.k.args += [("dest", i) for i in range(len(op.neutral))]
-    w.k.params.append("long groups_per_segment")  # here: parts per segment
+    w.index_param("groups_per_segment")  # here: parts per segment
     w.k.args.append(("groups_per_segment", None))
-    segments = w.declare("long", " * ".join(f"({w.atom(b.width)})" for b in op.ctx[:-1]) or "1", "segments")
-    gtid = w.declare("long", "get_global_id(0)", "gtid")
+    segments = w.declare(INDEX, " * ".join(f"({w.atom(b.width)})" for b in op.ctx[:-1]) or "1", "segments")
+    gtid = w.declare(INDEX, "get_global_id(0)", "gtid")
     w.emit(f"if ({gtid} >= {segments} * groups_per_segment) return;")
-    seg = w.declare("long", f"{gtid} % {segments}", "seg")
-    part = w.declare("long", f"{gtid} / {segments}", "part")
+    seg = w.declare(INDEX, f"{gtid} % {segments}", "seg")
+    part = w.declare(INDEX, f"{gtid} / {segments}", "part")
     if len(op.ctx) > 1:
         w.bind_ctx(op.ctx[:-1], seg)
     w.k.inner_strides = [w.env[a.name].strides[0] for a in op.ctx[-1].arrs]
     width = w.atom(op.ctx[-1].width)
-    per_part = w.declare("long", f"(({width}) + groups_per_segment - 1) / groups_per_segment", "per_part")
-    lo = w.declare("long", f"{part} * {per_part}", "lo")
-    hi = w.declare("long", f"min((long)({width}), {lo} + {per_part})", "hi")
+    per_part = w.declare(INDEX, f"(({width}) + groups_per_segment - 1) / groups_per_segment", "per_part")
+    lo = w.declare(INDEX, f"{part} * {per_part}", "lo")
+    hi = w.declare(INDEX, f"min(({INDEX})({width}), {lo} + {per_part})", "hi")
     accs = [w.declare(CTYPES[a.type.name], w.atom(a), "acc") for a in op.neutral]
     w.accumulate(op, lo, hi, accs, per_thread=True)
     for d, acc in zip(dests, accs):
@@ -450,13 +489,13 @@ def segred_thread_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
 
     # stage 2: thread s folds the parts of segment s, in order
     w2, parts, outs = partials_writer(name + "_combine", op.neutral, op.red, errors)
-    w2.k.params.append("long segments")
+    w2.index_param("segments")
     w2.k.args.append(("segments", None))
-    seg2 = w2.declare("long", "get_global_id(0)", "seg")
+    seg2 = w2.declare(INDEX, "get_global_id(0)", "seg")
     w2.emit(f"if ({seg2} >= segments) return;")
     accs2 = [w2.declare(CTYPES[a.type.name], w2.atom(a), "acc") for a in op.neutral]
     k = w2.fresh("k")
-    w2.emit(f"for (long {k} = 0; {k} < groups_per_segment; {k}++) {{")
+    w2.emit(f"for ({INDEX} {k} = 0; {k} < groups_per_segment; {k}++) {{")
     w2.indent += 1
     values = [w2.declare(p.ctype, f"{p.mem}[{p.offset} + {k} * segments + {seg2}]", "v") for p in parts]
     for acc, r in zip(accs2, w2.apply_red(op.red, accs2, values, loc)):
@@ -476,7 +515,7 @@ def partials_writer(name: str, neutral: tuple, op: S.Lambda, errors: list):
     w.k.args += [("dest", i) for i in range(len(neutral))]
     outs = [w.array_param(f"out{i}", _flat_array(a.type)) for i, a in enumerate(neutral)]
     w.k.args += [("flat_out", i) for i in range(len(neutral))]
-    w.k.params.append("long groups_per_segment")
+    w.index_param("groups_per_segment")
     w.k.args.append(("groups_per_segment", None))
     for a in neutral:
         if isinstance(a, S.Var):

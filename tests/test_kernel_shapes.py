@@ -18,6 +18,7 @@ entry prefix_odd [n] (xs: [n]i32): []i32 = scan (+) 0 xs[1::2]
 entry last_nonzero [n] (xs: [n]i32): [n]i32 = scan (\\a b -> if b == 0 then a else b) 0 xs
 entry row_prefix [n][m] (xss: [n][m]i64): [n][m]i64 = map (\\xs -> scan (+) 0 xs) xss
 entry row_prefix32 [n][m] (xss: [n][m]i32): [n][m]i32 = map (\\xs -> scan (+) 0 xs) xss
+entry col_prefix [n][m] (xss: [n][m]i32): [m][n]i32 = map (\\xs -> scan (+) 0 xs) (transpose xss)
 entry pair_prefix [n] (xs: [n]i32): ([n]i32, [n]i32) =
   unzip (scan (\\(a, b) (c, d) -> (a + c, if d == 0 then b else d)) (0, 0) (zip xs xs))
 entry last_of [n] (xs: [n]i32): i32 = reduce (\\a b -> if b == 0 then a else b) 0 xs
@@ -50,9 +51,33 @@ def last_nonzero(xs):
 @pytest.mark.parametrize("groups, group_size", [(1, 1), (3, 4), (16, 8), (64, 32)])
 @pytest.mark.parametrize("n", [0, 1, 7, 1000, 4099])
 def test_parts_combine_in_order(module, device, groups, group_size, n):
+    lib = flattened(module, device, groups, group_size)
+    check_every_entry(lib, n)
+    assert lib.ctx.device_state.last_args[False] or n == 0  # the 32-bit build ran
+
+
+@pytest.mark.parametrize("n", [7, 4099])
+def test_the_64_bit_build_agrees(module, device, monkeypatch, n):
+    """Kernels index in 32 bits unless a launch's buffers or iteration space reach INDEX32_LIMIT: then
+    the build with 64-bit indices runs (made on first need). Here every launch reaches it."""
+    lib = flattened(module, device, 16, 8)
+    narrow, wide = (lib.ctx.device_state.last_args[w] for w in (False, True))
+    narrow.clear()
+    wide.clear()
+    monkeypatch.setattr(module, "INDEX32_LIMIT", 0)
+    check_every_entry(lib, n)
+    assert wide and not narrow
+
+
+def flattened(module, device, groups, group_size):
+    """The program with its most flattened versions, on `groups` workgroups of `group_size` threads."""
     lib = module.load(device=device, overrides={name: 2 ** 31 - 1 for name, cls in module.PARAMS
                                                  if cls.startswith("threshold")})
     lib.ctx.num_groups, lib.ctx.group_size = groups, group_size
+    return lib
+
+
+def check_every_entry(lib, n):
     xs = (np.arange(n, dtype=np.int64) * 7919) % 13 - 6
     assert lib.sum(xs) == xs.sum()
     np.testing.assert_array_equal(lib.prefix(xs), np.cumsum(xs))
@@ -67,6 +92,8 @@ def test_parts_combine_in_order(module, device, groups, group_size, n):
     xss = xs[: (n // 7) * 7].reshape(-1, 7) if n >= 7 else np.zeros((0, 7), np.int64)
     np.testing.assert_array_equal(lib.row_prefix(xss), np.cumsum(xss, axis=1))
     np.testing.assert_array_equal(lib.row_prefix32(xss.astype(np.int32)), np.cumsum(xss, axis=1))
+    # rows not laid out one after another take the segmented loads written for any strides
+    np.testing.assert_array_equal(lib.col_prefix(xss.astype(np.int32)), np.cumsum(xss.T, axis=1))
     sums, lasts = lib.pair_prefix(ys)
     np.testing.assert_array_equal(sums, np.cumsum(ys))
     np.testing.assert_array_equal(lasts, last_nonzero(ys))
@@ -95,11 +122,11 @@ def test_a_version_that_cannot_launch_falls_back_with_one_warning(tmp_path, devi
     lib = row_sums_module(tmp_path).load(device=device, overrides=ROW_SUMS_INTRA)
     launch, intra = lib.ctx.launch, []
 
-    def failing_launch(name, global_size, local_size, args):
+    def failing_launch(name, global_size, local_size, args, space):
         if not intra or intra[0] == name:  # the first kernel is the workgroup-level version
             intra[:1] = [name]
             raise cl.Error("simulated: out of resources")
-        return launch(name, global_size, local_size, args)
+        return launch(name, global_size, local_size, args, space)
 
     lib.ctx.launch = failing_launch
     xss = np.arange(12, dtype=np.float32).reshape(3, 4)
