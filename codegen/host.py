@@ -291,11 +291,12 @@ class HostWriter:
                 parts.append(f"ctx.scratch({size}, {NP_TYPES[elem]})")
         return "[" + ", ".join(parts) + "]"
 
-    def launch(self, kernel: opencl.Kernel, global_size: str, args: str, space: str, indent: int = 0):
-        """space: the segop's iteration space (its context's size), which picks the kernels' index type."""
+    def launch(self, kernel: opencl.Kernel, global_size: str, args: str, reach: str, indent: int = 0):
+        """reach: a bound on the flat indices the kernel forms (its iteration space, and how far past it a
+        thread's last look-ahead goes), which picks the kernel's index type."""
         pad = "    " * indent
         self.emit(f"{pad}global_size = {global_size}")
-        self.emit(f"{pad}ctx.launch({kernel.name!r}, global_size, group_size, {args}, {space})")
+        self.emit(f"{pad}ctx.launch({kernel.name!r}, global_size, group_size, {args}, {reach})")
 
     def segmap(self, e: T.SegMap, pat, loc):
         name = self.kernel_name("segmap")
@@ -324,8 +325,9 @@ class HostWriter:
         self.emit(f"group_size = ctx.fit_local(group_size, {per_thread})")
         self.emit(f"space = {total}")
         self.emit(f"blocks = ceil_div(space, group_size * {scan.chunk})")
+        reach = f"blocks * group_size * {scan.chunk}"
         if len(kernels) == 1:
-            self.launch(scan, "blocks * group_size", self.args(scan, outs), "space")
+            self.launch(scan, "blocks * group_size", self.args(scan, outs), reach)
             return
         totals, prefixes = [f"totals{i}" for i in range(len(outs))], [f"prefixes{i}" for i in range(len(outs))]
         for t, p, a in zip(totals, prefixes, e.neutral):
@@ -334,11 +336,11 @@ class HostWriter:
         self.emit("total_flags = ctx.empty((blocks,), np.uint8)")
         self.emit("if blocks > 1:")
         self.indent += 1
-        self.launch(kernels[0], "blocks * group_size", self.args(kernels[0], [], totals + ["total_flags"]), "space")
+        self.launch(kernels[0], "blocks * group_size", self.args(kernels[0], [], totals + ["total_flags"]), reach)
         self.launch(kernels[1], "group_size", self.args(kernels[1], prefixes, totals + ["total_flags"], "blocks"),
-                    "space")
+                    reach)
         self.indent -= 1
-        self.launch(scan, "blocks * group_size", self.args(scan, outs, prefixes), "space")
+        self.launch(scan, "blocks * group_size", self.args(scan, outs, prefixes), reach)
 
     def segred(self, e: T.SegRed, pat, loc):
         name = self.kernel_name("segred")
@@ -370,11 +372,11 @@ class HostWriter:
         self.emit(f"if gps == 1 and not ctx.values[{f'{self.entry_name}.{name}_tblock_size'!r}]:")
         self.emit("    group_size = segment_group_size(group_size, width)")
         self.emit("if gps == 1:")  # no parts: the outputs stand in for their buffers
-        self.launch(k1, "segments * group_size", self.args(k1, outs, outs, "gps"), space, 1)
+        self.launch(k1, "segments * group_size", self.args(k1, outs, outs, "gps"), space + " + 4 * global_size", 1)
         self.emit("else:")
         for pname, a in zip(parts, e.neutral):
             self.emit(f"    {pname} = ctx.empty((segments * gps,), {NP_TYPES[a.type.name]})")
-        self.launch(k1, "segments * gps * group_size", self.args(k1, outs, parts, "gps"), space, 1)
+        self.launch(k1, "segments * gps * group_size", self.args(k1, outs, parts, "gps"), space + " + 4 * global_size", 1)
         self.indent -= 1
 
 

@@ -20,9 +20,8 @@ import pyopencl.tools as cl_tools
 from ir.values import read_values, type_name, write_binary, write_text  # embed: drop
 
 GPU_DEFAULT_THRESHOLD = 32768
-# Below this many elements in every buffer and in the iteration space, kernels index in 32 bits (idx_t);
-# the margin covers indices computed a block past the end.
-INDEX32_LIMIT = 2 ** 31 - 2 ** 24
+# Below this many elements in every buffer and in a launch's reach, kernels index in 32 bits (idx_t).
+INDEX32_LIMIT = 2 ** 31 - 2 ** 16
 DTYPES = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8,
           "u16": np.uint16, "u32": np.uint32, "u64": np.uint64, "f32": np.float32, "f64": np.float64,
           "bool": np.bool_}
@@ -288,13 +287,13 @@ class Context:
 
     # ---- kernels ----
 
-    def launch(self, name, global_size, local_size, args, space):
-        """space: the launch's iteration space. With it, the buffers and the grid below INDEX32_LIMIT
-        elements, the kernel's index arithmetic fits in 32 bits."""
+    def launch(self, name, global_size, local_size, args, reach):
+        """reach: a bound on the flat indices the kernel forms. With it, the buffers and the grid below
+        INDEX32_LIMIT elements, the kernel's index arithmetic fits in 32 bits."""
         if global_size == 0:
             return
         state = self.device_state
-        wide = space >= INDEX32_LIMIT or global_size >= INDEX32_LIMIT or state.widest >= INDEX32_LIMIT
+        wide = reach >= INDEX32_LIMIT or global_size >= INDEX32_LIMIT or state.widest >= INDEX32_LIMIT
         kernel = state.kernels(wide)[0].get(name) or self.unavailable(name, wide)
         # Setting an argument costs more than launching (on some drivers several microseconds each), so
         # only the arguments that changed since this kernel's last launch are set.

@@ -394,7 +394,8 @@ def segred_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
 
 
 def segred_group_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
-    """Workgroup gid reduces part gid % groups_per_segment of segment gid / groups_per_segment. With one
+    """Workgroup gid reduces part gid % groups_per_segment of segment gid / groups_per_segment (tiles
+    taken in turn by a commutative operator's workgroups, a contiguous range otherwise). With one
     part, it writes the segment's result; with several, it writes its part, and the segment's last
     workgroup to finish (counted with an atomic) folds the parts in order, in the same launch."""
     w = KernelWriter(name, errors)
@@ -413,11 +414,14 @@ def segred_group_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
     if len(op.ctx) > 1:
         w.bind_ctx(op.ctx[:-1], seg)
     width = w.atom(op.ctx[-1].width)
-    per_part = w.declare(INDEX, f"(({width}) + groups_per_segment - 1) / groups_per_segment", "per_part")
-    lo = w.declare(INDEX, f"{part} * {per_part}", "lo")
-    hi = w.declare(INDEX, f"min(({INDEX})({width}), {lo} + {per_part})", "hi")
     accs = [w.declare(c, w.atom(a), "acc") for c, a in zip(ctypes, op.neutral)]
-    w.accumulate(op, lo, hi, accs)
+    if op.commutative:  # the segment's workgroups take turns through it
+        w.accumulate(op, "0", f"({INDEX})({width})", accs, interleave=(part, "groups_per_segment"))
+    else:  # each workgroup a contiguous part, folded in order
+        per_part = w.declare(INDEX, f"(({width}) + groups_per_segment - 1) / groups_per_segment", "per_part")
+        lo = w.declare(INDEX, f"{part} * {per_part}", "lo")
+        hi = w.declare(INDEX, f"min(({INDEX})({width}), {lo} + {per_part})", "hi")
+        w.accumulate(op, lo, hi, accs)
     results = w.group_reduce(op.red, op.commutative, accs, ctypes)
     last = w.fresh("last_shared")
     w.emit(f"__local uchar {last};")
