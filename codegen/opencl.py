@@ -686,17 +686,21 @@ class KernelWriter:
         adjacent = " && ".join(sorted({f"({v.strides[0]}) == 1" for v in views.values() if v.strides[0] != "1"}))
         if not adjacent:
             return emit()
-        self.emit(f"if ({adjacent}) {{")
-        self.indent += 1
-        for name, v in views.items():
-            self.env[name] = replace(v, strides=("1",) + tuple(v.strides[1:]))
-        emit()
-        self.env.update(views)
-        self.indent -= 1
-        self.emit("} else {")
-        self.indent += 1
-        emit()
-        self.indent -= 1
+
+        def unit_strides():
+            for name, v in views.items():
+                self.env[name] = replace(v, strides=("1",) + tuple(v.strides[1:]))
+            emit()
+            self.env.update(views)
+        self.if_else(adjacent, unit_strides, emit)
+
+    def if_else(self, condition: str, then, otherwise):
+        """Emits `if (condition) {then()} else {otherwise()}`, each callable writing its branch."""
+        for line, branch in ((f"if ({condition}) {{", then), ("} else {", otherwise)):
+            self.emit(line)
+            self.indent += 1
+            branch()
+            self.indent -= 1
         self.emit("}")
 
     def fold_loop(self, e, lo: str, hi: str, accs: list, per_thread: bool, ctype: str, interleave: tuple = None):

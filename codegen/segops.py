@@ -159,15 +159,7 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
         w.unit_stride_variant([a.name for a in op.ctx[-1].arrs], load_block)
     elif (rows := row_major_rows(w, op, width)) is not None:  # rows laid out one after another: no division
         condition, flat_views = rows
-        w.emit(f"if ({condition}) {{")
-        w.indent += 1
-        load_block(flat_views)
-        w.indent -= 1
-        w.emit("} else {")
-        w.indent += 1
-        load_block()
-        w.indent -= 1
-        w.emit("}")
+        w.if_else(condition, lambda: load_block(flat_views), load_block)
     else:
         load_block()
     w.emit("barrier(CLK_LOCAL_MEM_FENCE);")

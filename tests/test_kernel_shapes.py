@@ -29,15 +29,19 @@ entry col_last [n][m] (xss: [n][m]i32): [m]i32 =
 """
 
 
-@pytest.fixture(scope="module")
-def module(tmp_path_factory):
-    d = tmp_path_factory.mktemp("shapes")
-    (d / "shapes.fut").write_text(SOURCE)
-    assert incflat_main(["compile", "--library", str(d / "shapes.fut")]) == 0
-    spec = importlib.util.spec_from_file_location("shapes", d / "shapes.py")
+def compile_library(directory, name: str, source: str):
+    """The program compiled with --library and imported."""
+    (directory / f"{name}.fut").write_text(source)
+    assert incflat_main(["compile", "--library", str(directory / f"{name}.fut")]) == 0
+    spec = importlib.util.spec_from_file_location(name, directory / f"{name}.py")
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)
     return m
+
+
+@pytest.fixture(scope="module")
+def module(tmp_path_factory):
+    return compile_library(tmp_path_factory.mktemp("shapes"), "shapes", SOURCE)
 
 
 def last_nonzero(xs):
@@ -109,12 +113,7 @@ ROW_SUMS_INTRA = {"main.suff_outer_par_0": 2 ** 31 - 1, "main.suff_intra_par_1":
 def row_sums_module(tmp_path):
     """Row sums compiled as a library: a thread per row, a workgroup per row, or a segmented reduction."""
     source = "entry main [n][m] (xss: [n][m]f32): [n]f32 = map (\\xs -> reduce (+) 0 xs) xss"
-    (tmp_path / "rows.fut").write_text(source)
-    assert incflat_main(["compile", "--library", str(tmp_path / "rows.fut")]) == 0
-    spec = importlib.util.spec_from_file_location("rows", tmp_path / "rows.py")
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
+    return compile_library(tmp_path, "rows", source)
 
 
 def test_a_version_that_cannot_launch_falls_back_with_one_warning(tmp_path, device, capsys):
