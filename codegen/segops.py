@@ -269,8 +269,11 @@ def status_word(op, status: int, value: str, flag: str) -> str:
 
 
 def lookback(w: KernelWriter, op, block: str, agg: list, agg_flag: str) -> str:
-    """Run by the whole workgroup after thread 0 has published the block's total. In rounds, threads
-    0..LOOKBACK-1 (fewer in a smaller workgroup) each wait for the status of one of the next blocks
+    """Run by the whole workgroup after thread 0 has published the block's total. First thread 0 waits
+    for the status of the block just before, which alone ends the look-back when it holds a segment start
+    or an inclusive prefix (a segmented scan over short segments never waits for more: its kernel took 303
+    against 325 us on the H200 for 10^6 segments of 100, when every block waited for 256 statuses). Then, in rounds,
+    threads 0..LOOKBACK-1 (fewer in a smaller workgroup) each wait for the status of one of the next blocks
     before this one, the oldest first, and the workgroup scans their totals in local memory, a status
     that ends the look-back (an inclusive prefix, or a total in which a segment starts) restarting the
     scan; the newest result, folded into the prefix found so far, ends the look-back if some status in
@@ -285,8 +288,17 @@ def lookback(w: KernelWriter, op, block: str, agg: list, agg_flag: str) -> str:
     w.emit(f"__local {ctype} {prefix};")
     w.emit(f"__local uchar {flag}, {done};")
     w.emit(f"if (lid == 0) {{ {prefix} = {neutral}; {flag} = 0; {done} = {block} == 0; }}")
+    w.emit(f"if (lid == 0 && {block} > 0) {{")
+    w.indent += 1
+    word = w.declare("ulong", "0", "word")
+    w.emit(f"do {word} = status[{block} - 1]; while (({word} >> 35) != epoch || (({word} >> 32) & 3) == 0);")
+    w.emit(f"{prefix} = {unpack.format(f'{word} & 0xffffffffUL')};")
+    w.emit(f"{flag} = (({word} >> 32) & 3) == {STATUS_PREFIX} || (({word} >> 34) & 1);")
+    w.emit(f"{done} = {flag};")
+    w.indent -= 1
+    w.emit("}")
     w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
-    newest = w.declare(INDEX, f"{block} - 1", "newest")
+    newest = w.declare(INDEX, f"{block} - 2", "newest")
     lanes = w.declare(INDEX, f"min(({INDEX}){LOOKBACK}, lsize)", "lanes")  # the statuses a round reads
     w.emit(f"while (!{done}) {{")  # the same for every thread: done is read after a barrier
     w.indent += 1
