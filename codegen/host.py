@@ -5,7 +5,7 @@ import dataclasses
 import pathlib
 import re
 
-from codegen import opencl, segops
+from codegen import opencl, segops, tiling
 from codegen.opencl import not_supported
 from flatten.thresholds import thresholds
 from ir.errors import CompileError
@@ -284,6 +284,10 @@ class HostWriter:
             elif kind == "local":
                 ctype, per_thread = payload
                 parts.append(f"ctx.local(group_size * {per_thread * ctype_size(ctype)})")
+            elif kind == "tile":
+                parts.append("tile")
+            elif kind == "tile_local":  # a tile x (tile + 1) block of one array
+                parts.append(f"ctx.local(tile * (tile + 1) * {ctype_size(payload)})")
             elif kind == "scratch":  # intermediate arrays: a region per thread (or per workgroup)
                 elem, shape, shared = payload
                 owners = "global_size // group_size" if shared else "global_size"
@@ -300,6 +304,9 @@ class HostWriter:
 
     def segmap(self, e: T.SegMap, pat, loc):
         name = self.kernel_name("segmap")
+        plan = tiling.tile_plan(e)
+        if plan:
+            return self.tiled_segmap(name, e, plan, pat)
         k = segops.segmap_kernel(name, e, loc, self.errors)
         self.kernels.append(k)
         outs = self.alloc_outputs(pat, e.types)
@@ -312,6 +319,20 @@ class HostWriter:
         else:
             self.emit(self.group_size(name, [k]))
             self.launch(k, "ceil_div(space, group_size) * group_size", self.args(k, outs), "space")
+
+    def tiled_segmap(self, name: str, e: T.SegMap, plan, pat):
+        """A workgroup of tile x tile threads a block of the two innermost dimensions."""
+        k = tiling.tiled_segmap_kernel(name, e, plan, self.errors)
+        self.kernels.append(k)
+        outs = self.alloc_outputs(pat, e.types)
+        param = f"{self.entry_name}.{name}_tile_size"
+        self.size_params.append((param, "tile_size"))
+        widths = [f"int({self.atom(b.width)})" for b in e.ctx]
+        self.emit(f"tile = ctx.tile_size({name!r}, {param!r})")
+        self.emit("group_size = tile * tile")
+        self.emit(f"space = {' * '.join(widths)}")
+        blocks = " * ".join(widths[:-2] + [f"ceil_div({w}, tile)" for w in widths[-2:]])
+        self.launch(k, f"{blocks} * group_size", self.args(k, outs), "space")
 
     def segscan(self, e: T.SegScan, pat, loc):
         name = self.kernel_name("segscan")

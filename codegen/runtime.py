@@ -20,6 +20,7 @@ import pyopencl.tools as cl_tools
 from ir.values import read_values, type_name, write_binary, write_text  # embed: drop
 
 GPU_DEFAULT_THRESHOLD = 32768
+DEFAULT_TILE_SIZE = 16  # the tile size at which the thesis's tuner tunes the thresholds (§3.1)
 # Below this many elements in every buffer and in a launch's reach, kernels index in 32 bits (idx_t).
 INDEX32_LIMIT = 2 ** 31 - 2 ** 16
 DTYPES = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8,
@@ -192,7 +193,8 @@ def device_state(device, source, profile):
 
 class Context:
     def __init__(self, source, params, tuned_defaults, device=None, platform=None, overrides=None,
-                 default_threshold=None, default_group_size=None, log=False, profile=False, debug=False):
+                 default_threshold=None, default_group_size=None, log=False, profile=False, debug=False,
+                 default_tile_size=None):
         self.device = choose_device(platform, device)
         self.is_gpu = bool(self.device.type & cl.device_type.GPU)
         self.device_state = device_state(self.device, source, profile)
@@ -204,6 +206,7 @@ class Context:
         self.default_threshold = default_threshold or (GPU_DEFAULT_THRESHOLD if self.is_gpu else cus)
         self.group_size = min(default_group_size or (256 if self.is_gpu else 32), self.max_group_size)
         self.num_groups = (8 if self.is_gpu else 1) * cus  # enough resident threads to keep memory busy
+        self.default_tile_size = default_tile_size or DEFAULT_TILE_SIZE
         self.values = {}
         for name, cls in params:
             self.values[name] = self.default_threshold if cls.startswith("threshold") else 0
@@ -234,6 +237,12 @@ class Context:
         """A workgroup or grid size: the tuning parameter when set (not 0), else the default."""
         value = self.values[name]
         return min(value, most) if value > 0 else default
+
+    def tile_size(self, kernel, name):
+        """The side of a tiled kernel's square workgroup: the tuning parameter when set, else the
+        default, no more than the kernel can be launched with."""
+        tile = self.size(name, self.default_tile_size, 2 ** 15)
+        return max(1, min(tile, math.isqrt(self.kernel_group_size((kernel,), tile * tile))))
 
     def warn_once(self, threshold, failure):
         """A version that failed to launch; the program goes on with the next version."""
@@ -647,6 +656,7 @@ def parse_args(argv, entry_points):
     ap.add_argument("--tuning", metavar="FILE")
     ap.add_argument("--default-threshold", type=int)
     ap.add_argument("--default-group-size", type=int)
+    ap.add_argument("--default-tile-size", type=int)
     ap.add_argument("--print-params", action="store_true")
     ap.add_argument("-L", "--log", action="store_true")
     ap.add_argument("-P", "--profile", action="store_true")
@@ -685,6 +695,10 @@ def _run(args, entry_points, params, source, tuned_defaults, provenance, errors)
                            + ", ".join(sorted(entry_points)))
     if args.runs < 1:
         raise ProgramError(f"-r {args.runs}: the number of runs must be at least 1")
+    for option, value in (("--default-group-size", args.default_group_size),
+                          ("--default-tile-size", args.default_tile_size)):
+        if value is not None and value < 1:
+            raise ProgramError(f"{option} {value}: must be at least 1")
     overrides = {}
     if args.tuning:
         overrides.update(read_tuning_file(args.tuning, params))
@@ -697,7 +711,8 @@ def _run(args, entry_points, params, source, tuned_defaults, provenance, errors)
         overrides[name] = int(value)
     profile = args.profile or bool(args.profile_json)
     ctx = Context(source, params, tuned_defaults, args.device, args.platform, overrides,
-                  args.default_threshold, args.default_group_size, args.log, profile, args.debug)
+                  args.default_threshold, args.default_group_size, args.log, profile, args.debug,
+                  args.default_tile_size)
     if args.debug and provenance:
         print(f"Tuned defaults: {provenance}", file=sys.stderr)
     entry = entry_points[args.entry_point]

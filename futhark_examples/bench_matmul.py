@@ -2,10 +2,12 @@
 when it is installed, in one run on one device.
 
     python futhark_examples/bench_matmul.py [--work-log2 25] [--xs 0,...,10] [--runs 10] [-d DEVICE]
+                                            [--tile-sizes 8,16,32] [--json FILE]
 
 Each time is the best of --runs runs of the entry point, measured as DESIGN §6 defines `-t`: inputs already
-on the device, the clock stopped after the device has finished. Prints a table in microseconds and writes
-it as JSON with --json.
+on the device, the clock stopped after the device has finished. V3, the tiled version, is timed with each
+of --tile-sizes (the `tile_size` tuning parameter). Prints a table in microseconds and writes it as JSON
+with --json.
 """
 
 import argparse
@@ -87,10 +89,19 @@ def main(argv=None):
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("-d", "--device", default=None)
     ap.add_argument("--json", type=pathlib.Path)
+    ap.add_argument("--tile-sizes", default="8,16,32",
+                    help="tile sizes to time V3 (the tiled version) with, a column each")
     args = ap.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         module = load_matmul(pathlib.Path(tmp))
+        (tile_param,) = [name for name, cls in module.PARAMS if cls == "tile_size"]
+        versions = {}
+        for name, params in VERSIONS.items():
+            if name == "V3":
+                versions.update({f"V3/{t}": dict(params, **{tile_param: int(t)}) for t in args.tile_sizes.split(",")})
+            else:
+                versions[name] = params
         device_name = None
         for x in (int(s) for s in args.xs.split(",")):
             n, m = 2 ** x, 2 ** (args.work_log2 - 2 * x)
@@ -99,7 +110,7 @@ def main(argv=None):
             yss = rng.uniform(-1, 1, (m, n)).astype(np.float32)
             expected = (xss.astype(np.float64) @ yss.astype(np.float64))
             row = {"X": x, "shape": f"[{n}][{m}]x[{m}][{n}]"}
-            for name, params in VERSIONS.items():
+            for name, params in versions.items():
                 us, kernel_us, got, device_name = time_version(module, args.device, params, xss, yss, args.runs)
                 ok = np.allclose(got, expected, rtol=1e-3, atol=1e-3 * np.sqrt(m))
                 row[name] = round(us, 1) if ok else f"wrong ({us:.0f})"
@@ -108,10 +119,10 @@ def main(argv=None):
             rows.append(row)
             print(json.dumps(row), flush=True)
     print(f"device: {device_name}")
-    header = ["X", "shape", *VERSIONS, "best", "cupy"]
+    header = ["X", "shape", *versions, "best", "cupy"]
     print(" | ".join(header))
     for row in rows:
-        times = [row[v] for v in VERSIONS if isinstance(row[v], float)]
+        times = [row[v] for v in versions if isinstance(row[v], float)]
         row["best"] = min(times) if times else None
         print(" | ".join(str(row.get(h)) for h in header))
     if args.json:

@@ -68,8 +68,9 @@ def test_version_agrees_with_interpreter(program, device, version, shape):
 
 def test_print_params_lists_the_chain(program):
     out = run_program(program, b"", "--print-params").stdout.decode().splitlines()
-    sizes = out[4:]  # then the workgroup and grid sizes of the kernels, tuning parameters too
-    assert sizes and all(line.endswith(("(thread_block_size)", "(grid_size)")) for line in sizes)
+    sizes = out[4:]  # then the workgroup, grid and tile sizes of the kernels, tuning parameters too
+    assert sizes and all(line.endswith(("(thread_block_size)", "(grid_size)", "(tile_size)")) for line in sizes)
+    assert "main.segmap_2_tile_size (tile_size)" in sizes  # V3 is tiled
     assert out[:4] == [
         f"{T1} (threshold(def, ))",
         f"{T2} (threshold(def, !{T1}))",

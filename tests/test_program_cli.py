@@ -104,6 +104,8 @@ def test_bad_tuning_file_names_the_line(matmul, tmp_path, content, message):
     ([], b"[[1f32, 2f32]] [[1f32]]", "size mismatch"),
     ([], b"[[1f32, 2f32] [[1f32]]", "reading input"),
     (["-d", "no-such-device"], MATMUL_INPUT, "no OpenCL device matches"),
+    (["--default-tile-size", "0"], MATMUL_INPUT, "--default-tile-size 0: must be at least 1"),
+    (["--default-group-size", "-3"], MATMUL_INPUT, "--default-group-size -3: must be at least 1"),
 ])
 def test_errors_are_one_clear_line(matmul, args, stdin, message):
     proc = run_program(matmul, stdin, *args, check=False)
@@ -126,14 +128,15 @@ print(prog.main(np.eye(3, dtype=np.float32), np.full((3, 2), 2, np.float32)).tol
     assert proc.stdout.strip() == "[[2.0, 2.0], [2.0, 2.0], [2.0, 2.0]]", proc.stderr
 
 
-@pytest.mark.parametrize("sizes", [("main.segmap_2_tblock_size=1",), ("main.segmap_2_tblock_size=7",),
+@pytest.mark.parametrize("sizes", [("main.segmap_2_tile_size=1",), ("main.segmap_2_tile_size=7",),
+                                   ("--default-tile-size=3",),
                                    ("main.segred_4_tblock_size=3", "main.segred_4_num_tblocks=5")])
-def test_workgroup_and_grid_sizes_are_tuning_parameters(matmul, device, sizes):
+def test_workgroup_grid_and_tile_sizes_are_tuning_parameters(matmul, device, sizes):
     never = "2147483647"
     forced = ["--param", f"main.suff_outer_par_0={never}", "--param", f"main.suff_intra_par_1={never}"]
-    forced += ["--param", "main.suff_outer_par_2=1" if "segmap_2" in sizes[0] else f"main.suff_outer_par_2={never}"]
+    forced += ["--param", f"main.suff_outer_par_2={never}" if "segred_4" in sizes[0] else "main.suff_outer_par_2=1"]
     forced += ["--param", f"main.suff_intra_par_3={never}"]
-    args = forced + [a for s in sizes for a in ("--param", s)]
+    args = forced + [a for s in sizes for a in ((s,) if s.startswith("--") else ("--param", s))]
     out = run_program(matmul, MATMUL_INPUT, "-d", device, *args).stdout
     assert out.decode() == "[[19.0f32, 22.0f32], [43.0f32, 50.0f32]]\n"
 
