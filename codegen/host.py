@@ -264,7 +264,8 @@ class HostWriter:
                 parts.append(f"*{payload}.kernel_args()")
             elif kind == "scalar":
                 name, t = payload  # a Python number: the launch converts it to the parameter's type
-                parts.append(f"{'float' if t in ('f32', 'f64') else 'int'}(to_host(ctx, {name}))")
+                value = f"to_host(ctx, {name})" if name in self.device_scalars else name
+                parts.append(f"{'float' if t in ('f32', 'f64') else 'int'}({value})")
             elif kind == "out":
                 parts.append(f"*{outs[payload]}.kernel_args()")
             elif kind == "dest":

@@ -85,13 +85,15 @@ class DeviceArray:
     __slots__ = ("buf", "shape", "strides", "offset", "dtype", "_args")
 
     def __init__(self, buf, shape, dtype, strides=None, offset=0):
-        self.buf, self.shape, self.dtype, self.offset = buf, tuple(map(int, shape)), np.dtype(dtype), offset
-        self.strides = tuple(strides) if strides is not None else row_major_strides(self.shape)
+        # entry points make arrays at every call: this is on the host's critical path
+        shape = tuple(map(int, shape))
+        dt = NP_DTYPES.get(dtype)
+        self.buf, self.shape, self.dtype, self.offset = buf, shape, dt if dt else np.dtype(dtype), offset
+        self.strides = tuple(strides) if strides is not None else row_major_strides(shape)
         self._args = None
 
     def permute(self, perm):
-        rest = tuple(range(len(perm), len(self.shape)))
-        order = tuple(perm) + rest
+        order = tuple(perm) + tuple(range(len(perm), len(self.shape)))
         return DeviceArray(self.buf, [self.shape[i] for i in order], self.dtype,
                            [self.strides[i] for i in order], self.offset)
 
@@ -106,11 +108,15 @@ class DeviceArray:
 
 
 def row_major_strides(shape):
-    strides, acc = [], 1
-    for d in reversed(shape):
-        strides.append(acc)
-        acc *= max(int(d), 1)
-    return tuple(reversed(strides))
+    strides = [1] * len(shape)
+    for k in range(len(shape) - 1, 0, -1):
+        d = int(shape[k])
+        strides[k - 1] = strides[k] * (d if d > 1 else 1)
+    return tuple(strides)
+
+
+NP_DTYPES = {t: np.dtype(t) for t in set(DTYPES.values()) | {np.uint8}}  # np.dtype(t), made once
+NP_DTYPES.update({d: d for d in list(NP_DTYPES.values())})
 
 
 def list_devices():
