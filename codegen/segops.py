@@ -272,9 +272,9 @@ def lookback(w: KernelWriter, op, block: str, agg: list, agg_flag: str) -> str:
     """Run by the whole workgroup after thread 0 has published the block's total. First thread 0 waits
     for the status of the block just before, which alone ends the look-back when it holds a segment start
     or an inclusive prefix (a segmented scan over short segments never waits for more: its kernel took 303
-    against 325 us on the H200 for 10^6 segments of 100, when every block waited for 256 statuses). Then, in rounds,
-    threads 0..LOOKBACK-1 (fewer in a smaller workgroup) each wait for the status of one of the next blocks
-    before this one, the oldest first, and the workgroup scans their totals in local memory, a status
+    against 325 us on the H200 for 10^6 segments of 100, when every block waited for 256 statuses).
+    Then, in rounds, threads 0..LOOKBACK-1 (fewer in a smaller workgroup) each wait for the status of one
+    of the next blocks before this one, the oldest first, and the workgroup scans their totals in local memory, a status
     that ends the look-back (an inclusive prefix, or a total in which a segment starts) restarting the
     scan; the newest result, folded into the prefix found so far, ends the look-back if some status in
     the round did. One status word a thread keeps the kernel's registers, and so its occupancy, as they
@@ -290,11 +290,8 @@ def lookback(w: KernelWriter, op, block: str, agg: list, agg_flag: str) -> str:
     w.emit(f"if (lid == 0) {{ {prefix} = {neutral}; {flag} = 0; {done} = {block} == 0; }}")
     w.emit(f"if (lid == 0 && {block} > 0) {{")
     w.indent += 1
-    word = w.declare("ulong", "0", "word")
-    w.emit(f"do {word} = status[{block} - 1]; while (({word} >> 35) != epoch || (({word} >> 32) & 3) == 0);")
-    w.emit(f"{prefix} = {unpack.format(f'{word} & 0xffffffffUL')};")
-    w.emit(f"{flag} = (({word} >> 32) & 3) == {STATUS_PREFIX} || (({word} >> 34) & 1);")
-    w.emit(f"{done} = {flag};")
+    value, stops = wait_for_status(w, f"{block} - 1", unpack)
+    w.emit(f"{prefix} = {value}; {flag} = {stops}; {done} = {flag};")
     w.indent -= 1
     w.emit("}")
     w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
@@ -307,10 +304,8 @@ def lookback(w: KernelWriter, op, block: str, agg: list, agg_flag: str) -> str:
     reads = w.declare(INDEX, f"{newest} - ({lanes} - 1 - lid)", "reads")
     w.emit(f"if (lid < {lanes} && {reads} >= 0) {{")
     w.indent += 1
-    word = w.declare("ulong", "0", "word")
-    w.emit(f"do {word} = status[{reads}]; while (({word} >> 35) != epoch || (({word} >> 32) & 3) == 0);")
-    w.emit(f"{earlier} = {unpack.format(f'{word} & 0xffffffffUL')};")
-    w.emit(f"{stops} = (({word} >> 32) & 3) == {STATUS_PREFIX} || (({word} >> 34) & 1);")
+    value, stopping = wait_for_status(w, reads, unpack)
+    w.emit(f"{earlier} = {value}; {stops} = {stopping};")
     w.indent -= 1
     w.emit("}")
     tots, tstops, base = window.group_scan([earlier], stops, count=lanes)
@@ -333,6 +328,15 @@ def lookback(w: KernelWriter, op, block: str, agg: list, agg_flag: str) -> str:
     w.indent -= 1
     w.emit("}")
     return prefix
+
+
+def wait_for_status(w: KernelWriter, block: str, unpack: str) -> tuple:
+    """Spins until block's status of this launch is published; returns C expressions of its value and of
+    whether it ends a look-back (an inclusive prefix, or a total in which a segment starts)."""
+    word = w.declare("ulong", "0", "word")
+    w.emit(f"do {word} = status[{block}]; while (({word} >> 35) != epoch || (({word} >> 32) & 3) == 0);")
+    return (unpack.format(f"{word} & 0xffffffffUL"),
+            f"((({word} >> 32) & 3) == {STATUS_PREFIX} || (({word} >> 34) & 1))")
 
 
 def block_prefix_kernel(name: str, op: T.SegScan, errors: list) -> Kernel:

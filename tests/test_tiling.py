@@ -93,7 +93,8 @@ def test_every_version_agrees_for_any_tile_size(module, device, tile):
     shapes = [(5, 37, 19), (1, 1, 1), (17, 2, 33), (3, 0, 4), (0, 3, 2)]
     ran = set()
     for entry in module.ENTRY_POINTS:
-        thresholds = [name for name, cls in module.PARAMS if cls.startswith("threshold") and name.startswith(f"{entry}.")]
+        thresholds = [name for name, cls in module.PARAMS
+                      if cls.startswith("threshold") and name.startswith(f"{entry}.")]
         for values in itertools.product((1, NEVER), repeat=len(thresholds)):
             lib = module.load(device=device, overrides=dict(zip(thresholds, values), **tiles))
             lib.ctx.device_state.last_args[False].clear()
