@@ -274,12 +274,12 @@ def lookback(w: KernelWriter, op, block: str, agg: list, agg_flag: str) -> str:
     or an inclusive prefix (a segmented scan over short segments never waits for more: its kernel took 303
     against 325 us on the H200 for 10^6 segments of 100, when every block waited for 256 statuses).
     Then, in rounds, threads 0..LOOKBACK-1 (fewer in a smaller workgroup) each wait for the status of one
-    of the next blocks before this one, the oldest first, and the workgroup scans their totals in local memory, a status
-    that ends the look-back (an inclusive prefix, or a total in which a segment starts) restarting the
-    scan; the newest result, folded into the prefix found so far, ends the look-back if some status in
-    the round did. One status word a thread keeps the kernel's registers, and so its occupancy, as they
-    are. Thread 0 then publishes the block's inclusive prefix. Returns the local variable that holds
-    the block's prefix."""
+    of the next blocks before this one, the oldest first, and the workgroup scans their totals in local
+    memory, a status that ends the look-back (an inclusive prefix, or a total in which a segment starts)
+    restarting the scan; the newest result, folded into the prefix found so far, ends the look-back if
+    some status in the round did. One status word a thread keeps the kernel's registers, and so its
+    occupancy, as they are. Thread 0 then publishes the block's inclusive prefix. Returns the local
+    variable that holds the block's prefix."""
     unpack = PACKED_BITS[op.neutral[0].type.name][1]
     ctype = neutral_ctypes(op)[0]
     neutral = w.atom(op.neutral[0])

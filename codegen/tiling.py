@@ -18,6 +18,7 @@ from ir import target as T
 from ir.analysis import free_in_exp
 from ir.types import Array, Scalar
 from codegen.opencl import CTYPES, INDEX, Kernel, KernelWriter, View
+from codegen.segops import kernel_inputs
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,8 @@ def tile_plan(op: T.SegMap):
     folds = {}
     for i, stm in enumerate(op.body.stms):
         e = stm.exp
-        if not isinstance(e, S.Redomap) or (isinstance(e.width, S.Var) and e.width.name not in shared):
+        if (not isinstance(e, S.Redomap) or any(isinstance(a.type, Array) for a in e.neutral)
+                or (isinstance(e.width, S.Var) and e.width.name not in shared)):
             continue
         sides = tuple("y" if a.name in y_params and is_row(a) else "x" if a.name in x_params and is_row(a)
                       else None for a in e.arrs)
@@ -58,7 +60,6 @@ def is_row(a: S.Var) -> bool:
 
 
 def tiled_segmap_kernel(name: str, op: T.SegMap, plan: TilePlan, errors: list) -> Kernel:
-    from codegen.segops import kernel_inputs
     w = KernelWriter(name, errors)
     kernel_inputs(w, op)
     outs = [w.output_param(i, t) for i, t in enumerate(op.types)]
@@ -109,9 +110,7 @@ def tiled_segmap_kernel(name: str, op: T.SegMap, plan: TilePlan, errors: list) -
             value = (f"{tiles[a.name]}[{own[a.name]} * ({tile} + 1) + {k}]" if a.name in own
                      else w.env[a.name].elem([f"{kk} + {k}"]))
             w.env[p.name] = w.declare(CTYPES[p.type.name], value, p.name)
-        values = w.body(e.map_lam.body)
-        for acc, r in zip(accs, w.apply_red(e.red, accs, values, stm.loc)):
-            w.emit(f"{acc} = {r};")
+        w.fold(e, accs, w.body(e.map_lam.body))
         w.indent -= 1
         w.emit("}")
         w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
