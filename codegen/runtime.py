@@ -115,7 +115,7 @@ def row_major_strides(shape):
     return tuple(strides)
 
 
-NP_DTYPES = {t: np.dtype(t) for t in set(DTYPES.values()) | {np.uint8}}  # np.dtype(t), made once
+NP_DTYPES = {t: np.dtype(t) for t in DTYPES.values()}  # np.dtype(t), made once
 NP_DTYPES.update({d: d for d in list(NP_DTYPES.values())})
 
 

@@ -86,8 +86,9 @@ def tiled_segmap_kernel(name: str, op: T.SegMap, plan: TilePlan, errors: list) -
     outer = w.bind_ctx(op.ctx[:-2], f"{gid} / {per_outer}") if len(op.ctx) > 2 else []
     w.bind_elems(y.params, y.arrs, f"min({gy}, {height} - 1)")
     w.bind_elems(x.params, x.arrs, f"min({gx}, {width} - 1)")
-    sources = {p.name: (w.env[a.name], row0, height) for p, a in zip(y.params, y.arrs)}
-    sources.update({p.name: (w.env[a.name], col0, width) for p, a in zip(x.params, x.arrs)})
+    sources = {p.name: (w.env[a.name], first, count)  # a tiled row's array of rows, where the block starts
+               for b, first, count in ((y, row0, height), (x, col0, width))
+               for p, a in zip(b.params, b.arrs) if p.name in tiles}
 
     for i, stm in enumerate(op.body.stms):
         if i not in plan.folds:

@@ -48,12 +48,13 @@ def plans():
 
 
 def test_which_segmaps_are_tiled():
-    tiled = {(name, depth): plan.folds for name, depth, plan in plans() if plan}
+    found = plans()
+    tiled = {(name, depth): plan.folds for name, depth, plan in found if plan}
     assert tiled == {("matmul", 2): {0: ("y", "x")}, ("matmul_tn", 2): {0: ("y", "x")},
                      ("batched", 3): {0: ("y", "x")}, ("scaled", 2): {0: ("y", "x")},
                      ("last_nonzero", 2): {0: ("y", "x")}, ("two_sums", 2): {0: ("y", "x"), 1: ("y", "x")}}
     # an array result per point (outer_sums), and the intra-group versions, are not tiled
-    assert not any(plan for name, depth, plan in plans() if name == "outer_sums")
+    assert not any(plan for name, depth, plan in found if name == "outer_sums")
 
 
 @pytest.fixture(scope="module")
