@@ -1,65 +1,23 @@
-"""OpenCL C for the segmented operations of the target IR.
+"""OpenCL C for the statements inside kernels: `KernelWriter` writes one kernel's parameters and body.
 
-Each level-1 segop becomes one kernel (a segred two: the per-group stage and the stage that combines
-several groups' partial results of one segment). Level-0 segops are emitted inside their level-1 kernel,
-with local memory and barriers. Arrays inside kernels are views: a buffer, an element offset and a stride
-per dimension, so rearranges and row slices cost nothing.
+Level-1 segops become whole kernels (codegen.segops, codegen.tiling); the statements of their bodies, and the
+level-0 segops inside an intra-group version (with local memory and barriers), are written here. Arrays
+inside kernels are views (codegen.kernel.View), so rearranges and row slices cost nothing.
 """
 
 import contextlib
-from dataclasses import dataclass, field, replace
+from contextlib import ExitStack
+from dataclasses import replace
 
-from ir import source as S
-from ir import target as T
-from ir.analysis import free_in_exp
-from ir.errors import CompileError
-from ir.types import Array, Scalar
-
-CTYPES = {"i8": "char", "i16": "short", "i32": "int", "i64": "long", "u8": "uchar", "u16": "ushort",
-          "u32": "uint", "u64": "ulong", "f32": "float", "f64": "double", "bool": "uchar"}
-UNSIGNED = {"i8": "uchar", "i16": "ushort", "i32": "uint", "i64": "ulong"}
-
-# The type of the kernels' own index arithmetic (flat indices, offsets, strides, block and loop
-# counters): 32 bits, as 64-bit multiplications and divisions cost a memory-bound kernel a fifth to a
-# third of its speed; a launch whose arrays or iteration space reach INDEX32_LIMIT (runtime) runs the build
-# made with INDEX64. The program's own i64 values stay long.
-INDEX = "idx_t"
-
-PRELUDE = r"""
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#ifdef INDEX64
-typedef long idx_t;
-#else
-typedef int idx_t;
-#endif
-// Integer division never traps (a CPU device would raise SIGFPE): by zero it gives 0, and the one
-// overflowing case, the lowest value divided by -1, wraps.
-#define DEFINE_INT_OPS(T, NAME) \
-  static inline T NAME##_quot(T x, T y) { return y == 0 ? 0 : (y == (T)-1 ? (T)(0 - x) : x / y); } \
-  static inline T NAME##_rem(T x, T y) { return (y == 0 || y == (T)-1) ? 0 : x % y; } \
-  static inline T NAME##_floordiv(T x, T y) { T q = NAME##_quot(x, y); return (y != 0 && q * y != x && ((x < 0) != (y < 0))) ? q - 1 : q; } \
-  static inline T NAME##_floormod(T x, T y) { T r = NAME##_rem(x, y); return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r; } \
-  static inline T NAME##_pow(T x, T y) { T r = 1; while (y > 0) { if (y & 1) r = r * x; x = x * x; y >>= 1; } return r; }
-static inline void record_error(__global long *error, long id, long a, long b, long c, long d, long e, long f,
-                                long g) {
-  if (atomic_cmpxchg((volatile __global int *)error, 0, (int)id) == 0) {
-    error[1] = a; error[2] = b; error[3] = c; error[4] = d; error[5] = e; error[6] = f; error[7] = g;
-  }
-}
-DEFINE_INT_OPS(char, i8)
-DEFINE_INT_OPS(short, i16)
-DEFINE_INT_OPS(int, i32)
-DEFINE_INT_OPS(long, i64)
-DEFINE_INT_OPS(uchar, u8)
-DEFINE_INT_OPS(ushort, u16)
-DEFINE_INT_OPS(uint, u32)
-DEFINE_INT_OPS(ulong, u64)
-"""
-
-
-def not_supported(what: str, loc=None):
-    return CompileError(f"not supported yet: {what}", loc)
-
+from incflat.codegen.cscalar import CTYPES, UNSIGNED, binop, c_const, dim_expr, neutral_ctypes, primcall
+from incflat.codegen.kernel import (INDEX, ArrayParam, CExpr, ErrorBuffer, IndexParam, Kernel, LocalParam,
+                                    ScalarParam, ScratchParam, View)
+from incflat.codegen.lifted import Lifted
+from incflat.codegen.runtime.prims import CTYPE_SIZES, PRIMS
+from incflat.ir import source as S
+from incflat.ir import target as T
+from incflat.ir.errors import Unsupported
+from incflat.ir.types import Array, Scalar
 
 # What the user wrote, for the IR constructs that error messages mention.
 SOURCE_NAMES = {"Scanomap": "scan", "Scan": "scan", "Redomap": "reduce", "Reduce": "reduce", "Map": "map",
@@ -74,87 +32,19 @@ def source_name(e) -> str:
     return SOURCE_NAMES.get(type(e).__name__, type(e).__name__)
 
 
-class ErrorTable(list):
-    """The run-time errors a program's kernels can report, as (where, message template); with
-    checks=False (`incflat compile --unsafe`) kernels check nothing."""
-
-    def __init__(self, checks: bool = True):
-        super().__init__()
-        self.checks = checks
-
-
-@dataclass
-class View:
-    """An array inside a kernel."""
-    mem: str
-    ctype: str
-    offset: str
-    dims: tuple  # C expressions
-    strides: tuple  # C expressions
-
-    def elem(self, idxs) -> str:
-        terms = [self.offset] + [f"({i}) * ({s})" for i, s in zip(idxs, self.strides)]
-        return f"{self.mem}[{' + '.join(terms)}]"
-
-    def slice(self, idxs) -> "View":
-        k = len(idxs)
-        off = " + ".join([self.offset] + [f"({i}) * ({s})" for i, s in zip(idxs, self.strides)])
-        return View(self.mem, self.ctype, f"({off})", self.dims[k:], self.strides[k:])
-
-
-@dataclass
-class Kernel:
-    name: str
-    params: list = field(default_factory=list)  # C parameter declarations
-    args: list = field(default_factory=list)  # how the host supplies each: (kind, payload)
-    lines: list = field(default_factory=list)
-    preamble: list = field(default_factory=list)  # the index parameters, converted to idx_t
-    chunk: int = 1  # elements per thread of a scan kernel: the host sizes its grid by it
-    inner_strides: list = field(default_factory=list)  # a segred's: C strides of the segment's arrays
-
-    def source(self) -> str:
-        body = "\n".join(self.preamble + self.lines)
-        return f"__kernel void {self.name}({', '.join(self.params)})\n{{\n{body}\n}}\n"
-
-
-def c_const(c: S.Const) -> str:
-    t = c.type.name
-    v = c.value
-    if t == "bool":
-        return "1" if v else "0"
-    if t in ("f32", "f64"):
-        import math
-        suffix = "f" if t == "f32" else ""
-        if math.isnan(v):
-            return f"(({CTYPES[t]})NAN)"
-        if math.isinf(v):
-            return f"(({CTYPES[t]})({'-' if v < 0 else ''}INFINITY))"
-        return f"(({CTYPES[t]}){float(v)!r}{suffix})"
-    if t.startswith("u"):
-        return f"(({CTYPES[t]}){int(v)}UL)"
-    if int(v) == -2 ** 63:
-        return "((long)(-9223372036854775807L - 1))"
-    return f"(({CTYPES[t]}){int(v)}L)"
-
-
-def dim_expr(d) -> str:
-    return f"{d}L" if isinstance(d, int) else d
-
-
 class KernelWriter:
     """Writes the code of one kernel: declarations of its inputs, then its body."""
 
-    def __init__(self, name: str, errors: "ErrorTable"):
+    def __init__(self, name: str, errors):
         self.k = Kernel(name)
+        self.out = self.k.body
         self.counter = 0
         self.env = {}  # variable name -> C expression (scalars) or View (arrays)
-        self.indent = 1
         self.errors = errors  # the program's run-time error table: (where, message template)
         self.inputs = set()  # names of the kernel's scalar inputs: host values too
         self.shared = False  # whether intermediate arrays belong to the workgroup (the intra-group level)
         self.checks = errors.checks  # bounds, division and coercion checks
-        self.k.params.append("__global long *error")
-        self.k.args.append(("error", None))
+        self.k.params.append(ErrorBuffer())
 
     def check(self, condition: str, loc, template: str, values: list):
         """Records error `template` (with {0}, {1}... filled from values) when condition holds; the
@@ -166,7 +56,13 @@ class KernelWriter:
     # ---- output ----
 
     def emit(self, line: str):
-        self.k.lines.append("  " * self.indent + line)
+        self.out.line(line)
+
+    def block(self, head: str):
+        return self.out.block(head)
+
+    def if_else(self, condition: str, then, otherwise):
+        self.out.if_else(condition, then, otherwise)
 
     def fresh(self, base: str) -> str:
         self.counter += 1
@@ -188,41 +84,40 @@ class KernelWriter:
                 if isinstance(d, str):
                     self.input_var(S.Var(d, Scalar("i64")))
             self.env[v.name] = self.array_param(v.name, v.type)
-            self.k.args.append(("view", v.name))
         elif isinstance(v.type, Scalar):
-            c = f"{v.name}"
-            self.k.params.append(f"{CTYPES[v.type.name]} {c}")
-            self.k.args.append(("scalar", (v.name, v.type.name)))
-            self.env[v.name] = c
+            self.k.params.append(ScalarParam(v.name, v.type.name, CTYPES[v.type.name]))
+            self.env[v.name] = v.name
             self.inputs.add(v.name)
         else:
-            raise not_supported(f"a tuple-typed variable {v.name} in a kernel")
+            raise Unsupported(f"a tuple-typed variable {v.name} in a kernel")
 
-    def index_param(self, name: str) -> str:
-        """A parameter of the kernel's index arithmetic: passed as a long, used as an idx_t."""
-        self.k.params.append(f"long {name}_arg")
-        self.k.preamble.append(f"  const {INDEX} {name} = ({INDEX}){name}_arg;")
+    def convert_index(self, name: str) -> str:
+        """An index parameter, passed as a long, used as an idx_t."""
+        self.k.preamble.append(f"const {INDEX} {name} = ({INDEX}){name}_arg;")
         return name
 
-    def array_param(self, base: str, t: Array) -> View:
+    def index_param(self, name: str, source: str = None) -> str:
+        """A number of the kernel's index arithmetic that the host variable `source` (default: `name`) holds."""
+        self.k.params.append(IndexParam(name, source or name))
+        return self.convert_index(name)
+
+    def array_param(self, base: str, t: Array, role: str = "input", index: int = 0, flat: bool = False) -> View:
+        """An array parameter (see codegen.kernel.ArrayParam) and its view."""
         ctype = CTYPES[t.elem.name]
-        mem = f"{base}_mem"
-        self.k.params.append(f"__global {ctype} *restrict {mem}")
-        off = self.index_param(f"{base}_off")
-        strides = tuple(self.index_param(f"{base}_s{i}") for i in range(t.rank))
-        return View(mem, ctype, off, tuple(dim_expr(d) for d in t.shape), strides)
+        self.k.params.append(ArrayParam(base, ctype, t.rank, role, index, flat))
+        off = CExpr(self.convert_index(f"{base}_off"), f"{base}.offset" if role == "input" else None)
+        strides = tuple(CExpr(self.convert_index(f"{base}_s{i}"), f"{base}.strides[{i}]" if role == "input" else None)
+                        for i in range(t.rank))
+        return View(f"{base}_mem", ctype, off, tuple(dim_expr(d) for d in t.shape), strides)
 
     def output_param(self, i: int, t) -> View:
         """The i'th output of the segop: a fresh contiguous array allocated by the host."""
-        view = self.array_param(f"out{i}", t)
-        self.k.args.append(("out", i))
-        return view
+        return self.array_param(f"out{i}", t, "output", i)
 
     def local_param(self, ctype: str, per_thread: int = 1) -> str:
         """Local memory of per_thread elements for each thread of the workgroup."""
         name = self.fresh("local")
-        self.k.params.append(f"__local {ctype} *{name}")
-        self.k.args.append(("local", (ctype, per_thread)))
+        self.k.params.append(LocalParam(name, ctype, CTYPE_SIZES[ctype], per_thread))
         return name
 
     # ---- atoms and scalar expressions ----
@@ -326,7 +221,7 @@ class KernelWriter:
             self.bind_dests(pat, dests)
             return True
         else:
-            raise not_supported(f"{source_name(e)} inside a kernel", stm.loc)
+            raise Unsupported(f"{source_name(e)} inside a kernel", stm.loc)
         return False
 
     def index(self, e: S.Index, p: S.Var, loc=None):
@@ -351,7 +246,9 @@ class KernelWriter:
             if isinstance(i, S.DimSlice):
                 offset = f"({offset} + ({self.atom(i.start)}) * ({s}))"
                 dims.append(self.atom(i.size))
-                strides.append(f"({s}) * ({self.atom(i.stride)})")
+                # a constant slice stride keeps the stride known on the host
+                host = str(int(i.stride.value)) if isinstance(i.stride, S.Const) else None
+                strides.append(CExpr(s, getattr(s, "host", None)).times(self.atom(i.stride), host))
             else:
                 offset = f"({offset} + ({self.atom(i)}) * ({s}))"
         k = len(e.idxs)
@@ -361,7 +258,7 @@ class KernelWriter:
         """A sequential loop. Array-valued state lives in scratch memory: each iteration writes the new
         values into a second buffer and copies them back, so the body may read all of the old ones."""
         if e.size_params:
-            raise not_supported("a loop whose arrays change size inside a kernel", loc)
+            raise Unsupported("a loop whose arrays change size inside a kernel", loc)
         state, spare = [], []
         for p, a in zip(e.params, e.init):
             if isinstance(p.type, Array):
@@ -377,24 +274,22 @@ class KernelWriter:
         if isinstance(e.form, S.ForLoop):
             i = e.form.i
             c = self.fresh(i.name)
-            self.emit(f"for ({CTYPES[i.type.name]} {c} = 0; {c} < {self.atom(e.form.bound)}; {c}++) {{")
-            self.indent += 1
+            head = f"for ({CTYPES[i.type.name]} {c} = 0; {c} < {self.atom(e.form.bound)}; {c}++)"
             self.env[i.name] = c
         else:
-            self.emit("while (1) {")
-            self.indent += 1
-            (cond,) = self.body(e.form.cond, None, group)
-            self.emit(f"if (!{cond}) break;")
-        results = self.body(e.body, tuple(spare), group)
-        fresh = [None if isinstance(p.type, Array) else self.declare(CTYPES[p.type.name], r, "next")
-                 for p, r in zip(e.params, results)]
-        for v, r, tmp in zip(state, fresh, spare):
-            if tmp is None:
-                self.emit(f"{v} = {r};")
-            else:
-                self.copy(tmp, v, group)
-        self.indent -= 1
-        self.emit("}")
+            head = "while (1)"
+        with self.block(head):
+            if isinstance(e.form, S.WhileLoop):
+                (cond,) = self.body(e.form.cond, None, group)
+                self.emit(f"if (!{cond}) break;")
+            results = self.body(e.body, tuple(spare), group)
+            fresh = [None if isinstance(p.type, Array) else self.declare(CTYPES[p.type.name], r, "next")
+                     for p, r in zip(e.params, results)]
+            for v, r, tmp in zip(state, fresh, spare):
+                if tmp is None:
+                    self.emit(f"{v} = {r};")
+                else:
+                    self.copy(tmp, v, group)
         for p, v in zip(pat, state):
             self.env[p.name] = v
 
@@ -407,14 +302,14 @@ class KernelWriter:
         for n, p in zip(names, pat):
             if n:
                 self.emit(f"{CTYPES[p.type.name]} {n};")
-        for branch, head in ((e.then, f"if ({self.atom(e.cond)}) {{"), (e.else_, "} else {")):
-            self.emit(head)
-            self.indent += 1
-            for n, r in zip(names, self.body(branch, dests, group)):
-                if n:
-                    self.emit(f"{n} = {r};")
-            self.indent -= 1
-        self.emit("}")
+
+        def branch(body):
+            def write():
+                for n, r in zip(names, self.body(body, dests, group)):
+                    if n:
+                        self.emit(f"{n} = {r};")
+            return write
+        self.if_else(self.atom(e.cond), branch(e.then), branch(e.else_))
         for n, p, d in zip(names, pat, dests):
             self.env[p.name] = n if n else d
         return any(arrays)
@@ -440,16 +335,15 @@ class KernelWriter:
         """A row-major region of global memory for an intermediate array: one per thread, or one per
         workgroup at the intra-group level. Its size must be known on the host."""
         if any(isinstance(d, str) and d not in self.inputs for d in t.shape):
-            raise not_supported("an intermediate array inside a kernel whose size is computed in the kernel", loc)
-        ctype = CTYPES[t.elem.name]
+            raise Unsupported("an intermediate array inside a kernel whose size is computed in the kernel", loc)
+        prim = PRIMS[t.elem.name]
         mem = self.fresh("scratch")
-        self.k.params.append(f"__global {ctype} *restrict {mem}")
-        self.k.args.append(("scratch", (t.elem.name, tuple(t.shape), self.shared)))
+        self.k.params.append(ScratchParam(mem, prim.ctype, prim.numpy_spelling, tuple(t.shape), self.shared))
         dims = tuple(dim_expr(d) for d in t.shape)
         strides = [" * ".join(f"({d})" for d in dims[k + 1:]) or "1" for k in range(len(dims))]
         size = " * ".join(f"({d})" for d in dims)
         owner = "get_group_id(0)" if self.shared else "get_global_id(0)"
-        return View(mem, ctype, f"({owner}) * ({size})", dims, tuple(strides))
+        return View(mem, prim.ctype, f"({owner}) * ({size})", dims, tuple(strides))
 
     def bind_elems(self, params, arrs, index: str):
         """Binds lambda parameters to the elements (or rows) of arrays at an index."""
@@ -467,19 +361,16 @@ class KernelWriter:
 
     def seq_map(self, e: S.Map, pat, dests, loc):
         i = self.fresh("i")
-        self.emit(f"for (long {i} = 0; {i} < {self.atom(e.width)}; {i}++) {{")
-        self.indent += 1
-        self.bind_elems(e.lam.params, e.arrs, i)
-        row_dests = tuple(d.slice([i]) if isinstance(t, Array) else None for d, t in zip(dests, e.lam.ret))
-        results = self.body(e.lam.body, row_dests)
-        self.write_results(results, e.lam.ret, dests, i)
-        self.indent -= 1
-        self.emit("}")
+        with self.block(f"for (long {i} = 0; {i} < {self.atom(e.width)}; {i}++)"):
+            self.bind_elems(e.lam.params, e.arrs, i)
+            row_dests = tuple(d.slice([i]) if isinstance(t, Array) else None for d, t in zip(dests, e.lam.ret))
+            results = self.body(e.lam.body, row_dests)
+            self.write_results(results, e.lam.ret, dests, i)
 
     def apply_red(self, red: S.Lambda, accs: list, values: list, loc) -> list:
         """Inlines the reduction operator; returns C expressions of its results."""
         if any(isinstance(p.type, Array) for p in red.params):
-            raise not_supported("a reduction operator on arrays", loc)
+            raise Unsupported("a reduction operator on arrays", loc)
         n = len(accs)
         for p, v in zip(red.params, accs + values):
             self.env[p.name] = v
@@ -488,28 +379,22 @@ class KernelWriter:
     def seq_redomap(self, e: S.Redomap, loc) -> list:
         accs = [self.declare(CTYPES[a.type.name], self.atom(a), "acc") for a in e.neutral]
         i = self.fresh("i")
-        self.emit(f"for (long {i} = 0; {i} < {self.atom(e.width)}; {i}++) {{")
-        self.indent += 1
-        self.bind_elems(e.map_lam.params, e.arrs, i)
-        values = self.body(e.map_lam.body)
-        for acc, r in zip(accs, self.apply_red(e.red, accs, values, loc)):
-            self.emit(f"{acc} = {r};")
-        self.indent -= 1
-        self.emit("}")
+        with self.block(f"for (long {i} = 0; {i} < {self.atom(e.width)}; {i}++)"):
+            self.bind_elems(e.map_lam.params, e.arrs, i)
+            values = self.body(e.map_lam.body)
+            for acc, r in zip(accs, self.apply_red(e.red, accs, values, loc)):
+                self.emit(f"{acc} = {r};")
         return accs
 
     def seq_scanomap(self, e: S.Scanomap, dests, loc):
         accs = [self.declare(CTYPES[a.type.name], self.atom(a), "acc") for a in e.neutral]
         i = self.fresh("i")
-        self.emit(f"for (long {i} = 0; {i} < {self.atom(e.width)}; {i}++) {{")
-        self.indent += 1
-        self.bind_elems(e.map_lam.params, e.arrs, i)
-        values = self.body(e.map_lam.body)
-        for acc, r, d in zip(accs, self.apply_red(e.scan, accs, values, loc), dests):
-            self.emit(f"{acc} = {r};")
-            self.emit(f"{d.elem([i])} = {acc};")
-        self.indent -= 1
-        self.emit("}")
+        with self.block(f"for (long {i} = 0; {i} < {self.atom(e.width)}; {i}++)"):
+            self.bind_elems(e.map_lam.params, e.arrs, i)
+            values = self.body(e.map_lam.body)
+            for acc, r, d in zip(accs, self.apply_red(e.scan, accs, values, loc), dests):
+                self.emit(f"{acc} = {r};")
+                self.emit(f"{d.elem([i])} = {acc};")
 
     def block_scan(self, e, segment: str, dests, lo: str = "0", hi: str = None, carry_in: list = None):
         """The workgroup scans elements [lo, hi) of the innermost binding of e's context in blocks of its
@@ -521,35 +406,26 @@ class KernelWriter:
         width = hi or self.atom(e.ctx[-1].width)
         carry = [self.declare(c, v, "carry") for c, v in zip(ctypes, carry_in or [self.atom(a) for a in e.neutral])]
         block = self.fresh("block")
-        self.emit(f"for (long {block} = {lo}; {block} < {width}; {block} += {lsize}) {{")
-        self.indent += 1
-        k = self.declare("long", f"{block} + {lid}", "k")
-        xs = [self.declare(c, self.atom(a), "x") for c, a in zip(ctypes, e.neutral)]
-        self.emit(f"if ({k} < {width}) {{")
-        self.indent += 1
-        inner = e.ctx[-1]
-        self.bind_elems(inner.params, inner.arrs, k)
-        with self.per_thread():
-            values = self.body(e.body)
-        for x, v in zip(xs, values):
-            self.emit(f"{x} = {v};")
-        self.indent -= 1
-        self.emit("}")
-        bufs, _, base = Lifted(self, e, segmented=False).group_scan(xs, None, lid, lsize)
-        mine = [self.declare(c, f"{b}[{base} + {lid}]", "mine") for c, b in zip(ctypes, bufs)]
-        total = [self.declare(c, f"{b}[{base} + {lsize} - 1]", "total") for c, b in zip(ctypes, bufs)]
-        out = self.apply_red(e.scan, carry, mine, None)
-        self.emit(f"if ({k} < {width}) {{")
-        self.indent += 1
-        for d, r in zip(dests, out):
-            self.emit(f"{d.elem([k])} = {r};")
-        self.indent -= 1
-        self.emit("}")
-        for c, r in zip(carry, self.apply_red(e.scan, carry, total, None)):
-            self.emit(f"{c} = {r};")
-        self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
-        self.indent -= 1
-        self.emit("}")
+        with self.block(f"for (long {block} = {lo}; {block} < {width}; {block} += {lsize})"):
+            k = self.declare("long", f"{block} + {lid}", "k")
+            xs = [self.declare(c, self.atom(a), "x") for c, a in zip(ctypes, e.neutral)]
+            with self.block(f"if ({k} < {width})"):
+                inner = e.ctx[-1]
+                self.bind_elems(inner.params, inner.arrs, k)
+                with self.per_thread():
+                    values = self.body(e.body)
+                for x, v in zip(xs, values):
+                    self.emit(f"{x} = {v};")
+            bufs, _, base = Lifted(self, e, segmented=False).group_scan(xs, None, lid, lsize)
+            mine = [self.declare(c, f"{b}[{base} + {lid}]", "mine") for c, b in zip(ctypes, bufs)]
+            total = [self.declare(c, f"{b}[{base} + {lsize} - 1]", "total") for c, b in zip(ctypes, bufs)]
+            out = self.apply_red(e.scan, carry, mine, None)
+            with self.block(f"if ({k} < {width})"):
+                for d, r in zip(dests, out):
+                    self.emit(f"{d.elem([k])} = {r};")
+            for c, r in zip(carry, self.apply_red(e.scan, carry, total, None)):
+                self.emit(f"{c} = {r};")
+            self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
 
     def fill(self, e, dst: View, group: bool):
         """Writes an array-constructing expression into its destination, element by element (by the
@@ -579,18 +455,15 @@ class KernelWriter:
                 self.copy(src, part, group)
                 offset = f"({offset} + {src.dims[0]})"
             return
-        self.emit(f"for (long {i} = {start}; {i} < {n}; {i} += {step}) {{")
-        self.indent += 1
-        if isinstance(e, S.Iota):
-            self.emit(f"{dst.elem([i])} = ({dst.ctype}){i};")
-        elif isinstance(e, S.Replicate):
-            self.put(self.atom(e.x), dst.slice([i]), False)
-        else:  # Rotate
-            src = self.env[e.arr.name]
-            j = self.declare("long", f"(({i}) + (long)({self.atom(e.amount)}) % {n} + {n}) % {n}", "j")
-            self.put(src.slice([j]) if len(src.dims) > 1 else src.elem([j]), dst.slice([i]), False)
-        self.indent -= 1
-        self.emit("}")
+        with self.block(f"for (long {i} = {start}; {i} < {n}; {i} += {step})"):
+            if isinstance(e, S.Iota):
+                self.emit(f"{dst.elem([i])} = ({dst.ctype}){i};")
+            elif isinstance(e, S.Replicate):
+                self.put(self.atom(e.x), dst.slice([i]), False)
+            else:  # Rotate
+                src = self.env[e.arr.name]
+                j = self.declare("long", f"(({i}) + (long)({self.atom(e.amount)}) % {n} + {n}) % {n}", "j")
+                self.put(src.slice([j]) if len(src.dims) > 1 else src.elem([j]), dst.slice([i]), False)
         if group:
             self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
 
@@ -609,16 +482,13 @@ class KernelWriter:
             self.emit(f"{dst.elem([])} = {src};")
             return
         idxs = []
-        for depth, d in enumerate(src.dims):
-            i = self.fresh("c")
-            start, step = ("get_local_id(0)", "get_local_size(0)") if group and depth == 0 else ("0", "1")
-            self.emit(f"for (long {i} = {start}; {i} < {d}; {i} += {step}) {{")
-            self.indent += 1
-            idxs.append(i)
-        self.emit(f"{dst.elem(idxs)} = {src.elem(idxs)};")
-        for _ in src.dims:
-            self.indent -= 1
-            self.emit("}")
+        with ExitStack() as loops:
+            for depth, d in enumerate(src.dims):
+                i = self.fresh("c")
+                start, step = ("get_local_id(0)", "get_local_size(0)") if group and depth == 0 else ("0", "1")
+                loops.enter_context(self.block(f"for (long {i} = {start}; {i} < {d}; {i} += {step})"))
+                idxs.append(i)
+            self.emit(f"{dst.elem(idxs)} = {src.elem(idxs)};")
         if group:
             self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
 
@@ -643,20 +513,17 @@ class KernelWriter:
     def segmap0(self, e: T.SegMap, pat, dests, loc):
         total = " * ".join(f"({self.atom(b.width)})" for b in e.ctx)
         i = self.fresh("ltid")
-        self.emit(f"for (long {i} = get_local_id(0); {i} < {total}; {i} += get_local_size(0)) {{")
-        self.indent += 1
-        self.bind_ctx(e.ctx, i, "long")
-        n_ctx = len(e.ctx)
-        # the destination is row-major over the context: index it with the flat thread index
-        rows = [View(d.mem, d.ctype, f"({d.offset} + ({i}) * ({d.strides[n_ctx - 1]}))", d.dims[n_ctx:],
-                     d.strides[n_ctx:]) for d in dests]
-        with self.per_thread():
-            results = self.body(e.body, tuple(r if r.dims else None for r in rows))
-        for r, row in zip(results, rows):
-            if not row.dims:
-                self.emit(f"{row.mem}[{row.offset}] = {r};")
-        self.indent -= 1
-        self.emit("}")
+        with self.block(f"for (long {i} = get_local_id(0); {i} < {total}; {i} += get_local_size(0))"):
+            self.bind_ctx(e.ctx, i, "long")
+            n_ctx = len(e.ctx)
+            # the destination is row-major over the context: index it with the flat thread index
+            rows = [View(d.mem, d.ctype, f"({d.offset} + ({i}) * ({d.strides[n_ctx - 1]}))", d.dims[n_ctx:],
+                         d.strides[n_ctx:]) for d in dests]
+            with self.per_thread():
+                results = self.body(e.body, tuple(r if r.dims else None for r in rows))
+            for r, row in zip(results, rows):
+                if not row.dims:
+                    self.emit(f"{row.mem}[{row.offset}] = {r};")
         self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
 
     UNROLL = 8  # elements a thread loads before combining them: independent loads keep memory busy (on the
@@ -673,7 +540,7 @@ class KernelWriter:
         adjacent workgroup-sized tiles each, so that the grid reads one window of memory at a time
         (reduce on the H200: 99.6 us against 108.7 with a contiguous range each)."""
         if any(isinstance(a.type, Array) for a in e.neutral):
-            raise not_supported("a reduction of arrays")
+            raise Unsupported("a reduction of arrays")
         if per_thread or not e.commutative:
             return self.fold_loop(e, lo, hi, accs, per_thread, ctype)
         self.unit_stride_variant([a.name for a in e.ctx[-1].arrs],
@@ -695,16 +562,8 @@ class KernelWriter:
             self.env.update(views)
         self.if_else(adjacent, unit_strides, emit)
 
-    def if_else(self, condition: str, then, otherwise):
-        """Emits `if (condition) {then()} else {otherwise()}`, each callable writing its branch."""
-        for line, branch in ((f"if ({condition}) {{", then), ("} else {", otherwise)):
-            self.emit(line)
-            self.indent += 1
-            branch()
-            self.indent -= 1
-        self.emit("}")
-
     def fold_loop(self, e, lo: str, hi: str, accs: list, per_thread: bool, ctype: str, interleave: tuple = None):
+        k = self.fresh("k")
         if per_thread or e.commutative:
             # UNROLL elements `apart` from each other a round, then the next round `advance` further
             lid, lsize = f"({ctype})get_local_id(0)", f"({ctype})get_local_size(0)"
@@ -712,26 +571,19 @@ class KernelWriter:
             start, apart, advance = ((lo, "1", f"{self.UNROLL}") if per_thread else
                                      (f"{lo} + {part} * {self.UNROLL} * {lsize} + {lid}", lsize,
                                       f"{parts} * {self.UNROLL} * {lsize}"))
-            k = self.fresh("k")
             self.emit(f"{ctype} {k} = {start};")
-            self.emit(f"for (; {k} + {self.UNROLL - 1} * {apart} < {hi}; {k} += {advance}) {{")
-            self.indent += 1
-            values = [self.element(e, f"{k} + {j} * {apart}", ctype) for j in range(self.UNROLL)]
-            for vs in values:
-                self.fold(e, accs, vs)
-            self.indent -= 1
-            self.emit("}")
-            self.emit(f"for (; {k} < {hi}; {k} += {apart}) {{")  # the last round's elements before hi
+            with self.block(f"for (; {k} + {self.UNROLL - 1} * {apart} < {hi}; {k} += {advance})"):
+                values = [self.element(e, f"{k} + {j} * {apart}", ctype) for j in range(self.UNROLL)]
+                for vs in values:
+                    self.fold(e, accs, vs)
+            head = f"for (; {k} < {hi}; {k} += {apart})"  # the last round's elements before hi
         else:
-            k = self.fresh("k")
             chunk = self.declare(ctype, f"(({hi}) - ({lo}) + ({ctype})get_local_size(0) - 1) / ({ctype})get_local_size(0)",
                                  "chunk")
             begin = self.declare(ctype, f"({lo}) + ({ctype})get_local_id(0) * {chunk}", "begin")
-            self.emit(f"for ({ctype} {k} = {begin}; {k} < min(({ctype})({hi}), {begin} + {chunk}); {k}++) {{")
-        self.indent += 1
-        self.fold(e, accs, self.element(e, k, ctype))
-        self.indent -= 1
-        self.emit("}")
+            head = f"for ({ctype} {k} = {begin}; {k} < min(({ctype})({hi}), {begin} + {chunk}); {k}++)"
+        with self.block(head):
+            self.fold(e, accs, self.element(e, k, ctype))
 
     def element(self, e, index: str, ctype: str) -> list:
         """The values that the map part of a segred computes for one element."""
@@ -757,175 +609,25 @@ class KernelWriter:
         s = self.fresh("s")
         if commutative:
             self.emit(f"{INDEX} {s}_top = 1; while ({s}_top < {lsize}) {s}_top <<= 1;")
-            self.emit(f"for ({INDEX} {s} = {s}_top / 2; {s} > 0; {s} >>= 1) {{")
+            head = f"for ({INDEX} {s} = {s}_top / 2; {s} > 0; {s} >>= 1)"
             cond, other = f"{lid} < {s} && {lid} + {s} < {lsize}", f"{lid} + {s}"
         else:
-            self.emit(f"for ({INDEX} {s} = 1; {s} < {lsize}; {s} <<= 1) {{")
+            head = f"for ({INDEX} {s} = 1; {s} < {lsize}; {s} <<= 1)"
             cond, other = f"{lid} % (2 * {s}) == 0 && {lid} + {s} < {lsize}", f"{lid} + {s}"
-        self.indent += 1
-        self.emit(f"if ({cond}) {{")
-        self.indent += 1
-        xs = [self.declare(c, f"{b}[{lid}]", "x") for c, b in zip(ctypes, bufs)]
-        ys = [self.declare(c, f"{b}[{other}]", "y") for c, b in zip(ctypes, bufs)]
-        for b, r in zip(bufs, self.apply_red(red, xs, ys, None)):
-            self.emit(f"{b}[{lid}] = {r};")
-        self.indent -= 1
-        self.emit("}")
-        self.emit("barrier(CLK_LOCAL_MEM_FENCE);")
-        self.indent -= 1
-        self.emit("}")
+        with self.block(head):
+            with self.block(f"if ({cond})"):
+                xs = [self.declare(c, f"{b}[{lid}]", "x") for c, b in zip(ctypes, bufs)]
+                ys = [self.declare(c, f"{b}[{other}]", "y") for c, b in zip(ctypes, bufs)]
+                for b, r in zip(bufs, self.apply_red(red, xs, ys, None)):
+                    self.emit(f"{b}[{lid}] = {r};")
+            self.emit("barrier(CLK_LOCAL_MEM_FENCE);")
         results = [self.declare(c, f"{b}[0]", "red") for c, b in zip(ctypes, bufs)]
         self.emit("barrier(CLK_LOCAL_MEM_FENCE);")
         return results
 
     def segred0(self, e: T.SegRed) -> list:
         if len(e.ctx) != 1:
-            raise not_supported("a segmented reduction at workgroup level")
+            raise Unsupported("a segmented reduction at workgroup level")
         accs = [self.declare(CTYPES[a.type.name], self.atom(a), "acc") for a in e.neutral]
         self.accumulate(e, "0", self.atom(e.ctx[0].width), accs, ctype="long")
         return self.group_reduce(e.red, e.commutative, accs, neutral_ctypes(e))
-
-
-# ---- scalar operators ----
-
-class Lifted:
-    """A scan operator lifted to (segment-start flag, values) pairs; without segments, the operator."""
-
-    def __init__(self, w: KernelWriter, op, segmented: bool):
-        self.w, self.op, self.segmented = w, op, segmented
-
-    def combine_into(self, later: list, later_flag, earlier: list, earlier_flag):
-        """later := earlier (+) later, in place (C variables)."""
-        w = self.w
-        if self.segmented:
-            w.emit(f"if (!{later_flag}) {{")
-            w.indent += 1
-        for v, r in zip(later, w.apply_red(self.op.scan, list(earlier), list(later), None)):
-            w.emit(f"{v} = {r};")
-        if self.segmented:
-            w.indent -= 1
-            w.emit("}")
-            w.emit(f"{later_flag} |= {earlier_flag};")
-
-    def fold_unless(self, accs: list, xs: list, reset, on_reset: str = ""):
-        """accs := xs when the C condition `reset` holds (a segment starts; then also the statement
-        on_reset), else accs := accs (+) xs; without segments (reset False), always the latter."""
-        w = self.w
-        if reset:
-            w.emit(f"if ({reset}) {{")
-            for acc, x in zip(accs, xs):
-                w.emit(f"  {acc} = {x};")
-            if on_reset:
-                w.emit(f"  {on_reset}")
-            w.emit("} else {")
-            w.indent += 1
-        for acc, r in zip(accs, w.apply_red(self.op.scan, list(accs), list(xs), None)):
-            w.emit(f"{acc} = {r};")
-        if reset:
-            w.indent -= 1
-            w.emit("}")
-
-    def group_scan(self, values: list, flag, lid: str = "lid", lsize: str = "lsize", count: str = None) -> tuple:
-        """An inclusive scan of the (flag, values) of the workgroup's first `count` threads (all of them
-        by default) in local memory (Hillis-Steele, between two halves in turn, so one barrier a step);
-        every thread takes part. Returns (value arrays, flag array, base): thread t's inclusive result
-        is at base + t."""
-        w = self.w
-        ctypes = neutral_ctypes(self.op)
-        bufs = [w.local_param(c, 2) for c in ctypes]
-        fbuf = w.local_param("uchar", 2) if self.segmented else None
-        count = count or lsize
-        for b, v in zip(bufs, values):
-            w.emit(f"{b}[{lid}] = {v};")
-        if fbuf:
-            w.emit(f"{fbuf}[{lid}] = {flag};")
-        w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
-        base = w.declare(INDEX, "0", "base")
-        s = w.fresh("s")
-        w.emit(f"for ({INDEX} {s} = 1; {s} < {count}; {s} <<= 1) {{")
-        w.indent += 1
-        ys = [w.declare(c, f"{b}[{base} + {lid}]", "y") for c, b in zip(ctypes, bufs)]
-        fy = w.declare("uchar", f"{fbuf}[{base} + {lid}]", "fy") if fbuf else None
-        w.emit(f"if ({lid} >= {s}) {{")
-        w.indent += 1
-        xs = [w.declare(c, f"{b}[{base} + {lid} - {s}]", "x") for c, b in zip(ctypes, bufs)]
-        fx = w.declare("uchar", f"{fbuf}[{base} + {lid} - {s}]", "fx") if fbuf else None
-        self.combine_into(ys, fy, xs, fx)
-        w.indent -= 1
-        w.emit("}")
-        w.emit(f"{base} = {lsize} - {base};")
-        for b, y in zip(bufs, ys):
-            w.emit(f"{b}[{base} + {lid}] = {y};")
-        if fbuf:
-            w.emit(f"{fbuf}[{base} + {lid}] = {fy};")
-        w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
-        w.indent -= 1
-        w.emit("}")
-        return bufs, fbuf, base
-
-
-def binop(op: str, x: str, y: str, t: str, loc) -> str:
-    ct = CTYPES[t]
-    is_float = t in ("f32", "f64")
-    if op in ("==", "!=", "<", "<=", ">", ">="):
-        return f"((uchar)({x} {op} {y}))"
-    if op in ("&&", "||"):
-        return f"((uchar)({x} {op} {y}))"
-    if is_float:
-        if op in "+-*/":
-            return f"({x} {op} {y})"
-        if op == "**":
-            return f"pow({x}, {y})"
-        if op == "%":
-            return f"fmod({x}, {y})"
-        raise not_supported(f"operator {op} on {t}", loc)
-    if op in ("+", "-", "*") and t in UNSIGNED:  # wrap around without signed-overflow undefinedness
-        u = UNSIGNED[t]
-        return f"(({ct})(({u}){x} {op} ({u}){y}))"
-    if op in ("+", "-", "*", "&", "|", "^", ">>"):
-        return f"(({ct})({x} {op} {y}))"
-    if op == "<<":
-        return f"(({ct})(({UNSIGNED.get(t, ct)}){x} << {y}))"
-    if op == "/":
-        return f"{t}_floordiv({x}, {y})"
-    if op == "%":
-        return f"{t}_floormod({x}, {y})"
-    if op == "//":
-        return f"{t}_quot({x}, {y})"
-    if op == "%%":
-        return f"{t}_rem({x}, {y})"
-    if op == "**":
-        return f"{t}_pow({x}, {y})"
-    raise not_supported(f"operator {op} on {t}", loc)
-
-
-FLOAT_FNS = {"sqrt": "sqrt", "exp": "exp", "log": "log", "sin": "sin", "cos": "cos", "tan": "tan",
-             "abs": "fabs", "floor": "floor", "ceil": "ceil", "min": "fmin", "max": "fmax", "atan2": "atan2",
-             "pow": "pow", "log2": "log2", "log10": "log10", "asin": "asin", "acos": "acos", "atan": "atan",
-             "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "round": "rint", "trunc": "trunc", "cbrt": "cbrt",
-             "log1p": "log1p", "expm1": "expm1", "hypot": "hypot"}
-INT_FNS = {"min": "min", "max": "max", "abs": "abs"}
-
-
-def primcall(fn: str, args: list, arg_types: list, ret: str, loc) -> str:
-    module, name = fn.split(".", 1)
-    if name in CTYPES:  # a conversion `T.U`: from U to T
-        if module == "bool":
-            return f"((uchar)({args[0]} != 0))"
-        return f"(({CTYPES[module]})({args[0]}))"
-    if name == "sgn":
-        return f"(({CTYPES[ret]})(({args[0]} > 0) - ({args[0]} < 0)))"
-    if name in ("isnan", "isinf", "isfinite"):
-        return f"((uchar){name}({args[0]}))"
-    if name == "neg":
-        return f"(({CTYPES[ret]})(-{args[0]}))"
-    table = FLOAT_FNS if module in ("f32", "f64") else INT_FNS
-    if name not in table:
-        raise not_supported(f"function {fn} in a kernel", loc)
-    if name == "abs" and module.startswith("u"):
-        return args[0]
-    return f"(({CTYPES[ret]}){table[name]}({', '.join(args)}))"
-
-
-def neutral_ctypes(op) -> list:
-    return [CTYPES[a.type.name] for a in op.neutral]

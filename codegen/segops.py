@@ -2,11 +2,15 @@
 and the combination of partial results) and a segscan's (a single pass with decoupled look-back, or three
 passes for operators whose values do not fit in one status word)."""
 
-from ir import source as S
-from ir import target as T
-from ir.analysis import free_in_body, free_in_exp
-from ir.types import Array, Scalar
-from codegen.opencl import CTYPES, INDEX, Kernel, KernelWriter, Lifted, View, neutral_ctypes
+from incflat.codegen.cscalar import CTYPES, neutral_ctypes
+from incflat.codegen.kernel import INDEX, Kernel, LookbackParams, SegmentCounters, View
+from incflat.codegen.lifted import Lifted
+from incflat.codegen.opencl import KernelWriter
+from incflat.codegen.runtime.prims import CTYPE_SIZES
+from incflat.ir import source as S
+from incflat.ir import target as T
+from incflat.ir.analysis import free_in_body, free_in_exp
+from incflat.ir.types import Array, Scalar
 
 
 def kernel_inputs(w: KernelWriter, op):
@@ -59,14 +63,12 @@ PACKED_BITS = {"f32": ("as_uint({})", "as_float((uint)({}))"), "i32": ("(uint)({
                "u32": ("(uint)({})", "(uint)({})"), "i16": ("(uint)(ushort)({})", "(short)(ushort)({})"),
                "u16": ("(uint)({})", "(ushort)({})"), "i8": ("(uint)(uchar)({})", "(char)(uchar)({})"),
                "u8": ("(uint)({})", "(uchar)({})"), "bool": ("(uint)({})", "(uchar)({})")}
-CTYPE_BYTES = {"char": 1, "uchar": 1, "short": 2, "ushort": 2, "int": 4, "uint": 4, "float": 4, "long": 8,
-               "ulong": 8, "double": 8}
 
 
 def scan_chunk(op) -> int:
     """Elements per thread: about 128 bytes of values (a block of 32 KiB with 256 threads). Fewer, larger
     blocks wait less on the look-back: on the H200, 32 floats a thread took 282 us where 16 took 336."""
-    return max(1, min(32, 128 // sum(CTYPE_BYTES[c] for c in neutral_ctypes(op))))
+    return max(1, min(32, 128 // sum(CTYPE_SIZES[c] for c in neutral_ctypes(op))))
 
 
 def uses_lookback(op) -> bool:
@@ -94,15 +96,12 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
     neutral = [w.atom(a) for a in op.neutral]
     outs = [w.output_param(i, t) for i, t in enumerate(op.types)] if mode != "totals" else []
     if mode == "totals":
-        totals = [w.array_param(f"total{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
-        total_flags = w.array_param("total_flags", _flat_array(Scalar("bool")))
-        w.k.args += [("dest", i) for i in range(len(op.neutral) + 1)]
+        totals = [flat_param(w, f"total{i}", a.type, "dest", i) for i, a in enumerate(op.neutral)]
+        total_flags = flat_param(w, "total_flags", Scalar("bool"), "dest", len(op.neutral))
     elif mode == "carry":
-        prefixes = [w.array_param(f"prefix{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
-        w.k.args += [("dest", i) for i in range(len(op.neutral))]
+        prefixes = [flat_param(w, f"prefix{i}", a.type, "dest", i) for i, a in enumerate(op.neutral)]
     else:
-        w.k.params += ["__global volatile ulong *status", "__global volatile uint *counters", "ulong epoch"]
-        w.k.args.append(("lookback", None))
+        w.k.params.append(LookbackParams())
     elems = [w.local_param(c, chunk + 1) for c in ctypes]
     w.emit(f"const {INDEX} lid = get_local_id(0), lsize = get_local_size(0);")
     width = w.declare(INDEX, w.atom(op.ctx[-1].width), "width")
@@ -190,14 +189,11 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
     # the threads' totals, scanned: thread t's chunk continues from the total of threads 0..t-1
     tots, tflags, base = lifted.group_scan(accs, flag)
     if mode == "totals":
-        w.emit("if (lid == 0) {")
-        for t, b in zip(totals, tots):
-            w.emit(f"  {t.mem}[{t.offset} + {block}] = {b}[{base} + lsize - 1];")
-        if segmented:
-            w.emit(f"  {total_flags.mem}[{total_flags.offset} + {block}] = {tflags}[{base} + lsize - 1];")
-        else:
-            w.emit(f"  {total_flags.mem}[{total_flags.offset} + {block}] = 0;")
-        w.emit("}")
+        with w.block("if (lid == 0)"):
+            for t, b in zip(totals, tots):
+                w.emit(f"{t.mem}[{t.offset} + {block}] = {b}[{base} + lsize - 1];")
+            flag_total = f"{tflags}[{base} + lsize - 1]" if segmented else "0"
+            w.emit(f"{total_flags.mem}[{total_flags.offset} + {block}] = {flag_total};")
         return w.k
 
     if mode == "lookback":  # the block's total, published first so that the blocks after it can go on
@@ -230,15 +226,12 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
         lead = w.declare("int", f"(int)min(({width} - {start} % {width}) % {width}, lsize * {chunk})", "lead")
     for j in range(chunk):
         e = f"{j} * lsize + lid"
-        w.emit(f"if ({start} + {e} < {n}) {{")
-        w.indent += 1
-        rs = [w.declare(c, f"{b}[{slot(e)}]", "r") for c, b in zip(ctypes, elems)]
-        values = w.apply_red(op.scan, list(carried), rs, None)
-        for o, v, r in zip(outs, values, rs):
-            value = f"{e} < {lead} ? {v} : {r}" if segmented else v
-            w.emit(f"{o.mem}[{o.offset} + {start} + {e}] = {value};")
-        w.indent -= 1
-        w.emit("}")
+        with w.block(f"if ({start} + {e} < {n})"):
+            rs = [w.declare(c, f"{b}[{slot(e)}]", "r") for c, b in zip(ctypes, elems)]
+            values = w.apply_red(op.scan, list(carried), rs, None)
+            for o, v, r in zip(outs, values, rs):
+                value = f"{e} < {lead} ? {v} : {r}" if segmented else v
+                w.emit(f"{o.mem}[{o.offset} + {start} + {e}] = {value};")
     return w.k
 
 
@@ -288,45 +281,31 @@ def lookback(w: KernelWriter, op, block: str, agg: list, agg_flag: str) -> str:
     w.emit(f"__local {ctype} {prefix};")
     w.emit(f"__local uchar {flag}, {done};")
     w.emit(f"if (lid == 0) {{ {prefix} = {neutral}; {flag} = 0; {done} = {block} == 0; }}")
-    w.emit(f"if (lid == 0 && {block} > 0) {{")
-    w.indent += 1
-    value, stops = wait_for_status(w, f"{block} - 1", unpack)
-    w.emit(f"{prefix} = {value}; {flag} = {stops}; {done} = {flag};")
-    w.indent -= 1
-    w.emit("}")
+    with w.block(f"if (lid == 0 && {block} > 0)"):
+        value, stops = wait_for_status(w, f"{block} - 1", unpack)
+        w.emit(f"{prefix} = {value}; {flag} = {stops}; {done} = {flag};")
     w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
     newest = w.declare(INDEX, f"{block} - 2", "newest")
     lanes = w.declare(INDEX, f"min(({INDEX}){LOOKBACK}, lsize)", "lanes")  # the statuses a round reads
-    w.emit(f"while (!{done}) {{")  # the same for every thread: done is read after a barrier
-    w.indent += 1
-    earlier = w.declare(ctype, neutral, "earlier")
-    stops = w.declare("uchar", "1", "stops")  # before block 0: nothing, and the look-back ends
-    reads = w.declare(INDEX, f"{newest} - ({lanes} - 1 - lid)", "reads")
-    w.emit(f"if (lid < {lanes} && {reads} >= 0) {{")
-    w.indent += 1
-    value, stopping = wait_for_status(w, reads, unpack)
-    w.emit(f"{earlier} = {value}; {stops} = {stopping};")
-    w.indent -= 1
-    w.emit("}")
-    tots, tstops, base = window.group_scan([earlier], stops, count=lanes)
-    w.emit("if (lid == 0) {")
-    w.indent += 1
-    found = w.declare(ctype, prefix, "found")
-    pflag = w.declare("uchar", flag, "pflag")
-    window.combine_into([found], pflag, [f"{tots[0]}[{base} + {lanes} - 1]"], f"{tstops}[{base} + {lanes} - 1]")
-    w.emit(f"{prefix} = {found}; {flag} = {pflag}; {done} = {pflag};")
-    w.indent -= 1
-    w.emit("}")
-    w.emit(f"{newest} -= {lanes};")
-    w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
-    w.indent -= 1
-    w.emit("}")
-    w.emit(f"if (lid == 0 && {block} > 0 && !{agg_flag}) {{")
-    w.indent += 1
-    inclusive = w.apply_red(op.scan, [prefix], list(agg), None)
-    w.emit(f"status[{block}] = {status_word(op, STATUS_PREFIX, inclusive[0], '0')};")
-    w.indent -= 1
-    w.emit("}")
+    with w.block(f"while (!{done})"):  # the same for every thread: done is read after a barrier
+        earlier = w.declare(ctype, neutral, "earlier")
+        stops = w.declare("uchar", "1", "stops")  # before block 0: nothing, and the look-back ends
+        reads = w.declare(INDEX, f"{newest} - ({lanes} - 1 - lid)", "reads")
+        with w.block(f"if (lid < {lanes} && {reads} >= 0)"):
+            value, stopping = wait_for_status(w, reads, unpack)
+            w.emit(f"{earlier} = {value}; {stops} = {stopping};")
+        tots, tstops, base = window.group_scan([earlier], stops, count=lanes)
+        with w.block("if (lid == 0)"):
+            found = w.declare(ctype, prefix, "found")
+            pflag = w.declare("uchar", flag, "pflag")
+            window.combine_into([found], pflag, [f"{tots[0]}[{base} + {lanes} - 1]"],
+                                f"{tstops}[{base} + {lanes} - 1]")
+            w.emit(f"{prefix} = {found}; {flag} = {pflag}; {done} = {pflag};")
+        w.emit(f"{newest} -= {lanes};")
+        w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+    with w.block(f"if (lid == 0 && {block} > 0 && !{agg_flag})"):
+        inclusive = w.apply_red(op.scan, [prefix], list(agg), None)
+        w.emit(f"status[{block}] = {status_word(op, STATUS_PREFIX, inclusive[0], '0')};")
     return prefix
 
 
@@ -342,8 +321,7 @@ def wait_for_status(w: KernelWriter, block: str, unpack: str) -> tuple:
 def block_prefix_kernel(name: str, op: T.SegScan, errors: list) -> Kernel:
     """One workgroup scans the blocks' (flag, values) totals: each thread a contiguous run of them."""
     w, totals, outs = partials_writer(name, op.neutral, op.scan, errors)
-    flags = w.array_param("total_flags", _flat_array(Scalar("bool")))
-    w.k.args.append(("dest", len(op.neutral)))
+    flags = flat_param(w, "total_flags", Scalar("bool"), "dest", len(op.neutral))
     segmented = len(op.ctx) > 1
     lifted = Lifted(w, op, segmented)
     ctypes = neutral_ctypes(op)
@@ -355,24 +333,21 @@ def block_prefix_kernel(name: str, op: T.SegScan, errors: list) -> Kernel:
 
     def fold_run(accs, flag, write):
         i = w.fresh("i")
-        w.emit(f"for ({INDEX} {i} = {lo}; {i} < {hi}; {i}++) {{")
-        w.indent += 1
-        xs = [w.declare(c, f"{t.mem}[{t.offset} + {i}]", "x") for c, t in zip(ctypes, totals)]
-        fx = w.declare("uchar", f"{flags.mem}[{flags.offset} + {i}]", "fx") if segmented else None
-        if segmented:  # accs := accs (+) x, computed into x
-            lifted.combine_into(xs, fx, accs, flag)
-            for a, x in zip(accs, xs):
-                w.emit(f"{a} = {x};")
-            w.emit(f"{flag} = {fx};")
-        else:
-            lifted.combine_into(xs, None, accs, None)
-            for a, x in zip(accs, xs):
-                w.emit(f"{a} = {x};")
-        if write:
-            for o, a in zip(outs, accs):
-                w.emit(f"{o.mem}[{o.offset} + {i}] = {a};")
-        w.indent -= 1
-        w.emit("}")
+        with w.block(f"for ({INDEX} {i} = {lo}; {i} < {hi}; {i}++)"):
+            xs = [w.declare(c, f"{t.mem}[{t.offset} + {i}]", "x") for c, t in zip(ctypes, totals)]
+            fx = w.declare("uchar", f"{flags.mem}[{flags.offset} + {i}]", "fx") if segmented else None
+            if segmented:  # accs := accs (+) x, computed into x
+                lifted.combine_into(xs, fx, accs, flag)
+                for a, x in zip(accs, xs):
+                    w.emit(f"{a} = {x};")
+                w.emit(f"{flag} = {fx};")
+            else:
+                lifted.combine_into(xs, None, accs, None)
+                for a, x in zip(accs, xs):
+                    w.emit(f"{a} = {x};")
+            if write:
+                for o, a in zip(outs, accs):
+                    w.emit(f"{o.mem}[{o.offset} + {i}] = {a};")
 
     accs = [w.declare(c, v, "acc") for c, v in zip(ctypes, neutral)]
     flag = w.declare("uchar", "0", "flag") if segmented else None
@@ -382,12 +357,11 @@ def block_prefix_kernel(name: str, op: T.SegScan, errors: list) -> Kernel:
         w.emit(f"{a} = {v};")
     if segmented:
         w.emit(f"{flag} = 0;")
-    w.emit("if (lid > 0) {")
-    for a, t in zip(accs, tots):
-        w.emit(f"  {a} = {t}[{base} + lid - 1];")
-    if segmented:
-        w.emit(f"  {flag} = {tflags}[{base} + lid - 1];")
-    w.emit("}")
+    with w.block("if (lid > 0)"):
+        for a, t in zip(accs, tots):
+            w.emit(f"{a} = {t}[{base} + lid - 1];")
+        if segmented:
+            w.emit(f"{flag} = {tflags}[{base} + lid - 1];")
     fold_run(accs, flag, True)
     return w.k
 
@@ -409,13 +383,10 @@ def segred_group_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
     w = KernelWriter(name, errors)
     kernel_inputs(w, op)
     ctypes = neutral_ctypes(op)
-    parts = [w.array_param(f"part{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
-    w.k.args += [("dest", i) for i in range(len(op.neutral))]
-    outs = [w.array_param(f"out{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
-    w.k.args += [("flat_out", i) for i in range(len(op.neutral))]
+    parts = [flat_param(w, f"part{i}", a.type, "dest", i) for i, a in enumerate(op.neutral)]
+    outs = [flat_param(w, f"out{i}", a.type, "output", i) for i, a in enumerate(op.neutral)]
     w.index_param("groups_per_segment")
-    w.k.params.append("__global volatile uint *finished")
-    w.k.args += [("groups_per_segment", None), ("segment_counters", None)]
+    w.k.params.append(SegmentCounters())
     gid = w.declare(INDEX, "get_group_id(0)", "gid")
     seg = w.declare(INDEX, f"{gid} / groups_per_segment", "seg")
     part = w.declare(INDEX, f"{gid} % groups_per_segment", "part")
@@ -433,43 +404,36 @@ def segred_group_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
     results = w.group_reduce(op.red, op.commutative, accs, ctypes)
     last = w.fresh("last_shared")
     w.emit(f"__local uchar {last};")
-    w.emit("if (groups_per_segment == 1) {")
-    for o, r in zip(outs, results):
-        w.emit(f"  if (get_local_id(0) == 0) {o.mem}[{o.offset} + {seg}] = {r};")
-    w.emit("} else {")
-    w.indent += 1
-    w.emit("if (get_local_id(0) == 0) {")
-    for p, r in zip(parts, results):
-        w.emit(f"  {p.mem}[{p.offset} + {gid}] = {r};")
-    w.emit("  mem_fence(CLK_GLOBAL_MEM_FENCE);  // the part is visible before the count says so")
-    w.emit(f"  {last} = atomic_inc(&finished[{seg}]) == groups_per_segment - 1;")
-    w.emit("}")
-    w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
-    w.emit(f"if ({last}) {{  // the same in every thread of the workgroup")
-    w.indent += 1
-    w.emit("mem_fence(CLK_GLOBAL_MEM_FENCE);")
-    folded = [w.declare(c, w.atom(a), "acc") for c, a in zip(ctypes, op.neutral)]
-    k = w.fresh("k")
-    chunk = w.declare(INDEX, "(groups_per_segment + get_local_size(0) - 1) / get_local_size(0)", "chunk")
-    w.emit(f"for ({INDEX} {k} = ({INDEX})get_local_id(0) * {chunk}; {k} < min(groups_per_segment, "
-           f"(({INDEX})get_local_id(0) + 1) * {chunk}); {k}++) {{")
-    w.indent += 1  # volatile: the other workgroups' parts, not what this one's cache may hold
-    values = [w.declare(p.ctype, f"((volatile __global {p.ctype} *){p.mem})"
-                                 f"[{p.offset} + {seg} * groups_per_segment + {k}]", "v") for p in parts]
-    for acc, r in zip(folded, w.apply_red(op.red, folded, values, loc)):
-        w.emit(f"{acc} = {r};")
-    w.indent -= 1
-    w.emit("}")
-    totals = w.group_reduce(op.red, False, folded, ctypes)
-    w.emit("if (get_local_id(0) == 0) {")
-    for o, r in zip(outs, totals):
-        w.emit(f"  {o.mem}[{o.offset} + {seg}] = {r};")
-    w.emit(f"  finished[{seg}] = 0;  // ready for the next launch")
-    w.emit("}")
-    w.indent -= 1
-    w.emit("}")
-    w.indent -= 1
-    w.emit("}")
+
+    def one_part():
+        for o, r in zip(outs, results):
+            w.emit(f"if (get_local_id(0) == 0) {o.mem}[{o.offset} + {seg}] = {r};")
+
+    def several_parts():
+        with w.block("if (get_local_id(0) == 0)"):
+            for p, r in zip(parts, results):
+                w.emit(f"{p.mem}[{p.offset} + {gid}] = {r};")
+            w.emit("mem_fence(CLK_GLOBAL_MEM_FENCE);  // the part is visible before the count says so")
+            w.emit(f"{last} = atomic_inc(&finished[{seg}]) == groups_per_segment - 1;")
+        w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+        with w.block(f"if ({last})"):  # the same in every thread of the workgroup
+            w.emit("mem_fence(CLK_GLOBAL_MEM_FENCE);")
+            folded = [w.declare(c, w.atom(a), "acc") for c, a in zip(ctypes, op.neutral)]
+            k = w.fresh("k")
+            chunk = w.declare(INDEX, "(groups_per_segment + get_local_size(0) - 1) / get_local_size(0)", "chunk")
+            with w.block(f"for ({INDEX} {k} = ({INDEX})get_local_id(0) * {chunk}; {k} < min(groups_per_segment, "
+                         f"(({INDEX})get_local_id(0) + 1) * {chunk}); {k}++)"):
+                # volatile: the other workgroups' parts, not what this one's cache may hold
+                values = [w.declare(p.ctype, f"((volatile __global {p.ctype} *){p.mem})"
+                                             f"[{p.offset} + {seg} * groups_per_segment + {k}]", "v") for p in parts]
+                for acc, r in zip(folded, w.apply_red(op.red, folded, values, loc)):
+                    w.emit(f"{acc} = {r};")
+            totals = w.group_reduce(op.red, False, folded, ctypes)
+            with w.block("if (get_local_id(0) == 0)"):
+                for o, r in zip(outs, totals):
+                    w.emit(f"{o.mem}[{o.offset} + {seg}] = {r};")
+                w.emit(f"finished[{seg}] = 0;  // ready for the next launch")
+    w.if_else("groups_per_segment == 1", one_part, several_parts)
     return (w.k,)
 
 
@@ -478,10 +442,8 @@ def segred_thread_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
     destination (the output itself when there is one part)."""
     w = KernelWriter(name, errors)
     kernel_inputs(w, op)
-    dests = [w.array_param(f"dest{i}", _flat_array(a.type)) for i, a in enumerate(op.neutral)]
-    w.k.args += [("dest", i) for i in range(len(op.neutral))]
+    dests = [flat_param(w, f"dest{i}", a.type, "dest", i) for i, a in enumerate(op.neutral)]
     w.index_param("groups_per_segment")  # here: parts per segment
-    w.k.args.append(("groups_per_segment", None))
     segments = w.declare(INDEX, " * ".join(f"({w.atom(b.width)})" for b in op.ctx[:-1]) or "1", "segments")
     gtid = w.declare(INDEX, "get_global_id(0)", "gtid")
     w.emit(f"if ({gtid} >= {segments} * groups_per_segment) return;")
@@ -489,7 +451,7 @@ def segred_thread_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
     part = w.declare(INDEX, f"{gtid} / {segments}", "part")
     if len(op.ctx) > 1:
         w.bind_ctx(op.ctx[:-1], seg)
-    w.k.inner_strides = [w.env[a.name].strides[0] for a in op.ctx[-1].arrs]
+    w.k.inner_strides = tuple(w.env[a.name].strides[0] for a in op.ctx[-1].arrs)
     width = w.atom(op.ctx[-1].width)
     per_part = w.declare(INDEX, f"(({width}) + groups_per_segment - 1) / groups_per_segment", "per_part")
     lo = w.declare(INDEX, f"{part} * {per_part}", "lo")
@@ -502,18 +464,14 @@ def segred_thread_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
     # stage 2: thread s folds the parts of segment s, in order
     w2, parts, outs = partials_writer(name + "_combine", op.neutral, op.red, errors)
     w2.index_param("segments")
-    w2.k.args.append(("segments", None))
     seg2 = w2.declare(INDEX, "get_global_id(0)", "seg")
     w2.emit(f"if ({seg2} >= segments) return;")
     accs2 = [w2.declare(CTYPES[a.type.name], w2.atom(a), "acc") for a in op.neutral]
     k = w2.fresh("k")
-    w2.emit(f"for ({INDEX} {k} = 0; {k} < groups_per_segment; {k}++) {{")
-    w2.indent += 1
-    values = [w2.declare(p.ctype, f"{p.mem}[{p.offset} + {k} * segments + {seg2}]", "v") for p in parts]
-    for acc, r in zip(accs2, w2.apply_red(op.red, accs2, values, loc)):
-        w2.emit(f"{acc} = {r};")
-    w2.indent -= 1
-    w2.emit("}")
+    with w2.block(f"for ({INDEX} {k} = 0; {k} < groups_per_segment; {k}++)"):
+        values = [w2.declare(p.ctype, f"{p.mem}[{p.offset} + {k} * segments + {seg2}]", "v") for p in parts]
+        for acc, r in zip(accs2, w2.apply_red(op.red, accs2, values, loc)):
+            w2.emit(f"{acc} = {r};")
     for o, acc in zip(outs, accs2):
         w2.emit(f"{o.mem}[{o.offset} + {seg2}] = {acc};")
     return w.k, w2.k
@@ -523,12 +481,9 @@ def partials_writer(name: str, neutral: tuple, op: S.Lambda, errors: list):
     """A kernel over the groups_per_segment partial results of each segment: its writer and the views of
     its input parts and of its outputs (both flat)."""
     w = KernelWriter(name, errors)
-    parts = [w.array_param(f"part{i}", _flat_array(a.type)) for i, a in enumerate(neutral)]
-    w.k.args += [("dest", i) for i in range(len(neutral))]
-    outs = [w.array_param(f"out{i}", _flat_array(a.type)) for i, a in enumerate(neutral)]
-    w.k.args += [("flat_out", i) for i in range(len(neutral))]
+    parts = [flat_param(w, f"part{i}", a.type, "dest", i) for i, a in enumerate(neutral)]
+    outs = [flat_param(w, f"out{i}", a.type, "output", i) for i, a in enumerate(neutral)]
     w.index_param("groups_per_segment")
-    w.k.args.append(("groups_per_segment", None))
     for a in neutral:
         if isinstance(a, S.Var):
             w.input_var(a)
@@ -537,9 +492,10 @@ def partials_writer(name: str, neutral: tuple, op: S.Lambda, errors: list):
     return w, parts, outs
 
 
-def _flat_array(t) -> Array:
-    """A one-dimensional buffer of partial or final results, indexed flat."""
-    return Array(t, ("n_flat",))
+def flat_param(w: KernelWriter, base: str, elem, role: str, index: int) -> View:
+    """A one-dimensional buffer of partial or final results, indexed flat: the i'th output (`output`) or
+    buffer of partial results (`dest`) of the launch."""
+    return w.array_param(base, Array(elem, ("n_flat",)), role, index, flat=True)
 
 
 def _free_in_lambda(lam: S.Lambda) -> dict:

@@ -13,12 +13,15 @@ the body and reaches every barrier; they write nothing.
 
 from dataclasses import dataclass
 
-from ir import source as S
-from ir import target as T
-from ir.analysis import free_in_exp
-from ir.types import Array, Scalar
-from codegen.opencl import CTYPES, INDEX, Kernel, KernelWriter, View
-from codegen.segops import kernel_inputs
+from incflat.codegen.cscalar import CTYPES
+from incflat.codegen.kernel import INDEX, Kernel, LocalParam, View
+from incflat.codegen.opencl import KernelWriter
+from incflat.codegen.runtime.prims import CTYPE_SIZES
+from incflat.codegen.segops import kernel_inputs
+from incflat.ir import source as S
+from incflat.ir import target as T
+from incflat.ir.analysis import free_in_exp
+from incflat.ir.types import Array, Scalar
 
 
 @dataclass(frozen=True)
@@ -64,14 +67,13 @@ def tiled_segmap_kernel(name: str, op: T.SegMap, plan: TilePlan, errors: list) -
     kernel_inputs(w, op)
     outs = [w.output_param(i, t) for i, t in enumerate(op.types)]
     tile = w.index_param("tile")
-    w.k.args.append(("tile", None))
     tiles = {}  # a block of rows in local memory for each array that some tiled redomap folds
     for i, sides in plan.folds.items():
         for a, side in zip(op.body.stms[i].exp.arrs, sides):
             if side and a.name not in tiles:
                 tiles[a.name] = w.fresh("tile")
-                w.k.params.append(f"__local {CTYPES[a.type.elem.name]} *{tiles[a.name]}")
-                w.k.args.append(("tile_local", CTYPES[a.type.elem.name]))
+                ctype = CTYPES[a.type.elem.name]
+                w.k.params.append(LocalParam(tiles[a.name], ctype, CTYPE_SIZES[ctype], tile=True))
     y, x = op.ctx[-2], op.ctx[-1]
     height, width = w.declare(INDEX, w.atom(y.width), "height"), w.declare(INDEX, w.atom(x.width), "width")
     lid = w.declare(INDEX, "get_local_id(0)", "lid")
@@ -99,30 +101,23 @@ def tiled_segmap_kernel(name: str, op: T.SegMap, plan: TilePlan, errors: list) -
         accs = [w.declare(CTYPES[a.type.name], w.atom(a), "acc") for a in e.neutral]
         m = w.declare(INDEX, w.atom(e.width), "m")
         kk = w.fresh("kk")
-        w.emit(f"for ({INDEX} {kk} = 0; {kk} < {m}; {kk} += {tile}) {{")
-        w.indent += 1
-        for name in dict.fromkeys(own):
-            load_tile(w, tiles[name], *sources[name], kk, m, tile, ly, lx)
-        w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
-        k = w.fresh("k")
-        w.emit(f"for ({INDEX} {k} = 0; {k} < min({tile}, {m} - {kk}); {k}++) {{")
-        w.indent += 1
-        for p, a in zip(e.map_lam.params, e.arrs):
-            value = (f"{tiles[a.name]}[{own[a.name]} * ({tile} + 1) + {k}]" if a.name in own
-                     else w.env[a.name].elem([f"{kk} + {k}"]))
-            w.env[p.name] = w.declare(CTYPES[p.type.name], value, p.name)
-        w.fold(e, accs, w.body(e.map_lam.body))
-        w.indent -= 1
-        w.emit("}")
-        w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
-        w.indent -= 1
-        w.emit("}")
+        with w.block(f"for ({INDEX} {kk} = 0; {kk} < {m}; {kk} += {tile})"):
+            for name in dict.fromkeys(own):
+                load_tile(w, tiles[name], *sources[name], kk, m, tile, ly, lx)
+            w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+            k = w.fresh("k")
+            with w.block(f"for ({INDEX} {k} = 0; {k} < min({tile}, {m} - {kk}); {k}++)"):
+                for p, a in zip(e.map_lam.params, e.arrs):
+                    value = (f"{tiles[a.name]}[{own[a.name]} * ({tile} + 1) + {k}]" if a.name in own
+                             else w.env[a.name].elem([f"{kk} + {k}"]))
+                    w.env[p.name] = w.declare(CTYPES[p.type.name], value, p.name)
+                w.fold(e, accs, w.body(e.map_lam.body))
+            w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
         for p, acc in zip(stm.pat, accs):
             w.env[p.name] = acc
-    w.emit(f"if ({gy} < {height} && {gx} < {width}) {{")
-    for o, r in zip(outs, op.body.result):
-        w.emit(f"  {o.elem(list(outer) + [gy, gx])} = {w.atom(r)};")
-    w.emit("}")
+    with w.block(f"if ({gy} < {height} && {gx} < {width})"):
+        for o, r in zip(outs, op.body.result):
+            w.emit(f"{o.elem(list(outer) + [gy, gx])} = {w.atom(r)};")
     return w.k
 
 

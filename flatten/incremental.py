@@ -14,11 +14,12 @@ import dataclasses
 
 import numpy as np
 
-from ir import source as S
-from ir import target as T
-from ir.analysis import free_in_body, free_in_exp, has_inner_soacs, type_size_names
-from ir.rename import NameSource, all_names
-from ir.types import I64, Array, array_of
+from incflat.codegen.runtime.tuning import threshold_name
+from incflat.ir import source as S
+from incflat.ir import target as T
+from incflat.ir.analysis import free_in_body, free_in_exp, has_inner_soacs, type_size_names
+from incflat.ir.rename import NameSource, all_names
+from incflat.ir.types import I64, Array, array_of
 
 
 class Flattener:
@@ -32,7 +33,7 @@ class Flattener:
         self.n_thresholds = 0  # thresholds are numbered uniquely in the program, in creation order
 
     def threshold(self, entry: str, kind: str) -> str:
-        name = f"{entry}.suff_{kind}_par_{self.n_thresholds}"
+        name = threshold_name(entry, kind, self.n_thresholds)
         self.n_thresholds += 1
         return name
 
@@ -376,13 +377,13 @@ def bind(pat: tuple, result, loc) -> list:
     return [S.Stm(pat, result, loc)]
 
 
-def flatten_moderate(prog: S.Program) -> S.Program:
-    return flatten_incremental(prog, moderate=True)
-
-
-def flatten_incremental(prog: S.Program, moderate: bool = False) -> S.Program:
-    f = Flattener(prog, moderate)
+def flatten(prog: S.Program, flattening: str = "incremental") -> T.Program:
+    """The flatten stage: incremental flattening (guarded versions), or moderate flattening (one version,
+    the baseline) when `flattening` is "moderate"."""
+    if flattening not in ("incremental", "moderate"):
+        raise ValueError(f"unknown flattening {flattening!r}")
+    f = Flattener(prog, moderate=flattening == "moderate")
     funs = tuple(
         S.FunDef(fn.name, True, fn.size_params, fn.params, fn.ret, f.host_body(fn.name, fn.body), fn.loc)
         for fn in prog.entries)
-    return S.Program(funs, prog.file)
+    return T.Program(funs, prog.file)

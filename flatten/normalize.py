@@ -1,16 +1,17 @@
 """Normalisation before flattening: inlining, hoisting of invariant statements out of lambdas,
 fusion of a map into the reduce or scan that consumes it (redomap / scanomap), and dead-code removal.
 
-Each pass is a pure function from program to program; the result is valid source IR, so the reference
-interpreter can run it.
+Each pass is a pure function from program to program, and a stage of the pipeline (incflat.pipeline lists
+them, in order); the result is valid source IR, so the reference interpreter can run it.
 """
 
 import dataclasses
 
-from ir import source as S
-from ir.analysis import free_in_exp, use_counts
-from ir.rename import NameSource, Renamer, all_names
-from ir.types import Array
+from incflat.ir import source as S
+from incflat.ir.analysis import free_in_exp, use_counts
+from incflat.ir.rename import NameSource, Renamer, all_names
+from incflat.ir.traverse import map_bodies, map_nested
+from incflat.ir.types import Array
 
 
 # ---- inlining ----
@@ -27,7 +28,7 @@ def inline_calls(prog: S.Program) -> S.Program:
 def _inline_body(body: S.Body, funs: dict, names: NameSource) -> S.Body:
     stms = []
     for stm in body.stms:
-        e = _map_nested(stm.exp, lambda b: _inline_body(b, funs, names))
+        e = map_nested(stm.exp, lambda b: _inline_body(b, funs, names))
         if isinstance(e, S.Apply):
             callee = funs[e.fn]
             subst = {p.name: a for p, a in zip(callee.params, e.args)}
@@ -44,30 +45,8 @@ def _inline_body(body: S.Body, funs: dict, names: NameSource) -> S.Body:
 
 
 def _dim_atom(d):
-    from ir.types import I64
+    from incflat.ir.types import I64
     return S.Const(d, I64) if isinstance(d, int) else S.Var(d, I64)
-
-
-def _map_nested(e, f):
-    """Applies f to every body nested directly in e (lambda bodies included)."""
-    def lam(l):
-        return dataclasses.replace(l, body=f(l.body))
-    if isinstance(e, S.If):
-        return dataclasses.replace(e, then=f(e.then), else_=f(e.else_))
-    if isinstance(e, (S.Map, S.Reduce, S.Scan, S.Filter)):
-        return dataclasses.replace(e, lam=lam(e.lam))
-    if isinstance(e, S.Loop):
-        form = S.WhileLoop(f(e.form.cond)) if isinstance(e.form, S.WhileLoop) else e.form
-        return dataclasses.replace(e, form=form, body=f(e.body))
-    if isinstance(e, S.Redomap):
-        return dataclasses.replace(e, red=lam(e.red), map_lam=lam(e.map_lam))
-    if isinstance(e, S.Scanomap):
-        return dataclasses.replace(e, scan=lam(e.scan), map_lam=lam(e.map_lam))
-    return e
-
-
-def _on_bodies(prog: S.Program, f) -> S.Program:
-    return dataclasses.replace(prog, funs=tuple(dataclasses.replace(fn, body=f(fn.body)) for fn in prog.funs))
 
 
 # ---- hoisting ----
@@ -75,13 +54,13 @@ def _on_bodies(prog: S.Program, f) -> S.Program:
 def hoist_invariants(prog: S.Program) -> S.Program:
     """Moves statements of a map lambda that do not depend on its parameters out of the map, so that
     invariant work (a transpose, say) runs once, and the lambda body is a perfect nest where possible."""
-    return _on_bodies(prog, _hoist_body)
+    return map_bodies(prog, _hoist_body)
 
 
 def _hoist_body(body: S.Body) -> S.Body:
     stms = []
     for stm in body.stms:
-        e = _map_nested(stm.exp, _hoist_body)
+        e = map_nested(stm.exp, _hoist_body)
         if isinstance(e, S.Map):
             hoisted, lam_body = _split_invariant(e.lam.body, {p.name for p in e.lam.params})
             stms.extend(hoisted)
@@ -115,11 +94,11 @@ def fuse_into_reductions(prog: S.Program) -> S.Program:
     """Vertical fusion: `let t = map f xs in map g t` becomes one map of `g . f`, and `let t = map f xs in
     reduce op ne t` a redomap (a scan likewise a scanomap), when t is used nowhere else."""
     names = NameSource(all_names(prog))
-    return _on_bodies(prog, lambda body: _fuse_body(body, names))
+    return map_bodies(prog, lambda body: _fuse_body(body, names))
 
 
 def _fuse_body(body: S.Body, names: NameSource) -> S.Body:
-    body = S.Body(tuple(S.Stm(s.pat, _map_nested(s.exp, lambda b: _fuse_body(b, names)), s.loc)
+    body = S.Body(tuple(S.Stm(s.pat, map_nested(s.exp, lambda b: _fuse_body(b, names)), s.loc)
                         for s in body.stms), body.result)
     counts = use_counts(body)
     producers = {}  # output name -> (index in stms, the producing statement)
@@ -163,7 +142,7 @@ def reductions_to_redomaps(prog: S.Program) -> S.Program:
     def fix(body: S.Body) -> S.Body:
         stms = []
         for stm in body.stms:
-            e = _map_nested(stm.exp, fix)
+            e = map_nested(stm.exp, fix)
             if isinstance(e, (S.Reduce, S.Scan)):
                 params = tuple(S.Var(f"{a.name}_elem", a.type.row()) for a in e.arrs)
                 ident = S.Lambda(params, S.Body((), params), tuple(p.type for p in params))
@@ -171,13 +150,24 @@ def reductions_to_redomaps(prog: S.Program) -> S.Program:
                      if isinstance(e, S.Reduce) else S.Scanomap(e.width, e.lam, ident, e.neutral, e.arrs))
             stms.append(S.Stm(stm.pat, e, stm.loc))
         return S.Body(tuple(stms), body.result)
-    return _rename_fresh(_on_bodies(prog, fix))
+    return _rename_fresh(map_bodies(prog, fix))
 
 
 def _rename_fresh(prog: S.Program) -> S.Program:
     """Gives every bound variable a fresh name (restores global uniqueness after a pass invents names)."""
     names = NameSource(all_names(prog))  # parameters keep their names: they are the interface
-    return _on_bodies(prog, lambda body: Renamer(names, {}).body(body))
+    return _rename_functions(prog, lambda: Renamer(names, {}))
+
+
+def _rename_functions(prog: S.Program, renamer) -> S.Program:
+    """Each function's body renamed by a fresh `renamer()`, and its result types with it: a result's size may be
+    a variable of the body (an existential size)."""
+    funs = []
+    for f in prog.funs:
+        r = renamer()
+        body = r.body(f.body)
+        funs.append(dataclasses.replace(f, body=body, ret=tuple(r.type(t) for t in f.ret)))
+    return dataclasses.replace(prog, funs=tuple(funs))
 
 
 # ---- G4: a reduction of arrays becomes a map of reductions over the transposed array ----
@@ -186,14 +176,14 @@ def interchange_array_reductions(prog: S.Program) -> S.Program:
     """`reduce (map2 op) ne xss` (column sums, say) becomes `map2 (\\col n -> reduce op n col) (transpose
     xss) ne` (rule G4): the reduction's inner parallelism becomes an outer map."""
     names = NameSource(all_names(prog))
-    return _on_bodies(prog, lambda body: _g4_body(body, names))
+    return map_bodies(prog, lambda body: _g4_body(body, names))
 
 
 def _g4_body(body: S.Body, names: NameSource) -> S.Body:
     stms = []
     replicated = {}  # arrays made by `replicate k d` of a scalar d: the neutral element is then d itself
     for stm in body.stms:
-        e = _map_nested(stm.exp, lambda b: _g4_body(b, names))
+        e = map_nested(stm.exp, lambda b: _g4_body(b, names))
         if isinstance(e, S.Replicate) and not isinstance(e.x.type, Array):
             replicated[stm.pat[0].name] = e.x
         inner = _elementwise_operator(e) if isinstance(e, S.Redomap) else None
@@ -250,13 +240,13 @@ def _is_identity(lam: S.Lambda) -> bool:
 def rearrange_maps(prog: S.Program) -> S.Program:
     """`map (\\x -> rearrange perm x) xs` becomes `rearrange (0, 1+perm) xs` (rule G5, e.g. a map of
     transposes is one permutation of the dimensions), innermost maps first."""
-    return _on_bodies(prog, _g5_body)
+    return map_bodies(prog, _g5_body)
 
 
 def _g5_body(body: S.Body) -> S.Body:
     stms = []
     for stm in body.stms:
-        e = _map_nested(stm.exp, _g5_body)
+        e = map_nested(stm.exp, _g5_body)
         if isinstance(e, S.Map) and len(e.lam.params) == 1 and len(e.lam.body.stms) == 1:
             inner = e.lam.body.stms[0]
             if isinstance(inner.exp, S.Rearrange) and inner.exp.arr == e.lam.params[0] \
@@ -283,17 +273,17 @@ class _CopyPropagator(Renamer):
 
 def propagate_copies(prog: S.Program) -> S.Program:
     names = NameSource(all_names(prog))
-    return _on_bodies(prog, lambda body: _CopyPropagator(names, {}).body(body))
+    return _rename_functions(prog, lambda: _CopyPropagator(names, {}))
 
 
 # ---- dead code ----
 
 def remove_dead_code(prog: S.Program) -> S.Program:
-    return _on_bodies(prog, _dce_body)
+    return map_bodies(prog, _dce_body)
 
 
 def _dce_body(body: S.Body) -> S.Body:
-    body = S.Body(tuple(S.Stm(s.pat, _map_nested(s.exp, _dce_body), s.loc) for s in body.stms), body.result)
+    body = S.Body(tuple(S.Stm(s.pat, map_nested(s.exp, _dce_body), s.loc) for s in body.stms), body.result)
     live = {a.name for a in body.result if isinstance(a, S.Var)}
     kept = []
     for stm in reversed(body.stms):
@@ -302,12 +292,3 @@ def _dce_body(body: S.Body) -> S.Body:
             live |= set(free_in_exp(stm.exp))
     return S.Body(tuple(reversed(kept)), body.result)
 
-
-PIPELINE = (inline_calls, propagate_copies, hoist_invariants, fuse_into_reductions, reductions_to_redomaps,
-            interchange_array_reductions, rearrange_maps, remove_dead_code)
-
-
-def normalize(prog: S.Program) -> S.Program:
-    for normalize_pass in PIPELINE:
-        prog = normalize_pass(prog)
-    return prog

@@ -5,10 +5,12 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from flatten.thresholds import build_forest, thresholds
-from ir import pretty
-from ir import source as S
-from ir import target as T
+from incflat.codegen.runtime.tuning import build_forest
+from incflat.flatten.thresholds import thresholds
+from incflat.ir import pretty
+from incflat.ir import source as S
+from incflat.ir import target as T
+from incflat.ir.traverse import walk_exps
 
 
 @dataclass
@@ -38,8 +40,8 @@ def par_text(par: tuple) -> str:
 def version_forest(f: S.FunDef) -> list:
     """The version trees of an entry point (several at one level are a horizontal split), built by the
     same `build_forest` that the tuner uses on a `--print-params` listing; leaves numbered in order."""
-    guards = {e.threshold: e for e in T.walk_exps(f.body) if isinstance(e, T.Guard)}
-    listing = thresholds(S.Program((f,)))
+    guards = {e.threshold: e for e in walk_exps(f.body) if isinstance(e, T.Guard)}
+    listing = thresholds(T.Program((f,)))
     counter = [0]
 
     def convert(node) -> Guard:
@@ -59,7 +61,7 @@ def version_forest(f: S.FunDef) -> list:
 def segop_summary(body: S.Body) -> str:
     """`segmap1 <xs ∈ xss, ys ∈ yss'>; segred0 ...`: the segops of a version, outer ones only."""
     parts = []
-    for e in T.walk_exps(body):
+    for e in walk_exps(body):
         if isinstance(e, T.SEGOPS):
             parts.append(f"{type(e).__name__.lower()}{e.level} <{pretty.ctx(e.ctx)}>")
     return "; ".join(parts) or "(host code only)"
@@ -141,6 +143,18 @@ def stats(prog: S.Program) -> dict:
                 versions += 1
             else:
                 stack.extend(n.true + n.false)
-    segops = sum(T.segop_counts(prog).values())
-    guards = sum(1 for f in prog.funs for e in T.walk_exps(f.body) if isinstance(e, T.Guard))
+    segops = sum(segop_counts(prog).values())
+    guards = sum(1 for f in prog.funs for e in walk_exps(f.body) if isinstance(e, T.Guard))
     return {"versions": versions, "segops": segops, "thresholds": guards}
+
+
+def segop_counts(prog) -> dict:
+    """How many segops of each kind and level a target program holds, e.g. {"SegMap1": 3, "SegRed0": 1},
+    for Futhark-style `structure` tests."""
+    counts = {}
+    for f in prog.funs:
+        for e in walk_exps(f.body):
+            if isinstance(e, T.SEGOPS):
+                key = f"{type(e).__name__}{e.level}"
+                counts[key] = counts.get(key, 0) + 1
+    return counts

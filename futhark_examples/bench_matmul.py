@@ -38,7 +38,7 @@ VERSIONS = {
 
 
 def load_matmul(directory: pathlib.Path):
-    from incflat import main as incflat_main
+    from incflat.cli import main as incflat_main
     fut = directory / "matmul.fut"
     fut.write_text((ROOT / "futhark_examples" / "matmul.fut").read_text())
     if incflat_main(["compile", "--library", str(fut)]) != 0:
@@ -51,7 +51,7 @@ def load_matmul(directory: pathlib.Path):
 
 def time_version(module, device, params, xss, yss, runs):
     lib = module.load(device=device, overrides=params, log=False)
-    ctx, entry = lib.ctx, module.ENTRY_POINTS["main"]
+    ctx, entry = lib.ctx, module.PROGRAM.entry_points["main"]
     args = entry.upload(ctx, [xss, yss])
     best, result = float("inf"), None
     for run in range(runs + 1):  # the first run warms up
@@ -95,7 +95,7 @@ def main(argv=None):
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         module = load_matmul(pathlib.Path(tmp))
-        (tile_param,) = [name for name, cls in module.PARAMS if cls == "tile_size"]
+        (tile_param,) = [p.name for p in module.PROGRAM.params if p.cls == "tile_size"]
         versions = {}
         for name, params in VERSIONS.items():
             if name == "V3":

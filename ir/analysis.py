@@ -1,8 +1,9 @@
 """Variable analyses shared by the passes: free variables, uses, inner parallelism."""
 
-from ir import source as S
-from ir import target as T
-from ir.types import Array, Tuple
+from incflat.ir import source as S
+from incflat.ir import target as T
+from incflat.ir.traverse import nested
+from incflat.ir.types import Array, Tuple
 
 
 def exp_atoms(e) -> tuple:
@@ -60,44 +61,9 @@ def index_atoms(i) -> tuple:
     return (i,)
 
 
-def loop_bound_vars(e: S.Loop) -> tuple:
-    """The variables a loop binds for its body: parameters, size parameters and the counter."""
-    from ir.types import I64
-    sizes = tuple(S.Var(n, I64) for n in e.size_params)
-    counter = (e.form.i,) if isinstance(e.form, S.ForLoop) else ()
-    return tuple(e.params) + sizes + counter
-
-
 def ctx_atoms(ctx) -> tuple:
     """Atoms a context reads: widths, and arrays not bound by an outer binding of the same context."""
     return tuple(a for b in ctx for a in (b.width,) + tuple(b.arrs))
-
-
-def exp_lambdas(e) -> tuple:
-    if isinstance(e, (S.Map, S.Reduce, S.Scan, S.Filter)):
-        return (e.lam,)
-    if isinstance(e, S.Redomap):
-        return (e.map_lam, e.red)
-    if isinstance(e, S.Scanomap):
-        return (e.map_lam, e.scan)
-    if isinstance(e, T.SegRed):
-        return (e.red,)
-    if isinstance(e, T.SegScan):
-        return (e.scan,)
-    return ()
-
-
-def exp_bodies(e) -> tuple:
-    """Nested bodies that are not lambdas, with the variables they bind."""
-    if isinstance(e, (S.If, T.Guard)):
-        return ((e.then, ()), (e.else_, ()))
-    if isinstance(e, T.SEGOPS):
-        return ((e.body, tuple(p for b in e.ctx for p in b.params)),)
-    if isinstance(e, S.Loop):
-        bound = loop_bound_vars(e)
-        cond = ((e.form.cond, bound),) if isinstance(e.form, S.WhileLoop) else ()
-        return cond + ((e.body, bound),)
-    return ()
 
 
 def type_size_names(t) -> set:
@@ -110,7 +76,7 @@ def type_size_names(t) -> set:
 
 def free_in_exp(e) -> dict:
     """Free variables of an expression: name -> Var (sizes mentioned by types count as i64 variables)."""
-    from ir.types import I64
+    from incflat.ir.types import I64
     free = {}
 
     def use(a):
@@ -121,16 +87,9 @@ def free_in_exp(e) -> dict:
 
     for a in exp_atoms(e):
         use(a)
-    for lam in exp_lambdas(e):
-        inner = free_in_body(lam.body)
-        bound = {p.name for p in lam.params}
-        for n, v in inner.items():
-            if n not in bound:
-                free.setdefault(n, v)
-    for body, params in exp_bodies(e):
-        inner = free_in_body(body)
-        bound = {p.name for p in params}
-        for n, v in inner.items():
+    for inner in nested(e):
+        bound = {p.name for p in inner.binds}
+        for n, v in free_in_body(inner.body).items():
             if n not in bound:
                 free.setdefault(n, v)
     if isinstance(e, T.SEGOPS):
@@ -164,9 +123,8 @@ def has_inner_soacs(body: S.Body) -> bool:
         e = stm.exp
         if isinstance(e, S.SOACS):
             return True
-        for b, _ in exp_bodies(e):
-            if has_inner_soacs(b):
-                return True
+        if any(has_inner_soacs(inner.body) for inner in nested(e) if not inner.is_lambda):
+            return True
     return False
 
 
@@ -178,10 +136,8 @@ def use_counts(body: S.Body) -> dict:
         for a in exp_atoms(e):
             if isinstance(a, S.Var):
                 counts[a.name] = counts.get(a.name, 0) + 1
-        for lam in exp_lambdas(e):
-            count_body(lam.body)
-        for b, _ in exp_bodies(e):
-            count_body(b)
+        for inner in nested(e):
+            count_body(inner.body)
 
     def count_body(b):
         for stm in b.stms:

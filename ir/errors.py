@@ -7,7 +7,7 @@
 
 from typing import Optional
 
-from ir.source import Loc
+from incflat.ir.source import Loc
 
 
 class CompileError(Exception):
@@ -48,3 +48,12 @@ def format_error(err: Exception, source_text: Optional[str] = None) -> str:
     pad = "".join(c if c == "\t" else " " for c in line[: col - 1])
     pad += " " * max(0, col - 1 - len(line))
     return f"{head}\n{line}\n{pad}^"
+
+
+class Unsupported(CompileError):
+    """A program (or one code version of it) that the backend cannot generate code for yet: a typed error, so
+    that callers ask `isinstance`, never the message."""
+
+    def __init__(self, what: str, loc: Optional[Loc] = None):
+        super().__init__(f"not supported yet: {what}", loc)
+        self.what = what

@@ -1,29 +1,26 @@
-"""Parsing: source text to a syntax tree (the dataclasses below), with Lark's LALR parser.
+"""Parsing: source text to a syntax tree (the dataclasses of ir/syntax.py), with Lark's LALR parser.
 
-Every expression node carries `loc` (an `ir.source.Loc`, 1-based line and column of its first
-character, or of its operator for binary operators) and `span` (start and end offsets in the
-source text). Lark's exceptions are turned into `CompileError`.
+Lark's exceptions are turned into `CompileError`.
 
 Some sugar is removed here: `x |> f` and `f <| x` become applications, `let a[i] = v in e`
 becomes `let a = a with [i] = v in e`, and attributes (`#[unsafe]`) are dropped.
 """
 
 import functools
-import os
+import importlib.resources
 import re
 import threading
-from dataclasses import dataclass, field
-from typing import Optional
 
 from lark import Lark, Token
 from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken,
                              VisitError)
 from lark.visitors import Transformer
 
-from ir.errors import CompileError
-from ir.source import Loc
-
-GRAMMAR_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grammar.lark")
+from incflat.ir.errors import CompileError
+from incflat.ir.source import Loc
+from incflat.ir.syntax import (ArrayE, AscribeE, BinOpE, Decl, ForIn, ForUpto, Ident, IfE, IndexE, LambdaE, LetE,
+                               LetFunE, Lit, LoopE, NegE, Node, NotE, PName, PTuple, PTyped, PWild, ProjE, QualIdent,
+                               SectionE, SliceI, SourceText, Syntax, TupleE, TypeDecl, TypeExp, While, WithE, mk_app)
 
 # Futhark keywords that this subset does not have. They lex as NAME and are rejected here
 # with a clear message rather than as a confusing syntax error later.
@@ -48,281 +45,7 @@ PRECEDENCE = {
 RIGHT_ASSOC = frozenset({"<|"})
 
 
-# ---------------------------------------------------------------- syntax tree
-
-@dataclass
-class Node:
-    loc: Loc = field(repr=False)
-    span: tuple = field(repr=False)
-
-
-@dataclass
-class TypeExp:
-    """A type as written: `dims` (outermost first) around `base`.
-
-    dims: list of ('name', str), ('const', int), ('any', None) (written `[]`) or ('exp', node)
-    (a size expression such as `[n*m]`). base: a type name (a primitive type or an abbreviation,
-    applied to the size arguments `args`, a list of dims) or a list of TypeExp (a tuple type)."""
-    dims: list
-    base: object
-    loc: Loc = field(repr=False)
-    base_loc: Loc = field(repr=False)
-    args: list = field(default_factory=list)
-    unique: bool = False
-
-    @property
-    def prim(self):  # the base name, for messages
-        return self.base if isinstance(self.base, str) else "tuple"
-
-    @property
-    def prim_loc(self):
-        return self.base_loc
-
-
-# ---- patterns
-
-@dataclass
-class PName:
-    name: str
-    loc: Loc = field(repr=False)
-
-
-@dataclass
-class PWild:
-    loc: Loc = field(repr=False)
-
-
-@dataclass
-class PTuple:
-    elems: list
-    loc: Loc = field(repr=False)
-
-
-@dataclass
-class PTyped:
-    pat: object
-    type: TypeExp
-    loc: Loc = field(repr=False)
-
-
-def pat_names(p) -> list:
-    """The (name, loc) pairs a pattern binds, left to right."""
-    if isinstance(p, PName):
-        return [(p.name, p.loc)]
-    if isinstance(p, PTuple):
-        return [x for e in p.elems for x in pat_names(e)]
-    if isinstance(p, PTyped):
-        return pat_names(p.pat)
-    return []
-
-
-# ---- expressions
-
-@dataclass
-class Lit(Node):
-    kind: str = "int"  # 'int', 'float' or 'bool'
-    value: object = 0
-    suffix: Optional[str] = None  # the type suffix, if any (i32, f32, ...)
-
-
-@dataclass
-class Ident(Node):
-    name: str = ""
-
-
-@dataclass
-class QualIdent(Node):
-    """`f32.sqrt`: a name in a prelude module."""
-    parts: tuple = ()
-
-    @property
-    def name(self):
-        return ".".join(self.parts)
-
-
-@dataclass
-class App(Node):
-    """Application by juxtaposition; `loc` is that of the function."""
-    fn: object = None
-    args: list = field(default_factory=list)
-
-
-@dataclass
-class BinOpE(Node):
-    """`lhs op rhs`; `loc` is the operator's position."""
-    op: str = ""
-    lhs: object = None
-    rhs: object = None
-
-
-@dataclass
-class NegE(Node):
-    x: object = None
-
-
-@dataclass
-class NotE(Node):
-    x: object = None
-
-
-@dataclass
-class LetE(Node):
-    """`let [sizes] pat = rhs in body`."""
-    pat: object = None
-    sizes: list = field(default_factory=list)  # list[(name, Loc)]
-    rhs: object = None
-    body: object = None
-
-
-@dataclass
-class LetFunE(Node):
-    """`let f params: ret = rhs in body` (a local function)."""
-    name: str = ""
-    name_loc: Loc = None
-    params: list = field(default_factory=list)  # list of patterns
-    ret: Optional[TypeExp] = None
-    rhs: object = None
-    body: object = None
-    sizes: list = field(default_factory=list)  # size parameters: list[(name, Loc)]
-
-
-@dataclass
-class IfE(Node):
-    cond: object = None
-    then: object = None
-    else_: object = None
-
-
-@dataclass
-class LambdaE(Node):
-    params: list = field(default_factory=list)  # list of patterns
-    ret: Optional[TypeExp] = None
-    body: object = None
-
-
-@dataclass
-class SectionE(Node):
-    """`(op)`, `(x op)` (left given) or `(op y)` (right given)."""
-    op: str = ""
-    op_loc: Loc = None
-    left: object = None
-    right: object = None
-
-
-@dataclass
-class TupleE(Node):
-    elems: list = field(default_factory=list)
-
-
-@dataclass
-class ArrayE(Node):
-    elems: list = field(default_factory=list)
-
-
-@dataclass
-class SliceI:
-    """`start:end:stride` in an index; absent parts are None."""
-    start: object
-    end: object
-    stride: object
-    loc: Loc = field(repr=False)
-
-
-@dataclass
-class IndexE(Node):
-    """`arr[i, j:k, ...]`: each index is an expression or a SliceI."""
-    arr: object = None
-    idxs: list = field(default_factory=list)
-    idx_loc: Loc = None
-
-
-@dataclass
-class ProjE(Node):
-    """`x.0`."""
-    x: object = None
-    field_: int = 0
-    field_loc: Loc = None
-
-
-@dataclass
-class WithE(Node):
-    """`arr with [i, j] = value`; `loc` is that of `with`."""
-    arr: object = None
-    idxs: list = field(default_factory=list)
-    value: object = None
-
-
-@dataclass
-class AscribeE(Node):
-    """`x : t` (coerce False) or `x :> t` (coerce True); `loc` is that of the colon."""
-    x: object = None
-    type: TypeExp = None
-    coerce: bool = False
-
-
-@dataclass
-class ForUpto:
-    name: str
-    name_loc: Loc
-    bound: object
-
-
-@dataclass
-class ForIn:
-    pat: object
-    arr: object
-
-
-@dataclass
-class While:
-    cond: object
-
-
-@dataclass
-class LoopE(Node):
-    """`loop pat = init form do body`; init is None when left out (`loop acc for ...`)."""
-    pat: object = None
-    init: object = None
-    form: object = None
-    body: object = None
-
-
-@dataclass
-class AtomE(Node):
-    """An already-lowered value (made by the checker, never by the parser)."""
-    atom: object = None
-
-
-@dataclass
-class Decl:
-    entry: bool
-    name: str
-    name_loc: Loc
-    size_params: list  # list[(name, Loc)]
-    params: list  # list of patterns
-    ret: Optional[TypeExp]
-    body: object
-    loc: Loc
-
-
-@dataclass
-class TypeDecl:
-    name: str
-    name_loc: Loc
-    size_params: list  # list[(name, Loc)]
-    type: TypeExp
-    loc: Loc
-
-
 # ---------------------------------------------------------------- building the tree
-
-def mk_app(fn, args):
-    """Apply `fn` to `args`, merging nested applications: `(f x) y` is `f x y`."""
-    if isinstance(fn, App):
-        return App(fn.loc, (fn.span[0], max(fn.span[1], args[-1].span[1])), fn.fn, fn.args + list(args))
-    end = max([fn.span[1]] + [a.span[1] for a in args])
-    return App(fn.loc, (min(fn.span[0], args[0].span[0]), end), fn, list(args))
-
 
 def resolve_ops(items):
     """Precedence climbing over [operand, (op, loc), operand, ...]."""
@@ -740,13 +463,15 @@ _TRANSFORMER = ToSyntax("<input>")
 _LOCK = threading.Lock()
 
 
+def grammar_text() -> str:
+    return importlib.resources.files(__package__).joinpath("grammar.lark").read_text(encoding="utf-8")
+
+
 @functools.lru_cache(maxsize=None)
 def get_parser() -> Lark:
     """The Lark parser, built once per process. The syntax tree is built during parsing (an
     inline transformer), which is fast and needs no recursion however deep the program nests."""
-    with open(GRAMMAR_PATH) as f:
-        grammar = f.read()
-    return Lark(grammar, parser="lalr", lexer="contextual", maybe_placeholders=True,
+    return Lark(grammar_text(), parser="lalr", lexer="contextual", maybe_placeholders=True,
                 transformer=_TRANSFORMER)
 
 
@@ -840,3 +565,8 @@ def parse_syntax(text: str, filename: str = "<input>") -> list:
     except UnexpectedInput as e:  # pragma: no cover - any other Lark input error
         raise CompileError(f"Syntax error: {e}", Loc(filename, getattr(e, "line", 1) or 1,
                                                      getattr(e, "column", 1) or 1)) from None
+
+
+def parse(source: SourceText) -> Syntax:
+    """The parse stage of the pipeline."""
+    return Syntax(tuple(parse_syntax(source.text, source.file)), source.file, source.text)

@@ -1,7 +1,10 @@
-"""A printer for the source and target IR, in the paper's notation (`segmap1 <xs ∈ xss> ...`)."""
+"""A printer for the source and target IR, in the paper's notation (`segmap1 <xs ∈ xss> ...`), and for the
+syntax tree."""
 
-from ir import source as S
-from ir import target as T
+import dataclasses
+
+from incflat.ir import source as S
+from incflat.ir import target as T
 
 
 def atom(a) -> str:
@@ -116,3 +119,34 @@ def program(p: S.Program) -> str:
         ret = ", ".join(map(str, f.ret))
         out.append(f"{'entry' if f.entry else 'def'} {f.name} {sizes} {params}: {ret} =\n{body(f.body)}")
     return "\n\n".join(out) + "\n"
+
+
+def syntax(decls) -> str:
+    """The syntax tree, one node a line, indented by depth (locations and spans left out)."""
+    lines = []
+
+    def node(value, depth: int, label: str = ""):
+        pad = "  " * depth + (f"{label}: " if label else "")
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            fields = [f for f in dataclasses.fields(value) if f.name not in ("loc", "span") and f.repr]
+            simple = {f.name: getattr(value, f.name) for f in fields if not _compound(getattr(value, f.name))}
+            shown = ", ".join(f"{k}={v!r}" for k, v in simple.items())
+            lines.append(f"{pad}{type(value).__name__}({shown})")
+            for f in fields:
+                if _compound(getattr(value, f.name)):
+                    node(getattr(value, f.name), depth + 1, f.name)
+        elif isinstance(value, (list, tuple)):
+            lines.append(f"{pad}[{len(value)}]")
+            for item in value:
+                node(item, depth + 1)
+        else:
+            lines.append(f"{pad}{value!r}")
+
+    for d in decls:
+        node(d, 0)
+    return "\n".join(lines) + "\n"
+
+
+def _compound(value) -> bool:
+    return (dataclasses.is_dataclass(value) and not isinstance(value, type)) or \
+        (isinstance(value, (list, tuple)) and any(_compound(v) for v in value))

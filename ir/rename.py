@@ -4,9 +4,9 @@ import dataclasses
 import itertools
 import re
 
-from ir import source as S
-from ir import target as T
-from ir.types import I64, Array, Tuple
+from incflat.ir import source as S
+from incflat.ir import target as T
+from incflat.ir.types import I64, Array, Tuple
 
 
 class NameSource:
@@ -35,8 +35,9 @@ def rename_interfaces(prog: S.Program) -> S.Program:
         r = Renamer(names, {})
         sizes = tuple(r.bind(S.Var(n, I64)).name for n in f.size_params)
         params = tuple(r.bind(p) for p in f.params)
+        body = r.body(f.body)  # before the result types: they may name sizes the body binds
         ret = tuple(r.type(t) for t in f.ret)
-        funs.append(dataclasses.replace(f, size_params=sizes, params=params, ret=ret, body=r.body(f.body)))
+        funs.append(dataclasses.replace(f, size_params=sizes, params=params, ret=ret, body=body))
     return dataclasses.replace(prog, funs=tuple(funs))
 
 

@@ -7,7 +7,7 @@ constants). Sizes are i64 variables; array types mention them symbolically.
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
-from ir.types import Array, Scalar, Type
+from incflat.ir.types import Array, Scalar, Type
 
 
 @dataclass(frozen=True)
@@ -296,10 +296,10 @@ class FunDef:
     loc: Optional[Loc] = field(default=None, compare=False)
 
 
-@dataclass(frozen=True)
-class Program:
-    funs: tuple  # tuple[FunDef, ...]
-    file: str = "<input>"
+class Functions:
+    """What the source and target programs share: their functions, looked up by name."""
+    funs: tuple
+    file: str
 
     def fun(self, name: str) -> FunDef:
         for f in self.funs:
@@ -312,9 +312,16 @@ class Program:
         return tuple(f for f in self.funs if f.entry)
 
 
+@dataclass(frozen=True)
+class Program(Functions):
+    """A source program: functions over SOACs (no segops, no guards)."""
+    funs: tuple  # tuple[FunDef, ...]
+    file: str = "<input>"
+
+
 def exp_types(e: Exp) -> tuple:
     """The result types of an expression, one per pattern element."""
-    from ir.types import Array, array_of
+    from incflat.ir.types import Array, array_of
     if isinstance(e, AtomExp):
         return (e.x.type,)
     if isinstance(e, (BinOp, UnOp, PrimCall)):
@@ -335,10 +342,10 @@ def exp_types(e: Exp) -> tuple:
     if isinstance(e, Reshape):
         return (Array(e.arr.type.elem, tuple(dim_of(a) for a in e.shape)),)
     if isinstance(e, Filter):
-        from ir.types import I64
+        from incflat.ir.types import I64
         return (I64,) + tuple(array_of(a.type.row(), (e.size,)) for a in e.arrs)
     if isinstance(e, Loop):
-        from ir.types import I64
+        from incflat.ir.types import I64
         return (I64,) * len(e.size_params) + tuple(p.type for p in e.params)
     if isinstance(e, Iota):
         return (Array(e.elem, (dim_of(e.n),)),)

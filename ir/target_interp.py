@@ -8,11 +8,11 @@ version can be checked against the source program without a device.
 
 import dataclasses
 
-from ir import source as S
-from ir import target as T
-from ir.interp import run_entry
-from ir.rename import NameSource, all_names
-from ir.types import BOOL, I64, array_of
+from incflat.ir import source as S
+from incflat.ir import target as T
+from incflat.ir.interp import run_entry
+from incflat.ir.rename import NameSource, all_names
+from incflat.ir.types import BOOL, I64, array_of
 
 
 def run_target(prog: S.Program, entry: str, args: list, assignment: dict, max_group_size: int = 1024,
@@ -21,7 +21,7 @@ def run_target(prog: S.Program, entry: str, args: list, assignment: dict, max_gr
     guard is also false when its parallelism exceeds `max_group_size`, as on a device."""
     lowering = _Lowering(NameSource(all_names(prog)), assignment, max_group_size, default)
     funs = tuple(dataclasses.replace(f, body=lowering.body(f.body)) for f in prog.funs)
-    return run_entry(dataclasses.replace(prog, funs=funs), entry, args)
+    return run_entry(S.Program(funs, prog.file), entry, args)
 
 
 class _Lowering:

@@ -3,17 +3,12 @@
 from dataclasses import dataclass
 from typing import Union
 
-import numpy as np
+from incflat.codegen.runtime.prims import FLOAT_NAMES, INT_NAMES, PRIMS, Prim
 
-INT_TYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
-FLOAT_TYPES = ("f32", "f64")
-PRIM_NAMES = INT_TYPES + FLOAT_TYPES + ("bool",)
-
-NUMPY_DTYPES = {
-    "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
-    "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
-    "f32": np.float32, "f64": np.float64, "bool": np.bool_,
-}
+INT_TYPES = INT_NAMES
+FLOAT_TYPES = FLOAT_NAMES
+PRIM_NAMES = tuple(PRIMS)
+NUMPY_DTYPES = {name: p.dtype.type for name, p in PRIMS.items()}  # name -> numpy scalar type
 
 # A dimension is either a known constant or the name of a size variable (an i64 in scope).
 Dim = Union[int, str]
@@ -34,20 +29,24 @@ class Scalar:
         return 0
 
     @property
+    def prim(self) -> Prim:
+        return PRIMS[self.name]
+
+    @property
     def dtype(self):
         return NUMPY_DTYPES[self.name]
 
     @property
     def is_int(self) -> bool:
-        return self.name in INT_TYPES
+        return self.prim.is_int
 
     @property
     def is_float(self) -> bool:
-        return self.name in FLOAT_TYPES
+        return self.prim.is_float
 
     @property
     def is_signed(self) -> bool:
-        return self.name.startswith("i") or self.is_float
+        return self.prim.is_signed
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,13 @@ import sys
 
 import pytest
 
+from incflat import pipeline
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+
+# Every compilation in the test suite, in this process and in the commands it runs, verifies the IR after
+# every stage of the pipeline.
+os.environ[pipeline.VERIFY_ENVIRONMENT] = "1"
 
 
 def opencl_devices() -> list:
@@ -33,7 +38,7 @@ def device(request):
 
 def compile_program(source: str, directory: pathlib.Path, name: str = "prog") -> pathlib.Path:
     """Compiles source text to an executable program in directory."""
-    from incflat import compile_file
+    from incflat.cli import compile_file
     fut = directory / f"{name}.fut"
     fut.write_text(source)
     return compile_file(fut, directory / name)

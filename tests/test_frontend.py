@@ -5,11 +5,13 @@ import time
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ir import source as S
-from ir.errors import CompileError
-from ir.frontend import get_parser, load_program, parse_program
-from ir.source import Loc
-from ir.types import BOOL, F32, F64, I32, I64, Array, Scalar
+from incflat.ir import source as S
+from incflat.ir.errors import CompileError
+from incflat.ir.parse import get_parser
+from incflat import pipeline
+from incflat.pipeline import source_program
+from incflat.ir.source import Loc
+from incflat.ir.types import BOOL, F32, F64, I32, I64, Array, Scalar
 
 MATMUL = """\
 -- Matrix multiplication.
@@ -48,7 +50,7 @@ def only(xs):
 
 
 def fun(src, name="main"):
-    return parse_program(src, "t.fut").fun(name)
+    return source_program(src, "t.fut").fun(name)
 
 
 def result_type(src, name="main"):
@@ -58,7 +60,7 @@ def result_type(src, name="main"):
 # ---------------------------------------------------------------- matmul and friends
 
 def test_matmul_types_and_structure():
-    prog = parse_program(MATMUL, "matmul.fut")
+    prog = source_program(MATMUL, "matmul.fut")
     assert prog.file == "matmul.fut"
     assert [f.name for f in prog.funs] == ["dotprod", "main"]
     assert [f.name for f in prog.entries] == ["main"]
@@ -100,7 +102,7 @@ def test_matmul_types_and_structure():
 
 
 def test_anf_atoms_unique_names_and_locs():
-    prog = parse_program(MATMUL, "matmul.fut")
+    prog = source_program(MATMUL, "matmul.fut")
     names = []
     for f in prog.funs:
         for s in all_stms(f.body):
@@ -122,7 +124,7 @@ def sum [n] (xs: [n]i32): i32 = reduce (+) 0 xs
 entry psum [n] (xs: [n]f64): [n]f64 = scan (+) 0 xs
 entry main [n] (xs: [n]i32): i32 = sum xs
 """
-    prog = parse_program(src, "t.fut")
+    prog = source_program(src, "t.fut")
     r = only(prog.fun("sum").body.stms)
     assert isinstance(r.exp, S.Reduce) and r.exp.neutral == (S.Const(0, I32),) and not r.exp.commutative
     sc = only(prog.fun("psum").body.stms)
@@ -166,7 +168,7 @@ entry main [n][m] (xs: [n]i64) (xss: [m][3]f32) : [n]i64 =
     assert apps[0].exp.types == (I64,)
     assert apps[1].exp.types == (Array(I64, ("n",)),)
     assert f.ret == (Array(I64, ("n",)),)
-    rows = parse_program(src, "t.fut").fun("rows")
+    rows = source_program(src, "t.fut").fun("rows")
     assert rows.body.result == (S.Var("a", I64),) and rows.body.stms == ()
 
 
@@ -177,7 +179,7 @@ entry main [n] (xs: [n]i32): [n]i32 =
   map (+1) xs |> map (2-) |> map (i32.max 0) |> map (add 3)
 entry nested [n][m] (xss: [n][m]i32): [n][m]i32 = map (map (*2)) xss
 """
-    prog = parse_program(src, "t.fut")
+    prog = source_program(src, "t.fut")
     maps = stm_of(prog.fun("main").body, S.Map)
     assert len(maps) == 4
     body = [only(m.exp.lam.body.stms).exp for m in maps]
@@ -308,7 +310,7 @@ entry three [n] (a: [n]i32) (b: [n]i32) (c: [n]i32): [n]i32 =
 entry beta (x: i32): i32 = (\\y -> y + 1) x + (+) 1 2
 entry anon [n] (xs: [n]f32): [n]f32 = map (\\(x: f32) -> x) xs
 """
-    prog = parse_program(src, "t.fut")
+    prog = source_program(src, "t.fut")
     outer = only(prog.fun("main").body.stms)
     inner = only(stm_of(outer.exp.lam.body, S.Map))
     mul = only(inner.exp.lam.body.stms)
@@ -324,7 +326,7 @@ def sum (xs: []f32): f32 = reduce (+) 0 xs
 def mk (n: i64): [n]i64 = iota n
 entry main (k: i64): f32 = sum (map f32.i64 (mk k))
 """
-    prog = parse_program(src, "t.fut")
+    prog = source_program(src, "t.fut")
     s = prog.fun("sum")
     assert len(s.size_params) == 1 and s.params[0].type == Array(F32, s.size_params)
     assert prog.fun("mk").ret == (Array(I64, ("n",)),)
@@ -333,28 +335,24 @@ entry main (k: i64): f32 = sum (map f32.i64 (mk k))
 
 
 def test_comments_and_empty_program():
-    assert parse_program("-- nothing here\n", "e.fut").funs == ()
+    assert source_program("-- nothing here\n", "e.fut").funs == ()
     f = fun("def main (x: i32): i32 = -- the identity\n  x -- done")
     assert f.body.result == (S.Var("x", I32),)
 
 
-def test_load_program(tmp_path):
+def test_locations_name_the_file(tmp_path):
     p = tmp_path / "mm.fut"
-    p.write_text(MATMUL)
-    prog = load_program(p)
+    prog = source_program(MATMUL, str(p))
     assert prog.file == str(p) and prog.fun("main").loc.file == str(p)
-    with pytest.raises(CompileError) as e:
-        load_program(tmp_path / "missing.fut")
-    assert "Cannot read" in e.value.message
 
 
 def test_parse_speed():
     parser = get_parser()
     assert parser.options.parser == "lalr"
-    parse_program(MATMUL, "m.fut")  # warm up
+    pipeline.compile(MATMUL, "m.fut", until="check", verify_stages=False)  # warm up
     t = time.perf_counter()
     for _ in range(5):
-        parse_program(MATMUL, "m.fut")
+        pipeline.compile(MATMUL, "m.fut", until="check", verify_stages=False)
     assert (time.perf_counter() - t) / 5 < 0.05
 
 
@@ -403,10 +401,10 @@ def minimal(e):
 @given(exprs)
 def test_precedence_matches_full_parenthesisation(e):
     head = "def main (a: i32) (b: i32) (c: i32): i32 = "
-    assert parse_program(head + minimal(e), "p.fut") == parse_program(head + full(e), "p.fut")
+    assert source_program(head + minimal(e), "p.fut") == source_program(head + full(e), "p.fut")
 
 
 def test_in_may_be_left_out_before_another_let():
-    chained = parse_program("def f (x: i32): i32 =\n  let a = x + 1\n  let b = a * 2\n  in a + b", "t.fut")
-    explicit = parse_program("def f (x: i32): i32 =\n  let a = x + 1 in\n  let b = a * 2\n  in a + b", "t.fut")
+    chained = source_program("def f (x: i32): i32 =\n  let a = x + 1\n  let b = a * 2\n  in a + b", "t.fut")
+    explicit = source_program("def f (x: i32): i32 =\n  let a = x + 1 in\n  let b = a * 2\n  in a + b", "t.fut")
     assert chained == explicit

@@ -3,9 +3,9 @@ the source line (format_error), and says what is wrong in words a Futhark user u
 
 import pytest
 
-from ir.errors import CompileError, format_error
-from ir.frontend import parse_program
-from ir.source import Loc
+from incflat.ir.errors import CompileError, format_error
+from incflat.pipeline import source_program
+from incflat.ir.source import Loc
 
 # (source, line, column, words the message must contain)
 BAD = [
@@ -144,7 +144,7 @@ BAD = [
 @pytest.mark.parametrize("src, line, col, words", BAD)
 def test_errors(src, line, col, words):
     with pytest.raises(CompileError) as info:
-        parse_program(src, "bad.fut")
+        source_program(src, "bad.fut")
     err = info.value
     assert err.loc is not None and err.loc.file == "bad.fut"
     assert (err.loc.line, err.loc.col) == (line, col), format_error(err, src)
@@ -168,13 +168,13 @@ def test_the_table_is_large():
     "def f (n: i64) = loop acc = replicate n 0i32 for i < n do acc with [i] = 1",
 ])
 def test_near_misses_are_accepted(src):
-    parse_program(src, "ok.fut")
+    source_program(src, "ok.fut")
 
 
 def test_format_error():
     src = "def f (x: i32): i32 =\n\tfoo x\n"
     with pytest.raises(CompileError) as info:
-        parse_program(src, "a.fut")
+        source_program(src, "a.fut")
     text = format_error(info.value, src)
     assert text.splitlines() == ['a.fut:2:2: error: Unknown name "foo".', "\tfoo x", "\t^"]
     assert str(info.value) == 'a.fut:2:2: error: Unknown name "foo".'
@@ -189,6 +189,6 @@ def test_lark_errors_never_escape():
                 "def f = let (a, b", "def f = \\(x", "def f (x: [", "def f = a with", "def f = #[x] #[y",
                 "def f = 'x'", "def f = \"s\"", "def f = x.0.", "def f (x: (i32,) = 1"]:
         with pytest.raises(CompileError) as info:
-            parse_program(src, "x.fut")
+            source_program(src, "x.fut")
         assert info.value.loc is not None, src
 

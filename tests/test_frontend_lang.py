@@ -6,15 +6,18 @@ import time
 import numpy as np
 import pytest
 
-from ir import source as S
-from ir.errors import CompileError
-from ir.frontend import get_parser, parse_program
-from ir.interp import run_entry
-from ir.types import F32, I32, I64, Array
+from incflat.ir import source as S
+from incflat.ir.errors import CompileError
+from incflat.ir.parse import get_parser
+from incflat.ir.verify import verify_source
+from incflat import pipeline
+from incflat.pipeline import source_program
+from incflat.ir.interp import run_entry
+from incflat.ir.types import F32, I32, I64, Array
 
 
 def prog(src):
-    return parse_program(src, "t.fut")
+    return source_program(src, "t.fut")
 
 
 def run(src, entry, *args):
@@ -362,7 +365,7 @@ def f{i} [n] (xs: [n]i32) (ys: [n]i32): (i32, []i32) =
     times = []
     for _ in range(3):
         t = time.perf_counter()
-        parse_program(src, "x.fut")
+        pipeline.compile(src, "x.fut", until="check", verify_stages=False)
         times.append(time.perf_counter() - t)
     assert min(times) < 0.1
 
@@ -378,15 +381,14 @@ def test_grammar_has_no_conflicts():
 
     from lark import Lark, logger
 
-    from ir.parse import GRAMMAR_PATH
+    from incflat.ir.parse import grammar_text
     buf = io.StringIO()
     handler = logging.StreamHandler(buf)
     logger.addHandler(handler)
     old = logger.level
     logger.setLevel(logging.DEBUG)
     try:
-        with open(GRAMMAR_PATH) as f:
-            Lark(f.read(), parser="lalr", lexer="contextual", maybe_placeholders=True, debug=True)
+        Lark(grammar_text(), parser="lalr", lexer="contextual", maybe_placeholders=True, debug=True)
     finally:
         logger.removeHandler(handler)
         logger.setLevel(old)
@@ -430,52 +432,9 @@ def test_consumption(body, ok):
 
 # ---------------------------------------------------------------- the IR is well scoped
 
-def _sizes(t):
-    return [d for d in getattr(t, "shape", ()) if isinstance(d, str)]
-
-
-def _verify_body(body, bound, where):
-    from ir.analysis import exp_atoms, exp_bodies, exp_lambdas
-    for stm in body.stms:
-        e = stm.exp
-        for a in exp_atoms(e):
-            if isinstance(a, S.Var):
-                assert a.name in bound, (where, "unbound", a.name, stm)
-                assert all(d in bound for d in _sizes(a.type)), (where, "unbound size", a)
-        for lam in exp_lambdas(e):
-            assert all(d in bound for p in lam.params for d in _sizes(p.type)), (where, stm)
-            assert all(d in bound for t in lam.ret for d in _sizes(t)), (where, "a size escapes", stm)
-            _verify_body(lam.body, bound | {p.name for p in lam.params}, where)
-        for b, params in exp_bodies(e):
-            _verify_body(b, bound | {p.name for p in params}, where)
-        want = S.exp_types(e)
-        assert len(want) == len(stm.pat), (where, stm)
-        seen = set()
-        for v, t in zip(stm.pat, want):
-            assert all(d in bound or d in seen for d in _sizes(v.type)), (where, "pattern size", stm)
-            assert type(v.type) is type(t) and getattr(v.type, "rank", 0) == getattr(t, "rank", 0), (where, stm)
-            assert getattr(v.type, "elem", v.type) == getattr(t, "elem", t), (where, stm)
-            seen.add(v.name)
-        for v in stm.pat:
-            assert v.name not in bound, (where, "bound twice", v.name)
-        bound = bound | seen
-    assert all(a.name in bound for a in body.result if isinstance(a, S.Var)), where
-    return bound
-
-
-def verify(p):
-    """Every variable is bound before use and once, every size in a type is in scope, and every pattern has
-    the types its expression produces (sizes aside)."""
-    for f in p.funs:
-        bound = set(f.size_params) | {v.name for v in f.params}
-        assert all(d in bound for v in f.params for d in _sizes(v.type)), f.name
-        inner = _verify_body(f.body, bound, f.name)
-        assert all(d in inner for t in f.ret for d in _sizes(t)), f.name
-
-
 def test_ir_is_well_scoped():
     import pathlib
     srcs = [v for k, v in globals().items() if k.isupper() and isinstance(v, str)]
     srcs += [p.read_text() for p in sorted((pathlib.Path(__file__).parent / "programs").glob("*.fut"))]
     for src in srcs:
-        verify(prog(src))
+        verify_source(prog(src))

@@ -4,7 +4,7 @@ Each example is one program with several entry points (one compilation, as PoCL 
 scalar expressions over i32, i64, f32 and bool, with the operators and prelude functions of the language, used
 as the body of a map over input arrays, as the map before a reduction with an associative operator (scalar and
 tuple operators), and inside a reduction per row of a matrix. Every entry runs with the default thresholds and
-with all thresholds forced true and forced false.
+with each code version forced (the tuning contract's version enumeration).
 
 The expressions stay clear of what Futhark leaves undefined or what floating point does not reproduce across
 devices: divisors are made non-zero and positive, shift amounts small, float-to-integer conversions and float
@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from ir.errors import CompileError, format_error
-from tuner.testing import NEVER, Compiled, Interpreter, compare_values, compile_cached, load_program, threshold_names
+from incflat.ir.errors import CompileError, format_error
+from incflat.harness import Compiled, Interpreter, compare_values, compile_cached, load_program, version_assignments
 
 INTS = ("i32", "i64")
 TYPES = ("i32", "i64", "f32", "bool")
@@ -168,7 +168,6 @@ def test_generated_programs_agree_with_the_interpreter(device, tmp_path_factory,
         compiled = compile_cached(path, source, cache=folder / "cache")
     except CompileError as e:
         pytest.fail(format_error(e, source))
-    names = threshold_names(compiled)
     vectors, matrix = args
     runs = [(e.name, matrix if e.name == "s" else vectors) for e in program.source.entries]
     expected = {}
@@ -176,7 +175,7 @@ def test_generated_programs_agree_with_the_interpreter(device, tmp_path_factory,
         outcome = Interpreter(program).run(entry, entry_args)
         assert outcome.error is None, outcome.error
         expected[entry] = list(outcome.values)
-    for params in ({}, dict.fromkeys(names, 1), dict.fromkeys(names, NEVER)):
+    for params in [{}] + version_assignments(compiled):
         runner = Compiled(compiled, device, params)
         for entry, entry_args in runs:
             got = runner.run(entry, entry_args)

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from conftest import ROOT, needs_device
 
-from incflat import main as incflat
-from ir.errors import CompileError
-from ir.source import Loc
-from tuner import testing
-from tuner.datasets import random_values
-from tuner.errors import TunerError
-from tuner.testing import compare_values
+from incflat.cli import main as incflat
+from incflat.ir.errors import CompileError, Unsupported
+from incflat.ir.source import Loc
+from incflat import harness
+from incflat.tuner.datasets import random_values
+from incflat.tuner.errors import TunerError
+from incflat.harness import compare_values
 
 SUM = "entry main [n] (xs: [n]i32): i32 = reduce (+) 0 xs\n"
 TWO_ENTRIES = ("entry sum [n] (xs: [n]i32): i32 = reduce (+) 0 xs\n"
@@ -134,9 +134,9 @@ def test_bad_test_block_and_missing_file(tmp_path, capsys):
 def test_not_supported_yet_is_skipped_with_its_message(tmp_path, capsys, monkeypatch):
     path = write(tmp_path, "==\ninput { [1] } output { 1 }\ninput { [2] } output { 2 }")
 
-    def refuse(p, text=None, cache=None):
-        raise CompileError("not supported yet: a reduce on a Tuesday", Loc(str(p), 5, 36))
-    monkeypatch.setattr(testing, "compile_cached", refuse)
+    def refuse(p, text=None, cache=None, verify=None):
+        raise Unsupported("a reduce on a Tuesday", Loc(str(p), 5, 36))
+    monkeypatch.setattr(harness, "compile_cached", refuse)
     assert incflat(["test", str(path)]) == 0
     out = capsys.readouterr().out
     assert f"{path}: skipped: {path}:5:36: error: not supported yet: a reduce on a Tuesday" in out
@@ -146,9 +146,9 @@ def test_not_supported_yet_is_skipped_with_its_message(tmp_path, capsys, monkeyp
 def test_a_crashing_compiler_is_a_failure_not_a_crash(tmp_path, capsys, monkeypatch):
     path = write(tmp_path, "==\ninput { [1] } output { 1 }")
 
-    def crash(p, text=None, cache=None):
+    def crash(p, text=None, cache=None, verify=None):
         raise KeyError("oops")
-    monkeypatch.setattr(testing, "compile_cached", crash)
+    monkeypatch.setattr(harness, "compile_cached", crash)
     assert incflat(["test", str(path)]) == 1
     out = capsys.readouterr().out
     assert "KeyError" in out and summary(out) == "0 passed, 1 failed"
@@ -207,7 +207,7 @@ def test_random_inputs_follow_futhark_dataset():
 
 
 def run_cli(args, stdin: bytes = b""):
-    return subprocess.run([sys.executable, str(ROOT / "incflat.py"), *args], input=stdin, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "incflat", *args], input=stdin, capture_output=True,
                           timeout=300, check=False)
 
 
@@ -230,11 +230,11 @@ def test_run_compiles_once_and_forwards_options(tmp_path):
 
 def test_the_cache_key_follows_the_source_and_the_compiler(tmp_path, monkeypatch):
     path = tmp_path / "p.fut"
-    key = testing.cache_key(path, SUM)
-    assert testing.cache_key(path, SUM + "\n") != key
-    monkeypatch.setattr(testing, "compiler_hash", lambda: "a different compiler")
-    assert testing.cache_key(path, SUM) != key
-    assert testing.cache_dir() == tmp_path / "cache" / "incflat"
+    key = harness.cache_key(path, SUM)
+    assert harness.cache_key(path, SUM + "\n") != key
+    monkeypatch.setattr(harness, "compiler_hash", lambda: "a different compiler")
+    assert harness.cache_key(path, SUM) != key
+    assert harness.cache_dir() == tmp_path / "cache" / "incflat"
 
 
 def test_compile_errors_are_located_without_a_traceback(tmp_path):
@@ -258,8 +258,18 @@ def test_run_with_the_interpreter_locates_run_time_errors(tmp_path):
 
 FAKE_PROGRAM = '''
 import os, signal, time
-PARAMS = [("main.suff_outer_par_0", "threshold(def, )"), ("main.group", "thread_block_size")]
-ENTRY_POINTS = {"crash": None, "hang": None, "ok": None, "bad": None}
+from types import SimpleNamespace
+
+
+class Param(SimpleNamespace):
+    @property
+    def line(self):
+        return f"{self.name} ({self.cls})"
+
+
+PROGRAM = SimpleNamespace(params=[Param(name="main.suff_outer_par_0", cls="threshold(def, )"),
+                                  Param(name="main.group", cls="thread_block_size")],
+                          entry_points={"crash": None, "hang": None, "ok": None, "bad": None})
 
 
 class ProgramError(Exception):
@@ -288,12 +298,12 @@ def load(**options):
 def test_a_compiled_program_that_crashes_or_hangs_fails_its_case(tmp_path):
     path = tmp_path / "fake.py"
     path.write_text(FAKE_PROGRAM)
-    assert testing.threshold_names(path) == ["main.suff_outer_par_0"]
-    runner = testing.Compiled(path, timeout=20)
+    assert [p.name for p in harness.program_params(path) if p.is_threshold] == ["main.suff_outer_par_0"]
+    runner = harness.Compiled(path, timeout=20)
     assert runner.load() is None
     assert "crashed (killed by SIGKILL)" in runner.run("crash", []).error
     assert runner.run("ok", [np.int32(1)]).values == (np.int32(2), np.int32(1))  # a new worker
     assert runner.run("bad", []).error == "Error: bad input"
     assert "unknown entry point 'nope'" in runner.run("nope", []).error
-    assert "no result after 1 s" in testing.Compiled(path, timeout=1).run("hang", []).error
+    assert "no result after 1 s" in harness.Compiled(path, timeout=1).run("hang", []).error
     assert runner.run("ok", [np.int32(5)]).values[0] == 6

@@ -8,11 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ir import source as S
-from ir.errors import CompileError
-from ir.interp import InterpError, _Interp, run_entry
-from ir.types import BOOL, F32, F64, I32, I64, INT_TYPES, Array, Scalar
-from ir.values import type_name
+from incflat.ir import source as S
+from incflat.ir.errors import CompileError
+from incflat.pipeline import source_program
+from incflat.ir.interp import InterpError, _Interp, run_entry
+from incflat.ir.types import BOOL, F32, F64, I32, I64, INT_TYPES, Array, Scalar
+from incflat.codegen.runtime.values import type_name
 
 pytestmark = pytest.mark.filterwarnings("error")  # no numpy warnings may leak out
 
@@ -627,14 +628,11 @@ def test_results_are_fresh_numpy_values():
     assert isinstance(d, np.ndarray) and d.dtype == np.int32 and d.tolist() == [0, 2, 4, 6]
 
 
-# ---- through the front end, when it can parse these (it is written in parallel) ----
+# ---- through the front end ----
 
 def parsed(src):
-    frontend = pytest.importorskip("ir.frontend")
-    try:
-        return frontend.parse_program(src, FILE)
-    except Exception as e:  # a construct the front end does not have yet (or an unfinished front end)
-        pytest.skip(f"front end: {type(e).__name__}: {e}")
+    """The checked source IR of a program (a front-end error fails the test)."""
+    return source_program(src, FILE)
 
 
 def test_frontend_matmul_example():

@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ir import source as S
-from ir.interp import InterpError, _Interp, run_entry
-from ir.types import F32, I32, I64
+from incflat.ir import source as S
+from incflat.ir.interp import InterpError, _Interp, run_entry
+from incflat.ir.types import F32, I32, I64
+from incflat.pipeline import source_program
 from test_interp import FILE, A, B, C, fresh, fun, lam, op_lam, prog, run1
 
 pytestmark = pytest.mark.filterwarnings("error")  # no numpy warnings may leak out
@@ -942,14 +943,11 @@ def test_lambda_parameters_are_checked_against_the_rows():
     assert e.message.endswith(" of type [k]f32, but gets values of type [4]i32.")
 
 
-# ---- through the front end (written in parallel: a construct it cannot parse yet skips the test) ----
+# ---- through the front end ----
 
 def parsed(src):
-    frontend = pytest.importorskip("ir.frontend")
-    try:
-        return frontend.parse_program(src, FILE)
-    except Exception as e:  # a construct the front end does not have yet (or an unfinished front end)
-        pytest.skip(f"front end: {type(e).__name__}: {e}")
+    """The checked source IR of a program (a front-end error fails the test)."""
+    return source_program(src, FILE)
 
 
 def run_src(src, entry, *args):

@@ -3,12 +3,14 @@ compute units), with small workgroups, agree with numpy: the parts are combined 
 narrow value take the single pass with look-back; of 64-bit values or tuples, three passes; segmented or
 not. Column reductions read a transposed view with a thread (or several) per column."""
 
+import dataclasses
 import importlib.util
 
 import numpy as np
 import pytest
 
-from incflat import main as incflat_main
+from incflat.cli import main as incflat_main
+from incflat.codegen.runtime.tuning import NEVER
 
 SOURCE = """
 entry sum [n] (xs: [n]i64): i64 = reduce (+) 0 xs
@@ -68,15 +70,14 @@ def test_the_64_bit_build_agrees(module, device, monkeypatch, n):
     narrow, wide = (lib.ctx.device_state.last_args[w] for w in (False, True))
     narrow.clear()
     wide.clear()
-    monkeypatch.setattr(module, "INDEX32_LIMIT", 0)
+    monkeypatch.setattr(module.RUNTIME.device, "INDEX32_LIMIT", 0)
     check_every_entry(lib, n)
     assert wide and not narrow
 
 
 def flattened(module, device, groups, group_size):
     """The program with its most flattened versions, on `groups` workgroups of `group_size` threads."""
-    lib = module.load(device=device, overrides={name: 2 ** 31 - 1 for name, cls in module.PARAMS
-                                                 if cls.startswith("threshold")})
+    lib = module.load(device=device, overrides={p.name: NEVER for p in module.PROGRAM.params if p.is_threshold})
     lib.ctx.num_groups, lib.ctx.group_size = groups, group_size
     return lib
 
@@ -135,13 +136,19 @@ def test_a_version_that_cannot_launch_falls_back_with_one_warning(tmp_path, devi
     assert len(warnings) == 1 and "main.suff_intra_par_1" in warnings[0]
 
 
-def break_kernel(source: str, name: str) -> str:
-    """The program's OpenCL source with a compile error in kernel `name`."""
-    body = source.index("{", source.index(f"__kernel void {name}(")) + 1
-    return source[:body] + "\n#error simulated: too much local memory\n" + source[body:]
+def with_broken_kernel(module, name: str):
+    """The module's program with a compile error in kernel `name`."""
+    program = module.PROGRAM
+    kernels = []
+    for k in program.kernels.values():
+        body = k.source.index("{") + 1
+        broken = k.source[:body] + "\n#error simulated: too much local memory\n" + k.source[body:]
+        kernels.append(dataclasses.replace(k, source=broken) if k.name == name else k)
+    return type(program)(program.name, program.opencl_prelude, kernels, program.params, program.errors,
+                         program.entry_points.values())
 
 
-def test_a_kernel_that_does_not_build_takes_only_its_version_out(tmp_path, device, capsys):
+def test_a_kernel_that_does_not_build_takes_only_its_version_out(tmp_path, device, capsys, monkeypatch):
     m = row_sums_module(tmp_path)
     lib = m.load(device=device, overrides=ROW_SUMS_INTRA)
     launched = []
@@ -150,8 +157,7 @@ def test_a_kernel_that_does_not_build_takes_only_its_version_out(tmp_path, devic
     xss = np.arange(12, dtype=np.float32).reshape(3, 4)
     lib.main(xss)
     broken = launched[0]  # the workgroup-level version's kernel
-    original = m.OPENCL_SOURCE
-    m.OPENCL_SOURCE = break_kernel(original, broken)
+    monkeypatch.setattr(m, "PROGRAM", with_broken_kernel(m, broken))
     capsys.readouterr()
     lib = m.load(device=device, overrides=ROW_SUMS_INTRA)
     for _ in range(2):
@@ -159,8 +165,8 @@ def test_a_kernel_that_does_not_build_takes_only_its_version_out(tmp_path, devic
     warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("Warning:")]
     assert len(warnings) == 1 and "main.suff_intra_par_1" in warnings[0] and broken in warnings[0]
     # a version with nothing to fall back to reports the kernel and the compiler's complaint
-    name = original[original.index("__kernel void "):].split("(")[0].split()[-1]
-    m.OPENCL_SOURCE = break_kernel(original, name)
+    name = next(iter(m.PROGRAM.kernels))
+    monkeypatch.setattr(m, "PROGRAM", with_broken_kernel(m, name))
     lib = m.load(device=device, overrides={"main.suff_outer_par_0": 1})
     with pytest.raises(m.ProgramError, match=f"kernel {name} could not be built"):
         lib.main(xss)

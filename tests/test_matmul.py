@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, compile_program, run_program
-from ir.frontend import parse_program
-from ir.interp import run_entry
-from ir.values import read_values, write_binary
+from incflat.pipeline import source_program
+from incflat.ir.interp import run_entry
+from incflat.codegen.runtime.values import read_values, write_binary
 
 SOURCE = (ROOT / "futhark_examples" / "matmul.fut").read_text()
 NEVER = 2 ** 31 - 1
@@ -54,7 +54,7 @@ def test_version_agrees_with_interpreter(program, device, version, shape):
     rng = np.random.default_rng(n * 100 + m * 10 + p)
     xss = rng.uniform(-1, 1, (n, m)).astype(np.float32)
     yss = rng.uniform(-1, 1, (m, p)).astype(np.float32)
-    (expected,) = run_entry(parse_program(SOURCE, "matmul.fut"), "main", [xss, yss])
+    (expected,) = run_entry(source_program(SOURCE, "matmul.fut"), "main", [xss, yss])
     params, path = VERSIONS[version]
     args = ["-d", device, "-L"] + [a for k, v in params.items() for a in ("--param", f"{k}={v}")]
     proc = run_program(program, encode(xss, yss), *args)

@@ -5,12 +5,13 @@ import pathlib
 
 import pytest
 
-from flatten.normalize import PIPELINE
-from ir.errors import CompileError
-from ir.frontend import parse_program
-from ir.interp import run_entry
+from incflat import pipeline
+from incflat.ir import source as S
+from incflat.ir.errors import CompileError
+from incflat.pipeline import source_program
+from incflat.ir.interp import run_entry
 from test_target_interp import PROGRAMS, inputs, same
-from tuner.datasets import read_test_cases
+from incflat.tuner.datasets import read_test_cases
 
 
 def first_cases(path: pathlib.Path) -> list:
@@ -27,15 +28,17 @@ def first_cases(path: pathlib.Path) -> list:
 
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
 def test_every_pass_keeps_the_results(path):
-    prog = parse_program(path.read_text(), str(path))
+    prog = source_program(path.read_text(), str(path))
     cases = []
     for entry, args in first_cases(path):
         try:
             cases.append((entry, args, run_entry(prog, entry, args)))
         except CompileError:
             pass  # a run-time error case
-    for normalize_pass in PIPELINE:
-        prog = normalize_pass(prog)
+    passes = [stage for stage in pipeline.STAGES if stage.takes is S.Program and stage.gives is S.Program]
+    assert len(passes) >= 8
+    for stage in passes:
+        prog = stage(prog, pipeline.Options())
         for entry, args, expected in cases:
             got = run_entry(prog, entry, args)
-            assert all(same(g, e) for g, e in zip(got, expected)), (normalize_pass.__name__, entry)
+            assert all(same(g, e) for g, e in zip(got, expected)), (stage.name, entry)

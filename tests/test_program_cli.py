@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, compile_program, run_program
-from ir.values import read_values, write_binary
+from incflat.codegen.runtime.values import read_values, write_binary
 
 MATMUL = (ROOT / "futhark_examples" / "matmul.fut").read_text()
 SUM = """
@@ -114,7 +114,7 @@ def test_errors_are_one_clear_line(matmul, args, stdin, message):
 
 
 def test_library_mode(tmp_path, device):
-    from incflat import main
+    from incflat.cli import main
     fut = tmp_path / "mm.fut"
     fut.write_text(MATMUL)
     assert main(["compile", "--library", str(fut)]) == 0

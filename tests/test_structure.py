@@ -4,9 +4,10 @@ and the thresholds with their ancestors."""
 import pytest
 
 from conftest import ROOT
-from flatten.thresholds import thresholds
-from incflat import compile_source
-from ir.target import segop_counts
+from incflat.codegen.runtime.tuning import parse_threshold_name
+from incflat.flatten.thresholds import thresholds
+from incflat.pipeline import target_program
+from incflat.flatten.versions import segop_counts
 
 CASES = [
     # (program, segop counts, number of thresholds)
@@ -58,19 +59,19 @@ CASES = [
 
 @pytest.mark.parametrize("source, counts, n_thresholds", CASES, ids=range(len(CASES)))
 def test_structure(source, counts, n_thresholds):
-    target = compile_source(source, "t.fut")
+    target = target_program(source, "t.fut")
     assert segop_counts(target) == counts
     assert len(thresholds(target)) == n_thresholds
 
 
 def test_thresholds_form_a_chain_for_matmul():
-    target = compile_source((ROOT / "futhark_examples" / "matmul.fut").read_text(), "matmul.fut")
+    target = target_program((ROOT / "futhark_examples" / "matmul.fut").read_text(), "matmul.fut")
     ts = thresholds(target)
     assert [t.name for t in ts] == ["main.suff_outer_par_0", "main.suff_intra_par_1",
                                     "main.suff_outer_par_2", "main.suff_intra_par_3"]
     for k, t in enumerate(ts):
         assert t.ancestors == tuple((u.name, False) for u in ts[:k])
-    assert [t.kind for t in ts] == ["outer", "intra", "outer", "intra"]
+    assert [parse_threshold_name(t.name)[1] for t in ts] == ["outer", "intra", "outer", "intra"]
 
 
 def test_threshold_numbers_are_unique_across_entry_points():
@@ -78,5 +79,5 @@ def test_threshold_numbers_are_unique_across_entry_points():
 entry a [n][m] (xss: [n][m]f32): [n]f32 = map (\\xs -> reduce (+) 0 xs) xss
 entry b [n][m] (xss: [n][m]f32): [n]f32 = map (\\xs -> reduce (*) 1 xs) xss
 """
-    names = [t.name for t in thresholds(compile_source(source, "t.fut"))]
+    names = [t.name for t in thresholds(target_program(source, "t.fut"))]
     assert names == ["a.suff_outer_par_0", "a.suff_intra_par_1", "b.suff_outer_par_2", "b.suff_intra_par_3"]

@@ -8,14 +8,14 @@ import pathlib
 import numpy as np
 import pytest
 
-from flatten.thresholds import leaf_assignments
-from incflat import compile_source
-from ir.errors import CompileError
-from ir.frontend import parse_program
-from ir.interp import run_entry
-from ir.target_interp import run_target
-from ir.values import read_values
-from tuner.datasets import GeneratedInput, InlineValues, ValuesFile, random_values, read_test_cases
+from incflat.codegen.runtime.tuning import build_forest, version_assignments
+from incflat.codegen.runtime.values import read_values
+from incflat.flatten.thresholds import thresholds
+from incflat.ir.errors import CompileError
+from incflat.ir.interp import run_entry
+from incflat.ir.target_interp import run_target
+from incflat.pipeline import source_program, target_program
+from incflat.tuner.datasets import GeneratedInput, InlineValues, ValuesFile, random_values, read_test_cases
 
 ROOT = pathlib.Path(__file__).parent.parent
 PROGRAMS = sorted((ROOT / "tests" / "programs").glob("*.fut")) + [ROOT / "futhark_examples" / "locvolcalib.fut"]
@@ -43,9 +43,9 @@ def same(got, expected) -> bool:
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
 def test_every_path_agrees_with_the_reference(path):
     text = path.read_text()
-    source = parse_program(text, str(path))
-    target = compile_source(text, str(path))
-    assignments = leaf_assignments(target)
+    source = source_program(text, str(path))
+    target = target_program(text, str(path))
+    assignments = version_assignments(build_forest(thresholds(target)))
     checked = 0
     for case in read_test_cases(path):
         args = inputs(case)

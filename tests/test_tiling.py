@@ -7,12 +7,13 @@ import itertools
 import numpy as np
 import pytest
 
-import incflat
-from codegen import tiling
-from ir import target as T
+from incflat import pipeline
+from incflat.codegen import tiling
+from incflat.codegen.runtime.tuning import TILE_SIZE
+from incflat.harness import program_params, version_assignments
+from incflat.ir import target as T
+from incflat.ir.traverse import walk_exps
 from tests.test_kernel_shapes import compile_library
-
-NEVER = 2 ** 31 - 1
 
 SOURCE = """
 def dot [m] (xs: [m]i64) (ys: [m]i64): i64 = reduce (+) 0 (map2 (*) xs ys)
@@ -42,8 +43,8 @@ entry outer_sums [n][m][p] (xss: [n][m]f32) (yss: [p][m]f32): [n][p][m]f32 =
 
 def plans():
     """(entry, depth of the context, plan) of each level-1 segmap of two or more dimensions."""
-    prog = incflat.compile_source(SOURCE, "tiles.fut")
-    return [(f.name, len(e.ctx), tiling.tile_plan(e)) for f in prog.funs for e in T.walk_exps(f.body)
+    prog = pipeline.target_program(SOURCE, "tiles.fut")
+    return [(f.name, len(e.ctx), tiling.tile_plan(e)) for f in prog.funs for e in walk_exps(f.body)
             if isinstance(e, T.SegMap) and e.level == 1 and len(e.ctx) >= 2]
 
 
@@ -90,19 +91,17 @@ def cases(n, m, p):
 
 @pytest.mark.parametrize("tile", [1, 3, 16])
 def test_every_version_agrees_for_any_tile_size(module, device, tile):
-    tiles = {name: tile for name, cls in module.PARAMS if cls == "tile_size"}
+    tiles = {p.name: tile for p in program_params(module) if p.cls == TILE_SIZE}
     shapes = [(5, 37, 19), (1, 1, 1), (17, 2, 33), (3, 0, 4), (0, 3, 2)]
     ran = set()
-    for entry in module.ENTRY_POINTS:
-        thresholds = [name for name, cls in module.PARAMS
-                      if cls.startswith("threshold") and name.startswith(f"{entry}.")]
-        for values in itertools.product((1, NEVER), repeat=len(thresholds)):
-            lib = module.load(device=device, overrides=dict(zip(thresholds, values), **tiles))
-            lib.ctx.device_state.last_args[False].clear()
+    for values in version_assignments(module):
+        lib = module.load(device=device, overrides=dict(values, **tiles))
+        lib.ctx.device_state.last_args[False].clear()
+        for entry in module.PROGRAM.entry_points:
             for shape in shapes:
                 inputs, expected = next((i, e) for name, i, e in cases(*shape) if name == entry)
                 got = getattr(lib, entry)(*inputs)
                 for g, e in zip(got if isinstance(got, tuple) else (got,), expected):
                     np.testing.assert_array_equal(g, e, err_msg=f"{entry} {values} {shape}")
-            ran |= set(lib.ctx.device_state.last_args[False])
+        ran |= set(lib.ctx.device_state.last_args[False])
     assert {name.split(".")[1][:-len("_tile_size")] for name in tiles} <= ran  # every tiled kernel ran

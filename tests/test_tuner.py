@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tuner.autotune import autotune, main
-from tuner.datasets import (
+from incflat.tuner.autotune import autotune, main
+from incflat.tuner.datasets import (
     AutoOutput,
     Dataset,
     ExpectedError,
@@ -29,15 +29,21 @@ from tuner.datasets import (
     read_test_cases,
     select_datasets,
 )
-from tuner.errors import TunerError
-from tuner.measure import Bench, Measurement
-from tuner.probe import Probe, probe
-from tuner.program import Program, RunResult, Threshold, parse_comparisons, parse_device, parse_params
-from tuner.simple import Probed, tune_simple
-from tuner.tree import NEVER, build_forest, path, pins, tuning_order
-from tuner.writeback import BEGIN, END, SLEEP_BEFORE_RENAME_ENV
+from incflat.tuner.errors import TunerError
+from incflat.tuner.measure import Bench, Measurement
+from incflat.tuner.probe import Probe, probe
+from incflat.codegen.runtime.tuning import (NEVER, TUNED_BEGIN, TUNED_END, Param, parse_comparisons, parse_device,
+                                            parse_listing)
+from incflat.tuner.program import Program, RunResult
+from incflat.tuner.simple import Probed, tune_simple
+from incflat.tuner.tree import build_forest, path, pins, tuning_order
+from incflat.tuner.writeback import SLEEP_BEFORE_RENAME_ENV
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def threshold(name: str, default, ancestors: tuple) -> Param:
+    return Param(name, default=default, ancestors=ancestors)
 FIXTURES = REPO / "tests" / "data" / "tuner"
 FAKE = REPO / "tests" / "fake_program.py"
 T1, T2, T3, T4 = "main.suff_outer_par_0", "main.suff_intra_par_1", "main.suff_outer_par_2", "main.suff_intra_par_3"
@@ -192,10 +198,12 @@ def test_parse_params_comparisons_and_device():
         "main.suff_outer_par_2 (threshold(def, main.suff_outer_par_0 !main.suff_intra_par_1))\n"
         "main.tile_size_7 (tile_size)\n"
     )
-    assert parse_params(listing) == [
-        Threshold(T1, None, ()),
-        Threshold(T2, 32, ((T1, False),)),
-        Threshold(T3, None, ((T1, True), (T2, False))),
+    assert parse_listing(listing) == [
+        threshold(T1, None, ()),
+        threshold(T2, 32, ((T1, False),)),
+        Param("main.segmap_tblock_size_4", "thread_block_size"),
+        threshold(T3, None, ((T1, True), (T2, False))),
+        Param("main.tile_size_7", "tile_size"),
     ]
     stderr = (
         "Device: NVIDIA H100 80GB HBM3\n"
@@ -209,7 +217,7 @@ def test_parse_params_comparisons_and_device():
 
 def test_program_runs_report_failures_instead_of_raising(monkeypatch, tmp_path):
     program = Program(FAKE)
-    assert [t.name for t in program.thresholds(timeout=10)] == [T1, T2, T3, T4]
+    assert [t.name for t in program.params(timeout=10) if t.is_threshold] == [T1, T2, T3, T4]
     dataset = Dataset("d", "main", InlineValues("16i64 64i64 64i64"), False)
     ok = program.run(dataset, params={}, timeout=10, timing_runs=3)
     assert ok.ok and ok.times_us == (64.0, 32.0, 32.0)
@@ -260,7 +268,7 @@ def test_bench_drops_the_warm_up_caches_by_key_and_kills_slow_candidates():
 
 
 def _chain():
-    return [Threshold(name, None, tuple((a, False) for a in (T1, T2, T3, T4)[:i])) for i, name in
+    return [threshold(name, None, tuple((a, False) for a in (T1, T2, T3, T4)[:i])) for i, name in
             enumerate((T1, T2, T3, T4))]
 
 
@@ -281,11 +289,11 @@ def test_forest_of_the_matmul_chain_and_paths():
 def test_forest_with_splits_true_branches_and_loops():
     a, b, c, d, e = "m.a", "m.b", "m.c", "m.d", "other.e"
     listing = [
-        Threshold(d, None, ((b, False), (a, True))),  # listed before its parents, ancestors out of order
-        Threshold(a, None, ()),
-        Threshold(b, None, ((a, True),)),
-        Threshold(c, None, ((a, True),)),
-        Threshold(e, None, ()),
+        threshold(d, None, ((b, False), (a, True))),  # listed before its parents, ancestors out of order
+        threshold(a, None, ()),
+        threshold(b, None, ((a, True),)),
+        threshold(c, None, ((a, True),)),
+        threshold(e, None, ()),
     ]
     forest = build_forest(listing)
     assert [n.name for n in forest] == [a, e]
@@ -296,10 +304,10 @@ def test_forest_with_splits_true_branches_and_loops():
     epars = {a: (10, 100, 1000), b: (5,), c: (7,), d: (3,)}
     assignment = {a: 100, b: NEVER, c: 1, d: 1, e: 1}
     assert path(forest, assignment, epars) == ((a, (False, True, True)), (b, (False,)), (d, (True,)), (c, (True,)))
-    with pytest.raises(TunerError, match="depends on m.x, which --print-params does not list"):
-        build_forest([Threshold(a, None, (("m.x", True),))])
+    with pytest.raises(TunerError, match="depends on m.x, which is not listed .in the program's --print-params"):
+        build_forest([threshold(a, None, (("m.x", True),))])
     with pytest.raises(TunerError, match="do not form a path"):
-        build_forest([Threshold(a, None, ()), Threshold(b, None, ((a, True),)), Threshold(c, None, ((b, True),))])
+        build_forest([threshold(a, None, ()), threshold(b, None, ((a, True),)), threshold(c, None, ((b, True),))])
 
 
 class _LoggingProgram:
@@ -318,10 +326,10 @@ class _LoggingProgram:
 
 def test_probing_pins_ancestors_to_reach_thresholds_under_true_outcomes():
     forest = build_forest([
-        Threshold("m.a", None, ()),
-        Threshold("m.b", None, (("m.a", True),)),
-        Threshold("m.c", None, (("m.a", True), ("m.b", True))),
-        Threshold("m.d", None, (("m.a", False),)),
+        threshold("m.a", None, ()),
+        threshold("m.b", None, (("m.a", True),)),
+        threshold("m.c", None, (("m.a", True), ("m.b", True))),
+        threshold("m.d", None, (("m.a", False),)),
     ])
     program = _LoggingProgram()
     found = probe(forest, program, Dataset("d", "main", InlineValues(""), False), NEVER)
@@ -354,7 +362,7 @@ def _probed(name, epars):
 
 
 def test_conflicting_ranges_keep_the_faster_end_without_new_runs():
-    forest = build_forest([Threshold("m.t", None, ())])
+    forest = build_forest([threshold("m.t", None, ())])
     # a (E=100) prefers true by a little, b (E=200) prefers false by a lot: [1, 100] and [201, never] conflict.
     costs = {("a", True): 10.0, ("a", False): 11.0, ("b", True): 50.0, ("b", False): 20.0}
     bench = _ModelBench(forest, lambda name, p: costs[name, p[0][1][0]])
@@ -366,7 +374,7 @@ def test_conflicting_ranges_keep_the_faster_end_without_new_runs():
 
 
 def test_loop_thresholds_fall_back_to_trying_each_observed_value():
-    forest = build_forest([Threshold("m.t", None, ())])
+    forest = build_forest([threshold("m.t", None, ())])
     # The cost depends on how many iterations take the true branch; best with two of three.
     bench = _ModelBench(forest, lambda name, p: {0: 40.0, 1: 30.0, 2: 10.0, 3: 20.0}[sum(p[0][1])])
     outcome = tune_simple(forest, [_probed("a", {"m.t": (10, 100, 1000)})], bench, lambda _: None)
@@ -375,7 +383,7 @@ def test_loop_thresholds_fall_back_to_trying_each_observed_value():
 
 
 def test_thresholds_that_no_dataset_reaches_keep_the_default():
-    forest = build_forest([Threshold("m.t", None, ()), Threshold("other.u", None, ())])
+    forest = build_forest([threshold("m.t", None, ()), threshold("other.u", None, ())])
     bench = _ModelBench(forest, lambda name, p: 1.0 if p[0][1][0] else 2.0)
     outcome = tune_simple(forest, [_probed("a", {"m.t": (5,)})], bench, lambda _: None)
     assert outcome.assignment == {"m.t": 5}
@@ -448,7 +456,7 @@ def test_tuning_sends_each_dataset_to_its_cheapest_version_and_writes_back(tmp_p
 
 
 def _baked(program_text: str) -> dict:
-    block = program_text[program_text.index(BEGIN):program_text.index(END)]
+    block = program_text[program_text.index(TUNED_BEGIN):program_text.index(TUNED_END)]
     values: dict = {}
     exec(compile(ast.parse(block), "block", "exec"), {}, values)
     return values
@@ -477,9 +485,10 @@ def test_command_line_errors_are_one_line(tmp_path, monkeypatch, capsys):
     assert capsys.readouterr().err == f"Error: {fut}:2: bad test block: '{{' after 'input' is never closed\n"
     shutil.copy(FIXTURES / "matmul.fut", fut)
     program_text = program.read_text()
-    program.write_text(program_text.replace(BEGIN, "# no block"))
+    program.write_text(program_text.replace(TUNED_BEGIN, "# no block"))
     assert main([str(fut), str(program)]) == 1  # found before any run
-    assert capsys.readouterr().err == f"Error: {program} has 0 tuned-defaults blocks ('{BEGIN}' ... '{END}'), not one\n"
+    assert capsys.readouterr().err == (f"Error: {program}: the program has 0 '{TUNED_BEGIN}' and 1 '{TUNED_END}' "
+                                       "lines, not one block\n")
     program.write_text(program_text)
     (tmp_path / "w" / "data" / "dots.in").unlink()
     assert main([str(fut), str(program)]) == 1

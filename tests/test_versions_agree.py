@@ -2,16 +2,14 @@
 true (1) or false (never) in every combination, on every OpenCL device present."""
 
 import importlib.util
-import itertools
 
 import numpy as np
 import pytest
 
-from incflat import main as incflat_main
-from ir.frontend import parse_program
-from ir.interp import run_entry
-
-NEVER = 2 ** 31 - 1
+from incflat.cli import main as incflat_main
+from incflat.harness import version_assignments
+from incflat.ir.interp import run_entry
+from incflat.pipeline import source_program
 RNG = np.random.default_rng(7)
 
 
@@ -104,17 +102,11 @@ def compiled(tmp_path_factory):
     return modules
 
 
-def assignments(module) -> list:
-    """Every combination of forcing each threshold of a compiled program true or false."""
-    names = [name for name, cls in module.PARAMS if cls.startswith("threshold")]
-    return [dict(zip(names, values)) for values in itertools.product((1, NEVER), repeat=len(names))]
-
-
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_every_version_agrees_with_the_interpreter(compiled, device, name):
     source, datasets = PROGRAMS[name]
-    prog = parse_program(source, f"{name}.fut")
-    for params in assignments(compiled[name]):
+    prog = source_program(source, f"{name}.fut")
+    for params in version_assignments(compiled[name]):
         lib = compiled[name].load(device=device, overrides=params)
         for args in datasets:
             expected = run_entry(prog, "main", args)

@@ -49,10 +49,11 @@ def test_dot_and_stats():
 
 
 def test_moderate_flattening_is_one_correct_version(tmp_path, device):
-    from incflat import compile_file
+    from incflat.cli import compile_file
+    from incflat.pipeline import Options
     fut = tmp_path / "mm.fut"
     fut.write_text(MATMUL.read_text())
-    program = compile_file(fut, tmp_path / "mm", flattening="moderate")
+    program = compile_file(fut, tmp_path / "mm", Options(flattening="moderate"))
     assert b"threshold" not in run_program(program, b"", "--print-params").stdout
     out = run_program(program, b"[[1f32, 2f32], [3f32, 4f32]] [[5f32, 6f32], [7f32, 8f32]]", "-d", device).stdout
     assert out.decode() == "[[19.0f32, 22.0f32], [43.0f32, 50.0f32]]\n"

@@ -4,7 +4,7 @@
 `main(argv)` is its command line (`python -m tuner`, and `incflat autotune`).
 """
 
-from tuner.autotune import DatasetReport, Interrupted, TuneResult, autotune, main
-from tuner.errors import TunerError
+from incflat.tuner.autotune import DatasetReport, Interrupted, TuneResult, autotune, main
+from incflat.tuner.errors import TunerError
 
 __all__ = ["DatasetReport", "Interrupted", "TuneResult", "TunerError", "autotune", "main"]

@@ -1,5 +1,5 @@
 import sys
 
-from tuner.autotune import main
+from incflat.tuner.autotune import main
 
 sys.exit(main(sys.argv[1:]))

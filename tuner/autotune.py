@@ -12,14 +12,15 @@ from pathlib import Path
 from types import FrameType
 from typing import Callable, TextIO
 
-from tuner.datasets import Dataset, read_test_cases, select_datasets
-from tuner.errors import TunerError
-from tuner.measure import Bench, Measurement
-from tuner.probe import Probe, probe
-from tuner.program import Program
-from tuner.simple import STRATEGY, Probed, tune_simple
-from tuner.tree import NEVER, Forest, all_nodes, build_forest, path
-from tuner.writeback import PlannedFile, Provenance, commit, plan_writeback, read_program, written
+from incflat.tuner.datasets import Dataset, read_test_cases, select_datasets
+from incflat.tuner.errors import TunerError
+from incflat.tuner.measure import Bench, Measurement
+from incflat.tuner.probe import Probe, probe
+from incflat.tuner.program import Program
+from incflat.tuner.simple import STRATEGY, Probed, tune_simple
+from incflat.codegen.runtime.tuning import NEVER, Forest, all_nodes
+from incflat.tuner.tree import build_forest, path
+from incflat.tuner.writeback import PlannedFile, Provenance, commit, plan_writeback, read_program, written
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ def autotune(
 
         read_program(program_path)  # fail now, not after tuning, if there is nowhere to write the results
         bench = Bench(Program(program_path, extra_args), runs=runs, timeout=timeout, log=log)
-        forest = build_forest(bench.program.thresholds(timeout))
+        forest = build_forest(bench.program.params(timeout))
         log(f"{len(all_nodes(forest))} thresholds in {len(forest)} tree(s)")
 
         log("untuned (the program's current defaults):")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-from tuner.errors import TunerError
+from incflat.tuner.errors import TunerError
 
 NAME_LIMIT = 50  # Futhark truncates the values in an unnamed inline case's name to this many characters.
 CASE_END_WORDS = ("input", "structure", "warning:")  # words that end a case's run tags
@@ -384,7 +384,7 @@ def random_values(text: str) -> list:
 
     import numpy as np
 
-    from ir.values import read_values
+    from incflat.codegen.runtime.values import read_values
 
     values = []
     for seed, match in enumerate(RANDOM_ITEM.finditer(text), start=1):

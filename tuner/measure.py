@@ -14,8 +14,8 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
-from tuner.datasets import Dataset
-from tuner.program import Program, RunResult
+from incflat.tuner.datasets import Dataset
+from incflat.tuner.program import Program, RunResult
 
 SLOWDOWN_LIMIT = 10.0
 TIMEOUT_SLACK_S = 1.0  # start-up noise that the wall time of a fast run does not show

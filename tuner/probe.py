@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tuner.datasets import Dataset
-from tuner.errors import TunerError
-from tuner.measure import Bench
-from tuner.program import EPars, parse_comparisons, parse_device
-from tuner.tree import Forest, all_nodes, pins
+from incflat.tuner.datasets import Dataset
+from incflat.tuner.errors import TunerError
+from incflat.tuner.measure import Bench
+from incflat.codegen.runtime.tuning import Forest, all_nodes, parse_comparisons, parse_device
+from incflat.tuner.program import EPars
+from incflat.tuner.tree import pins
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import re
 import subprocess
 import sys
 import tempfile
@@ -14,14 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from flatten.thresholds import Threshold
-from tuner.datasets import Dataset, InlineValues
-from tuner.errors import TunerError
-
-PARAM_LINE = re.compile(r"^(\S+) \((.*)\)$")
-THRESHOLD_CLASS = re.compile(r"^threshold\(\s*([^,]*),(.*)\)$")
-COMPARISON = re.compile(r"^Compared (\S+) <= (-?\d+)", re.MULTILINE)
-DEVICE_LINE = re.compile(r"^Device:\s*(.*?)\s*$", re.MULTILINE)
+from incflat.codegen.runtime.tuning import ContractError, Param, parse_listing
+from incflat.tuner.datasets import Dataset, InlineValues
+from incflat.tuner.errors import TunerError
 
 # ePar values per threshold for one dataset: the sorted distinct values it was compared against.
 EPars = Mapping[str, tuple[int, ...]]
@@ -41,35 +35,6 @@ class RunResult:
         return self.failure is None
 
 
-def parse_params(text: str) -> list[Threshold]:
-    """The thresholds of a `--print-params` listing; other parameter classes are skipped."""
-    thresholds = []
-    for line in text.splitlines():
-        line_match = PARAM_LINE.match(line.strip())
-        class_match = line_match and THRESHOLD_CLASS.match(line_match.group(2).strip())
-        if not line_match or not class_match:
-            continue
-        default = class_match.group(1).strip()
-        ancestors = tuple((a.lstrip("!"), not a.startswith("!")) for a in class_match.group(2).split())
-        thresholds.append(
-            Threshold(line_match.group(1), int(default) if re.fullmatch(r"-?\d+", default) else None, ancestors)
-        )
-    return thresholds
-
-
-def parse_comparisons(stderr: str) -> dict[str, tuple[int, ...]]:
-    """`Compared name <= n: ...` lines of a `-L` run, as sorted distinct values per threshold."""
-    values: dict[str, set[int]] = {}
-    for name, value in COMPARISON.findall(stderr):
-        values.setdefault(name, set()).add(int(value))
-    return {name: tuple(sorted(vs)) for name, vs in values.items()}
-
-
-def parse_device(stderr: str) -> str | None:
-    match = DEVICE_LINE.search(stderr)
-    return match.group(1) if match and match.group(1) else None
-
-
 def parse_times(text: str) -> tuple[float, ...]:
     return tuple(float(line) for line in text.split())
 
@@ -85,11 +50,15 @@ class Program:
         self.path = path
         self.extra_args = tuple(extra_args)
 
-    def thresholds(self, timeout: float) -> list[Threshold]:
+    def params(self, timeout: float) -> list[Param]:
+        """The program's tuning parameters, from its `--print-params` listing."""
         result, listing = self._invoke(["--print-params"], None, timeout, keep_stdout=True)
         if not result.ok:
             raise TunerError(f"{self.path} --print-params failed: {result.failure}")
-        return parse_params(listing)
+        try:
+            return parse_listing(listing)
+        except ContractError as e:
+            raise TunerError(f"{self.path} --print-params: {e}") from None
 
     def run(
         self,

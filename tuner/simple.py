@@ -18,10 +18,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Callable
 
-from tuner.datasets import Dataset
-from tuner.measure import Measurer
-from tuner.program import EPars
-from tuner.tree import Forest, Node, all_nodes, never_value, path, pins, tuning_order
+from incflat.tuner.datasets import Dataset
+from incflat.tuner.measure import Measurer
+from incflat.tuner.program import EPars
+from incflat.codegen.runtime.tuning import Forest, Node, all_nodes
+from incflat.tuner.tree import never_value, path, pins, tuning_order
 
 STRATEGY = "simple"
 

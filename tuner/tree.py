@@ -1,6 +1,6 @@
 """The path a dataset takes through the version tree under an assignment, and the tuning order.
 
-The tree itself is the compiler's (flatten.thresholds): each guard is `threshold <= ePar`; true takes the less
+The tree itself is the tuning contract's (codegen.runtime.tuning): each guard is `threshold <= ePar`; true takes the less
 flattened version, false goes deeper. The program lists, for each threshold, the outcomes of its ancestors,
 and the tree is rebuilt from that listing.
 """
@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from flatten.thresholds import Forest, Node, Threshold, VersionTreeError
-from flatten.thresholds import build_forest as shared_build_forest
-from tuner.errors import TunerError
-from tuner.program import EPars
-
-NEVER = 2**31 - 1  # "infinity" as written out: a threshold this large is false for every realistic ePar
+from incflat.codegen.runtime.tuning import NEVER, Forest, Node, Param, VersionTreeError
+from incflat.codegen.runtime.tuning import build_forest as contract_build_forest
+from incflat.tuner.errors import TunerError
+from incflat.tuner.program import EPars
 
 
 # A dataset's path: for each threshold it reaches (in tree order), the outcome of each distinct ePar it
@@ -22,26 +20,12 @@ NEVER = 2**31 - 1  # "infinity" as written out: a threshold this large is false 
 Path = tuple[tuple[str, tuple[bool, ...]], ...]
 
 
-def build_forest(thresholds: Sequence[Threshold]) -> Forest:
+def build_forest(params: Sequence[Param]) -> Forest:
     """The compiler's version tree, rebuilt from a program's --print-params listing."""
     try:
-        return shared_build_forest(thresholds)
+        return contract_build_forest(params)
     except VersionTreeError as e:
-        raise TunerError(str(e)) from None
-
-
-def all_nodes(forest: Forest) -> list[Node]:
-    """Every node, parents before children."""
-    out: list[Node] = []
-
-    def visit(node: Node) -> None:
-        out.append(node)
-        for child in node.on_true + node.on_false:
-            visit(child)
-
-    for root in forest:
-        visit(root)
-    return out
+        raise TunerError(f"{e} (in the program's --print-params listing)") from None
 
 
 def tuning_order(forest: Forest) -> list[Node]:

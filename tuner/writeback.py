@@ -8,7 +8,6 @@ leaves each file either untouched or complete, and the temporary file is removed
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import stat
 import time
@@ -17,11 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from tuner.errors import TunerError
+from incflat.codegen.runtime.tuning import ContractError, tuning_file_text, with_defaults
+from incflat.tuner.errors import TunerError
 
-BEGIN = "# BEGIN INCFLAT TUNED DEFAULTS"
-END = "# END INCFLAT TUNED DEFAULTS"
-BLOCK = re.compile(rf"^{re.escape(BEGIN)}$.*?^{re.escape(END)}$", re.MULTILINE | re.DOTALL)
 TOOL = "incflat"
 # Test hook: seconds to sleep between writing a temporary file and renaming it, to interrupt write-back there.
 SLEEP_BEFORE_RENAME_ENV = "INCFLAT_TUNER_TEST_SLEEP_BEFORE_RENAME"
@@ -51,18 +48,9 @@ class PlannedFile:
     data: bytes
 
 
-def tuning_file_text(values: Mapping[str, int], provenance: Provenance) -> str:
-    header = (
-        f"-- tuned by {provenance.tool} ({provenance.strategy}) on {provenance.device}, {provenance.date}; "
-        f"datasets: {', '.join(provenance.datasets)}"
-    )
-    return "\n".join([header, *(f"{name}={values[name]}" for name in sorted(values))]) + "\n"
-
-
-def defaults_block(values: Mapping[str, int], provenance: Provenance) -> str:
-    entries = "".join(f"    {name!r}: {values[name]},\n" for name in sorted(values))
-    defaults = "{\n" + entries + "}" if values else "{}"
-    return f"{BEGIN}\nTUNED_DEFAULTS = {defaults}\nTUNING_PROVENANCE = {provenance.as_dict()!r}\n{END}"
+def tuning_header(provenance: Provenance) -> str:
+    return (f"tuned by {provenance.tool} ({provenance.strategy}) on {provenance.device}, {provenance.date}; "
+            f"datasets: {', '.join(provenance.datasets)}")
 
 
 def read_program(program: Path) -> str:
@@ -71,19 +59,20 @@ def read_program(program: Path) -> str:
         text = program.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise TunerError(f"cannot read {program}: {e}") from None
-    count = len(BLOCK.findall(text))
-    if count != 1:
-        raise TunerError(f"{program} has {count} tuned-defaults blocks ('{BEGIN}' ... '{END}'), not one")
+    try:
+        with_defaults(text, {}, None)
+    except ContractError as e:
+        raise TunerError(f"{program}: {e}") from None
     return text
 
 
 def plan_writeback(
     tuning_path: Path, program: Path, values: Mapping[str, int], provenance: Provenance
 ) -> tuple[PlannedFile, ...]:
-    block = defaults_block(values, provenance)
+    new_program = with_defaults(read_program(program), dict(values), provenance.as_dict())
     return (
-        PlannedFile(tuning_path, tuning_file_text(values, provenance).encode()),
-        PlannedFile(program, BLOCK.sub(lambda _: block, read_program(program)).encode()),
+        PlannedFile(tuning_path, tuning_file_text(dict(values), tuning_header(provenance)).encode()),
+        PlannedFile(program, new_program.encode()),
     )
 
 

@@ -10,7 +10,6 @@ timed; the best is reported), best of --runs runs, inputs already on the device,
 
 import argparse
 import importlib.util
-import itertools
 import json
 import pathlib
 import sys
@@ -22,11 +21,10 @@ import numpy as np
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
-NEVER = 2 ** 31 - 1
 
 
 def load(name: str, directory: pathlib.Path):
-    from incflat import main as incflat_main
+    from incflat.cli import main as incflat_main
     if incflat_main(["compile", "--library", str(HERE / f"{name}.fut"), "-o", str(directory / f"{name}.py")]):
         raise SystemExit(f"compiling {name} failed")
     spec = importlib.util.spec_from_file_location(name, directory / f"{name}.py")
@@ -39,8 +37,10 @@ def size_settings(module, sweep: bool) -> list:
     """Workgroup and grid sizes to try: the defaults, or with --sweep a grid of them."""
     if not sweep:
         return [{}]
-    blocks = [n for n, cls in module.PARAMS if cls == "thread_block_size"]
-    grids = [n for n, cls in module.PARAMS if cls == "grid_size"]
+    from incflat.harness import program_params
+    params = program_params(module)
+    blocks = [p.name for p in params if p.cls == "thread_block_size"]
+    grids = [p.name for p in params if p.cls == "grid_size"]
     settings = []
     for group_size in (128, 256, 512, 1024):
         for groups in ((None, 528, 1056, 2112) if grids else (None,)):
@@ -55,13 +55,13 @@ def best_time(module, device, args, runs, expected, sweep=False, length=None):
     result is checked against numpy's, to a rounding error that grows with `length`, the number of
     elements summed into one result (all of the first input's by default)."""
     length = np.size(args[0]) if length is None else length
-    names = [n for n, cls in module.PARAMS if cls.startswith("threshold")]
+    from incflat.harness import version_assignments
     best = (float("inf"), None)
-    for values in itertools.product((1, NEVER), repeat=len(names)):
+    for version in version_assignments(module):
         for sizes in size_settings(module, sweep):
-            params = dict(zip(names, values), **sizes)
+            params = dict(version, **sizes)
             lib = module.load(device=device, overrides=params)
-            ctx, entry = lib.ctx, module.ENTRY_POINTS["main"]
+            ctx, entry = lib.ctx, module.PROGRAM.entry_points["main"]
             dev_args = entry.upload(ctx, args)
             mine = float("inf")
             for run in range(runs + 1):
@@ -83,7 +83,7 @@ def best_time(module, device, args, runs, expected, sweep=False, length=None):
 def kernel_time(module, device, params, args) -> float:
     """Microseconds the kernels of one call take on the device (OpenCL events), without the host's."""
     lib = module.load(device=device, overrides=params, profile=True)
-    ctx, entry = lib.ctx, module.ENTRY_POINTS["main"]
+    ctx, entry = lib.ctx, module.PROGRAM.entry_points["main"]
     dev_args = entry.upload(ctx, args)
     entry.fn(ctx, *dev_args)
     ctx.queue.finish()
@@ -95,7 +95,7 @@ def kernel_time(module, device, params, args) -> float:
 
 def copy_time(device, n, runs):
     import pyopencl as cl
-    from codegen.runtime import choose_device
+    from incflat.codegen.runtime.device import choose_device
     ctx = cl.Context([choose_device(None, device)])
     queue = cl.CommandQueue(ctx)
     a = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, n * 4)
@@ -116,7 +116,7 @@ def launch_overhead(device, module):
     """Microseconds per launch: a bare pyopencl launch of an empty kernel, and a whole entry-point call of
     a one-element map (one kernel) through the compiled program."""
     import pyopencl as cl
-    from codegen.runtime import choose_device
+    from incflat.codegen.runtime.device import choose_device
     ctx = cl.Context([choose_device(None, device)])
     queue = cl.CommandQueue(ctx)
     knl = cl.Program(ctx, "__kernel void empty(__global float *x) {}").build().empty
@@ -131,7 +131,7 @@ def launch_overhead(device, module):
     queue.finish()
     bare = (time.perf_counter() - start) / count * 1e6
     lib = module.load(device=device)
-    entry = module.ENTRY_POINTS["main"]
+    entry = module.PROGRAM.entry_points["main"]
     dev_args = entry.upload(lib.ctx, [np.ones(1, np.float32), np.ones(1, np.float32)])
     for _ in range(100):
         entry.fn(lib.ctx, *dev_args)
@@ -185,7 +185,7 @@ def main(argv=None):
         bare, ours = launch_overhead(args.device, modules["map_add"] if "map_add" in modules
                                      else load("map_add", pathlib.Path(tmp)))
     import pyopencl as cl
-    from codegen.runtime import choose_device
+    from incflat.codegen.runtime.device import choose_device
     device_name = choose_device(None, args.device).name
     print(f"device: {device_name}")
     print(f"{'benchmark':<12} {'us':>10} {'GB/s':>8} {'of copy':>8} {'kernel us':>10}")

@@ -1,7 +1,4 @@
-"""The `incflat` command: a thin driver over the compiler's passes and the tuner.
-
-The whole compiler is the PIPELINE list below; `compile_source` runs it up to any stage.
-"""
+"""The `incflat` command: a thin driver over the compiler's pipeline (incflat.pipeline) and the tuner."""
 
 import os
 import signal
@@ -20,46 +17,36 @@ import argparse  # noqa: E402
 import pathlib  # noqa: E402
 import time  # noqa: E402
 
-from codegen.host import generate_program, prune_unsupported, runtime_source
-from flatten import versions
-from flatten.incremental import flatten_incremental, flatten_moderate
-from flatten.normalize import normalize
-from ir.errors import CompileError, format_error
-from ir.frontend import parse_program
-from tuner.errors import TunerError
-from tuner.writeback import atomic_write
+from incflat import __version__  # noqa: E402
+from incflat import pipeline  # noqa: E402
+from incflat.flatten import versions  # noqa: E402
+from incflat.ir.errors import CompileError, format_error  # noqa: E402
+from incflat.ir.verify import IRError  # noqa: E402
+from incflat.tuner.errors import TunerError  # noqa: E402
+from incflat.codegen.program import program_text  # noqa: E402
+from incflat.tuner.writeback import atomic_write  # noqa: E402
 
 for _signum, _handler in _handlers_before_import.items():
     signal.signal(_signum, _handler)
 
-__version__ = "0.1.0"
 
-FLATTENINGS = {"incremental": flatten_incremental, "moderate": flatten_moderate}
-
-
-def pipeline(flattening: str = "incremental") -> list:
-    """The whole compiler after the front end; each stage is a pure function from one IR to the next."""
-    return [
-        ("normalize", normalize),  # inlined, fused source IR (redomap / scanomap formed, G4 applied)
-        ("flatten", FLATTENINGS[flattening]),  # target IR: guarded versions of segops (G0-G3, G5-G9)
-    ]
+def read_program(path: pathlib.Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise CompileError(f"{path} is not UTF-8 text ({e.reason} at byte {e.start}).") from None
 
 
-def compile_source(text: str, filename: str, until: str = None, flattening: str = "incremental"):
-    """Source text -> target IR (or the IR after the stage named `until`)."""
-    prog = parse_program(text, filename)
-    for name, stage in pipeline(flattening):
-        prog = stage(prog)
-        if name == until:
-            break
-    return prog
+def options_of(args) -> pipeline.Options:
+    return pipeline.Options(flattening=getattr(args, "flattening", "incremental"),
+                            checks=not getattr(args, "unsafe", False))
 
 
-def compile_file(fut_path: pathlib.Path, out_path: pathlib.Path, flattening: str = "incremental",
-                 checks: bool = True) -> pathlib.Path:
+def compile_file(fut_path: pathlib.Path, out_path: pathlib.Path, options: pipeline.Options = pipeline.Options(),
+                 verify: bool = None) -> pathlib.Path:
     """Writes the executable compiled program (atomically, so a reader never sees half a program)."""
-    target = compile_source(fut_path.read_text(), str(fut_path), flattening=flattening)
-    atomic_write(out_path, generate_program(target, fut_path.name, checks=checks).encode(), mode=0o755)
+    generated = pipeline.compile(read_program(fut_path), str(fut_path), verify_stages=verify, options=options)
+    atomic_write(out_path, program_text(generated).encode(), mode=0o755)
     return out_path
 
 
@@ -68,13 +55,18 @@ def default_output(fut_path: pathlib.Path) -> pathlib.Path:
 
 
 def cmd_check(args) -> int:
-    compile_source(args.program.read_text(), str(args.program), until="normalize")
+    pipeline.compile(read_program(args.program), str(args.program), until="check", verify_stages=args.verify)
     return 0
 
 
 def cmd_versions(args) -> int:
-    text, name = args.program.read_text(), str(args.program)
-    target = prune_unsupported(compile_source(text, name, flattening=args.flattening))
+    text, name = read_program(args.program), str(args.program)
+    if args.until:  # the IR after any stage, as `futhark dev` shows it
+        print(pipeline.show(pipeline.compile(text, name, until=args.until, verify_stages=args.verify,
+                                             options=options_of(args))), end="")
+        return 0
+    target = pipeline.compile(text, name, until="prune_unsupported", verify_stages=args.verify,
+                              options=options_of(args))
     if args.dot:
         print(versions.to_dot(target), end="")
     elif args.json:
@@ -82,22 +74,22 @@ def cmd_versions(args) -> int:
     else:
         print(versions.render_text(target), end="")
     if args.stats:
-        print(versions_stats(text, name))
+        print(versions_stats(text, name, args.verify))
     return 0
 
 
-def versions_stats(text: str, name: str) -> str:
+def versions_stats(text: str, name: str, verify: bool = None) -> str:
     """Versions, kernels, thresholds, code size and compile time: incremental against moderate."""
     rows = {}
-    for flattening in ("incremental", "moderate"):
+    for flattening in pipeline.FLATTENINGS:
+        options = pipeline.Options(flattening=flattening)
         start = time.perf_counter()
-        target = prune_unsupported(compile_source(text, name, flattening=flattening))
-        program = generate_program(target, name)
+        target = pipeline.compile(text, name, until="prune_unsupported", verify_stages=verify, options=options)
+        generated = pipeline.STAGES[-1](target, options)
         seconds = time.perf_counter() - start
-        generated = len(program) - len(runtime_source())  # the kernels and the host code
         counts = versions.stats(target)
-        kernels = program.count("__kernel void") - runtime_source().count("__kernel void")  # the runtime names it too
-        rows[flattening] = (counts["versions"], kernels, counts["thresholds"], generated, seconds)
+        rows[flattening] = (counts["versions"], len(generated.kernels), counts["thresholds"], generated.code_size,
+                            seconds)
     inc, mod = rows["incremental"], rows["moderate"]
     lines = [f"{'':<12} {'versions':>8} {'kernels':>8} {'thresholds':>10} {'code bytes':>11} {'compile s':>9}"]
     for flattening, (v, k, t, size, secs) in rows.items():
@@ -110,13 +102,13 @@ def versions_stats(text: str, name: str) -> str:
 def cmd_compile(args) -> int:
     out = args.output or (default_output(args.program).with_suffix(".py") if args.library
                           else default_output(args.program))
-    compile_file(args.program, out, args.flattening, checks=not args.unsafe)
+    compile_file(args.program, out, options_of(args), verify=args.verify)
     return 0
 
 
 def cmd_autotune(args) -> int:
-    import tuner
-    program = compile_file(args.program, default_output(args.program))
+    from incflat import tuner
+    program = compile_file(args.program, default_output(args.program), verify=args.verify)
     print(f"compiled {args.program} to {program}", flush=True)
     options = ["--runs", str(args.runs), "--timeout", str(args.timeout)]
     options += ["--entry", args.entry] if args.entry else []
@@ -125,17 +117,17 @@ def cmd_autotune(args) -> int:
 
 
 def cmd_test(args) -> int:
-    from tuner.testing import run_tests
+    from incflat.harness import run_tests
     summary = run_tests(args.files, device=args.device, interpreted=args.interpreter, verbose=args.verbose,
-                        timeout=args.timeout)
+                        timeout=args.timeout, verify=args.verify)
     return 1 if summary.failed else 0
 
 
 def cmd_run(args) -> int:
-    from tuner.testing import run_compiled, run_interpreted
+    from incflat.harness import run_compiled, run_interpreted
     if args.interpreter:
         return run_interpreted(args.program, args.options)
-    return run_compiled(args.program, args.options)
+    return run_compiled(args.program, args.options, verify=args.verify)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -143,52 +135,58 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--version", action="version", version=f"incflat {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("check", help="parse and type-check a program")
-    p.add_argument("program", type=pathlib.Path)
-    p.set_defaults(fn=cmd_check)
+    def command(name: str, fn, help: str, **kwargs):
+        p = sub.add_parser(name, help=help, **kwargs)
+        p.add_argument("--verify", action="store_true", default=None,
+                       help="check the IR after every compiler stage (an internal error names the stage)")
+        p.set_defaults(fn=fn)
+        return p
 
-    p = sub.add_parser("versions", help="print the version tree that incremental flattening generates")
+    def flattening(p):
+        p.add_argument("--flattening", choices=pipeline.FLATTENINGS, default="incremental",
+                       help="incremental (several guarded versions, the default) or moderate (one version)")
+
+    p = command("check", cmd_check, "parse and type-check a program")
+    p.add_argument("program", type=pathlib.Path)
+
+    p = command("versions", cmd_versions, "print the version tree that incremental flattening generates")
     p.add_argument("program", type=pathlib.Path)
     p.add_argument("--dot", action="store_true", help="write Graphviz instead of text")
     p.add_argument("--json", action="store_true", help="write JSON instead of text")
     p.add_argument("--stats", action="store_true", help="count versions, kernels and thresholds; compare with "
                    "moderate flattening")
-    p.add_argument("--flattening", choices=sorted(FLATTENINGS), default="incremental")
-    p.set_defaults(fn=cmd_versions)
+    p.add_argument("--until", choices=pipeline.STAGE_NAMES, metavar="STAGE",
+                   help="print the IR after this stage instead: " + ", ".join(pipeline.STAGE_NAMES))
+    flattening(p)
 
-    p = sub.add_parser("compile", help="compile a program to an executable (or a library with --library)")
+    p = command("compile", cmd_compile, "compile a program to an executable (or a library with --library)")
     p.add_argument("program", type=pathlib.Path)
-    p.add_argument("--flattening", choices=sorted(FLATTENINGS), default="incremental",
-                   help="incremental (several guarded versions, the default) or moderate (one version)")
+    flattening(p)
     p.add_argument("--unsafe", action="store_true",
                    help="no bounds, division or size checks inside kernels (faster; wrong input is undefined)")
     p.add_argument("-o", "--output", type=pathlib.Path)
     p.add_argument("--library", action="store_true", help="write an importable module prog.py")
-    p.set_defaults(fn=cmd_compile)
 
-    p = sub.add_parser("autotune", help="compile, tune the thresholds on the -- == datasets, bake them in")
+    p = command("autotune", cmd_autotune, "compile, tune the thresholds on the -- == datasets, bake them in")
     p.add_argument("program", type=pathlib.Path)
     p.add_argument("-r", "--runs", type=int, default=5, help="timed runs per measurement (default 5)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per program run (default 60)")
     p.add_argument("-e", "--entry", help="tune only this entry point")
     p.add_argument("--pass-option", action="append", default=[], help="pass an option to the program")
-    p.set_defaults(fn=cmd_autotune)
 
-    p = sub.add_parser("test", help="run the cases of the programs' -- == blocks and check the results")
+    p = command("test", cmd_test, "run the cases of the programs' -- == blocks and check the results")
     p.add_argument("files", type=pathlib.Path, nargs="+", metavar="FILE", help="a .fut file, or a folder of them")
     p.add_argument("-d", "--device", help="OpenCL device name substring (default: the program's own choice)")
     p.add_argument("--interpreter", action="store_true", help="run the reference interpreter, not compiled code")
     p.add_argument("-v", "--verbose", action="store_true", help="name every program tested")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds for one run (default 300)")
-    p.set_defaults(fn=cmd_test)
 
-    p = sub.add_parser("run", help="compile (cached) and run a program; options after FILE go to the program",
-                       usage="incflat run [--interpreter] FILE [PROGRAM OPTIONS...]")
+    p = command("run", cmd_run, "compile (cached) and run a program; options after FILE go to the program",
+                usage="incflat run [--interpreter] [--verify] FILE [PROGRAM OPTIONS...]")
     p.add_argument("--interpreter", action="store_true",
                    help="run the reference interpreter (it understands -e, -b, -r, -t)")
     p.add_argument("program", type=pathlib.Path, metavar="FILE")
     p.add_argument("options", nargs=argparse.REMAINDER, help="-e ENTRY, -d DEVICE, --param NAME=VALUE, -t, -r, ...")
-    p.set_defaults(fn=cmd_run)
     return ap
 
 
@@ -226,6 +224,9 @@ def main(argv=None) -> int:
     except TunerError as e:
         print(f"incflat: error: {e}", file=sys.stderr)
         return 1
+    except IRError as e:  # a stage broke the IR (found with --verify): a bug in incflat
+        print(f"incflat: internal compiler error: {e}", file=sys.stderr)
+        return 70
     except OSError as e:  # e.g. an unwritable cache or output folder
         print(f"incflat: error: {e}", file=sys.stderr)
         return 1

@@ -9,7 +9,8 @@ The parts, usable one by one (tests/test_corpus.py does):
 - `Interpreter(program)` and `Compiled(compiled file, device, overrides)`: run an entry point, giving an `Outcome`
   (compiled programs run in a worker process, so that one that crashes or hangs only fails its case);
 - `compile_cached(path)`: the compiled program (importable as a module with `import_module`), cached under
-  `$XDG_CACHE_HOME/incflat` (else `~/.cache/incflat`);
+  `$XDG_CACHE_HOME/incflat` (else `~/.cache/incflat`); `version_assignments(compiled)`: threshold values that
+  reach each of its code versions;
 - `run_tests(paths, ...)`: the whole `incflat test` command.
 
 Float comparison follows futhark test: per value, the tolerance is max(0.002, 0.002 * max |e|) over the finite
@@ -24,6 +25,7 @@ from __future__ import annotations
 import functools
 import gzip
 import hashlib
+import importlib.resources
 import importlib.util
 import io
 import os
@@ -36,8 +38,11 @@ from typing import TextIO
 
 import numpy as np
 
-from ir.errors import CompileError, format_error
-from tuner.datasets import (
+from incflat import pipeline
+from incflat.codegen.program import program_text
+from incflat.codegen.runtime import tuning
+from incflat.ir.errors import CompileError, Unsupported, format_error
+from incflat.tuner.datasets import (
     AutoOutput,
     ExpectedError,
     GeneratedInput,
@@ -47,15 +52,12 @@ from tuner.datasets import (
     parse_test_cases,
     random_values,
 )
-from tuner.errors import TunerError
-from tuner.writeback import atomic_write
+from incflat.tuner.errors import TunerError
+from incflat.tuner.writeback import atomic_write
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-COMPILER_SOURCES = ("incflat.py", "ir/*.py", "ir/*.lark", "flatten/*.py", "codegen/*.py")
-NOT_SUPPORTED = "not supported yet"
+COMPILER_PACKAGES = ("ir", "flatten", "codegen")  # with the modules of incflat itself: what compiles
 MIN_TOLERANCE = 0.002  # futhark test's: 0.2%
 SHOWN_CHARS = 300  # expected and actual values are shown truncated to this many characters
-NEVER = 2 ** 31 - 1  # a threshold forced false
 DEFAULT_TIMEOUT = 300.0  # seconds for one run of a compiled program
 
 
@@ -67,9 +69,18 @@ DEFAULT_TIMEOUT = 300.0  # seconds for one run of a compiled program
 def compiler_hash() -> str:
     """A hash of every source file of the compiler, so that a changed compiler invalidates the cache."""
     h = hashlib.sha256()
-    for pattern in COMPILER_SOURCES:
-        for path in sorted(ROOT.glob(pattern)):
-            h.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+
+    def add(node, name: str):
+        if node.is_dir():
+            for child in sorted(node.iterdir(), key=lambda c: c.name):
+                add(child, f"{name}/{child.name}")
+        elif name.endswith((".py", ".lark")):
+            h.update(name.encode() + b"\0" + node.read_bytes() + b"\0")
+
+    root = importlib.resources.files("incflat")
+    for child in sorted(root.iterdir(), key=lambda c: c.name):
+        if child.name in COMPILER_PACKAGES or (not child.is_dir() and child.name.endswith(".py")):
+            add(child, child.name)
     return h.hexdigest()
 
 
@@ -82,19 +93,17 @@ def cache_key(path: pathlib.Path, text: str) -> str:
     return hashlib.sha256(f"{compiler_hash()}\0{path.name}\0{text}".encode()).hexdigest()[:32]
 
 
-def compile_cached(path: pathlib.Path, text: str | None = None, cache: pathlib.Path | None = None) -> pathlib.Path:
+def compile_cached(path: pathlib.Path, text: str | None = None, cache: pathlib.Path | None = None,
+                   verify: bool | None = None) -> pathlib.Path:
     """The compiled program of `path` (an executable Python file `<stem>.py`, also importable), from the cache
     (`cache`, default `cache_dir()`) or compiled now. Raises CompileError as the compiler does."""
-    from codegen.host import generate_program
-    from incflat import compile_source
-
     text = path.read_text(encoding="utf-8") if text is None else text
     out = (cache or cache_dir()) / cache_key(path, text) / f"{_module_stem(path)}.py"
     if out.is_file():
         return out
-    program = generate_program(compile_source(text, str(path)), path.name)
+    generated = pipeline.compile(text, str(path), verify_stages=verify)
     out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(out, program.encode(), mode=0o755)
+    atomic_write(out, program_text(generated).encode(), mode=0o755)
     return out
 
 
@@ -114,35 +123,16 @@ def import_module(compiled: pathlib.Path):
     return module
 
 
-def threshold_params(compiled: pathlib.Path) -> list[tuple[str, tuple[str, ...]]]:
-    """The thresholds of a compiled program with their ancestor lists, read from its `PARAMS = [...]` line
-    (without importing it)."""
-    import ast
-
-    for line in compiled.read_text().splitlines():
-        if line.startswith("PARAMS = "):
-            params = ast.literal_eval(line.removeprefix("PARAMS = "))
-            return [(name, tuple(cls[cls.index(",") + 1:-1].split())) for name, cls in params
-                    if cls.startswith("threshold")]
-    raise ValueError(f"{compiled} has no PARAMS line")
+def program_params(compiled) -> list:
+    """The tuning parameters of a compiled program (its file, or the file imported as a module), as its
+    `--print-params` lists them, read back through the contract's parser (codegen.runtime.tuning)."""
+    module = import_module(compiled) if isinstance(compiled, pathlib.Path) else compiled
+    return tuning.parse_listing(tuning.listing(module.PROGRAM.params))
 
 
-def threshold_names(compiled: pathlib.Path) -> list[str]:
-    return [name for name, _ in threshold_params(compiled)]
-
-
-def path_assignments(params: Sequence[tuple[str, tuple[str, ...]]]) -> list[dict[str, int]]:
-    """Assignments that together reach every version: for each threshold, its ancestors forced as its
-    path says and itself forced true (1) or false (2^31-1), every other threshold false. Every version is
-    the true or the false side of some guard."""
-    names = [name for name, _ in params]
-    found = [{n: NEVER for n in names}]
-    for name, ancestors in params:
-        path = {a.lstrip("!"): NEVER if a.startswith("!") else 1 for a in ancestors}
-        for value in (1, NEVER):
-            found.append(dict({n: NEVER for n in names}, **path, **{name: value}))
-    unique = {tuple(sorted(a.items())): a for a in found}
-    return list(unique.values())
+def version_assignments(compiled) -> list[dict[str, int]]:
+    """Threshold values that together reach every code version of a compiled program (a file or a module)."""
+    return tuning.version_assignments(tuning.build_forest(program_params(compiled)))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -161,8 +151,6 @@ class Program:
 def load_program(path: pathlib.Path) -> Program:
     """Reads a .fut file and its test cases (TunerError for a bad test block); the front end's CompileError is
     kept in `.error` rather than raised, so that callers can report it with the cases it fails."""
-    from ir.frontend import parse_program
-
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
@@ -170,7 +158,7 @@ def load_program(path: pathlib.Path) -> Program:
     cases = parse_test_cases(text, path)
     program = Program(path, text, cases)
     try:
-        program.source = parse_program(text, str(path))
+        program.source = pipeline.source_program(text, str(path))
     except CompileError as e:
         program.error = e
     return program
@@ -237,7 +225,7 @@ def _inputs(case: TestCase) -> tuple[list | None, str | None]:
 
 
 def _read(values: InlineValues | ValuesFile) -> list:
-    from ir.values import read_values
+    from incflat.codegen.runtime.values import read_values
 
     if isinstance(values, InlineValues):
         return read_values(io.BytesIO(values.text.encode()))
@@ -270,7 +258,7 @@ class Interpreter:
         self.program = program
 
     def run(self, entry: str, inputs: list) -> Outcome:
-        from ir.interp import run_entry
+        from incflat.ir.interp import run_entry
 
         try:
             return Outcome(values=tuple(run_entry(self.program.source, entry, list(inputs))))
@@ -400,9 +388,9 @@ def _serve(conn) -> None:
 
 
 def _call(module, library, entry: str, inputs: list) -> Outcome:
-    if entry not in module.ENTRY_POINTS:
+    if entry not in module.PROGRAM.entry_points:
         return Outcome(error=f"Error: unknown entry point {entry!r}; this program has "
-                             + ", ".join(sorted(module.ENTRY_POINTS)))
+                             + ", ".join(sorted(module.PROGRAM.entry_points)))
     try:
         result = getattr(library, entry)(*inputs)
     except module.ProgramError as e:
@@ -432,7 +420,7 @@ def check(p: Prepared, outcome: Outcome) -> str | None:
 
 def compare_values(got: list, expected: list) -> str | None:
     """The first difference between two lists of Futhark values (futhark test's comparison), or None."""
-    from ir.values import type_name
+    from incflat.codegen.runtime.values import type_name
 
     if len(got) != len(expected):
         return f"expected {len(expected)} values, got {len(got)}"
@@ -471,7 +459,7 @@ def _shape(a: np.ndarray) -> str:
 
 
 def _text(value) -> str:
-    from ir.values import write_text
+    from incflat.codegen.runtime.values import write_text
 
     out = io.StringIO()
     write_text(value, out)
@@ -512,19 +500,20 @@ def expand_paths(paths: Sequence[pathlib.Path]) -> list[pathlib.Path]:
 
 
 def run_tests(paths: Sequence[pathlib.Path], device: str | None = None, interpreted: bool = False,
-              out: TextIO | None = None, verbose: bool = False, timeout: float = DEFAULT_TIMEOUT) -> Summary:
+              out: TextIO | None = None, verbose: bool = False, timeout: float = DEFAULT_TIMEOUT,
+              verify: bool | None = None) -> Summary:
     """Runs every case of every file (folders are searched for .fut files), prints what failed or was skipped
     and the summary line `N passed, M failed[, K skipped]`, and returns the counts."""
     out = out or sys.stdout
     summary = Summary()
     for path in expand_paths(paths):
-        run_test_file(path, summary, device, interpreted, out, verbose, timeout)
+        run_test_file(path, summary, device, interpreted, out, verbose, timeout, verify)
     print(summary.line(), file=out)
     return summary
 
 
 def run_test_file(path: pathlib.Path, summary: Summary, device: str | None, interpreted: bool, out: TextIO,
-                  verbose: bool, timeout: float = DEFAULT_TIMEOUT) -> None:
+                  verbose: bool, timeout: float = DEFAULT_TIMEOUT, verify: bool | None = None) -> None:
     def fail_file(message: str, count: int) -> None:
         print(f"{path}:\n{_indent(message)}", file=out)
         summary.failed += max(count, 1)
@@ -547,10 +536,10 @@ def run_test_file(path: pathlib.Path, summary: Summary, device: str | None, inte
         runner: Interpreter | Compiled = Interpreter(program)
     else:
         try:
-            runner = Compiled(compile_cached(path, program.text), device, timeout=timeout)
+            runner = Compiled(compile_cached(path, program.text, verify=verify), device, timeout=timeout)
         except CompileError as e:
             message = format_error(e, program.text)
-            if e.message.startswith(NOT_SUPPORTED):
+            if isinstance(e, Unsupported):
                 print(f"{path}: skipped: {message.splitlines()[0]}", file=out)
                 summary.skipped += len(runnable)
                 return None
@@ -588,7 +577,7 @@ def run_interpreted(path: pathlib.Path, argv: Sequence[str], stdin=None, stdout=
     import argparse
     import time
 
-    from ir.values import read_values, write_binary, write_text
+    from incflat.codegen.runtime.values import read_values, write_binary, write_text
 
     ap = argparse.ArgumentParser(prog=f"incflat run --interpreter {path}")
     ap.add_argument("-e", "--entry-point", default="main")
@@ -627,9 +616,9 @@ def run_interpreted(path: pathlib.Path, argv: Sequence[str], stdin=None, stdout=
     return 0
 
 
-def run_compiled(path: pathlib.Path, argv: Sequence[str]) -> int:
+def run_compiled(path: pathlib.Path, argv: Sequence[str], verify: bool | None = None) -> int:
     """Compiles (through the cache) and runs the program with the given options, stdin and stdout passed on."""
     import subprocess
 
-    compiled = compile_cached(path)
+    compiled = compile_cached(path, verify=verify)
     return subprocess.run([sys.executable, str(compiled), *argv], check=False).returncode

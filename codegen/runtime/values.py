@@ -1,9 +1,7 @@
 """Futhark's value formats: reading text and binary values, writing text and binary values.
 
-This file is embedded verbatim into every compiled program.  It therefore imports only the standard
-library and numpy, has no project imports, and every module-level name besides the public API
-(`read_values`, `write_text`, `write_binary`, `type_name`) starts with `_fv_`, `_FV_` or `_Fv`, so
-that it can be concatenated with other modules without clashes.
+Part of the runtime every compiled program carries: it imports only the standard library, numpy and the
+runtime's own modules. The public API is `read_values`, `write_text`, `write_binary` and `type_name`.
 
 Values are numpy scalars (`np.int32(3)`, `np.float32(1.5)`, `np.bool_(True)`) and numpy arrays.
 f16 is not supported.
@@ -15,29 +13,10 @@ import struct
 
 import numpy as np
 
-# name -> (numpy dtype, 4-byte name in the binary format)
-_FV_PRIMS = {
-    "i8": (np.dtype(np.int8), b"  i8"),
-    "i16": (np.dtype(np.int16), b" i16"),
-    "i32": (np.dtype(np.int32), b" i32"),
-    "i64": (np.dtype(np.int64), b" i64"),
-    "u8": (np.dtype(np.uint8), b"  u8"),
-    "u16": (np.dtype(np.uint16), b" u16"),
-    "u32": (np.dtype(np.uint32), b" u32"),
-    "u64": (np.dtype(np.uint64), b" u64"),
-    "f32": (np.dtype(np.float32), b" f32"),
-    "f64": (np.dtype(np.float64), b" f64"),
-    "bool": (np.dtype(np.bool_), b"bool"),
-}
-_FV_BY_BINNAME = {b: n for n, (_, b) in _FV_PRIMS.items()}
-_FV_BY_DTYPE = {d: n for n, (d, _) in _FV_PRIMS.items()}
-_FV_INT_NAMES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
-_FV_INT_RANGE = {}
-for _fv_n in _FV_INT_NAMES:
-    _fv_bits = int(_fv_n[1:])
-    _FV_INT_RANGE[_fv_n] = ((-(1 << (_fv_bits - 1)), (1 << (_fv_bits - 1)) - 1) if _fv_n[0] == "i"
-                            else (0, (1 << _fv_bits) - 1))
-del _fv_n, _fv_bits
+from .prims import BY_DTYPE, INT_NAMES, PRIMS
+
+_FV_BY_BINNAME = {p.binary: n for n, p in PRIMS.items()}
+_FV_INT_RANGE = {n: PRIMS[n].range for n in INT_NAMES}
 
 _FV_SKIP = re.compile(rb"(?:[ \t\r\n\f\v]+|--[^\n]*)*")
 _FV_TOKEN = re.compile(rb"-?[A-Za-z0-9_.]+(?:[+-][A-Za-z0-9_.]+)?")
@@ -60,7 +39,7 @@ def _fv_row_regex(tname, suffixed):
     if rx is None:
         if tname == "bool":
             elem = rb"(?:true|false)"
-        elif tname in _FV_INT_NAMES:
+        elif tname in INT_NAMES:
             elem = rb"-?[0-9]+" + (tname.encode() if suffixed else b"")
         elif suffixed:
             elem = _FV_DEC + tname.encode()
@@ -145,7 +124,7 @@ class _FvReader:
         if tname is None:
             what = "f16 is not supported" if binname == b" f16" else "unknown type %r" % binname.decode("latin-1")
             raise ValueError("Invalid binary value at byte offset %d: expected one of the types %s; %s"
-                             % (pos + 3, ", ".join(_FV_PRIMS), what))
+                             % (pos + 3, ", ".join(PRIMS), what))
         pos += 7
         if pos + 8 * rank > len(d):
             raise ValueError("Invalid binary value at byte offset %d: expected %d dimensions (%d bytes), "
@@ -155,7 +134,7 @@ class _FvReader:
         count = 1
         for s in shape:
             count *= s
-        dtype = _FV_PRIMS[tname][0]
+        dtype = PRIMS[tname].dtype
         nbytes = count * dtype.itemsize
         if pos + nbytes > len(d):
             raise ValueError("Invalid binary value at byte offset %d: expected %d bytes of %s data for shape %s, "
@@ -209,7 +188,7 @@ class _FvReader:
             if not lo <= x <= hi:
                 raise ValueError("Invalid value at %s: integer literal %s does not fit in %s"
                                  % (self._where(pos), tok.decode(), tname))
-            return _FV_PRIMS[tname][0].type(x), tname, end
+            return PRIMS[tname].dtype.type(x), tname, end
         for rx, conv in ((_FV_FLOAT, float), (_FV_HEXFLOAT, float.fromhex)):
             mf = rx.fullmatch(tok)
             if mf:
@@ -224,7 +203,7 @@ class _FvReader:
                     self._fail("a value", pos)
                 if tname == "f32" and conv is float:
                     return _fv_f32(x, text), tname, end
-                return _FV_PRIMS[tname][0].type(x), tname, end
+                return PRIMS[tname].dtype.type(x), tname, end
         ms = _FV_SPECIAL.fullmatch(tok)
         if ms:
             sign, tname, what = ms.groups()
@@ -234,7 +213,7 @@ class _FvReader:
             x = float("nan") if what == b"nan" else float("inf")
             if sign:
                 x = -x
-            return _FV_PRIMS[tname][0].type(x), tname, end
+            return PRIMS[tname].dtype.type(x), tname, end
         self._fail("a value", pos)
 
     def _skip(self, pos):
@@ -284,7 +263,7 @@ class _FvReader:
             pos = self._skip(pos)
             c = d[pos:pos + 1]
             if c == b"]":
-                return np.array(vals, dtype=_FV_PRIMS[tname][0]), pos + 1
+                return np.array(vals, dtype=PRIMS[tname].dtype), pos + 1
             if c != b",":
                 self._fail("',' or ']'", pos)
             pos = self._skip(pos + 1)
@@ -299,13 +278,13 @@ class _FvReader:
             pos = end
 
     def _fast_row(self, seg, tname, suffixed):
-        dtype = _FV_PRIMS[tname][0]
+        dtype = PRIMS[tname].dtype
         if tname == "bool":
             return np.array([t.strip() == b"true" for t in seg.split(b",")], dtype=np.bool_)
         if suffixed:
             seg = seg.replace(tname.encode(), b"")
         parts = np.array(seg.split(b","))
-        if tname in _FV_INT_NAMES:
+        if tname in INT_NAMES:
             wide = np.uint64 if tname == "u64" else np.int64
             try:
                 xs = parts.astype(wide)
@@ -350,15 +329,15 @@ class _FvReader:
             self._fail("a dimension such as [0]", pos)
         m = _FV_WORD.match(d, pos)
         tname = m.group(0).decode() if m else None
-        if tname not in _FV_PRIMS:
-            self._fail("a primitive type (%s)" % ", ".join(_FV_PRIMS), pos)
+        if tname not in PRIMS:
+            self._fail("a primitive type (%s)" % ", ".join(PRIMS), pos)
         pos = self._skip(m.end())
         if d[pos:pos + 1] != b")":
             self._fail("')'", pos)
         if 0 not in shape:
             raise ValueError("Invalid value at %s: empty array with non-empty shape %s"
                              % (self._where(start), "".join("[%d]" % s for s in shape)))
-        return np.zeros(shape, dtype=_FV_PRIMS[tname][0]), pos + 1
+        return np.zeros(shape, dtype=PRIMS[tname].dtype), pos + 1
 
 
 def read_values(stream):
@@ -388,7 +367,7 @@ def _fv_as_numpy(value):
     else:
         raise TypeError("cannot write a value of Python type %s" % type(value).__name__)
     dt = arr.dtype if arr.dtype.isnative else arr.dtype.newbyteorder("=")
-    tname = _FV_BY_DTYPE.get(dt)
+    tname = BY_DTYPE[dt].name if dt in BY_DTYPE else None
     if tname is None:
         raise TypeError("cannot write a value of numpy dtype %s" % arr.dtype)
     return arr, tname
@@ -411,7 +390,7 @@ def _fv_float_str(x, tname):
 def _fv_elem_strs(flat, tname):
     if tname == "bool":
         return ["true" if b else "false" for b in flat.tolist()]
-    if tname in _FV_INT_NAMES:
+    if tname in INT_NAMES:
         return [str(i) + tname for i in flat.tolist()]
     if not np.isfinite(flat).all():
         return [_fv_float_str(f, tname) for f in flat]
@@ -448,11 +427,11 @@ def write_text(value, stream):
 def write_binary(value, stream):
     """Write one value to the binary stream in Futhark's binary format (version 2, little-endian)."""
     arr, tname = _fv_as_numpy(value)
-    header = b"b\x02" + bytes([arr.ndim]) + _FV_PRIMS[tname][1] + struct.pack("<%dQ" % arr.ndim, *arr.shape)
+    header = b"b\x02" + bytes([arr.ndim]) + PRIMS[tname].binary + struct.pack("<%dQ" % arr.ndim, *arr.shape)
     if tname == "bool":
         body = np.ascontiguousarray(arr, dtype=np.uint8).tobytes()
     else:
-        body = np.ascontiguousarray(arr, dtype=_FV_PRIMS[tname][0].newbyteorder("<")).tobytes()
+        body = np.ascontiguousarray(arr, dtype=PRIMS[tname].dtype.newbyteorder("<")).tobytes()
     stream.write(header + body)
 
 

@@ -1,0 +1,5 @@
+"""`python -m incflat`: the command line."""
+
+from incflat.cli import run
+
+run()

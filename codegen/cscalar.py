@@ -1,0 +1,134 @@
+"""Scalar OpenCL C: the helpers every kernel shares (the prelude), constants, operators and the numeric
+prelude's functions, with Futhark's semantics."""
+
+import math
+
+from incflat.codegen.runtime.prims import PRIMS
+from incflat.ir import source as S
+from incflat.ir.errors import Unsupported
+
+CTYPES = {name: p.ctype for name, p in PRIMS.items()}
+UNSIGNED = {name: p.unsigned_ctype for name, p in PRIMS.items() if p.is_int and p.is_signed}
+
+PRELUDE = r"""
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#ifdef INDEX64
+typedef long idx_t;
+#else
+typedef int idx_t;
+#endif
+// Integer division never traps (a CPU device would raise SIGFPE): by zero it gives 0, and the one
+// overflowing case, the lowest value divided by -1, wraps.
+#define DEFINE_INT_OPS(T, NAME) \
+  static inline T NAME##_quot(T x, T y) { return y == 0 ? 0 : (y == (T)-1 ? (T)(0 - x) : x / y); } \
+  static inline T NAME##_rem(T x, T y) { return (y == 0 || y == (T)-1) ? 0 : x % y; } \
+  static inline T NAME##_floordiv(T x, T y) { T q = NAME##_quot(x, y); return (y != 0 && q * y != x && ((x < 0) != (y < 0))) ? q - 1 : q; } \
+  static inline T NAME##_floormod(T x, T y) { T r = NAME##_rem(x, y); return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r; } \
+  static inline T NAME##_pow(T x, T y) { T r = 1; while (y > 0) { if (y & 1) r = r * x; x = x * x; y >>= 1; } return r; }
+static inline void record_error(__global long *error, long id, long a, long b, long c, long d, long e, long f,
+                                long g) {
+  if (atomic_cmpxchg((volatile __global int *)error, 0, (int)id) == 0) {
+    error[1] = a; error[2] = b; error[3] = c; error[4] = d; error[5] = e; error[6] = f; error[7] = g;
+  }
+}
+DEFINE_INT_OPS(char, i8)
+DEFINE_INT_OPS(short, i16)
+DEFINE_INT_OPS(int, i32)
+DEFINE_INT_OPS(long, i64)
+DEFINE_INT_OPS(uchar, u8)
+DEFINE_INT_OPS(ushort, u16)
+DEFINE_INT_OPS(uint, u32)
+DEFINE_INT_OPS(ulong, u64)
+"""
+
+
+
+def c_const(c: S.Const) -> str:
+    t = c.type.name
+    v = c.value
+    if t == "bool":
+        return "1" if v else "0"
+    if t in ("f32", "f64"):
+        suffix = "f" if t == "f32" else ""
+        if math.isnan(v):
+            return f"(({CTYPES[t]})NAN)"
+        if math.isinf(v):
+            return f"(({CTYPES[t]})({'-' if v < 0 else ''}INFINITY))"
+        return f"(({CTYPES[t]}){float(v)!r}{suffix})"
+    if t.startswith("u"):
+        return f"(({CTYPES[t]}){int(v)}UL)"
+    if int(v) == -2 ** 63:
+        return "((long)(-9223372036854775807L - 1))"
+    return f"(({CTYPES[t]}){int(v)}L)"
+
+
+def dim_expr(d) -> str:
+    return f"{d}L" if isinstance(d, int) else d
+
+
+def binop(op: str, x: str, y: str, t: str, loc) -> str:
+    ct = CTYPES[t]
+    is_float = t in ("f32", "f64")
+    if op in ("==", "!=", "<", "<=", ">", ">="):
+        return f"((uchar)({x} {op} {y}))"
+    if op in ("&&", "||"):
+        return f"((uchar)({x} {op} {y}))"
+    if is_float:
+        if op in "+-*/":
+            return f"({x} {op} {y})"
+        if op == "**":
+            return f"pow({x}, {y})"
+        if op == "%":
+            return f"fmod({x}, {y})"
+        raise Unsupported(f"operator {op} on {t}", loc)
+    if op in ("+", "-", "*") and t in UNSIGNED:  # wrap around without signed-overflow undefinedness
+        u = UNSIGNED[t]
+        return f"(({ct})(({u}){x} {op} ({u}){y}))"
+    if op in ("+", "-", "*", "&", "|", "^", ">>"):
+        return f"(({ct})({x} {op} {y}))"
+    if op == "<<":
+        return f"(({ct})(({UNSIGNED.get(t, ct)}){x} << {y}))"
+    if op == "/":
+        return f"{t}_floordiv({x}, {y})"
+    if op == "%":
+        return f"{t}_floormod({x}, {y})"
+    if op == "//":
+        return f"{t}_quot({x}, {y})"
+    if op == "%%":
+        return f"{t}_rem({x}, {y})"
+    if op == "**":
+        return f"{t}_pow({x}, {y})"
+    raise Unsupported(f"operator {op} on {t}", loc)
+
+
+FLOAT_FNS = {"sqrt": "sqrt", "exp": "exp", "log": "log", "sin": "sin", "cos": "cos", "tan": "tan",
+             "abs": "fabs", "floor": "floor", "ceil": "ceil", "min": "fmin", "max": "fmax", "atan2": "atan2",
+             "pow": "pow", "log2": "log2", "log10": "log10", "asin": "asin", "acos": "acos", "atan": "atan",
+             "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "round": "rint", "trunc": "trunc", "cbrt": "cbrt",
+             "log1p": "log1p", "expm1": "expm1", "hypot": "hypot"}
+INT_FNS = {"min": "min", "max": "max", "abs": "abs"}
+
+
+def primcall(fn: str, args: list, arg_types: list, ret: str, loc) -> str:
+    module, name = fn.split(".", 1)
+    if name in CTYPES:  # a conversion `T.U`: from U to T
+        if module == "bool":
+            return f"((uchar)({args[0]} != 0))"
+        return f"(({CTYPES[module]})({args[0]}))"
+    if name == "sgn":
+        return f"(({CTYPES[ret]})(({args[0]} > 0) - ({args[0]} < 0)))"
+    if name in ("isnan", "isinf", "isfinite"):
+        return f"((uchar){name}({args[0]}))"
+    if name == "neg":
+        return f"(({CTYPES[ret]})(-{args[0]}))"
+    table = FLOAT_FNS if module in ("f32", "f64") else INT_FNS
+    if name not in table:
+        raise Unsupported(f"function {fn} in a kernel", loc)
+    if name == "abs" and module.startswith("u"):
+        return args[0]
+    return f"(({CTYPES[ret]}){table[name]}({', '.join(args)}))"
+
+
+def neutral_ctypes(op) -> list:
+    """The C types of a reduction's or scan's values."""
+    return [CTYPES[a.type.name] for a in op.neutral]

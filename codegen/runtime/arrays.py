@@ -1,0 +1,244 @@
+"""Arrays in device memory and the host-level operations of generated code, with Futhark's semantics.
+
+Part of the runtime every compiled program carries. The generated host code calls the functions of
+`__all__`; those that move data through the host (concat, rotate, scatter, array literals of arrays) are
+correct but slow: they are meant for small host-level glue, not for the parallel work.
+"""
+
+import numpy as np
+import pyopencl as cl
+
+from .errors import ProgramError, fail
+from .prims import PRIMS
+
+__all__ = ["DeviceArray", "array_literal", "ceil_div", "check_coercion", "check_size", "compact", "concat",
+           "groups_per_segment", "index", "int_div", "prim_call", "reshape", "rotate", "scatter",
+           "segment_group_size", "thread_parts", "to_host", "update", "wrap"]
+
+NP_DTYPES = {p.dtype: p.dtype for p in PRIMS.values()}  # np.dtype(t), made once, for each dtype and type
+NP_DTYPES.update({p.dtype.type: p.dtype for p in PRIMS.values()})
+
+
+class DeviceArray:
+    """An array in device memory: a buffer with an element offset and strides (a view)."""
+    __slots__ = ("buf", "shape", "strides", "offset", "dtype", "_args")
+
+    def __init__(self, buf, shape, dtype, strides=None, offset=0):
+        # entry points make arrays at every call: this is on the host's critical path
+        shape = tuple(map(int, shape))
+        dt = NP_DTYPES.get(dtype)
+        self.buf, self.shape, self.dtype, self.offset = buf, shape, dt if dt else np.dtype(dtype), offset
+        self.strides = tuple(strides) if strides is not None else row_major_strides(shape)
+        self._args = None
+
+    def permute(self, perm):
+        order = tuple(perm) + tuple(range(len(perm), len(self.shape)))
+        return DeviceArray(self.buf, [self.shape[i] for i in order], self.dtype,
+                           [self.strides[i] for i in order], self.offset)
+
+    def kernel_args(self):
+        if self._args is None:  # an array is passed to many kernels: its arguments are made once
+            self._args = [self.buf, self.offset, *self.strides]
+        return self._args
+
+    def flat_args(self):
+        """Arguments for a kernel that indexes this (contiguous) array as one dimension."""
+        return [self.buf, self.offset, 1]
+
+
+def row_major_strides(shape):
+    strides = [1] * len(shape)
+    for k in range(len(shape) - 1, 0, -1):
+        d = int(shape[k])
+        strides[k - 1] = strides[k] * (d if d > 1 else 1)
+    return tuple(strides)
+
+
+def ceil_div(a, b):
+    return -(-int(a) // int(b))
+
+
+# ---- host-level scalar arithmetic with Futhark semantics ----
+
+def int_div(x, y, kind):
+    """Integer division and remainder as Futhark defines them (`/` `%` floor, `//` `%%` truncate)."""
+    if y == 0:
+        raise ProgramError("division by zero")
+    t = type(x)
+    xi, yi = int(x), int(y)
+    q = xi // yi if kind in ("/", "%") else abs(xi) // abs(yi) * (1 if (xi < 0) == (yi < 0) else -1)
+    r = xi - q * yi
+    return wrap(t, q if kind in ("/", "//") else r)
+
+
+def wrap(t, v):
+    """An integer wrapped to the width of numpy integer type t."""
+    info = np.iinfo(t)
+    span = int(info.max) - int(info.min) + 1
+    return t((int(v) - int(info.min)) % span + int(info.min))
+
+
+# ---- host-level operations of the generated code ----
+# Those that move data through the host (concat, rotate, scatter, array literals of arrays) are correct
+# but slow; they are meant for small host-level glue, not for the parallel work.
+
+def check_size(expected, actual, name, array):
+    if int(expected) != int(actual):
+        raise ProgramError(f"size mismatch: {array} has size {int(actual)} where {name} = {int(expected)}")
+
+
+def check_coercion(expected, arr, dim, where=""):
+    if int(expected) != arr.shape[dim]:
+        wanted = list(arr.shape)
+        wanted[dim] = int(expected)
+        fail(where, f"cannot coerce an array of shape {shape_text(arr.shape)} to shape {shape_text(wanted)}.")
+
+
+def to_host(ctx, x):
+    return ctx.from_device(x) if isinstance(x, DeviceArray) else x
+
+
+def shape_text(shape):
+    return "".join(f"[{int(n)}]" for n in shape)
+
+
+def index(ctx, arr, idxs, where=""):
+    """arr[idxs]: each index an integer, or a slice (start, end, stride, size). Slices are views."""
+    offset, shape, strides = arr.offset, [], []
+    for k, i in enumerate(idxs):
+        d, s = arr.shape[k], arr.strides[k]
+        if isinstance(i, tuple):
+            start, end, stride, size = (int(v) for v in i)
+            ok = stride != 0 and size >= 0 and (size == 0 or (0 <= start < d and 0 <= start + (size - 1) * stride < d))
+            if not ok or size != max(0, -(-(end - start) // stride)):
+                shown = f"{start}:{end}" + (f":{stride}" if stride != 1 else "")
+                fail(where, f"Index [{shown}] out of bounds for array of shape {shape_text(arr.shape)}.")
+            offset += start * s if size else 0
+            shape.append(size)
+            strides.append(s * stride)
+        else:
+            if not 0 <= int(i) < d:
+                shown = ", ".join(str(int(j)) if not isinstance(j, tuple) else f"{j[0]}:{j[1]}" for j in idxs)
+                fail(where, f"Index [{shown}] out of bounds for array of shape {shape_text(arr.shape)}.")
+            offset += int(i) * s
+    shape += arr.shape[len(idxs):]
+    strides += arr.strides[len(idxs):]
+    if shape:
+        return DeviceArray(arr.buf, shape, arr.dtype, strides, offset)
+    host = np.empty(1, arr.dtype)
+    cl.enqueue_copy(ctx.queue, host, arr.buf, src_offset=offset * arr.dtype.itemsize)
+    return host[0]
+
+
+def manifest(ctx, arr):
+    """A fresh row-major copy of an array (a view may share its buffer or be strided)."""
+    out = ctx.empty(arr.shape, arr.dtype)
+    n = int(np.prod(arr.shape, dtype=np.int64))
+    if n == 0:
+        return out
+    if arr.strides == row_major_strides(arr.shape):
+        cl.enqueue_copy(ctx.queue, out.buf, arr.buf, byte_count=n * arr.dtype.itemsize,
+                        src_offset=arr.offset * arr.dtype.itemsize, dst_offset=0)
+    else:
+        cl.enqueue_copy(ctx.queue, out.buf, np.ascontiguousarray(ctx.from_device(arr)))
+    return out
+
+
+def update(ctx, arr, idxs, value, where=""):
+    """arr with [idxs] = value, as a new array."""
+    for k, i in enumerate(idxs):
+        if not 0 <= int(i) < arr.shape[k]:
+            shown = ", ".join(str(int(j)) for j in idxs)
+            fail(where, f"Index [{shown}] out of bounds for array of shape {shape_text(arr.shape)}.")
+    out = manifest(ctx, arr)
+    row_shape = arr.shape[len(idxs):]
+    row = np.asarray(to_host(ctx, value), dtype=arr.dtype)
+    if row.shape != tuple(row_shape):
+        fail(where, f"cannot write a value of shape {shape_text(row.shape)} into a row of shape {shape_text(row_shape)}.")
+    offset = sum(int(i) * s for i, s in zip(idxs, out.strides))
+    if row.size:
+        cl.enqueue_copy(ctx.queue, out.buf, np.ascontiguousarray(row), dst_offset=offset * arr.dtype.itemsize)
+    return out
+
+
+def array_literal(ctx, elems, dtype, where=""):
+    rows = [np.asarray(to_host(ctx, e), dtype=dtype) for e in elems]
+    if any(r.shape != rows[0].shape for r in rows):
+        fail(where, "the elements of an array literal have different shapes: "
+             + ", ".join(shape_text(r.shape) for r in rows) + ".")
+    return ctx.to_device(np.stack(rows))
+
+
+def concat(ctx, arrs, size, where=""):
+    parts = [to_host(ctx, a) for a in arrs]
+    if any(p.shape[1:] != parts[0].shape[1:] for p in parts):
+        fail(where, "cannot concatenate arrays of shapes " + ", ".join(shape_text(p.shape) for p in parts) + ".")
+    out = np.concatenate(parts)
+    if len(out) != int(size):
+        fail(where, f"size mismatch: the concatenation has {len(out)} elements, not {int(size)}.")
+    return ctx.to_device(out)
+
+
+def rotate(ctx, amount, arr):
+    return ctx.to_device(np.roll(to_host(ctx, arr), -int(amount), axis=0)) if arr.shape[0] else arr
+
+
+def reshape(ctx, shape, arr, where=""):
+    shape = tuple(int(d) for d in shape)
+    if int(np.prod(shape, dtype=np.int64)) != int(np.prod(arr.shape, dtype=np.int64)):
+        fail(where, f"cannot reshape an array of shape {shape_text(arr.shape)} to {shape_text(shape)}.")
+    flat = arr if arr.strides == row_major_strides(arr.shape) else manifest(ctx, arr)
+    return DeviceArray(flat.buf, shape, flat.dtype, None, flat.offset)
+
+
+def scatter(ctx, dest, idxs, vals):
+    out = to_host(ctx, dest).copy()
+    where_ok = [(int(i), v) for i, v in zip(to_host(ctx, idxs), to_host(ctx, vals)) if 0 <= int(i) < len(out)]
+    for i, v in where_ok:
+        out[i] = v
+    return ctx.to_device(out)
+
+
+def compact(ctx, flags, arrs):
+    """The count and the elements of each array where flags hold (filter's second half)."""
+    keep = to_host(ctx, flags).astype(bool)
+    return [np.int64(keep.sum())] + [ctx.to_device(to_host(ctx, a)[keep]) for a in arrs]
+
+
+def prim_call(fn, result_type, *args):
+    module, name = fn.split(".", 1)
+    if name in PRIMS:
+        return result_type(args[0] != 0) if module == "bool" else result_type(args[0])
+    f = {"sqrt": np.sqrt, "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tan": np.tan,
+         "abs": np.abs, "floor": np.floor, "ceil": np.ceil, "min": min, "max": max,
+         "atan2": np.arctan2, "pow": np.power, "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
+         "sgn": np.sign, "neg": np.negative, "log2": np.log2, "log10": np.log10, "asin": np.arcsin,
+         "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
+         "round": np.rint, "trunc": np.trunc, "cbrt": np.cbrt, "log1p": np.log1p, "expm1": np.expm1,
+         "hypot": np.hypot}[name]
+    return result_type(f(*args))
+
+
+def groups_per_segment(segments, width, num_groups, group_size):
+    """Several workgroups share a segment only when there are too few segments to fill the device."""
+    if segments == 0 or segments >= num_groups:
+        return 1
+    return max(1, min(ceil_div(num_groups, segments), ceil_div(width, group_size)))
+
+
+def segment_group_size(group_size, width):
+    """A workgroup per segment: at most group_size threads, fewer for short segments so that each
+    thread folds about 64 elements (the workgroup's final combination costs more with more threads)."""
+    fitting = 32
+    while fitting * 2 <= min(group_size, width // 64):
+        fitting *= 2
+    return min(group_size, fitting)
+
+
+def thread_parts(segments, width, num_groups, group_size):
+    """With a thread per segment: how many threads share one, so that the grid has about num_groups / 2
+    workgroups (the parts are combined by a thread per segment: few are cheaper), each thread folding at
+    least 32 elements."""
+    return max(1, min(ceil_div(num_groups * group_size // 2, segments), width // 32))
+
+

@@ -1,0 +1,386 @@
+"""The device and the context of a compiled program's run: device choice, building the kernels, the
+tuning-parameter values, threshold comparisons (logged with -L), memory, and kernel launches (timed with -P).
+
+Part of the runtime every compiled program carries: it imports only the standard library, numpy, pyopencl
+and the runtime's own modules.
+"""
+
+import contextlib
+import math
+import os
+import re
+import struct
+import sys
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.tools as cl_tools
+
+from .arrays import DeviceArray, row_major_strides
+from .errors import KernelUnavailable, ProgramError, fail
+from .prims import PRIMS
+from .tuning import comparison_line, device_line
+
+GPU_DEFAULT_THRESHOLD = 32768
+DEFAULT_TILE_SIZE = 16  # the tile size at which the thesis's tuner tunes the thresholds (§3.1)
+# Below this many elements in every buffer and in a launch's reach, kernels index in 32 bits (idx_t).
+INDEX32_LIMIT = 2 ** 31 - 2 ** 16
+
+
+@contextlib.contextmanager
+def compiler_quiet():
+    """Some OpenCL compilers (PoCL's clang) print their diagnostics straight to the process's stderr;
+    a build failure is reported here instead, once, in words."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def build_kernels(cl_ctx, program, defines: tuple = ()) -> tuple:
+    """({name: kernel}, {name: why it did not build}) of a program's kernels. They are built at once; only
+    when that fails is each kernel built on its own, so that one the device cannot compile (too much local
+    memory, say) takes only its own version out."""
+    options = ["-w", *(f"-D{d}" for d in defines)]  # warnings are not for users
+    try:
+        with compiler_quiet():
+            built = cl.Program(cl_ctx, program.opencl_source).build(options=options)
+        return {k.function_name: k for k in built.all_kernels()}, {}
+    except cl.Error:
+        pass
+    kernels, failures = {}, {}
+    for name, kernel in program.kernels.items():
+        try:
+            with compiler_quiet():
+                built = cl.Program(cl_ctx, program.opencl_prelude + kernel.source).build(options=options)
+                kernels[name] = getattr(built, name)
+        except cl.Error as e:
+            lines = [l.strip() for l in str(e).splitlines() if "error" in l.lower()]  # the device compiler's log
+            failures[name] = re.sub(r"\S+\.cl:\d+:\d+: ", "", lines[-1] if lines else str(e).splitlines()[0])
+    return kernels, failures
+
+
+def list_devices():
+    return [(p, d) for p in cl.get_platforms() for d in p.get_devices()]
+
+
+def choose_device(platform_sub=None, device_sub=None):
+    """The first device matching the substrings, preferring a GPU over a CPU: a machine with both PoCL and a
+    GPU driver must not silently run on the CPU."""
+    candidates = [(p, d) for p, d in list_devices()
+                  if (not platform_sub or platform_sub.lower() in p.name.lower())
+                  and (not device_sub or device_sub.lower() in d.name.lower())]
+    if not candidates:
+        raise ProgramError(f"no OpenCL device matches platform {platform_sub!r} and device {device_sub!r}")
+    candidates.sort(key=lambda pd: 0 if pd[1].type & cl.device_type.GPU else 1)
+    return candidates[0][1]
+
+
+class DeviceState:
+    """The OpenCL objects of one program on one device, shared by every Context made for them in a
+    process (a library user or a test may make many): the context, queue, built kernels, memory pool,
+    error buffer, and the arguments each kernel was last launched with."""
+
+    def __init__(self, device, program, profile):
+        self.program = program
+        self.cl_ctx = cl.Context([device])
+        props = cl.command_queue_properties.PROFILING_ENABLE if profile else 0
+        self.queue = cl.CommandQueue(self.cl_ctx, properties=props)
+        # Kernels index in 32 bits; the 64-bit build is made on the first launch that needs it.
+        self.builds = {False: build_kernels(self.cl_ctx, program)}
+        self.widest = 0  # the most elements of any buffer allocated for this program: it may reach any kernel
+        # Buffers come from a pool and go back to it when no array refers to them any more, so that a
+        # program run again (or a loop on the host) reuses device memory instead of allocating it anew.
+        self.pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(self.queue))
+        self.error_buf = cl.Buffer(self.cl_ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                                   hostbuf=np.zeros(8, np.int64))
+        self.last_args = {False: {}, True: {}}  # build -> kernel name -> the keys of its last arguments
+        self.group_limits = {}  # kernel name -> the most threads a workgroup of it can have
+        # The single-pass scan's block statuses, tagged with the launch's epoch so that they never need
+        # clearing, and its block counters (reset by each launch's last block).
+        self.scan_status, self.scan_blocks, self.scan_epoch = None, 0, 0
+        self.scan_counters = cl.Buffer(self.cl_ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                                       hostbuf=np.zeros(2, np.uint32))
+        # A reduction's count of finished workgroups per segment, zero between launches (the last
+        # workgroup of a segment resets its count).
+        self.finished, self.finished_size = None, 0
+
+    def kernels(self, wide: bool) -> tuple:
+        """({name: kernel}, {name: why it did not build}) of the 32-bit (or with wide, 64-bit) build."""
+        if wide not in self.builds:
+            self.builds[wide] = build_kernels(self.cl_ctx, self.program, ("INDEX64",))
+            self.group_limits.clear()  # now the least over both builds
+        return self.builds[wide]
+
+    def segment_counters(self, queue, segments):
+        if segments > self.finished_size:
+            self.finished_size = max(segments, 2 * self.finished_size, 1024)
+            self.finished = cl.Buffer(self.cl_ctx, cl.mem_flags.READ_WRITE, self.finished_size * 4)
+            cl.enqueue_fill_buffer(queue, self.finished, np.uint32(0), 0, self.finished_size * 4)
+        return self.finished
+
+    def lookback(self, queue, blocks):
+        """The arguments of a single-pass scan over `blocks` blocks."""
+        if blocks > self.scan_blocks or self.scan_epoch + 1 >= 2 ** 29:
+            self.scan_blocks = max(blocks, 2 * self.scan_blocks, 1024)
+            self.scan_status = cl.Buffer(self.cl_ctx, cl.mem_flags.READ_WRITE, self.scan_blocks * 8)
+            cl.enqueue_fill_buffer(queue, self.scan_status, np.uint64(0), 0, self.scan_blocks * 8)
+            self.scan_epoch = 0
+        self.scan_epoch += 1
+        return [self.scan_status, self.scan_counters, self.scan_epoch]
+
+
+_DEVICE_STATES = {}
+
+
+def device_state(device, program, profile):
+    """The state of a program on a device, made once a process (programs with the same kernels share it)."""
+    key = (device.int_ptr, program.opencl_source, profile)
+    if key not in _DEVICE_STATES:
+        _DEVICE_STATES[key] = DeviceState(device, program, profile)
+    return _DEVICE_STATES[key]
+
+
+class Context:
+    """One run's view of a program on a device: the values of its tuning parameters, and what -L and -P
+    record. Values, lowest precedence first: the device's default, the program's tuned defaults, then
+    `overrides` (a tuning file and --param)."""
+
+    def __init__(self, program, tuned_defaults, device=None, platform=None, overrides=None,
+                 default_threshold=None, default_group_size=None, log=False, profile=False, debug=False,
+                 default_tile_size=None):
+        self.program = program
+        self.device = choose_device(platform, device)
+        self.is_gpu = bool(self.device.type & cl.device_type.GPU)
+        self.device_state = device_state(self.device, program, profile)
+        self.cl_ctx, self.queue = self.device_state.cl_ctx, self.device_state.queue
+        self.log, self.profile, self.debug = log, profile, debug
+        self.max_group_size = self.device.max_work_group_size
+        self.local_mem_size = self.device.local_mem_size
+        cus = self.device.max_compute_units
+        self.default_threshold = default_threshold or (GPU_DEFAULT_THRESHOLD if self.is_gpu else cus)
+        self.group_size = min(default_group_size or (256 if self.is_gpu else 32), self.max_group_size)
+        self.num_groups = (8 if self.is_gpu else 1) * cus  # enough resident threads to keep memory busy
+        self.default_tile_size = default_tile_size or DEFAULT_TILE_SIZE
+        self.values = {}
+        for param in program.params:
+            self.values[param.name] = self.default_threshold if param.is_threshold else 0
+        for src in (tuned_defaults, overrides or {}):
+            for name, value in src.items():
+                if name not in self.values:
+                    raise ProgramError(f"unknown tuning parameter {name!r}")
+                self.values[name] = int(value)
+        if debug:
+            print(device_line(self.device.name, self.device.platform.name), file=sys.stderr)
+        self.pool, self.error_buf = self.device_state.pool, self.device_state.error_buf
+
+        self.kernel_times = {}
+        self.local_memory = {}
+        self.versions_open, self.version_log = [], []  # guard decisions being run, and those done
+        self.warned = set()
+
+    # ---- thresholds ----
+
+    def cmp(self, name, par):
+        """The guard `threshold <= par`; true takes the less flattened version."""
+        result = self.values[name] <= int(par)
+        if self.log:
+            print(comparison_line(name, int(par), result), file=sys.stderr)
+        return result
+
+    def size(self, name, default, most):
+        """A workgroup or grid size: the tuning parameter when set (not 0), else the default."""
+        value = self.values[name]
+        return min(value, most) if value > 0 else default
+
+    def tile_size(self, kernel, name):
+        """The side of a tiled kernel's square workgroup: the tuning parameter when set, else the
+        default, no more than the kernel can be launched with."""
+        tile = self.size(name, self.default_tile_size, 2 ** 15)
+        return max(1, min(tile, math.isqrt(self.kernel_group_size((kernel,), tile * tile))))
+
+    def warn_once(self, threshold, failure):
+        """A version that failed to launch; the program goes on with the next version."""
+        if threshold not in self.warned:
+            self.warned.add(threshold)
+            print(f"Warning: the version guarded by {threshold} could not be run on {self.device.name} "
+                  f"({failure}); using the next version.", file=sys.stderr)
+
+    def fits_group(self, par, local_bytes_per_thread=0):
+        """Whether one workgroup can hold par threads and their local memory."""
+        return 0 < int(par) <= self.max_group_size and int(par) * local_bytes_per_thread <= self.local_mem_size
+
+    # ---- memory ----
+
+    def empty(self, shape, dtype):
+        arr = DeviceArray(None, shape, dtype)
+        count = math.prod(arr.shape)
+        if count > self.device_state.widest:
+            self.device_state.widest = count
+        arr.buf = self.pool.allocate(max(count * arr.dtype.itemsize, 1))
+        return arr
+
+    def scratch(self, count, dtype):
+        """Global memory for intermediate arrays inside kernels."""
+        count = int(count)
+        if count > self.device_state.widest:
+            self.device_state.widest = count
+        return self.pool.allocate(max(count * np.dtype(dtype).itemsize, 1))
+
+    def to_device(self, a):
+        a = np.ascontiguousarray(a)
+        arr = self.empty(a.shape, a.dtype)
+        if a.size:
+            cl.enqueue_copy(self.queue, arr.buf, a)
+        return arr
+
+    def from_device(self, arr):
+        """A numpy copy of a (possibly strided) device array; a numpy scalar for a rank-0 array."""
+        if any(d == 0 for d in arr.shape):
+            return np.empty(arr.shape, arr.dtype)
+        if arr.strides == row_major_strides(arr.shape):  # contiguous: only its own elements are read
+            host = np.empty(arr.shape, arr.dtype)
+            cl.enqueue_copy(self.queue, host, arr.buf, src_offset=arr.offset * arr.dtype.itemsize)
+            return host[()] if host.ndim == 0 else host
+        span = arr.offset + 1 + sum((d - 1) * s for d, s in zip(arr.shape, arr.strides))
+        host = np.empty(span, arr.dtype)
+        cl.enqueue_copy(self.queue, host, arr.buf)
+        out = np.array(np.lib.stride_tricks.as_strided(host[arr.offset:], arr.shape,
+                                                       [s * arr.dtype.itemsize for s in arr.strides]))
+        return out[()] if out.ndim == 0 else out
+
+    # ---- kernels ----
+
+    def launch(self, name, global_size, local_size, args, reach):
+        """reach: a bound on the flat indices the kernel forms. With it, the buffers and the grid below
+        INDEX32_LIMIT elements, the kernel's index arithmetic fits in 32 bits."""
+        if global_size == 0:
+            return
+        state = self.device_state
+        wide = reach >= INDEX32_LIMIT or global_size >= INDEX32_LIMIT or state.widest >= INDEX32_LIMIT
+        kernel = state.kernels(wide)[0].get(name) or self.unavailable(name, wide)
+        # Setting an argument costs more than launching (on some drivers several microseconds each), so
+        # only the arguments that changed since this kernel's last launch are set.
+        last = state.last_args[wide].setdefault(name, [None] * len(args))
+        types = state.program.kernels[name].arg_types
+        for i, arg in enumerate(args):
+            kind = type(arg)
+            key = arg if kind is int or kind is float else arg.size if kind is cl.LocalMemory else arg.int_ptr
+            if last[i] != key:
+                if types[i] is None:
+                    kernel.set_arg(i, arg)
+                else:
+                    set_scalar_arg(kernel, i, types[i], arg)
+                last[i] = key
+        event = cl.enqueue_nd_range_kernel(self.queue, kernel, (int(global_size),), (int(local_size),))
+        if self.profile:
+            event.wait()
+            took = (event.profile.end - event.profile.start) / 1e3
+            total, count = self.kernel_times.get(name, (0.0, 0))
+            self.kernel_times[name] = (total + took, count + 1)
+            for record in self.versions_open:
+                record["time_us"] += took
+
+    def check_errors(self):
+        """Raises the first run-time error a kernel recorded (bounds, division by zero), if any."""
+        table = self.program.errors
+        if not table:
+            return
+        record = np.empty(8, np.int64)
+        cl.enqueue_copy(self.queue, record, self.error_buf)
+        code = int(record.view(np.int32)[0])
+        if code:
+            cl.enqueue_copy(self.queue, self.error_buf, np.zeros(8, np.int64))
+            where, template = table[code - 1]
+            fail(where, template.format(*(int(v) for v in record[1:])))
+
+    def local(self, nbytes):
+        memory = self.local_memory.get(nbytes)
+        if memory is None:  # one object a size: launches then see the same argument and skip setting it
+            memory = self.local_memory[nbytes] = cl.LocalMemory(max(int(nbytes), 1))
+        return memory
+
+    def unavailable(self, name, wide=False):
+        raise KernelUnavailable(f"kernel {name} could not be built for {self.device.name}: "
+                                f"{self.device_state.kernels(wide)[1][name]}")
+
+    def kernel_group_size(self, names, group_size):
+        """group_size, or less where one of the kernels cannot be launched with that many threads."""
+        state = self.device_state
+        limits, kernels = state.group_limits, state.kernels(False)[0]
+        for name in names:
+            if name not in kernels:
+                self.unavailable(name)
+            if name not in limits:
+                limits[name] = min(build[0][name].get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE,
+                                                                      self.device)
+                                   for build in state.builds.values() if name in build[0])
+            group_size = min(group_size, limits[name])
+        return group_size
+
+    def fit_local(self, group_size, bytes_per_thread):
+        """The largest workgroup size up to group_size whose local memory fits the device."""
+        return max(1, min(group_size, (self.local_mem_size - 256) // bytes_per_thread))
+
+    def lookback(self, blocks):
+        return self.device_state.lookback(self.queue, blocks)
+
+    def segment_counters(self, segments):
+        return self.device_state.segment_counters(self.queue, segments)
+
+    # ---- which version runs (recorded with -P) ----
+
+    def enter(self, threshold, outcome, par):
+        """The guard `threshold` chose `outcome` for parallelism `par`; kernels until leave() are its."""
+        if self.profile:
+            self.versions_open.append({"threshold": threshold, "outcome": bool(outcome), "epar": int(par),
+                                       "time_us": 0.0})
+
+    def leave(self):
+        if self.profile:
+            self.version_log.append(self.versions_open.pop())
+
+    def report_profile(self, out=sys.stderr):
+        print(f"{'kernel':<32} {'runs':>6} {'total us':>12}", file=out)
+        for name, (total, count) in sorted(self.kernel_times.items()):
+            print(f"{name:<32} {count:>6} {total:>12.1f}", file=out)
+        print(f"{'version (guard: outcome)':<48} {'runs':>6} {'total us':>12}  ePar values", file=out)
+        summary = {}
+        for r in self.version_log:
+            key = f"{r['threshold']}: {'true' if r['outcome'] else 'false'}"
+            count, total, epars = summary.get(key, (0, 0.0, set()))
+            summary[key] = (count + 1, total + r["time_us"], epars | {r["epar"]})
+        for key, (count, total, epars) in sorted(summary.items()):
+            shown = ", ".join(map(str, sorted(epars)[:8])) + (", ..." if len(epars) > 8 else "")
+            print(f"{key:<48} {count:>6} {total:>12.1f}  {shown}", file=out)
+
+    def profile_json(self):
+        """Per kernel: runs and total time; per guard decision, in order: the ePar, the version it chose
+        and the time of its kernels (the record the instrumentation tuner needs)."""
+        return {"kernels": {name: {"runs": count, "total_us": round(total, 3)}
+                            for name, (total, count) in sorted(self.kernel_times.items())},
+                "versions": self.version_log}
+
+
+_STRUCT_FORMATS = {"i8": "b", "i16": "h", "i32": "i", "i64": "q", "u8": "B", "u16": "H", "u32": "I", "u64": "Q",
+                   "f64": "d"}
+# A kernel's scalar parameter (by its type's name) as the bytes that set it.
+PACKERS = {name: struct.Struct("=" + f).pack for name, f in _STRUCT_FORMATS.items()}
+PACKERS["f32"] = lambda x: np.float32(x).tobytes()  # rounds as numpy does (struct rejects overflow)
+_SET_ARG_BUF = hasattr(cl.Kernel, "_set_arg_buf")
+
+
+def set_scalar_arg(kernel, i, prim, value):
+    """Kernel.set_arg with a numpy scalar takes microseconds in pyopencl's type dispatch; its invokers
+    set packed bytes instead (`_set_arg_buf`), and so does this where that method exists."""
+    if _SET_ARG_BUF:
+        kernel._set_arg_buf(i, PACKERS[prim](value))
+    else:
+        kernel.set_arg(i, PRIMS[prim].dtype.type(value))
+
+

@@ -1,0 +1,14 @@
+"""The run-time errors of a compiled program. Part of the runtime every compiled program carries."""
+
+
+class ProgramError(Exception):
+    """An error the user caused (bad input, bad option): printed as one line, no traceback."""
+
+
+class KernelUnavailable(ProgramError):
+    """A kernel that the device's compiler could not build; a guard falls back to its next version."""
+
+
+def fail(where, message):
+    """A run-time error of the program at a source position (`file:line:col`, or "" for none)."""
+    raise ProgramError(f"{where}: {message}" if where else message)

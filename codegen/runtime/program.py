@@ -1,0 +1,222 @@
+"""A compiled program as data (`Program`), and its two faces: the executable's command line, which follows
+Futhark's compiled programs (`command_line`), and the library (`LibraryProgram`).
+
+Part of the runtime every compiled program carries: it imports only the standard library, numpy, pyopencl
+and the runtime's own modules.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pyopencl as cl
+
+from .arrays import to_host
+from .device import Context, list_devices
+from .errors import ProgramError
+from .tuning import ContractError, Param, listing, parse_int, parse_tuning_file
+from .values import read_values, type_name, write_binary, write_text
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    source: str  # OpenCL C, built after the program's prelude
+    arg_types: tuple  # per parameter: the primitive type's name of a scalar, None for memory
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    name: str
+    param_types: tuple  # Futhark's spelling without sizes, e.g. "[][]f32"
+    ret_types: tuple
+    fn: object  # fn(ctx, *arguments on the device) -> tuple of results
+
+    def upload(self, ctx, values):
+        """Checks the arguments against the entry's types and copies arrays to the device."""
+        if len(values) != len(self.param_types):
+            raise ProgramError(f"entry point {self.name!r} takes {len(self.param_types)} arguments, "
+                               f"but {len(values)} were given")
+        out = []
+        for i, (v, t) in enumerate(zip(values, self.param_types)):
+            if type_name(v) != t:
+                raise ProgramError(f"argument {i + 1} of entry point {self.name!r}: expected a value of "
+                                   f"type {t}, got {type_name(v, sizes=True)}")
+            out.append(ctx.to_device(v) if np.ndim(v) else v)
+        return out
+
+
+class Program:
+    """What the compiler generated: the kernels, the tuning parameters, the run-time errors kernels can
+    report, and the entry points."""
+
+    def __init__(self, name, opencl_prelude, kernels, params, errors, entry_points):
+        self.name = name
+        self.opencl_prelude = opencl_prelude
+        self.kernels = {k.name: k for k in kernels}
+        self.params = tuple(params)
+        self.errors = tuple(errors)  # (where, message template), numbered from 1 in the kernels
+        self.entry_points = {e.name: e for e in entry_points}
+        self.opencl_source = opencl_prelude + "".join(k.source for k in kernels)
+
+    @classmethod
+    def from_data(cls, name, opencl_prelude, kernels, params, errors, entry_points, functions):
+        """A program from the literal tuples a compiled program holds (see codegen.program)."""
+        return cls(name, opencl_prelude, [Kernel(*k) for k in kernels], [Param(*p) for p in params], errors,
+                   [EntryPoint(*e, functions[e[0]]) for e in entry_points])
+
+
+# ---- the library ----
+
+class LibraryProgram:
+    """The compiled program as a library: one method per entry point, numpy values in and out."""
+
+    def __init__(self, program: Program, tuned_defaults, **options):
+        self._program = program
+        np.seterr(all="ignore")  # IEEE results (inf, nan) are values, as in Futhark, not warnings
+        self.ctx = Context(program, tuned_defaults, **options)
+
+    def __getattr__(self, name):
+        if name.startswith("_") or name not in self._program.entry_points:
+            raise AttributeError(name)
+        entry = self._program.entry_points[name]
+
+        def call(*args):
+            results = entry.fn(self.ctx, *entry.upload(self.ctx, list(args)))
+            self.ctx.check_errors()
+            host = tuple(to_host(self.ctx, v) for v in results)
+            return host[0] if len(host) == 1 else host
+        return call
+
+
+# ---- the executable ----
+
+def read_tuning_file(path, params):
+    """A tuning file's values; errors name the line."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise ProgramError(f"cannot read tuning file {path}: {e.strerror}")
+    except UnicodeDecodeError as e:
+        raise ProgramError(f"tuning file {path} is not UTF-8 text ({e.reason} at byte {e.start})")
+    try:
+        return parse_tuning_file(text, {p.name for p in params}, str(path))
+    except ContractError as e:
+        raise ProgramError(str(e))
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog=os.path.basename(sys.argv[0]), allow_abbrev=False)
+    ap.add_argument("-e", "--entry-point", default="main")
+    ap.add_argument("-t", "--write-runtime-to", metavar="FILE")
+    ap.add_argument("-r", "--runs", type=int, default=1)
+    ap.add_argument("-b", "--binary-output", action="store_true")
+    ap.add_argument("-d", "--device")
+    ap.add_argument("-p", "--platform")
+    ap.add_argument("--list-devices", action="store_true")
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
+    ap.add_argument("--tuning", metavar="FILE")
+    ap.add_argument("--default-threshold", type=int)
+    ap.add_argument("--default-group-size", type=int)
+    ap.add_argument("--default-tile-size", type=int)
+    ap.add_argument("--print-params", action="store_true")
+    ap.add_argument("-L", "--log", action="store_true")
+    ap.add_argument("-P", "--profile", action="store_true")
+    ap.add_argument("--profile-json", metavar="FILE", help="write the profile (-P) as JSON")
+    ap.add_argument("-D", "--debug", action="store_true")
+    return ap.parse_args(argv)
+
+
+def command_line(program: Program, tuned_defaults, provenance, argv=None) -> int:
+    """The executable: arguments on stdin, results on stdout, as Futhark's compiled programs; the exit status."""
+    np.seterr(all="ignore")  # IEEE results (inf, nan) are values, as in Futhark, not warnings
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        return _run(args, program, tuned_defaults, provenance)
+    except ProgramError as e:
+        print(f"Error: {e}", file=sys.stderr)
+        return 1
+    except cl.Error as e:
+        print(f"Error: OpenCL: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("Interrupted.", file=sys.stderr)
+        return 130
+
+
+def _overrides(args, params) -> dict:
+    """The values of --tuning and --param, the latter winning."""
+    overrides = read_tuning_file(args.tuning, params) if args.tuning else {}
+    known = {p.name for p in params}
+    for p in args.param:
+        name, eq, value = p.partition("=")
+        number = parse_int(value)
+        if not eq or number is None:
+            raise ProgramError(f"--param {p}: must be of form NAME=INT")
+        if name not in known:
+            raise ProgramError(f"--param {p}: unknown tuning parameter {name!r}")
+        overrides[name] = number
+    return overrides
+
+
+def _run(args, program: Program, tuned_defaults, provenance):
+    if args.print_params:
+        sys.stdout.write(listing(program.params))
+        return 0
+    if args.list_devices:
+        for p, d in list_devices():
+            print(f"{p.name}: {d.name}")
+        return 0
+    if args.entry_point not in program.entry_points:
+        raise ProgramError(f"unknown entry point {args.entry_point!r}; this program has "
+                           + ", ".join(sorted(program.entry_points)))
+    if args.runs < 1:
+        raise ProgramError(f"-r {args.runs}: the number of runs must be at least 1")
+    for option, value in (("--default-group-size", args.default_group_size),
+                          ("--default-tile-size", args.default_tile_size)):
+        if value is not None and value < 1:
+            raise ProgramError(f"{option} {value}: must be at least 1")
+    overrides = _overrides(args, program.params)
+    profile = args.profile or bool(args.profile_json)
+    ctx = Context(program, tuned_defaults, args.device, args.platform, overrides, args.default_threshold,
+                  args.default_group_size, args.log, profile, args.debug, args.default_tile_size)
+    if args.debug and provenance:
+        print(f"Tuned defaults: {provenance}", file=sys.stderr)
+    entry = program.entry_points[args.entry_point]
+    try:
+        inputs = read_values(sys.stdin.buffer)
+    except ValueError as e:
+        raise ProgramError(f"reading input: {e}")
+    device_inputs = entry.upload(ctx, inputs)
+    times = []
+    results = None
+    for _ in range(args.runs):
+        ctx.queue.finish()
+        start = time.perf_counter()
+        results = entry.fn(ctx, *device_inputs)
+        ctx.queue.finish()
+        times.append(int(round((time.perf_counter() - start) * 1e6)))
+        ctx.check_errors()
+    if args.write_runtime_to:
+        with open(args.write_runtime_to, "w") as f:
+            f.writelines(f"{t}\n" for t in times)
+    out = sys.stdout
+    for value in results:
+        host = to_host(ctx, value)
+        if args.binary_output:
+            out.flush()
+            write_binary(host, out.buffer)
+        else:
+            write_text(host, out)
+            out.write("\n")
+    if args.profile:
+        ctx.report_profile()
+    if args.profile_json:
+        with open(args.profile_json, "w") as f:
+            json.dump(ctx.profile_json(), f, indent=1)
+    return 0

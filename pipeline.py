@@ -1,0 +1,159 @@
+"""The whole compiler: one list of stages, each a pure function from one IR to the next.
+
+    source text --parse--> Syntax --check--> source IR (ir.source.Program)
+      --inline_calls ... remove_dead_code--> normalised source IR (redomap / scanomap formed, G4 and G5 applied)
+      --flatten--> target IR (ir.target.Program: guarded versions of segops)
+      --rename_interfaces, prune_unsupported--> target IR ready for code generation
+      --generate--> codegen.program.GeneratedProgram (kernels, host code, tuning parameters)
+
+`compile(text, filename, until=STAGE)` runs the list up to any stage. With `verify=True` (the test suite sets
+INCFLAT_VERIFY=1; `--verify` on the command line) the verifier of each stage's output type runs after it, so a
+stage that breaks the IR is named at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from dataclasses import dataclass
+from typing import Callable
+
+from incflat.codegen.host import prune_unsupported
+from incflat.codegen.program import GeneratedProgram, generate, generated_text, verify_generated
+from incflat.flatten import normalize as N
+from incflat.flatten.incremental import flatten
+from incflat.ir import pretty
+from incflat.ir import source as S
+from incflat.ir import target as T
+from incflat.ir.check import check
+from incflat.ir.parse import parse
+from incflat.ir.syntax import SourceText, Syntax
+from incflat.ir.rename import rename_interfaces
+from incflat.ir.verify import verify_source, verify_target
+
+FLATTENINGS = ("incremental", "moderate")
+VERIFY_ENVIRONMENT = "INCFLAT_VERIFY"  # "1": verify after every stage unless told otherwise
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a user chooses about a compilation; each stage takes the options it names."""
+    flattening: str = "incremental"  # incremental (guarded versions) or moderate (one version)
+    checks: bool = True  # bounds, division and size checks inside kernels (`--unsafe` turns them off)
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    run: Callable  # run(ir, **{option: value for option in options}) -> ir
+    takes: type
+    gives: type
+    options: tuple = ()  # the names of the Options fields it takes
+
+    def __call__(self, ir, options: Options):
+        return self.run(ir, **{name: getattr(options, name) for name in self.options})
+
+
+def _source(takes: type = S.Program, gives: type = S.Program):
+    """A normalisation pass: source IR to source IR, named after its function."""
+    return lambda fn: Stage(fn.__name__, fn, takes, gives)
+
+
+STAGES = (
+    Stage("parse", parse, SourceText, Syntax),
+    Stage("check", check, Syntax, S.Program),  # types, sizes, uniqueness; lowered to A-normal form
+    _source()(N.inline_calls),
+    _source()(N.propagate_copies),
+    _source()(N.hoist_invariants),
+    _source()(N.fuse_into_reductions),  # map into map, map into reduce/scan: redomap / scanomap
+    _source()(N.reductions_to_redomaps),
+    _source()(N.interchange_array_reductions),  # G4
+    _source()(N.rearrange_maps),  # G5
+    _source()(N.remove_dead_code),
+    Stage("flatten", flatten, S.Program, T.Program, ("flattening",)),  # G0-G3, G6-G9: guarded versions
+    Stage("rename_interfaces", rename_interfaces, T.Program, T.Program),
+    Stage("prune_unsupported", prune_unsupported, T.Program, T.Program),
+    Stage("generate", generate, T.Program, GeneratedProgram, ("checks",)),
+)
+
+STAGE_NAMES = tuple(stage.name for stage in STAGES)
+
+
+def _check_composition():
+    for before, after in zip(STAGES, STAGES[1:]):
+        assert before.gives is after.takes, f"{before.name} gives {before.gives.__name__}, " \
+                                           f"{after.name} takes {after.takes.__name__}"
+
+
+_check_composition()
+
+
+# The verifier of each IR type: every stage's output is checked by the verifier of its type.
+VERIFIERS = {SourceText: None, Syntax: None, S.Program: verify_source, T.Program: verify_target,
+             GeneratedProgram: verify_generated}
+
+
+def verify(ir, stage: str = "") -> None:
+    verifier = VERIFIERS[type(ir)]
+    if verifier is not None:
+        verifier(ir, stage)
+
+
+def verifying_by_default() -> bool:
+    return os.environ.get(VERIFY_ENVIRONMENT) == "1"
+
+
+def compile(text: str, filename: str = "<input>", until: str = "generate", verify_stages: bool | None = None,
+            options: Options = Options()):
+    """Source text -> the IR after the stage named `until` (by default the generated program)."""
+    if until not in STAGE_NAMES:
+        raise ValueError(f"no stage {until!r}; the stages are {', '.join(STAGE_NAMES)}")
+    checked = verifying_by_default() if verify_stages is None else verify_stages
+    ir = SourceText(text, filename)
+    with _deep_recursion():
+        for stage in STAGES:
+            ir = stage(ir, options)
+            if checked:
+                verify(ir, stage.name)
+            if stage.name == until:
+                return ir
+    raise AssertionError("unreachable")
+
+
+def show(ir) -> str:
+    """The text of an IR, as `incflat versions --until STAGE` prints it."""
+    if isinstance(ir, SourceText):
+        return ir.text
+    if isinstance(ir, Syntax):
+        return pretty.syntax(ir.decls)
+    if isinstance(ir, GeneratedProgram):
+        return generated_text(ir)
+    return pretty.program(ir)
+
+
+def source_program(text: str, filename: str = "<input>") -> S.Program:
+    """The front end's result: the checked source IR in A-normal form."""
+    return compile(text, filename, until="check")
+
+
+def target_program(text: str, filename: str = "<input>", options: Options = Options()) -> T.Program:
+    """The target IR as code generation receives it."""
+    return compile(text, filename, until="prune_unsupported", options=options)
+
+
+RECURSION_LIMIT = 20000  # lowering and the passes recurse on the nesting of expressions (`a + b + c + ...`)
+
+
+@contextlib.contextmanager
+def _deep_recursion():
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
+__all__ = ["FLATTENINGS", "Options", "STAGES", "STAGE_NAMES", "Stage", "compile", "show", "source_program",
+           "target_program", "verify"]

@@ -1,0 +1,82 @@
+"""The runtime that compiled programs carry (codegen/runtime): self-contained modules, installed from the
+program's own text, shared by the programs of one runtime in a process."""
+
+import ast
+import importlib.resources
+import os
+import subprocess
+import sys
+
+
+import numpy as np
+import pytest
+
+from conftest import compile_program, needs_device
+from incflat.codegen import runtime
+from incflat.codegen.program import runtime_package
+
+STANDARD = set(sys.stdlib_module_names) | {"numpy", "pyopencl"}
+
+
+def test_runtime_modules_import_only_the_standard_library_numpy_pyopencl_and_each_other():
+    files = importlib.resources.files(runtime.__name__)
+    for k, name in enumerate(runtime.MODULES):
+        tree = ast.parse(files.joinpath(f"{name}.py").read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    assert alias.name.split(".")[0] in STANDARD, (name, alias.name)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:  # a sibling, installed before this module
+                    assert node.level == 1 and node.module in runtime.MODULES[:k], (name, node.module)
+                else:
+                    assert node.module.split(".")[0] in STANDARD, (name, node.module)
+
+
+def test_the_loader_is_self_contained():
+    tree = ast.parse(importlib.resources.files(runtime.__name__).joinpath("loader.py").read_text())
+    imports = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    assert set(imports) <= set(sys.stdlib_module_names)
+    assert not any(isinstance(n, ast.ImportFrom) for n in ast.walk(tree))
+
+
+@needs_device
+def test_a_compiled_program_runs_where_incflat_cannot_be_imported(tmp_path):
+    program = compile_program("entry main [n] (xs: [n]i32): i32 = reduce (+) 0 (map (* 2) xs)\n", tmp_path)
+    blocker = tmp_path / "blocker" / "incflat"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ImportError('a compiled program must not import incflat')\n")
+    env = dict(os.environ, PYTHONPATH=str(blocker.parent))
+    done = subprocess.run([sys.executable, str(program)], input=b"[1, 2, 3]", capture_output=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode().strip() == "12i32"
+
+
+@needs_device
+def test_two_programs_share_one_runtime_in_a_process(tmp_path):
+    """Kernels of the same name in two programs take different arguments: each program keeps its own."""
+    import importlib.util
+    first = compile_program("entry main [n] (xs: [n]f32): [n]f32 = map (+ 1) xs\n", tmp_path, "first")
+    second = compile_program("entry main [n] (xs: [n]i64) (k: i64): [n]i64 = map (* k) xs\n", tmp_path, "second")
+    modules = []
+    for path in (first, second):
+        spec = importlib.util.spec_from_loader(path.name, importlib.machinery.SourceFileLoader(path.name, str(path)))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        modules.append(module)
+    assert runtime_package() in sys.modules
+    assert modules[0].PROGRAM.kernels["segmap_0"].arg_types != modules[1].PROGRAM.kernels["segmap_0"].arg_types
+    one, two = (m.load() for m in modules)
+    assert one.main(np.array([1, 2], np.float32)).tolist() == [2.0, 3.0]
+    assert two.main(np.array([1, 2], np.int64), np.int64(3)).tolist() == [3, 6]
+    assert one.main(np.array([5], np.float32)).tolist() == [6.0]
+
+
+def test_a_failing_runtime_module_leaves_nothing_installed():
+    source = importlib.resources.files(runtime.__name__).joinpath("loader.py").read_text()
+    namespace = {}
+    exec(compile(source, "loader.py", "exec"), namespace)
+    with pytest.raises(ZeroDivisionError):
+        namespace["install_runtime"]("incflat_runtime_broken", (("first", "X = 1\n"), ("second", "1 / 0\n")))
+    assert not any(name.startswith("incflat_runtime_broken") for name in sys.modules)
