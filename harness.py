@@ -577,7 +577,7 @@ def run_interpreted(path: pathlib.Path, argv: Sequence[str], stdin=None, stdout=
     import argparse
     import time
 
-    from incflat.codegen.runtime.values import read_values, write_binary, write_text
+    from incflat.codegen.runtime.values import read_values, write_values
 
     ap = argparse.ArgumentParser(prog=f"incflat run --interpreter {path}")
     ap.add_argument("-e", "--entry-point", default="main")
@@ -606,13 +606,7 @@ def run_interpreted(path: pathlib.Path, argv: Sequence[str], stdin=None, stdout=
     if args.write_runtime_to:
         with open(args.write_runtime_to, "w") as f:
             f.writelines(f"{t}\n" for t in times)
-    for value in outcome.values:
-        if args.binary_output:
-            stdout.flush()
-            write_binary(value, stdout.buffer)
-        else:
-            write_text(value, stdout)
-            stdout.write("\n")
+    write_values(outcome.values, stdout, args.binary_output)
     return 0
 
 

@@ -3,7 +3,6 @@ the kernels, written through an emitter. Also `supports`, which says whether a c
 and the `prune_unsupported` stage built on it."""
 
 import dataclasses
-import re
 
 from incflat.codegen import segops, tiling
 from incflat.codegen.emit import PyEmitter
@@ -14,6 +13,7 @@ from incflat.codegen.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SI
 from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.errors import Unsupported
+from incflat.ir.rename import user_name
 from incflat.ir.traverse import map_nested
 from incflat.ir.types import BOOL, Array
 
@@ -356,11 +356,6 @@ class HostWriter:
             with self.out.block("else"):
                 partial_results()
                 self.launch(k1, "segments * gps * group_size", self.args(k1, outs, parts), space + " + 4 * global_size")
-
-
-def user_name(name: str) -> str:
-    """The name the user wrote, for messages (generated code names variables `base_N`)."""
-    return re.sub(r"_\d+$", "", name).replace("_q", "'")
 
 
 def where(stm: S.Stm) -> str:

@@ -2,7 +2,6 @@
 degrees of parallelism, and the code of each leaf version, as text, Graphviz or JSON."""
 
 import json
-import re
 from dataclasses import dataclass, field
 
 from incflat.codegen.runtime.tuning import build_forest
@@ -10,6 +9,7 @@ from incflat.flatten.thresholds import thresholds
 from incflat.ir import pretty
 from incflat.ir import source as S
 from incflat.ir import target as T
+from incflat.ir.rename import user_name
 from incflat.ir.traverse import walk_exps
 
 
@@ -29,12 +29,8 @@ class Guard:
     false: list = field(default_factory=list)
 
 
-def source_name(name: str) -> str:
-    return re.sub(r"_\d+$", "", name)
-
-
 def par_text(par: tuple) -> str:
-    return " * ".join(source_name(str(a)) for a in par)
+    return " * ".join(user_name(str(a)) for a in par)
 
 
 def version_forest(f: S.FunDef) -> list:

@@ -26,6 +26,11 @@ class NameSource:
         return f"{base}_{next(self._counter)}"
 
 
+def user_name(name: str) -> str:
+    """The name the user wrote, for messages and listings: `NameSource.fresh` undone."""
+    return re.sub(r"_\d+$", "", name).replace("_q", "'")
+
+
 def rename_interfaces(prog: S.Program) -> S.Program:
     """Gives the parameters and size parameters of every function fresh names too, so that every name
     in the program is `base_N` (generated code can use names as identifiers)."""

@@ -8,7 +8,7 @@ level 0 is the workgroup (inside a level-1 kernel, using local memory and barrie
 
 from dataclasses import dataclass
 
-from incflat.ir.source import Atom, Body, Const, Functions, Lambda, Var
+from incflat.ir.source import Atom, Body, Const, Functions, Lambda
 from incflat.ir.types import I64
 
 

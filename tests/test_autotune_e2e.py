@@ -1,7 +1,6 @@
 """`incflat autotune` on a real compiled program: tuned values become the defaults, options still
 override them, and an interrupt never leaves a half-written program or tuning file."""
 
-import ast
 import re
 import signal
 import subprocess
@@ -11,6 +10,7 @@ import time
 import pytest
 
 from conftest import ROOT, run_program
+from incflat.codegen.runtime.tuning import parse_listing
 
 SOURCE = """-- A small matmul family for the tuner tests.
 -- ==
@@ -25,8 +25,9 @@ INPUT = b"[[1f32, 2f32], [3f32, 4f32]] [[1f32, 0f32], [0f32, 1f32]]"
 
 
 def tuned_defaults(program) -> dict:
-    text = program.read_text()
-    return ast.literal_eval(re.search(r"^TUNED_DEFAULTS = (\{.*?\})$", text, re.M | re.S).group(1))
+    """The thresholds' defaults that the program's --print-params lists (the tuned values baked in)."""
+    listing = run_program(program, b"", "--print-params").stdout.decode()
+    return {p.name: p.default for p in parse_listing(listing) if p.is_threshold and p.default is not None}
 
 
 def autotune(fut, *extra):

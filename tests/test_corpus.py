@@ -13,7 +13,6 @@ import pytest
 from incflat.harness import Compiled, Interpreter, check, compile_cached, load_program, prepare, version_assignments
 from incflat.ir.errors import CompileError, Unsupported, format_error
 from incflat import pipeline
-from incflat.pipeline import source_program
 from incflat.tuner.datasets import ExpectedError, InlineValues, ValuesFile
 
 PROGRAMS_DIR = pathlib.Path(__file__).resolve().parent / "programs"

@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from incflat.ir import source as S
-from incflat.ir.errors import CompileError
 from incflat.ir.parse import get_parser
 from incflat import pipeline
 from incflat.pipeline import source_program

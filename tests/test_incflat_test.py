@@ -8,10 +8,10 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import ROOT, needs_device
+from conftest import needs_device
 
 from incflat.cli import main as incflat
-from incflat.ir.errors import CompileError, Unsupported
+from incflat.ir.errors import Unsupported
 from incflat.ir.source import Loc
 from incflat import harness
 from incflat.tuner.datasets import random_values

@@ -6,6 +6,7 @@ and the runtime's own modules.
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -19,7 +20,7 @@ from .arrays import to_host
 from .device import Context, list_devices
 from .errors import ProgramError
 from .tuning import ContractError, Param, listing, parse_int, parse_tuning_file
-from .values import read_values, type_name, write_binary, write_text
+from .values import read_values, type_name, write_values
 
 
 @dataclass(frozen=True)
@@ -165,8 +166,9 @@ def _overrides(args, params) -> dict:
 
 
 def _run(args, program: Program, tuned_defaults, provenance):
-    if args.print_params:
-        sys.stdout.write(listing(program.params))
+    if args.print_params:  # a threshold's default is the tuned value baked in, if any
+        sys.stdout.write(listing(dataclasses.replace(p, default=tuned_defaults[p.name])
+                                 if p.is_threshold and p.name in tuned_defaults else p for p in program.params))
         return 0
     if args.list_devices:
         for p, d in list_devices():
@@ -205,15 +207,7 @@ def _run(args, program: Program, tuned_defaults, provenance):
     if args.write_runtime_to:
         with open(args.write_runtime_to, "w") as f:
             f.writelines(f"{t}\n" for t in times)
-    out = sys.stdout
-    for value in results:
-        host = to_host(ctx, value)
-        if args.binary_output:
-            out.flush()
-            write_binary(host, out.buffer)
-        else:
-            write_text(host, out)
-            out.write("\n")
+    write_values([to_host(ctx, value) for value in results], sys.stdout, args.binary_output)
     if args.profile:
         ctx.report_profile()
     if args.profile_json:

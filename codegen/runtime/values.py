@@ -435,6 +435,18 @@ def write_binary(value, stream):
     stream.write(header + body)
 
 
+def write_values(values, stream, binary=False):
+    """A program's results on a text stream as Futhark's executables print them: one value a line in the text
+    format, or (binary) one after another in the binary format on the stream's byte buffer."""
+    for value in values:
+        if binary:
+            stream.flush()
+            write_binary(value, stream.buffer)
+        else:
+            write_text(value, stream)
+            stream.write("\n")
+
+
 def type_name(value, sizes=False):
     """Futhark's spelling of a value's type: `i64`, `[][]f32`; with sizes=True, `[3][4]f32`.
 
