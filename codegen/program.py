@@ -23,7 +23,6 @@ from incflat.codegen import runtime
 from incflat.codegen.cscalar import PRELUDE
 from incflat.codegen.emit import PyEmitter
 from incflat.codegen.host import HostWriter
-from incflat.codegen.kernel import Kernel
 from incflat.codegen.runtime.tuning import ContractError, build_forest, defaults_block
 from incflat.flatten.thresholds import thresholds
 from incflat.ir import target as T
@@ -165,8 +164,8 @@ def program_text(program: GeneratedProgram, tuned: dict = None, provenance: dict
     out.line(f"from {package}.program import LibraryProgram, Program, command_line  # noqa: E402")
     out.line()
     entry_functions = "{" + ", ".join(f"{e.name!r}: entry_{e.name}" for e in program.entries) + "}"
-    out.line(f"PROGRAM = Program.from_data({program.source_name!r}, OPENCL_PRELUDE, KERNELS, PARAMS, KERNEL_ERRORS,")
-    out.line(f"                            ENTRY_POINTS, {entry_functions})")
+    out.line(f"PROGRAM = Program.from_data({program.source_name!r}, OPENCL_PRELUDE, KERNELS, PARAMS, KERNEL_ERRORS, "
+             f"ENTRY_POINTS, {entry_functions})")
     out.line()
     out.line()
     with out.block("def load(**options)"):
@@ -183,4 +182,4 @@ def program_text(program: GeneratedProgram, tuned: dict = None, provenance: dict
     return out.text() + "\n"
 
 
-__all__ = ["EntrySignature", "GeneratedProgram", "Kernel", "generate", "program_text", "verify_generated"]
+__all__ = ["EntrySignature", "GeneratedProgram", "generate", "generated_text", "program_text", "verify_generated"]

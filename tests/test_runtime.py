@@ -46,7 +46,8 @@ def test_a_compiled_program_runs_where_incflat_cannot_be_imported(tmp_path):
     blocker = tmp_path / "blocker" / "incflat"
     blocker.mkdir(parents=True)
     (blocker / "__init__.py").write_text("raise ImportError('a compiled program must not import incflat')\n")
-    env = dict(os.environ, PYTHONPATH=str(blocker.parent))
+    inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]  # numpy, pyopencl
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(blocker.parent), *inherited]))
     done = subprocess.run([sys.executable, str(program)], input=b"[1, 2, 3]", capture_output=True, env=env,
                           timeout=300)
     assert done.returncode == 0, done.stderr.decode()
