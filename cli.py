@@ -85,7 +85,7 @@ def versions_stats(text: str, name: str, verify: bool = None) -> str:
         options = pipeline.Options(flattening=flattening)
         start = time.perf_counter()
         target = pipeline.compile(text, name, until="prune_unsupported", verify_stages=verify, options=options)
-        generated = pipeline.STAGES[-1](target, options)
+        generated = pipeline.run(target, "prune_unsupported", verify_stages=verify, options=options)
         seconds = time.perf_counter() - start
         counts = versions.stats(target)
         rows[flattening] = (counts["versions"], len(generated.kernels), counts["thresholds"], generated.code_size,

@@ -6,9 +6,10 @@
       --rename_interfaces, prune_unsupported--> target IR ready for code generation
       --generate--> codegen.program.GeneratedProgram (kernels, host code, tuning parameters)
 
-`compile(text, filename, until=STAGE)` runs the list up to any stage. With `verify=True` (the test suite sets
-INCFLAT_VERIFY=1; `--verify` on the command line) the verifier of each stage's output type runs after it, so a
-stage that breaks the IR is named at once.
+`compile(text, filename, until=STAGE)` runs the list up to any stage, and `run(ir, after=STAGE, until=...)` goes
+on from the IR a stage gave. With `verify_stages=True` (the test suite sets INCFLAT_VERIFY=1; `--verify` on the
+command line) the verifier of each stage's output type runs after it, so a stage that breaks the IR is named at
+once.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.check import check
 from incflat.ir.parse import parse
-from incflat.ir.syntax import SourceText, Syntax
 from incflat.ir.rename import rename_interfaces
+from incflat.ir.syntax import SourceText, Syntax
 from incflat.ir.verify import verify_source, verify_target
 
 FLATTENINGS = ("incremental", "moderate")
@@ -55,22 +56,22 @@ class Stage:
         return self.run(ir, **{name: getattr(options, name) for name in self.options})
 
 
-def _source(takes: type = S.Program, gives: type = S.Program):
+def _normalisation(fn) -> Stage:
     """A normalisation pass: source IR to source IR, named after its function."""
-    return lambda fn: Stage(fn.__name__, fn, takes, gives)
+    return Stage(fn.__name__, fn, S.Program, S.Program)
 
 
 STAGES = (
     Stage("parse", parse, SourceText, Syntax),
     Stage("check", check, Syntax, S.Program),  # types, sizes, uniqueness; lowered to A-normal form
-    _source()(N.inline_calls),
-    _source()(N.propagate_copies),
-    _source()(N.hoist_invariants),
-    _source()(N.fuse_into_reductions),  # map into map, map into reduce/scan: redomap / scanomap
-    _source()(N.reductions_to_redomaps),
-    _source()(N.interchange_array_reductions),  # G4
-    _source()(N.rearrange_maps),  # G5
-    _source()(N.remove_dead_code),
+    _normalisation(N.inline_calls),
+    _normalisation(N.propagate_copies),
+    _normalisation(N.hoist_invariants),
+    _normalisation(N.fuse_into_reductions),  # map into map, map into reduce/scan: redomap / scanomap
+    _normalisation(N.reductions_to_redomaps),
+    _normalisation(N.interchange_array_reductions),  # G4
+    _normalisation(N.rearrange_maps),  # G5
+    _normalisation(N.remove_dead_code),
     Stage("flatten", flatten, S.Program, T.Program, ("flattening",)),  # G0-G3, G6-G9: guarded versions
     Stage("rename_interfaces", rename_interfaces, T.Program, T.Program),
     Stage("prune_unsupported", prune_unsupported, T.Program, T.Program),
@@ -107,18 +108,27 @@ def verifying_by_default() -> bool:
 def compile(text: str, filename: str = "<input>", until: str = "generate", verify_stages: bool | None = None,
             options: Options = Options()):
     """Source text -> the IR after the stage named `until` (by default the generated program)."""
-    if until not in STAGE_NAMES:
-        raise ValueError(f"no stage {until!r}; the stages are {', '.join(STAGE_NAMES)}")
+    return run(SourceText(text, filename), None, until, verify_stages, options)
+
+
+def run(ir, after: str | None, until: str = "generate", verify_stages: bool | None = None,
+        options: Options = Options()):
+    """The stages after the one named `after` (all of them when None), up to the one named `until`, on `ir`:
+    the IR that `after` gives."""
+    names = [stage.name for stage in STAGES]
+    for name in (after, until):
+        if name is not None and name not in names:
+            raise ValueError(f"no stage {name!r}; the stages are {', '.join(names)}")
+    first, last = (0 if after is None else names.index(after) + 1), names.index(until)
+    if first > last or not isinstance(ir, STAGES[first].takes):
+        raise ValueError(f"cannot run the stages from after {after} to {until} on a {type(ir).__name__}")
     checked = verifying_by_default() if verify_stages is None else verify_stages
-    ir = SourceText(text, filename)
     with _deep_recursion():
-        for stage in STAGES:
+        for stage in STAGES[first:last + 1]:
             ir = stage(ir, options)
             if checked:
                 verify(ir, stage.name)
-            if stage.name == until:
-                return ir
-    raise AssertionError("unreachable")
+    return ir
 
 
 def show(ir) -> str:
@@ -155,5 +165,5 @@ def _deep_recursion():
         sys.setrecursionlimit(old)
 
 
-__all__ = ["FLATTENINGS", "Options", "STAGES", "STAGE_NAMES", "Stage", "compile", "show", "source_program",
+__all__ = ["FLATTENINGS", "Options", "STAGES", "STAGE_NAMES", "Stage", "compile", "run", "show", "source_program",
            "target_program", "verify"]

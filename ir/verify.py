@@ -186,7 +186,7 @@ class _Verifier:
 
     def expression(self, e, stm: S.Stm, types: tuple, scope: set, where: str):
         if isinstance(e, S.BinOp):
-            if e.x.type != e.y.type and e.op not in ("<<", ">>"):
+            if e.x.type != e.y.type:
                 self.fail(f"operands of {e.op} of types {e.x.type} and {e.y.type}", stm)
             if (e.op in COMPARISONS or e.op in ("&&", "||")) and e.type != BOOL:
                 self.fail(f"{e.op} gives {e.type}, not bool", stm)

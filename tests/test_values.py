@@ -1,4 +1,4 @@
-"""ir/values.py: Futhark's text and binary value formats, checked against the futhark-data package."""
+"""codegen/runtime/values.py: Futhark's text and binary value formats, checked against the futhark-data package."""
 
 import io
 

@@ -4,9 +4,10 @@ import json
 import subprocess
 import sys
 
-
+import pytest
 
 from conftest import ROOT, run_program
+from incflat import pipeline
 
 MATMUL = ROOT / "futhark_examples" / "matmul.fut"
 
@@ -37,6 +38,31 @@ def test_json_is_the_threshold_chain():
     assert chain == [("main.suff_outer_par_0", "n"), ("main.suff_intra_par_1", "p"),
                      ("main.suff_outer_par_2", "n * p"), ("main.suff_intra_par_3", "m")]
     assert node["version"] == "V5" and node["segops"].startswith("segred1")
+
+
+@pytest.mark.parametrize("stage", pipeline.STAGE_NAMES)
+def test_the_ir_after_any_stage(stage):
+    out = incflat("versions", "--until", stage, "--verify", str(MATMUL))
+    expected = {"parse": "Decl(", "check": "entry main [n][m][p]", "inline_calls": "map",
+                "fuse_into_reductions": "redomap", "flatten": "segmap1 <", "rename_interfaces": "main.suff_outer_par_0",
+                "generate": "__kernel void segmap_0("}
+    assert expected.get(stage, "entry main") in out, out[:2000]
+    if stage in ("fuse_into_reductions", "remove_dead_code"):
+        assert "redomap" in out and "segmap" not in out
+    if stage == "prune_unsupported":
+        assert "if main.suff_intra_par_3 <=" in out and "segred1 <" in out
+    if stage == "generate":
+        assert "main.suff_outer_par_0 (threshold(def, ))" in out and "def entry_main(ctx," in out
+
+
+def test_the_pipeline_goes_on_from_any_stage():
+    target = pipeline.compile(MATMUL.read_text(), "matmul.fut", until="prune_unsupported")
+    generated = pipeline.run(target, "prune_unsupported")
+    assert [k.name for k in generated.kernels][:2] == ["segmap_0", "segmap_1"]
+    with pytest.raises(ValueError, match="cannot run the stages from after check to generate on a Program"):
+        pipeline.run(target, "check")
+    with pytest.raises(ValueError, match="no stage 'nope'"):
+        pipeline.compile("", until="nope")
 
 
 def test_dot_and_stats():

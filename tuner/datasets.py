@@ -384,6 +384,7 @@ def random_values(text: str) -> list:
 
     import numpy as np
 
+    from incflat.codegen.runtime.prims import PRIMS
     from incflat.codegen.runtime.values import read_values
 
     values = []
@@ -402,13 +403,12 @@ def random_values(text: str) -> list:
         if prim == "f16":
             raise TunerError("random input: f16 is not supported")
         shape = tuple(int(d) for d in re.findall(r"[0-9]+", dims))
-        rng = np.random.default_rng(seed)
+        rng, p = np.random.default_rng(seed), PRIMS[prim]
         if prim == "bool":
-            value = rng.integers(0, 1, size=shape, endpoint=True).astype(np.bool_)
-        elif prim[0] == "f":
-            value = rng.uniform(0.0, 1.0, size=shape).astype(np.float32 if prim == "f32" else np.float64)
+            value = rng.integers(0, 1, size=shape, endpoint=True).astype(p.dtype)
+        elif p.is_float:
+            value = rng.uniform(0.0, 1.0, size=shape).astype(p.dtype)
         else:
-            info = np.iinfo(prim.replace("i", "int").replace("u", "uint"))
-            value = rng.integers(info.min, info.max, size=shape, dtype=info.dtype, endpoint=True)
+            value = rng.integers(*p.range, size=shape, dtype=p.dtype, endpoint=True)
         values.append(value if shape else value[()])
     return values

@@ -367,10 +367,8 @@ class Context:
                 "versions": self.version_log}
 
 
-_STRUCT_FORMATS = {"i8": "b", "i16": "h", "i32": "i", "i64": "q", "u8": "B", "u16": "H", "u32": "I", "u64": "Q",
-                   "f64": "d"}
 # A kernel's scalar parameter (by its type's name) as the bytes that set it.
-PACKERS = {name: struct.Struct("=" + f).pack for name, f in _STRUCT_FORMATS.items()}
+PACKERS = {name: struct.Struct("=" + p.struct).pack for name, p in PRIMS.items()}
 PACKERS["f32"] = lambda x: np.float32(x).tobytes()  # rounds as numpy does (struct rejects overflow)
 _SET_ARG_BUF = hasattr(cl.Kernel, "_set_arg_buf")
 

@@ -15,6 +15,7 @@ class Prim:
     dtype: np.dtype
     ctype: str  # OpenCL C; bool is stored as uchar (kernels take no bool arguments)
     binary: bytes  # the 4-byte type name of Futhark's binary value format
+    struct: str  # the `struct` module's format character (standard size)
 
     @property
     def is_int(self) -> bool:
@@ -50,17 +51,17 @@ class Prim:
 
 
 PRIMS = {p.name: p for p in (
-    Prim("i8", np.dtype(np.int8), "char", b"  i8"),
-    Prim("i16", np.dtype(np.int16), "short", b" i16"),
-    Prim("i32", np.dtype(np.int32), "int", b" i32"),
-    Prim("i64", np.dtype(np.int64), "long", b" i64"),
-    Prim("u8", np.dtype(np.uint8), "uchar", b"  u8"),
-    Prim("u16", np.dtype(np.uint16), "ushort", b" u16"),
-    Prim("u32", np.dtype(np.uint32), "uint", b" u32"),
-    Prim("u64", np.dtype(np.uint64), "ulong", b" u64"),
-    Prim("f32", np.dtype(np.float32), "float", b" f32"),
-    Prim("f64", np.dtype(np.float64), "double", b" f64"),
-    Prim("bool", np.dtype(np.bool_), "uchar", b"bool"),
+    Prim("i8", np.dtype(np.int8), "char", b"  i8", "b"),
+    Prim("i16", np.dtype(np.int16), "short", b" i16", "h"),
+    Prim("i32", np.dtype(np.int32), "int", b" i32", "i"),
+    Prim("i64", np.dtype(np.int64), "long", b" i64", "q"),
+    Prim("u8", np.dtype(np.uint8), "uchar", b"  u8", "B"),
+    Prim("u16", np.dtype(np.uint16), "ushort", b" u16", "H"),
+    Prim("u32", np.dtype(np.uint32), "uint", b" u32", "I"),
+    Prim("u64", np.dtype(np.uint64), "ulong", b" u64", "Q"),
+    Prim("f32", np.dtype(np.float32), "float", b" f32", "f"),
+    Prim("f64", np.dtype(np.float64), "double", b" f64", "d"),
+    Prim("bool", np.dtype(np.bool_), "uchar", b"bool", "?"),
 )}
 
 INT_NAMES = tuple(n for n, p in PRIMS.items() if p.is_int)
