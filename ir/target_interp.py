@@ -12,6 +12,7 @@ from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.interp import run_entry
 from incflat.ir.rename import NameSource, all_names
+from incflat.ir.traverse import map_nested
 from incflat.ir.types import BOOL, I64, array_of
 
 
@@ -44,22 +45,7 @@ class _Lowering:
             return self.guard(stm)
         if isinstance(e, T.SEGOPS):
             return [S.Stm(stm.pat, self.segop(e), stm.loc)]
-        return [S.Stm(stm.pat, self.nested(e), stm.loc)]
-
-    def nested(self, e):
-        """e with the bodies inside it lowered too."""
-        if isinstance(e, S.If):
-            return dataclasses.replace(e, then=self.body(e.then), else_=self.body(e.else_))
-        if isinstance(e, S.Loop):
-            form = S.WhileLoop(self.body(e.form.cond)) if isinstance(e.form, S.WhileLoop) else e.form
-            return dataclasses.replace(e, form=form, body=self.body(e.body))
-        if isinstance(e, (S.Map, S.Reduce, S.Scan, S.Filter)):
-            return dataclasses.replace(e, lam=self.lam(e.lam))
-        if isinstance(e, S.Redomap):
-            return dataclasses.replace(e, red=self.lam(e.red), map_lam=self.lam(e.map_lam))
-        if isinstance(e, S.Scanomap):
-            return dataclasses.replace(e, scan=self.lam(e.scan), map_lam=self.lam(e.map_lam))
-        return e
+        return [S.Stm(stm.pat, map_nested(e, self.body), stm.loc)]
 
     def guard(self, stm: S.Stm) -> list:
         e = stm.exp

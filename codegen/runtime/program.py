@@ -24,7 +24,7 @@ from .values import read_values, type_name, write_values
 
 
 @dataclass(frozen=True)
-class Kernel:
+class KernelSource:
     name: str
     source: str  # OpenCL C, built after the program's prelude
     arg_types: tuple  # per parameter: the primitive type's name of a scalar, None for memory
@@ -67,7 +67,7 @@ class Program:
     @classmethod
     def from_data(cls, name, opencl_prelude, kernels, params, errors, entry_points, functions):
         """A program from the literal tuples a compiled program holds (see codegen.program)."""
-        return cls(name, opencl_prelude, [Kernel(*k) for k in kernels], [Param(*p) for p in params], errors,
+        return cls(name, opencl_prelude, [KernelSource(*k) for k in kernels], [Param(*p) for p in params], errors,
                    [EntryPoint(*e, functions[e[0]]) for e in entry_points])
 
 

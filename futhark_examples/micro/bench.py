@@ -12,15 +12,12 @@ import argparse
 import importlib.util
 import json
 import pathlib
-import sys
 import tempfile
 import time
 
 import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent.parent))
-
 
 
 def load(name: str, directory: pathlib.Path):
