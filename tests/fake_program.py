@@ -6,6 +6,7 @@ compares n, T2 p, T3 n*p and T4 m. A "run" picks a leaf and reports a synthetic,
 cost model in which the best version depends on the sizes. The result written to stdout is the leaf's number.
 
 Environment: FAKE_PROGRAM_SLEEP (seconds to sleep per run), FAKE_PROGRAM_FAIL_LEAF (a leaf that fails).
+Its listing, -L and -D lines and tuning files are the tuning contract's (incflat.codegen.runtime.tuning).
 """
 
 import argparse
@@ -13,6 +14,9 @@ import os
 import re
 import sys
 import time
+
+from incflat.codegen.runtime.tuning import (THREAD_BLOCK_SIZE, ContractError, Param, comparison_line, device_line,
+                                            listing, parse_int, parse_tuning_file)
 
 # BEGIN INCFLAT TUNED DEFAULTS
 TUNED_DEFAULTS = {}
@@ -48,7 +52,7 @@ def choose_leaf(values, sizes, log):
     for i, (name, e) in enumerate(zip(THRESHOLDS, epars(*sizes))):
         outcome = values[name] <= e
         if log:
-            print(f"Compared {name} <= {e}: {'true' if outcome else 'false'}.", file=sys.stderr)
+            print(comparison_line(name, e, outcome), file=sys.stderr)
         if outcome:
             return i + 1
     return 5
@@ -60,19 +64,11 @@ def fail(message):
 
 
 def read_tuning_file(path):
-    values = {}
-    with open(path) as file:
-        for number, line in enumerate(file, start=1):
-            line = line.strip()
-            if not line or line.startswith("--"):
-                continue
-            match = re.fullmatch(r"([^=\s]+)=(-?\d+)", line)
-            if not match:
-                fail(f"{path}: invalid line {number} (must be of form 'name=int')")
-            if match.group(1) not in THRESHOLDS:
-                fail(f"{path}: unknown name '{match.group(1)}' on line {number}")
-            values[match.group(1)] = int(match.group(2))
-    return values
+    try:
+        with open(path, encoding="utf-8") as file:
+            return parse_tuning_file(file.read(), THRESHOLDS, path)
+    except ContractError as e:
+        fail(str(e))
 
 
 def threshold_values(args):
@@ -82,9 +78,9 @@ def threshold_values(args):
         values.update(read_tuning_file(args.tuning))
     for setting in args.param:
         name, _, value = setting.partition("=")
-        if name not in THRESHOLDS or not re.fullmatch(r"-?\d+", value):
+        if name not in THRESHOLDS or parse_int(value) is None:
             fail(f"bad --param {setting}")
-        values[name] = int(value)
+        values[name] = parse_int(value)
     return values
 
 
@@ -111,16 +107,15 @@ def main():
     args = parser.parse_args()
 
     if args.print_params:
-        for i, name in enumerate(THRESHOLDS):
-            print(f"{name} (threshold(def, {' '.join('!' + a for a in THRESHOLDS[:i])}))")
-        print("main.segmap_tblock_size_4 (thread_block_size)")
+        chain = [Param(name, ancestors=tuple((a, False) for a in THRESHOLDS[:i])) for i, name in enumerate(THRESHOLDS)]
+        sys.stdout.write(listing(chain + [Param("main.segmap_tblock_size_4", THREAD_BLOCK_SIZE)]))
         return
     if args.entry_point != "main":
         fail(f"no entry point '{args.entry_point}'")
     values = threshold_values(args)
     sizes = read_sizes()
     if args.debug:
-        print("Device: Fake GPU", file=sys.stderr)
+        print(device_line("Fake GPU", "Fake OpenCL"), file=sys.stderr)
         print(f"Tuning provenance: {TUNING_PROVENANCE}", file=sys.stderr)
     leaf = choose_leaf(values, sizes, args.log)
     if os.environ.get("FAKE_PROGRAM_FAIL_LEAF") == str(leaf):
