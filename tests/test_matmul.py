@@ -2,12 +2,12 @@
 with the reference interpreter on the available OpenCL devices."""
 
 import io
-import re
 
 import numpy as np
 import pytest
 
 from conftest import ROOT, compile_program, run_program
+from incflat.codegen.runtime import tuning
 from incflat.pipeline import source_program
 from incflat.ir.interp import run_entry
 from incflat.codegen.runtime.values import read_values, write_binary
@@ -44,7 +44,8 @@ def encode(*values) -> bytes:
 
 
 def comparisons(stderr: str) -> list:
-    return [(name, value == "true") for name, value in re.findall(r"Compared (\S+) <= -?\d+: (true|false)\.", stderr)]
+    """(threshold, outcome) of each comparison a -L run logged, through the contract's parser."""
+    return [(name, outcome) for name, _, outcome in tuning.comparisons(stderr)]
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))

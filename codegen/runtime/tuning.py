@@ -229,14 +229,19 @@ def comparison_line(name: str, par: int, result: bool) -> str:
     return f"Compared {name} <= {par}: {'true' if result else 'false'}."
 
 
-_COMPARISON = re.compile(r"^Compared (\S+) <= (-?\d+): (?:true|false)\.$", re.MULTILINE)
+_COMPARISON = re.compile(r"^Compared (\S+) <= (-?\d+): (true|false)\.$", re.MULTILINE)
+
+
+def comparisons(stderr: str) -> list:
+    """The comparisons of a `-L` run, in order: (threshold, degree of parallelism, outcome)."""
+    return [(name, int(par), outcome == "true") for name, par, outcome in _COMPARISON.findall(stderr)]
 
 
 def parse_comparisons(stderr: str) -> dict:
     """The comparisons of a `-L` run: the sorted distinct degrees of parallelism each threshold met."""
     values = {}
-    for name, value in _COMPARISON.findall(stderr):
-        values.setdefault(name, set()).add(int(value))
+    for name, par, _ in comparisons(stderr):
+        values.setdefault(name, set()).add(par)
     return {name: tuple(sorted(vs)) for name, vs in values.items()}
 
 
