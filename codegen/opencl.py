@@ -217,7 +217,7 @@ class KernelWriter:
             return True
         elif isinstance(e, T.SegScan) and e.level == 0:
             dests = self.fill_dests(pat, dests, stm.loc)
-            self.block_scan(e, "0", dests)
+            self.block_scan(e, dests)
             self.bind_dests(pat, dests)
             return True
         else:
@@ -396,7 +396,7 @@ class KernelWriter:
                 self.emit(f"{acc} = {r};")
                 self.emit(f"{d.elem([i])} = {acc};")
 
-    def block_scan(self, e, segment: str, dests, lo: str = "0", hi: str = None, carry_in: list = None):
+    def block_scan(self, e, dests, lo: str = "0", hi: str = None, carry_in: list = None):
         """The workgroup scans elements [lo, hi) of the innermost binding of e's context in blocks of its
         size, carrying the running total (from carry_in, else the neutral element) from block to block:
         order preserved, so any associative operator works. `dests` are the views of the segment's results."""

@@ -13,6 +13,7 @@ It needs only Python 3, numpy and pyopencl.
 """
 
 import dataclasses
+import functools
 import hashlib
 import importlib.resources
 import pathlib
@@ -97,8 +98,9 @@ def generated_text(program: GeneratedProgram) -> str:
 
 # ---- the compiled program's file ----
 
+@functools.lru_cache(maxsize=1)
 def runtime_modules() -> tuple:
-    """(name, source text) of each module of the runtime, in the order they are installed."""
+    """(name, source text) of each module of the runtime, in the order they are installed; read once a process."""
     files = importlib.resources.files(runtime.__name__)
     return tuple((name, files.joinpath(f"{name}.py").read_text(encoding="utf-8")) for name in runtime.MODULES)
 
@@ -107,6 +109,7 @@ def loader_text() -> str:
     return importlib.resources.files(runtime.__name__).joinpath("loader.py").read_text(encoding="utf-8")
 
 
+@functools.lru_cache(maxsize=1)
 def runtime_package() -> str:
     """The name the runtime is installed under: programs compiled with the same runtime share it."""
     digest = hashlib.sha256(repr(runtime_modules()).encode()).hexdigest()[:12]
