@@ -1,6 +1,5 @@
 """Tests of the front end: parsing, type checking, literal typing and lowering to the source IR."""
 
-import time
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -345,14 +344,8 @@ def test_locations_name_the_file(tmp_path):
     assert prog.file == str(p) and prog.fun("main").loc.file == str(p)
 
 
-def test_parse_speed():
-    parser = get_parser()
-    assert parser.options.parser == "lalr"
-    pipeline.compile(MATMUL, "m.fut", until="check", verify_stages=False)  # warm up
-    t = time.perf_counter()
-    for _ in range(5):
-        pipeline.compile(MATMUL, "m.fut", until="check", verify_stages=False)
-    assert (time.perf_counter() - t) / 5 < 0.05
+def test_the_parser_is_lalr():
+    assert get_parser().options.parser == "lalr"
 
 
 def test_long_programs_do_not_overflow_the_stack():

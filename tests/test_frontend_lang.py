@@ -1,7 +1,6 @@
 """The full source language of docs/language.md: what each construct lowers to, and (run by the reference
 interpreter) what it computes."""
 
-import time
 
 import numpy as np
 import pytest
@@ -353,7 +352,8 @@ entry main (xs: []i32): []i32 = let ys = copy xs let zs = set ys 0 in map (+1) z
         prog(ok.replace("in map (+1) zs", "in map (+1) ys"))
 
 
-def test_long_program_checks_fast():
+def test_long_program_checks():
+    # its time is in futhark_examples/bench_frontend.py
     src = "\n".join([f"""
 def f{i} [n] (xs: [n]i32) (ys: [n]i32): (i32, []i32) =
   let (a, b) = unzip (map2 (\\x y -> (x + y, x * y)) xs ys)
@@ -361,13 +361,7 @@ def f{i} [n] (xs: [n]i32) (ys: [n]i32): (i32, []i32) =
   let t = xs[1:] ++ filter (> s) ys
   in (s + i32.sum (map2 (+) a b), t with [0] = 1)""" for i in range(20)])
     assert src.count("\n") >= 100
-    get_parser()
-    times = []
-    for _ in range(3):
-        t = time.perf_counter()
-        pipeline.compile(src, "x.fut", until="check", verify_stages=False)
-        times.append(time.perf_counter() - t)
-    assert min(times) < 0.1
+    assert len(pipeline.compile(src, "x.fut", until="check").funs) == 20
 
 
 def only(xs):
