@@ -53,7 +53,7 @@ class HostWriter:
         return f"to_host(ctx, {name})" if name in self.device_scalars else name
 
     def dim(self, d) -> str:
-        return str(d) if isinstance(d, int) else d
+        return str(d) if isinstance(d, int) else self.scalar(d)
 
     def shape(self, t) -> str:
         return "(" + "".join(f"{self.dim(d)}, " for d in t.shape) + ")" if isinstance(t, Array) else "()"

@@ -19,6 +19,16 @@ from incflat.ir import target as T
 from incflat.ir.errors import Unsupported
 from incflat.ir.types import Array, Scalar
 
+# G4 interchanges elementwise operators (`map2 (+)`); any other operator on arrays has no kernel yet
+ARRAY_OPERATOR = "a reduction or scan operator on arrays that is not elementwise"
+
+
+def require_scalar_operator(op, loc):
+    """Raises Unsupported for a segred or segscan whose operator works on arrays."""
+    if any(isinstance(a.type, Array) for a in op.neutral):
+        raise Unsupported(ARRAY_OPERATOR, loc)
+
+
 # What the user wrote, for the IR constructs that error messages mention.
 SOURCE_NAMES = {"Scanomap": "scan", "Scan": "scan", "Redomap": "reduce", "Reduce": "reduce", "Map": "map",
                 "If": "if", "Index": "indexing", "Iota": "iota", "Replicate": "replicate",
@@ -370,7 +380,7 @@ class KernelWriter:
     def apply_red(self, red: S.Lambda, accs: list, values: list, loc) -> list:
         """Inlines the reduction operator; returns C expressions of its results."""
         if any(isinstance(p.type, Array) for p in red.params):
-            raise Unsupported("a reduction operator on arrays", loc)
+            raise Unsupported(ARRAY_OPERATOR, loc)
         n = len(accs)
         for p, v in zip(red.params, accs + values):
             self.env[p.name] = v
@@ -540,7 +550,7 @@ class KernelWriter:
         adjacent workgroup-sized tiles each, so that the grid reads one window of memory at a time
         (reduce on the H200: 99.6 us against 108.7 with a contiguous range each)."""
         if any(isinstance(a.type, Array) for a in e.neutral):
-            raise Unsupported("a reduction of arrays")
+            raise Unsupported(ARRAY_OPERATOR)
         if per_thread or not e.commutative:
             return self.fold_loop(e, lo, hi, accs, per_thread, ctype)
         self.unit_stride_variant([a.name for a in e.ctx[-1].arrs],

@@ -5,7 +5,7 @@ passes for operators whose values do not fit in one status word)."""
 from incflat.codegen.cscalar import CTYPES, neutral_ctypes
 from incflat.codegen.kernel import INDEX, Kernel, LookbackParams, SegmentCounters, View
 from incflat.codegen.lifted import Lifted
-from incflat.codegen.opencl import KernelWriter
+from incflat.codegen.opencl import KernelWriter, require_scalar_operator
 from incflat.codegen.runtime.prims import CTYPE_SIZES
 from incflat.ir import source as S
 from incflat.ir import target as T
@@ -78,6 +78,7 @@ def uses_lookback(op) -> bool:
 def segscan_kernels(name: str, op: T.SegScan, loc, errors: list) -> tuple:
     """The kernels of a level-1 segscan, in launch order: the single-pass scan, or the blocks' totals,
     their scan, and the scan that starts each block from its prefix."""
+    require_scalar_operator(op, loc)
     if uses_lookback(op):
         return (scan_kernel(name, op, errors, "lookback"),)
     return (scan_kernel(name + "_totals", op, errors, "totals"), block_prefix_kernel(name + "_prefix", op, errors),
@@ -372,6 +373,7 @@ def segred_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
     thread, for many segments that are short or strided in memory (a transposed view): thread t reduces a
     part of segment t % segments, so neighbouring threads read neighbouring segments, and a second kernel
     combines the parts. The host chooses between them at run time from the inner strides."""
+    require_scalar_operator(op, loc)
     return segred_group_kernels(name, op, loc, errors) + segred_thread_kernels(name + "_threads", op, loc, errors)
 
 

@@ -8,10 +8,10 @@ them, in order); the result is valid source IR, so the reference interpreter can
 import dataclasses
 
 from incflat.ir import source as S
-from incflat.ir.analysis import free_in_exp, use_counts
+from incflat.ir.analysis import free_in_exp, type_size_names, use_counts
 from incflat.ir.rename import NameSource, Renamer, all_names
 from incflat.ir.traverse import map_bodies, map_nested
-from incflat.ir.types import Array
+from incflat.ir.types import Array, array_of, shape_of
 
 
 # ---- inlining ----
@@ -170,11 +170,12 @@ def _rename_functions(prog: S.Program, renamer) -> S.Program:
     return dataclasses.replace(prog, funs=tuple(funs))
 
 
-# ---- G4: a reduction of arrays becomes a map of reductions over the transposed array ----
+# ---- G4: a reduction or scan of arrays becomes a map of them over the transposed array ----
 
 def interchange_array_reductions(prog: S.Program) -> S.Program:
     """`reduce (map2 op) ne xss` (column sums, say) becomes `map2 (\\col n -> reduce op n col) (transpose
-    xss) ne` (rule G4): the reduction's inner parallelism becomes an outer map."""
+    xss) ne` (rule G4), and `scan (map2 op) ne xss` the transpose of such a map of scans: the operator's
+    inner parallelism becomes an outer map. Applied again inside, for operators like `map2 (map2 op)`."""
     names = NameSource(all_names(prog))
     return map_bodies(prog, lambda body: _g4_body(body, names))
 
@@ -186,44 +187,55 @@ def _g4_body(body: S.Body, names: NameSource) -> S.Body:
         e = map_nested(stm.exp, lambda b: _g4_body(b, names))
         if isinstance(e, S.Replicate) and not isinstance(e.x.type, Array):
             replicated[stm.pat[0].name] = e.x
-        inner = _elementwise_operator(e) if isinstance(e, S.Redomap) else None
+        inner = _elementwise_operator(e) if isinstance(e, (S.Redomap, S.Scanomap)) else None
         if inner is None:
             stms.append(S.Stm(stm.pat, e, stm.loc))
             continue
         width, op = inner
         (ne,) = e.neutral
-        elem = ne.type.elem
+        row = ne.type.row()  # the type of one column's elements
         n = e.width
+        swap = (1, 0) + tuple(range(2, 2 + len(shape_of(row))))
         if _is_identity(e.map_lam) and len(e.arrs) == 1:
             src = e.arrs[0]
         else:
-            src = S.Var(names.fresh("rows"), Array(elem, (S.dim_of(n), S.dim_of(width))))
+            src = S.Var(names.fresh("rows"), array_of(row, (S.dim_of(n), S.dim_of(width))))
             stms.append(S.Stm((src,), S.Map(n, e.map_lam, e.arrs), stm.loc))
-        cols = S.Var(names.fresh("cols"), Array(elem, (S.dim_of(width), S.dim_of(n))))
-        stms.append(S.Stm((cols,), S.Rearrange((1, 0), src), stm.loc))
-        col = S.Var(names.fresh("col"), Array(elem, (S.dim_of(n),)))
-        ne_j = S.Var(names.fresh("ne"), elem)
-        x = S.Var(names.fresh("x"), elem)
-        r = S.Var(names.fresh("r"), elem)
-        ident = S.Lambda((x,), S.Body((), (x,)), (elem,))
-        red = Renamer(names, {}).lam(op)
+        cols = S.Var(names.fresh("cols"), array_of(row, (S.dim_of(width), S.dim_of(n))))
+        stms.append(S.Stm((cols,), S.Rearrange(swap, src), stm.loc))
+        col = S.Var(names.fresh("col"), array_of(row, (S.dim_of(n),)))
+        ne_j = S.Var(names.fresh("ne"), row)
+        x = S.Var(names.fresh("x"), row)
+        ident = S.Lambda((x,), S.Body((), (x,)), (row,))
+        op = Renamer(names, {}).lam(op)
         d = replicated.get(getattr(ne, "name", None))
         params, arrs = ((col,), (cols,)) if d is not None else ((col, ne_j), (cols, ne))
-        column_red = S.Redomap(n, red, ident, (d if d is not None else ne_j,), (col,), e.commutative)
-        per_column = S.Lambda(params, S.Body((S.Stm((r,), column_red, stm.loc),), (r,)), (elem,))
-        stms.append(S.Stm(stm.pat, S.Map(width, per_column, arrs), stm.loc))
+        column_ne = (d if d is not None else ne_j,)
+        if isinstance(e, S.Redomap):
+            r = S.Var(names.fresh("r"), row)
+            column = S.Redomap(n, op, ident, column_ne, (col,), e.commutative)
+        else:
+            r = S.Var(names.fresh("r"), col.type)
+            column = S.Scanomap(n, op, ident, column_ne, (col,))
+        per_column = S.Lambda(params, _g4_body(S.Body((S.Stm((r,), column, stm.loc),), (r,)), names), (r.type,))
+        if isinstance(e, S.Redomap):
+            stms.append(S.Stm(stm.pat, S.Map(width, per_column, arrs), stm.loc))
+        else:
+            scanned = S.Var(names.fresh("scanned"), array_of(row, (S.dim_of(width), S.dim_of(n))))
+            stms.append(S.Stm((scanned,), S.Map(width, per_column, arrs), stm.loc))
+            stms.append(S.Stm(stm.pat, S.Rearrange(swap, scanned), stm.loc))
     return S.Body(tuple(stms), body.result)
 
 
-def _elementwise_operator(e: S.Redomap):
-    """(width, op) when the reduction operator is `\\a b -> map2 op a b` on one-dimensional arrays."""
-    lam = e.red
+def _elementwise_operator(e):
+    """(width, op) when the operator of a reduction or scan is `\\a b -> map2 op a b` on arrays."""
+    lam = e.red if isinstance(e, S.Redomap) else e.scan
     if len(lam.params) != 2 or len(e.neutral) != 1 or len(lam.body.stms) != 1:
         return None
     a, b = lam.params
     stm = lam.body.stms[0]
     m = stm.exp
-    if not (isinstance(m, S.Map) and isinstance(a.type, Array) and a.type.rank == 1
+    if not (isinstance(m, S.Map) and isinstance(a.type, Array)
             and tuple(v.name for v in m.arrs) == (a.name, b.name) and stm.pat == lam.body.result
             and len(m.lam.params) == 2
             and not (isinstance(m.width, S.Var) and m.width.name in (a.name, b.name))):
@@ -290,5 +302,6 @@ def _dce_body(body: S.Body) -> S.Body:
         if any(p.name in live for p in stm.pat):
             kept.append(stm)
             live |= set(free_in_exp(stm.exp))
+            live |= set().union(*(type_size_names(p.type) for p in stm.pat))  # sizes its types name
     return S.Body(tuple(reversed(kept)), body.result)
 

@@ -3,7 +3,7 @@
 from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.traverse import nested
-from incflat.ir.types import Array, Tuple
+from incflat.ir.types import I64, Array, Tuple
 
 
 def exp_atoms(e) -> tuple:
@@ -76,7 +76,6 @@ def type_size_names(t) -> set:
 
 def free_in_exp(e) -> dict:
     """Free variables of an expression: name -> Var (sizes mentioned by types count as i64 variables)."""
-    from incflat.ir.types import I64
     free = {}
 
     def use(a):
@@ -92,6 +91,10 @@ def free_in_exp(e) -> dict:
         for n, v in free_in_body(inner.body).items():
             if n not in bound:
                 free.setdefault(n, v)
+        # the sizes a lambda's parameter and result types name are read too
+        for t in tuple(p.type for p in inner.binds) + tuple(inner.ret):
+            for n in type_size_names(t) - bound:
+                free.setdefault(n, S.Var(n, I64))
     if isinstance(e, T.SEGOPS):
         # arrays of an inner binding may be params of an outer binding
         bound = set()
@@ -110,7 +113,11 @@ def free_in_body(body: S.Body) -> dict:
         for n, v in free_in_exp(stm.exp).items():
             if n not in bound:
                 free.setdefault(n, v)
-        bound |= {p.name for p in stm.pat}
+        binds = {p.name for p in stm.pat}
+        for p in stm.pat:  # the sizes its pattern's types name, unless the pattern binds them itself
+            for n in type_size_names(p.type) - bound - binds:
+                free.setdefault(n, S.Var(n, I64))
+        bound |= binds
     for a in body.result:
         if isinstance(a, S.Var) and a.name not in bound:
             free.setdefault(a.name, a)

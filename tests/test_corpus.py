@@ -21,6 +21,7 @@ SHOWN_FAILURES = 5
 UNSUPPORTED = {
     "filter_in_map": "filter inside a kernel",
     "irregular": "an intermediate array inside a kernel whose size is computed in the kernel",
+    "array_operator_general": "a reduction or scan operator on arrays that is not elementwise",
 }
 
 

@@ -3,7 +3,8 @@
 Each example is one program with several entry points (one compilation, as PoCL builds kernels slowly): random
 scalar expressions over i32, i64, f32 and bool, with the operators and prelude functions of the language, used
 as the body of a map over input arrays, as the map before a reduction with an associative operator (scalar and
-tuple operators), and inside a reduction per row of a matrix. Every entry runs with the default thresholds and
+tuple operators), inside a reduction per row of a matrix, under a reduction and a scan whose operator works on
+rows (`map2 op`), and in a count that sizes arrays on the host (a size computed on the device). Every entry runs with the default thresholds and
 with each code version forced (the tuning contract's version enumeration).
 
 The expressions stay clear of what Futhark leaves undefined or what floating point does not reproduce across
@@ -123,8 +124,8 @@ def lam(op: str) -> str:
 
 @st.composite
 def programs(draw):
-    """(source, [(entry, kind)]) with map entries m*, reduction entries r*, a tuple reduction and a reduction
-    per row."""
+    """The source, with map entries m*, reduction entries r*, a tuple reduction p, a reduction per row s, a
+    reduction and a scan of rows with an elementwise operator c, and a size computed by a kernel d."""
     entries = []
     for k in range(draw(st.integers(1, 3))):
         t = draw(st.sampled_from(TYPES))
@@ -140,6 +141,15 @@ def programs(draw):
     row_body = f"let y = i64.i32 x let z = f32.i32 x / 4 let b = x % 3 == 0 in {draw(expr(t))}"
     entries.append(f"entry s [r][c] (xss: [r][c]i32): [r]{t} =\n"
                    f"  map (\\row -> reduce {lam(op)} {ne} (map (\\x -> {row_body}) row)) xss")
+    t, op, ne = draw(st.sampled_from(OPERATORS))  # an elementwise operator on rows: a column reduction and scan
+    rows = f"map (map (\\x -> {row_body})) xss"
+    entries.append(f"entry c [r][c] (xss: [r][c]i32): ([c]{t}, [r][c]{t}) =\n"
+                   f"  (reduce (map2 {lam(op)}) (replicate c {ne}) ({rows}),\n"
+                   f"   scan (map2 {lam(op)}) (replicate c {ne}) ({rows}))")
+    t = draw(st.sampled_from(TYPES))  # a size computed by a kernel, used on the host; a reversed slice
+    entries.append(f"entry d [n] {PARAMS} =\n"
+                   f"  let k = i64.sum (map (\\b -> i64.bool b) ({MAP4.format(draw(expr('bool')))}))\n"
+                   f"  in (iota k, replicate k (i32.sum xs), ({MAP4.format(draw(expr(t)))})[::-1][:k])")
     return "\n\n".join(entries) + "\n"
 
 
@@ -169,7 +179,7 @@ def test_generated_programs_agree_with_the_interpreter(device, tmp_path_factory,
     except CompileError as e:
         pytest.fail(format_error(e, source))
     vectors, matrix = args
-    runs = [(e.name, matrix if e.name == "s" else vectors) for e in program.source.entries]
+    runs = [(e.name, matrix if e.name in ("s", "c") else vectors) for e in program.source.entries]
     expected = {}
     for entry, entry_args in runs:
         outcome = Interpreter(program).run(entry, entry_args)

@@ -247,10 +247,13 @@ class Context:
             host = np.empty(arr.shape, arr.dtype)
             cl.enqueue_copy(self.queue, host, arr.buf, src_offset=arr.offset * arr.dtype.itemsize)
             return host[()] if host.ndim == 0 else host
-        span = arr.offset + 1 + sum((d - 1) * s for d, s in zip(arr.shape, arr.strides))
-        host = np.empty(span, arr.dtype)
-        cl.enqueue_copy(self.queue, host, arr.buf)
-        out = np.array(np.lib.stride_tricks.as_strided(host[arr.offset:], arr.shape,
+        # a view may run backwards (negative strides): read the span between its lowest and highest element
+        reach = [(d - 1) * s for d, s in zip(arr.shape, arr.strides)]
+        lowest = arr.offset + sum(r for r in reach if r < 0)
+        highest = arr.offset + sum(r for r in reach if r > 0)
+        host = np.empty(highest - lowest + 1, arr.dtype)
+        cl.enqueue_copy(self.queue, host, arr.buf, src_offset=lowest * arr.dtype.itemsize)
+        out = np.array(np.lib.stride_tricks.as_strided(host[arr.offset - lowest:], arr.shape,
                                                        [s * arr.dtype.itemsize for s in arr.strides]))
         return out[()] if out.ndim == 0 else out
 

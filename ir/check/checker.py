@@ -3,7 +3,8 @@
 Fresh names, binding and emitting statements (with hash-consing of scalar computations), scopes,
 showing types and sizes to the user, and resolving the types the user writes. The rest of the
 checker are mixins, each for one concern, assembled here into `Checker`: uniqueness (in-place
-updates), decls (programs, functions, patterns), lower (expressions), apply (function values)
+updates), decls (programs, functions, patterns), lower (expressions), arrays (array expressions), apply
+(function values)
 and builtins. One object holds all the state; the mixins reach each other through `self`.
 """
 
@@ -12,6 +13,7 @@ import re
 from incflat.ir import syntax as P
 from incflat.ir import source as S
 from incflat.ir.check.apply import Application
+from incflat.ir.check.arrays import ArrayExpressions
 from incflat.ir.check.builtins import Builtins
 from incflat.ir.check.decls import Declarations
 from incflat.ir.check.infer import KIND_TEXT, TV, TArr, arr_of, coerce_value, prune, unify
@@ -40,7 +42,7 @@ class Scope:
         self.cse = cse
 
 
-class Checker(Uniqueness, Declarations, Lowering, Application, Builtins):
+class Checker(Uniqueness, Declarations, Lowering, ArrayExpressions, Application, Builtins):
     def __init__(self, decls, filename, text):
         self.decls = decls
         self.filename = filename

@@ -1,14 +1,14 @@
-"""Lowering expressions to A-normal form: names, operators, tuples, let, if, loops, arrays, indexing.
+"""Lowering expressions to A-normal form: names, operators, tuples, let, if and loops.
 
 A mixin of `Checker` (ir.check.checker). `lower` dispatches on the syntax node to a `lower_*`
 method, which checks the expression and emits the statements computing it, returning a value (`V`)
-or a function value. Function values, application and lambdas are in ir.check.apply; the builtins
-in ir.check.builtins.
+or a function value. Function values, application and lambdas are in ir.check.apply; array
+expressions (literals, indexing, slices, updates) in ir.check.arrays; the builtins in ir.check.builtins.
 """
 
 from incflat.ir import syntax as P
 from incflat.ir import source as S
-from incflat.ir.check.infer import (TV, TArr, arr_of, drop_dims, is_arr, is_scalar, leaves, map_dims, nleaves, prune,
+from incflat.ir.check.infer import (TV, TArr, drop_dims, is_arr, is_scalar, leaves, map_dims, nleaves, prune,
                                     rank_of, require, shape_of, unify)
 from incflat.ir.check.prelude import (ARITH_OPS, ARRAY_REDUCTIONS, BUILTIN_ARITY, EQ_OPS, INT_OPS, LOGIC_OPS,
                                       NOT_SUPPORTED, ORD_OPS, SAFE_SIZE_OPS, prelude_lookup)
@@ -167,8 +167,28 @@ class Lowering:
 
     def lower_BinOpE(self, e, env):
         x = self.lower_val(e.lhs, env)
+        if e.op in LOGIC_OPS:
+            return self.short_circuit(e, x, env)
         y = self.lower_val(e.rhs, env)
         return self.binop(e.op, x, y, e.loc)
+
+    def short_circuit(self, e, x: V, env) -> V:
+        """`x && y` and `x || y` evaluate y only when needed: as `if`, unless y cannot fail."""
+        consumed = dict(self.consumed)
+        saved = self.push()
+        y = self.lower_val(e.rhs, env)
+        y_stms = self.pop(saved)
+        if all(_cannot_fail(s.exp) for s in y_stms):
+            self.stms.extend(y_stms)
+            return self.binop(e.op, x, y, e.loc)
+        for operand, loc in ((x, e.lhs.loc), (y, e.rhs.loc)):
+            if not is_scalar(operand.t) or unify(operand.t, BOOL):
+                raise self.err(f'The operator "{e.op}" needs operands of bool, but got {self.show(operand.t)}.', loc)
+        self.consumed.update(consumed)
+        known = atom_v(S.Const(e.op == "||", BOOL))
+        if e.op == "&&":
+            return self.make_if(x.atom, y_stms, y, [], known, set(), set(), e.loc)
+        return self.make_if(x.atom, [], known, y_stms, y, set(), set(), e.loc)
 
     def binop(self, op, x: V, y: V, loc, hint=None) -> V:
         if op in ("|>", "<|"):  # only reachable through a section
@@ -635,142 +655,9 @@ class Lowering:
             return next(it)
         return go(t)
 
-    # ---- arrays: literals, indexing, updates
 
-    def lower_ArrayE(self, e, env):
-        vals = [self.lower_val(x, env, "an array element") for x in e.elems]
-        t0 = vals[0].t
-        for v, x in zip(vals[1:], e.elems[1:]):
-            r = unify(t0, v.t)
-            if r:
-                raise self.err(f"All elements of an array literal must have the same {self.what(r)}, but the "
-                               f"first has {self.what(r)} {self.show(t0)} and this one {self.show(v.t)}.", x.loc)
-        t = arr_of(prune(t0), (len(vals),))
-        atoms = []
-        for k, lt in enumerate(leaves(t)):
-            atoms.append(self.bind(S.ArrayLit(tuple(v.atoms[k] for v in vals), lt), lt, e.loc, "arr"))
-        return V(t, tuple(atoms))
-
-    def index_atom(self, x, loc):
-        """A point index: any integer type, converted to i64."""
-        t = prune(x.t)
-        if not is_scalar(t) or not require(t, "int"):
-            raise self.err(f"An array index must be an integer, but this has type {self.show(t)}.", loc)
-        return self.to_i64(x.atom, loc)
-
-    def slice_part(self, e, env, what):
-        if e is None:
-            return None
-        x = self.lower_val(e, env)
-        if not is_scalar(x.t) or unify(x.t, I64):
-            raise self.err(f"The {what} of a slice must have type i64, but has type {self.show(x.t)}.", e.loc)
-        return x.atom
-
-    def lower_IndexE(self, e, env):
-        arr = self.lower_val(e.arr, env)
-        t = prune(arr.t)
-        if not is_arr(t):
-            raise self.err(f"Only arrays can be indexed, but this has type {self.show(t)}.", e.arr.loc)
-        if len(e.idxs) > rank_of(t):
-            raise self.err(f"Too many indices: {len(e.idxs)} for an array of type {self.show(t)} (rank "
-                           f"{rank_of(t)}).", e.idx_loc)
-        idxs = []
-        for k, ix in enumerate(e.idxs):
-            n = shape_of(t)[k]
-            if isinstance(ix, P.SliceI):
-                idxs.append(self.make_slice(ix, n, env))
-            else:
-                idxs.append(self.index_atom(self.lower_val(ix, env), ix.loc))
-        return self.index_value(arr, idxs, e.loc)
-
-    def make_slice(self, ix: P.SliceI, n, env) -> S.DimSlice:
-        start = self.slice_part(ix.start, env, "start")
-        end = self.slice_part(ix.end, env, "end")
-        stride = self.slice_part(ix.stride, env, "stride")
-        loc = ix.loc
-        na = self.dim_atom(n)
-        # Futhark knows the size of a[:k], a[0:k], a[:k:1] and a[0:k:1] for a variable or constant k.
-        if (start is None or (isinstance(start, S.Const) and start.value == 0)) and end is not None and \
-                (stride is None or (isinstance(stride, S.Const) and stride.value == 1)) and \
-                isinstance(ix.end, (P.Ident, P.Lit)):
-            return S.DimSlice(S.Const(0, I64), end, S.Const(1, I64), end)
-        if stride is None:
-            stride = S.Const(1, I64)
-        if isinstance(stride, S.Const):
-            s = int(stride.value)
-            if s == 0:
-                raise self.err("The stride of a slice cannot be zero.", ix.stride.loc)
-            if start is None:
-                start = S.Const(0, I64) if s > 0 else self.size_op("-", na, S.Const(1, I64), loc, fold=True)
-            if end is None:
-                end = na if s > 0 else S.Const(-1, I64)
-            if s == 1:
-                size = self.size_op("-", end, start, loc, cse=False, fold=True)
-            elif s == -1:
-                size = self.size_op("-", start, end, loc, cse=False, fold=True)
-            else:
-                diff = self.size_op("-", end, start, loc, fold=True)
-                adj = self.size_op("+", diff, S.Const(s - (1 if s > 0 else -1), I64), loc, fold=True)
-                size = self.emit(S.BinOp("//", adj, stride, I64), I64, loc, cse=False)
-        else:
-            pos = self.emit(S.BinOp(">", stride, S.Const(0, I64), BOOL), BOOL, loc)
-            if start is None:
-                start = self.select(pos, S.Const(0, I64), self.size_op("-", na, S.Const(1, I64), loc, fold=True), loc)
-            if end is None:
-                end = self.select(pos, na, S.Const(-1, I64), loc)
-            sgn = self.emit(S.PrimCall("i64.sgn", (stride,), I64), I64, loc)
-            diff = self.size_op("-", end, start, loc, fold=True)
-            adj = self.size_op("+", diff, self.size_op("-", stride, sgn, loc, fold=True), loc)
-            size = self.emit(S.BinOp("//", adj, stride, I64), I64, loc, cse=False)
-        if isinstance(size, S.Var):
-            self.dim_text[size.name] = "?"
-        elif not isinstance(size, S.Var):  # a constant: still an unknown size for Futhark
-            size = self.bind(S.AtomExp(size), I64, loc, "len")
-            self.dim_text[size.name] = "?"
-        return S.DimSlice(start, end, stride, size)
-
-    def select(self, c, a, b, loc):
-        v = S.Var(self.fresh("sel"), I64)
-        self.stms.append(S.Stm((v,), S.If(c, S.Body((), (a,)), S.Body((), (b,)), (I64,)), loc))
-        return v
-
-    def index_value(self, arr: V, idxs, loc) -> V:
-        """arr[idxs] for an array or array of tuples; idxs are i64 atoms or DimSlices."""
-        t = prune(arr.t)
-        kept = tuple(S.dim_of(i.size) for i in idxs if isinstance(i, S.DimSlice))
-        if isinstance(t, Array):
-            rt = arr_of(t.elem, kept + t.shape[len(idxs):])
-        else:
-            rt = arr_of(t.elem, kept + t.shape[len(idxs):])
-        atoms = []
-        for a, lt in zip(arr.atoms, leaves(rt)):
-            atoms.append(self.bind(S.Index(a, tuple(idxs)), lt, loc, "elem" if not kept else "slice"))
-            self.alias_to(atoms[-1:], [a])
-        return V(rt, tuple(atoms))
-
-    def lower_WithE(self, e, env):
-        arr = self.lower_val(e.arr, env)
-        t = prune(arr.t)
-        if not is_arr(t):
-            raise self.err(f'Only arrays can be updated with "with", but this has type {self.show(t)}.',
-                           e.arr.loc)
-        if len(e.idxs) > rank_of(t):
-            raise self.err(f"Too many indices: {len(e.idxs)} for an array of type {self.show(t)} (rank "
-                           f"{rank_of(t)}).", e.loc)
-        idxs = []
-        for ix in e.idxs:
-            if isinstance(ix, P.SliceI):
-                raise self.err('Slices in "with" updates are not supported by incflat; update one element '
-                               '(or row) at a time, or use scatter.', ix.loc)
-            idxs.append(self.index_atom(self.lower_val(ix, env), ix.loc))
-        val = self.lower_val(e.value, env)
-        et = drop_dims(t, len(idxs))
-        r = unify(et, val.t)
-        if r:
-            raise self.err(f"The new value has {self.what(r)} {self.show(val.t)}, but the updated element has "
-                           f"{self.what(r)} {self.show(et)}.", e.value.loc)
-        atoms = []
-        for a, x in zip(arr.atoms, val.atoms):
-            atoms.append(self.bind(S.Update(a, tuple(idxs), x), a.type, e.loc, "upd"))
-        self.consume(arr, e.loc, self.source_text(e.arr))
-        return V(t, tuple(atoms))
+def _cannot_fail(e) -> bool:
+    """Whether evaluating e can neither fail nor be costly (arithmetic that cannot divide by zero)."""
+    if isinstance(e, S.BinOp):
+        return e.op not in ("/", "%", "//", "%%", "**")
+    return isinstance(e, (S.AtomExp, S.UnOp, S.PrimCall))
