@@ -18,7 +18,7 @@ from lark.visitors import Transformer
 
 from incflat.ir.errors import CompileError
 from incflat.ir.source import Loc
-from incflat.ir.syntax import (ArrayE, AscribeE, BinOpE, Decl, ForIn, ForUpto, Ident, IfE, IndexE, LambdaE, LetE,
+from incflat.ir.syntax import (ArrayE, AscribeE, BinOpE, Decl, ForIn, ForUpto, FunTypeExp, Ident, IfE, IndexE, LambdaE, LetE,
                                LetFunE, Lit, LoopE, NegE, Node, NotE, PName, PTuple, PTyped, PWild, ProjE, QualIdent,
                                SectionE, SliceI, SourceText, Syntax, TupleE, TypeDecl, TypeExp, While, WithE, mk_app)
 
@@ -176,8 +176,7 @@ class ToSyntax(Transformer):
         return t
 
     def fun_type(self, c):
-        raise CompileError("Function types are not supported by incflat: functions can only be passed "
-                           "directly to map, reduce, scan, filter and the like.", c[0].loc)
+        return FunTypeExp(c[0], c[2], c[0].loc)
 
     def tbase(self, c):
         *dims, t = c

@@ -60,6 +60,15 @@ class TypeExp:
         return self.base_loc
 
 
+@dataclass
+class FunTypeExp:
+    """A function type `a -> b`, allowed as the annotation of a parameter of a function that is inlined."""
+    param: object  # TypeExp or FunTypeExp
+    result: object
+    loc: Loc = field(repr=False)
+    unique: bool = False
+
+
 # ---- patterns
 
 @dataclass

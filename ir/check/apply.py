@@ -174,6 +174,11 @@ class Application:
         for i, (pt, a) in enumerate(zip(sig.ptypes, args)):
             at = a.val.t
             r = self.inst_match(pt, at, subst, bindable)
+            if r == "size" and self.only_flexible_differ(pt, at, subst):
+                # an anonymous parameter size of the caller takes the size expected: checked at run time
+                a = Arg(self.coerce(a.val, map_dims(pt, lambda d: self.inst_term(d, subst, loc)
+                                                    if d is not None else d), a.loc), a.loc)
+                at, r = a.val.t, None
             if r:
                 expected = map_dims(pt, lambda d: subst.get(d, d) if isinstance(d, str) else d)
                 extra = " (size mismatch)" if r == "size" else ""
@@ -187,6 +192,18 @@ class Application:
             if u:
                 self.consume(a.val, a.loc, self.arg_name(a), f'"{sig.name}" (its parameter is unique)')
         return V(rt, vs)
+
+    def only_flexible_differ(self, pt, at, subst) -> bool:
+        """Whether the sizes of an argument's type that differ from the parameter's are all anonymous
+        parameter sizes of the function being checked."""
+        pt, at = prune(pt), prune(at)
+        if isinstance(pt, (Array, TArr)) and isinstance(at, type(pt)) and len(pt.shape) == len(at.shape):
+            inner = self.only_flexible_differ(pt.elem, at.elem, subst) if isinstance(pt, TArr) else True
+            return inner and all(subst.get(pd, pd) == ad or ad in self.flexible
+                                 for pd, ad in zip(pt.shape, at.shape) if not isinstance(pd, tuple))
+        if isinstance(pt, Tuple) and isinstance(at, Tuple) and len(pt.elems) == len(at.elems):
+            return all(self.only_flexible_differ(x, y, subst) for x, y in zip(pt.elems, at.elems))
+        return unify(pt, at) is None
 
     def inst_term(self, d, subst, loc):
         if isinstance(d, int):

@@ -46,8 +46,14 @@ class Builtins:
         return v.atom
 
     def same_outer(self, name, arrs, loc):
-        d0 = shape_of(prune(arrs[0].t))[0]
-        for a in arrs[1:]:
+        """The common outer size of arrays (a list, updated in place): one whose size is an anonymous
+        parameter size (`[]`) takes the others', checked at run time, as Futhark unifies such sizes."""
+        dims = [shape_of(prune(a.t))[0] for a in arrs]
+        d0 = next((d for d in dims if d not in self.flexible), dims[0])
+        for i, (a, d) in enumerate(zip(arrs, dims)):
+            if d != d0 and d in self.flexible:
+                arrs[i] = self.coerce(a, map_dims_outer(prune(a.t), d0), loc)
+        for a in arrs:
             d = shape_of(prune(a.t))[0]
             if d != d0:
                 note = ""
@@ -408,3 +414,8 @@ class Builtins:
         lam = self.op_lambda(op, t, loc)
         return atom_v(self.bind(S.Reduce(self.dim_atom(at.shape[0]), lam, (S.Const(coerce_value(ne, t), t),),
                                          arr.atoms, commutative=True), t, loc))
+
+
+def map_dims_outer(t, d):
+    """t with its outermost size replaced by d."""
+    return arr_of(row_type(t), (d,))

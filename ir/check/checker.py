@@ -67,6 +67,7 @@ class Checker(Uniqueness, Declarations, Lowering, ArrayExpressions, Application,
         self.nonunique = {}
         self.born = {}
         self.barrier = (-1, None)
+        self.flexible = set()  # the anonymous parameter sizes of the function being checked
 
     # ---- helpers
 
@@ -216,6 +217,9 @@ class Checker(Uniqueness, Declarations, Lowering, ArrayExpressions, Application,
 
     def resolve_type(self, te: P.TypeExp, dimfn, where="type"):
         """The checker type a TypeExp denotes; dimfn(kind, value, loc) gives each dimension."""
+        if isinstance(te, P.FunTypeExp):
+            raise self.err("A function type can only be the type of a parameter of a function (incflat then "
+                           "inlines the function at each call).", te.loc)
         dims = [dimfn(k, v, te.loc) for k, v in te.dims]
         if isinstance(te.base, list):
             base = Tuple(tuple(self.resolve_type(x, dimfn, where) for x in te.base))

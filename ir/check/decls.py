@@ -8,10 +8,10 @@ functions share.
 
 from incflat.ir import syntax as P
 from incflat.ir import source as S
-from incflat.ir.check.infer import TV, TArr, _worse, leaves, map_dims, prune, resolve_scalar, unify, zonk
-from incflat.ir.check.prelude import INT_RANGE
-from incflat.ir.check.values import FunSig, FunV, V, atom_v, split_tuple, tuple_v
-from incflat.ir.types import I64, PRIM_NAMES, Array, Tuple
+from incflat.ir.check.infer import TV, TArr, _worse, arr_of, leaves, map_dims, prune, resolve_scalar, unify, zonk
+from incflat.ir.check.prelude import ARRAY_REDUCTIONS, INT_RANGE, SOAC_MAPS, prelude_lookup
+from incflat.ir.check.values import Closure, FunSig, FunV, Named, Partial, Section, V, atom_v, split_tuple, tuple_v
+from incflat.ir.types import I64, PRIM_NAMES, Array, Scalar, Tuple
 
 
 class Declarations:
@@ -31,9 +31,34 @@ class Declarations:
         for d in self.decls:
             if isinstance(d, P.TypeDecl):
                 self.check_type_decl(d)
+            elif self.is_inlined_only(d):
+                self.declare_inlined(d)
             else:
-                funs.append(self.check_fun(d))
+                fd = self.check_fun(d)
+                if fd is not None:
+                    funs.append(fd)
         return S.Program(tuple(funs), self.filename)
+
+    @staticmethod
+    def is_inlined_only(d: P.Decl) -> bool:
+        """Whether a function is checked only where it is applied, with the arguments' types: one with
+        parameters whose types are not written (inferred from each use) or are function types."""
+        if d.entry or d.name == "main":
+            return False
+
+        def open_(p):
+            if isinstance(p, P.PTyped):
+                return isinstance(p.type, P.FunTypeExp)
+            if isinstance(p, P.PTuple):
+                return any(open_(q) for q in p.elems)
+            return True
+        return any(open_(p) for p in d.params)
+
+    def declare_inlined(self, d: P.Decl):
+        """A function inlined at each call, and checked there (a function value: point-free, higher-order, or
+        with inferred parameter types)."""
+        self.funs[d.name] = FunSig(d.name, tuple(n for n, _ in d.size_params), (), (None,) * len(d.params),
+                                   None, d.loc, True, d)
 
     def check_type_decl(self, d: P.TypeDecl):
         if d.name in PRIM_NAMES:
@@ -89,6 +114,7 @@ class Declarations:
         self.cse = {}
         self.alias, self.consumed, self.nonunique = {}, {}, {}
         self.barrier = (-1, None)
+        self.flexible = set()
         uniques = []
         env = {}
         size_params = []
@@ -107,8 +133,9 @@ class Declarations:
             def dimfn(kind, v, loc, p=p):
                 if kind == "const":
                     return v
-                if kind == "any":  # an anonymous size: an implicit size parameter
+                if kind == "any":  # an anonymous size: an implicit size parameter, unified by use
                     n = self.fresh("d")
+                    self.flexible.add(n)
                     self.dim_text[n] = ""
                     size_params.append(n)
                     bindable.add(n)
@@ -162,7 +189,15 @@ class Declarations:
                                    f"{self.show(x.t)}.", v.loc)
                 return S.dim_of(x.atom)
             ret_ann = self.resolve_type(d.ret, rdim)
-        res = self.lower_val(d.body, env)
+        res = self.lower(d.body, env)
+        if isinstance(res, FunV):  # point-free: `def g = f x`, `entry main = map f32.acos`
+            self.stms = None
+            if d.entry or d.name == "main":
+                return self.check_fun(self.eta_expand(d, res))
+            if d.ret is not None:
+                raise self.not_a_value(res, d.body.loc, f'the body of "{d.name}"')
+            self.declare_inlined(d)  # it returns a function: inlined where it is applied
+            return None
         body_t = res.t
         if ret_ann is not None:
             r = unify(ret_ann, body_t)
@@ -198,6 +233,68 @@ class Declarations:
                                    inline, d, tuple(uniques))
         self.stms = None
         return fd
+
+    def eta_expand(self, d: P.Decl, f: FunV) -> P.Decl:
+        """An entry point defined as a function value, with the parameters that value takes written out:
+        `entry main = map f32.acos` is `entry main (x0: []f32) = map f32.acos x0`."""
+        types = self.param_types(f)
+        if types is None or not types:
+            raise self.err(f'The parameter types of the entry point "{d.name}" cannot be inferred from its '
+                           f'definition; write its parameters with their types.', d.body.loc)
+        loc = d.body.loc
+        names = [f"x{i}" for i in range(len(types))]
+        params = list(d.params) + [P.PTyped(P.PName(n, loc), self.type_exp(t, loc), loc)
+                                   for n, t in zip(names, types)]
+        body = P.mk_app(d.body, [P.Ident(loc, d.body.span, n) for n in names])
+        return P.Decl(d.entry, d.name, d.name_loc, d.size_params, params, d.ret, body, d.loc)
+
+    def param_types(self, f: FunV):
+        """The checker types of the parameters a function value still takes, where they are known without
+        applying it (an entry point's signature); None when they are not."""
+        if isinstance(f, Named):
+            pre = len(f.pre)
+            if f.kind == "user":
+                sig = self.funs[f.name]
+                return None if sig.inline else list(sig.ptypes[pre:])
+            if f.kind == "prelude":
+                mod, fn = f.name.split(".")
+                if fn in ARRAY_REDUCTIONS:
+                    return [arr_of(Scalar(mod), (None,))][pre:]
+                return list(prelude_lookup((mod, fn))[0][pre:])
+            if f.name in SOAC_MAPS and pre == 1 and isinstance(f.pre[0].val, FunV):
+                elems = self.param_types(f.pre[0].val)
+                return None if elems is None else [arr_of(t, (None,)) for t in elems]
+            if f.name in ("reduce", "reduce_comm", "scan") and pre == 2 and isinstance(f.pre[1].val, V):
+                return [arr_of(f.pre[1].val.t, (None,))]
+            if f.name == "filter" and pre == 1 and isinstance(f.pre[0].val, FunV):
+                elems = self.param_types(f.pre[0].val)
+                return None if elems is None else [arr_of(elems[0], (None,))]
+            return None
+        if isinstance(f, Section):
+            if f.side == "none" or f.pre:
+                return None
+            return [f.given.t]
+        if isinstance(f, (Closure, Partial)):
+            c, pre = (f, 0) if isinstance(f, Closure) else (f.fn, len(f.pre))
+            types = []
+            for p in c.params[pre:]:
+                if not isinstance(p, P.PTyped) or isinstance(p.type, P.FunTypeExp):
+                    return None
+                types.append(self.resolve_type(p.type, lambda kind, v, loc: v if kind == "const" else None))
+            return types
+        return None
+
+    def type_exp(self, t, loc) -> P.TypeExp:
+        """A type as it could be written, every size anonymous (`[]`)."""
+        t = prune(t)
+        if isinstance(t, TV):
+            raise self.err("The type of this value is not known (an unsuffixed literal); give it a type.", loc)
+        if isinstance(t, Tuple):
+            return P.TypeExp([], [self.type_exp(x, loc) for x in t.elems], loc, loc)
+        if isinstance(t, (Array, TArr)):
+            inner = self.type_exp(t.elem, loc)
+            return P.TypeExp([("any", None)] * len(t.shape) + inner.dims, inner.base, loc, loc)
+        return P.TypeExp([], t.name, loc, loc)
 
     @staticmethod
     def fill_any(ann, actual):
@@ -264,6 +361,10 @@ class Declarations:
 
     def check_annotation(self, te, val, env, what, loc, sizes=None):
         """Check `val` against the annotation te, binding size parameters listed in `sizes`."""
+        if isinstance(te, P.FunTypeExp):  # the function is checked where it is applied
+            if not isinstance(val, FunV):
+                raise self.err(f"The {what} is annotated as a function, but has type {self.show(val.t)}.", loc)
+            return
         if isinstance(val, FunV):
             raise self.err(f"The {what} is a function, but is annotated with a type.", loc)
 

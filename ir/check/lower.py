@@ -98,7 +98,8 @@ class Lowering:
         if name in BUILTIN_ARITY:
             return Named(name, "builtin", loc)
         if name == self.current:
-            raise self.err(f'"{name}" calls itself; recursion is not allowed in Futhark.', loc)
+            raise self.err(f'"{name}" calls itself: incflat does not support recursive functions (Futhark '
+                           f'does, except mutual recursion); write the recursion as a loop.', loc)
         if name in self.later:
             raise self.err(f'Unknown name "{name}": it is defined later (line {self.later[name].line}); '
                            f'a function must be defined before it is used.', loc)
@@ -266,13 +267,16 @@ class Lowering:
                            f"can only change sizes.", e.loc)
         if r is None:
             return x
-        t = self.fill_any(ann, x.t)
+        return self.coerce(x, self.fill_any(ann, x.t), e.loc)
+
+    def coerce(self, x: V, t, loc) -> V:
+        """x with the type t, which has other sizes: each array leaf is checked at run time."""
         atoms = []
         for a, lt in zip(x.atoms, leaves(t)):
             if prune(a.type) == prune(lt) or not isinstance(a, S.Var):
                 atoms.append(a)
             else:
-                atoms.append(self.bind(S.AtomExp(a), lt, e.loc, "coerced"))
+                atoms.append(self.bind(S.AtomExp(a), lt, loc, "coerced"))
                 self.alias_to(atoms[-1:], [a])
         return V(t, tuple(atoms))
 

@@ -1,0 +1,25 @@
+-- Point-free definitions: entry points and functions defined as function values (eta-expanded entries).
+-- ==
+-- entry: acos_all
+-- input { [1.0f32, 0.5f32] }
+-- output { [0.0f32, 1.0471976f32] }
+
+-- ==
+-- entry: dot
+-- input { [1,2,3] [4,5,6] }
+-- output { 32 }
+
+-- ==
+-- entry: sum_inc
+-- input { [1,2,3] }
+-- output { 9 }
+
+-- ==
+-- entry: main
+-- input { [1,2,3] }
+-- output { [2,3,4] }
+def dot_ (xs: []i32) (ys: []i32) = i32.sum (map2 (*) xs ys)
+entry acos_all = map f32.acos
+entry dot = dot_
+entry sum_inc = \(xs: []i32) -> i32.sum (map (+1) xs)
+def main = map (+1i32)
