@@ -6,7 +6,7 @@ A mixin of `Checker` (ir.check.checker), split from the lowering of the other ex
 
 from incflat.ir import syntax as P
 from incflat.ir import source as S
-from incflat.ir.check.infer import arr_of, drop_dims, is_arr, is_scalar, leaves, prune, rank_of, require, shape_of, unify
+from incflat.ir.check.infer import Refine, unknown_tv, arr_of, drop_dims, is_arr, is_scalar, leaves, prune, rank_of, require, shape_of, unify
 from incflat.ir.check.values import V
 from incflat.ir.types import BOOL, I64, Array
 
@@ -46,8 +46,12 @@ class ArrayExpressions:
     def lower_IndexE(self, e, env):
         arr = self.lower_val(e.arr, env)
         t = prune(arr.t)
+        if unknown_tv(t):
+            raise Refine(t, dims=len(e.idxs))
         if not is_arr(t):
             raise self.err(f"Only arrays can be indexed, but this has type {self.show(t)}.", e.arr.loc)
+        if len(e.idxs) > rank_of(t) and isinstance(t, Array) and unknown_tv(t.elem):
+            raise Refine(t.elem, dims=len(e.idxs) - rank_of(t))
         if len(e.idxs) > rank_of(t):
             raise self.err(f"Too many indices: {len(e.idxs)} for an array of type {self.show(t)} (rank "
                            f"{rank_of(t)}).", e.idx_loc)

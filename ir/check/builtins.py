@@ -6,7 +6,7 @@ ir.check.prelude.
 """
 
 from incflat.ir import source as S
-from incflat.ir.check.infer import (TArr, arr_of, coerce_value, drop_dims, is_arr, is_scalar, leaves, prune, rank_of,
+from incflat.ir.check.infer import (Refine, TArr, unknown_tv, arr_of, coerce_value, drop_dims, is_arr, is_scalar, leaves, prune, rank_of,
                                     row_type, shape_of, unify)
 from incflat.ir.check.prelude import LOGIC_OPS, UNZIPS, prelude_lookup
 from incflat.ir.check.values import Arg, FunV, V, atom_v, tuple_v, unzip_v
@@ -29,6 +29,8 @@ class Builtins:
         return "the argument"
 
     def arg_array(self, name, a: Arg, argno):
+        if isinstance(a.val, V) and unknown_tv(a.val.t):
+            raise Refine(unknown_tv(a.val.t), dims=1)
         if isinstance(a.val, FunV) or not is_arr(prune(a.val.t)):
             shown = "a function" if isinstance(a.val, FunV) else f"has type {self.show(a.val.t)}"
             raise self.err(f'Argument {argno} of "{name}" must be an array, but {shown}.', a.loc)

@@ -68,6 +68,7 @@ class Checker(Uniqueness, Declarations, Lowering, ArrayExpressions, Application,
         self.born = {}
         self.barrier = (-1, None)
         self.flexible = set()  # the anonymous parameter sizes of the function being checked
+        self.unknown_types = {}  # id(TV) -> (TV, TypeExp `?`): entry point parameters whose types are not written
 
     # ---- helpers
 
@@ -223,6 +224,9 @@ class Checker(Uniqueness, Declarations, Lowering, ArrayExpressions, Application,
         dims = [dimfn(k, v, te.loc) for k, v in te.dims]
         if isinstance(te.base, list):
             base = Tuple(tuple(self.resolve_type(x, dimfn, where) for x in te.base))
+        elif te.base == "?":  # an entry point parameter's type, not written: decided by its uses
+            base = TV("unknown")
+            self.unknown_types[id(base)] = (base, te)
         elif te.base in self.types:
             td = self.types[te.base]
             if len(te.args) != len(td.size_params):

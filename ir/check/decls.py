@@ -8,7 +8,7 @@ functions share.
 
 from incflat.ir import syntax as P
 from incflat.ir import source as S
-from incflat.ir.check.infer import TV, TArr, _worse, arr_of, leaves, map_dims, prune, resolve_scalar, unify, zonk
+from incflat.ir.check.infer import TV, Refine, TArr, _worse, unknown_tv, arr_of, leaves, map_dims, prune, resolve_scalar, unify, zonk
 from incflat.ir.check.prelude import ARRAY_REDUCTIONS, INT_RANGE, SOAC_MAPS, prelude_lookup
 from incflat.ir.check.values import Closure, FunSig, FunV, Named, Partial, Section, V, atom_v, split_tuple, tuple_v
 from incflat.ir.types import I64, PRIM_NAMES, Array, Scalar, Tuple
@@ -107,6 +107,29 @@ class Declarations:
         return V(t, tuple(S.Var(self.fresh(base), lt) for lt in ls))
 
     def check_fun(self, d: P.Decl) -> S.FunDef:
+        """Check a function. An entry point's parameters whose types are not written get types from their uses:
+        each starts as an unknown scalar, refined (and the function checked again) when used as an array or
+        a tuple, as Futhark's inference would find."""
+        self.unknown_types = {}
+        if not (d.entry or d.name == "main") or not any(_unwritten(p) for p in d.params):
+            return self.check_fun_once(d)
+        params = [_with_unknown_types(p) for p in d.params]
+        d = P.Decl(d.entry, d.name, d.name_loc, d.size_params, params, d.ret, d.body, d.loc)
+        for _ in range(64):
+            self.unknown_types = {}
+            try:
+                return self.check_fun_once(d)
+            except Refine as r:
+                if id(r.tv) not in self.unknown_types:  # pragma: no cover (only parameters have unknown types)
+                    raise
+                te = self.unknown_types[id(r.tv)][1]
+                if r.elems:
+                    te.base = [P.TypeExp([], "?", te.loc, te.loc) for _ in range(r.elems)]
+                else:
+                    te.dims = te.dims + [("any", None)] * r.dims
+        raise self.err(f'The parameter types of "{d.name}" cannot be inferred; write them.', d.loc)
+
+    def check_fun_once(self, d: P.Decl) -> S.FunDef:
         if "'" in d.name and (d.entry or d.name == "main"):
             raise self.err(f'The name of an entry point cannot contain an apostrophe: "{d.name}".', d.name_loc)
         self.current = d.name
@@ -227,12 +250,20 @@ class Declarations:
         body_stms = tuple(self.stms)
         fd = S.FunDef(d.name, d.entry or d.name == "main", tuple(size_params), tuple(params),
                       tuple(leaves(ret)), S.Body(body_stms, res.atoms), d.loc)
+        self.require_known_parameter_types(d)
         fd = zonk(fd)
         self.check_literals()
         self.funs[d.name] = FunSig(d.name, tuple(size_params), fd.params, tuple(ptypes), ret_terms, d.loc,
                                    inline, d, tuple(uniques))
         self.stms = None
         return fd
+
+    def require_known_parameter_types(self, d: P.Decl):
+        """Each parameter type that was not written must have been decided by its uses."""
+        for tv, te in self.unknown_types.values():
+            if unknown_tv(tv):
+                raise self.err(f'The type of this parameter of "{d.name}" cannot be inferred from its uses; write '
+                               f'it, as in (x: i32).', te.loc)
 
     def eta_expand(self, d: P.Decl, f: FunV) -> P.Decl:
         """An entry point defined as a function value, with the parameters that value takes written out:
@@ -347,6 +378,8 @@ class Declarations:
             return
         if isinstance(pat, P.PTuple):
             t = prune(val.t) if isinstance(val, V) else None
+            if unknown_tv(t):
+                raise Refine(t, elems=len(pat.elems))
             if not isinstance(t, Tuple):
                 shown = "a function" if isinstance(val, FunV) else f"type {self.show(t)}"
                 raise self.err(f"This tuple pattern has {len(pat.elems)} elements, but the {what} has "
@@ -424,3 +457,22 @@ class Declarations:
                 r = _worse(r, self.match_type(a, b, sizes))
             return r
         return unify(ann, act)
+
+
+def _unwritten(p) -> bool:
+    """Whether a parameter pattern has a part whose type is not written."""
+    if isinstance(p, P.PTyped):
+        return False
+    if isinstance(p, P.PTuple):
+        return any(_unwritten(q) for q in p.elems)
+    return True
+
+
+def _with_unknown_types(p):
+    """The pattern with each part whose type is not written annotated `?` (an unknown type)."""
+    if isinstance(p, P.PTyped):
+        return p
+    if isinstance(p, P.PTuple):
+        return P.PTuple([_with_unknown_types(q) for q in p.elems], p.loc)
+    return P.PTyped(p, P.TypeExp([], "?", p.loc, p.loc), p.loc)
+

@@ -19,9 +19,10 @@ from incflat.ir.types import Array, Scalar, Tuple
 # ---------------------------------------------------------------- literal type variables
 
 class TV:
-    """The type of an unsuffixed literal, until the context decides it.
+    """The type of an unsuffixed literal, until the context decides it; or of an entry point's parameter whose
+    type is not written (kind 'unknown'), until its uses decide it.
 
-    kind: 'num' (any numeric type), 'int' (any integer type) or 'float' (f32 or f64)."""
+    kind: 'num' (any numeric type), 'int' (any integer type), 'float' (f32 or f64) or 'unknown' (any type)."""
     __slots__ = ("kind", "ref")
 
     def __init__(self, kind):
@@ -38,7 +39,31 @@ def prune(t):
     return t
 
 
+class Refine(Exception):
+    """A parameter of unknown type is used as an array (`dims` more dimensions) or a tuple (`elems`
+    components): its type is refined and the function checked again."""
+
+    def __init__(self, tv, dims=0, elems=0):
+        super().__init__()
+        self.tv, self.dims, self.elems = tv, dims, elems
+
+
+def refine_as(tv, other):
+    """Raise Refine for an unknown-typed parameter's type variable that meets a non-scalar type."""
+    if isinstance(other, Tuple):
+        raise Refine(tv, elems=len(other.elems))
+    raise Refine(tv, dims=len(other.shape))
+
+
+def unknown_tv(t):
+    """The type variable of a parameter whose type is still unknown, or None."""
+    t = prune(t)
+    return t if isinstance(t, TV) and t.kind == "unknown" else None
+
+
 def kind_accepts(kind, s: Scalar) -> bool:
+    if kind == "unknown":
+        return True
     if kind == "num":
         return s.is_int or s.is_float
     if kind == "int":
@@ -51,6 +76,10 @@ def kind_accepts(kind, s: Scalar) -> bool:
 def kind_meet(a, b):
     if a == b:
         return a
+    if a == "unknown":
+        return b
+    if b == "unknown":
+        return a
     if a == "num":
         return b
     if b == "num":
@@ -59,7 +88,7 @@ def kind_meet(a, b):
 
 
 KIND_DEFAULT = {"num": Scalar("i32"), "int": Scalar("i32"), "float": Scalar("f64")}
-KIND_TEXT = {"num": "integer literal", "int": "integer literal", "float": "decimal literal"}
+KIND_TEXT = {"num": "integer literal", "int": "integer literal", "float": "decimal literal", "unknown": "unknown type"}
 
 
 # ---------------------------------------------------------------- checker types
@@ -170,6 +199,8 @@ def unify(a, b) -> Optional[str]:
         if isinstance(other, Scalar) and kind_accepts(tv.kind, other):
             tv.ref = other
             return None
+        if tv.kind == "unknown":
+            refine_as(tv, other)
         return "type"
     if isinstance(a, Scalar) and isinstance(b, Scalar):
         return None if a.name == b.name else "type"
@@ -198,6 +229,9 @@ def require(t, cls) -> bool:
         if cls == "prim":
             return True
         if cls == "bool":
+            if t.kind == "unknown":
+                t.ref = Scalar("bool")
+                return True
             return False
         k = kind_meet(t.kind, cls)
         if k is None:
