@@ -149,8 +149,10 @@ class Declarations:
             size_params.append(name)
             bindable.add(name)
         used_sizes = set()
+        computed = []  # (size parameter, size expression, Loc) for the sizes written as expressions
         params = []
         ptypes = []
+        pats = []  # (pattern, value) of each parameter
         seen = set(env)
         for p in d.params:
             def dimfn(kind, v, loc, p=p):
@@ -171,8 +173,13 @@ class Declarations:
                     pname = P.pat_names(p)[0][0] if P.pat_names(p) else "x"
                     raise self.err(f'Unknown size "{v}" in the type of parameter "{pname}"; declare it '
                                    f'as a size parameter: def {d.name} [{v}] ...', loc)
-                raise self.err("Size expressions such as [n*m] are not supported in parameter types; use "
-                               "a size parameter and a coercion (:>) in the body.", loc)
+                # a size expression ([n*m]): an implicit size parameter, equal to the expression (checked once
+                # every parameter is bound, at run time)
+                n = self.fresh("d")
+                self.dim_text[n] = ""
+                size_params.append(n)
+                computed.append((n, v, loc))
+                return n
             t = self.pat_type(p, d.name, dimfn)
             for name, loc in P.pat_names(p):
                 if name in seen:
@@ -180,6 +187,7 @@ class Declarations:
                 seen.add(name)
             v = self.param_vars(p, t, keep_names=True)
             self.bind_pattern(p, v, env, None, "parameter")
+            pats.append((p, v))
             params.extend(v.atoms)
             ptypes.append(t)
             uniques.append(self.pat_unique(p))
@@ -192,9 +200,11 @@ class Declarations:
         for name, loc in d.size_params:
             if name not in used_sizes:
                 raise self.err(f'The size parameter "{name}" of "{d.name}" is not used in the type of '
-                               f'any parameter.', loc)
+                               f'any parameter (as a size of its own, [{name}]).', loc)
 
         self.stms = []
+        if computed:
+            self.check_computed_sizes(computed, pats, env)
         ret_ann = None
         if d.ret is not None:
             def rdim(kind, v, loc):
@@ -257,6 +267,20 @@ class Declarations:
                                    inline, d, tuple(uniques))
         self.stms = None
         return fd
+
+    def check_computed_sizes(self, computed, pats, env):
+        """Parameters whose types have size expressions (`(xs: [n*m]f32)`): in the body, each such size is
+        the expression's value, after a run-time check that the argument has it."""
+        value = {}
+        for n, exp, loc in computed:
+            x = self.lower_val(exp, env)
+            if unify(x.t, I64):
+                raise self.err(f"A size must have type i64, but this expression has type {self.show(x.t)}.", loc)
+            value[n] = S.dim_of(x.atom)
+        for p, v in pats:
+            t = map_dims(v.t, lambda dm: value.get(dm, dm))
+            if t != v.t:
+                self.bind_pattern(p, self.coerce(v, t, p.loc), env, None, "parameter")
 
     def require_known_parameter_types(self, d: P.Decl):
         """Each parameter type that was not written must have been decided by its uses."""
