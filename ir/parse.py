@@ -131,10 +131,10 @@ class ToSyntax(Transformer):
         c = [x for x in c if not isinstance(x, _Attr)]
         kw, name = c[0], c[1]
         self.check_name(name)
-        sizes, params = [], []
+        sizes, types, params = [], [], []
         i = 2
-        while isinstance(c[i], tuple) and c[i][0] == "size":
-            sizes.append((c[i][1], c[i][2]))
+        while isinstance(c[i], tuple) and c[i][0] in ("size", "type"):
+            (sizes if c[i][0] == "size" else types).append((c[i][1], c[i][2]))
             i += 1
         while not (c[i] is None or (isinstance(c[i], Token) and c[i].type in ("COLON", "EQUALS"))):
             params.append(c[i])
@@ -143,12 +143,15 @@ class ToSyntax(Transformer):
         rest = c[i:]
         ret = rest[1] if len(rest) == 4 else None
         body = fin(rest[-1])
-        return Decl(kw.type == "ENTRY", str(name), self.loc(name), sizes, params, ret, body, self.loc(kw))
+        return Decl(kw.type == "ENTRY", str(name), self.loc(name), sizes, params, ret, body, self.loc(kw), types)
 
     def type_decl(self, c):
         c = [x for x in c if not isinstance(x, _Attr)]
         kw, name = c[0], c[1]
         self.check_name(name)
+        for x in c[2:-2]:
+            if x[0] == "type":
+                self.err(f"Type abbreviations with type parameters ('{x[1]}) are not supported by incflat.", x[2])
         sizes = [(x[1], x[2]) for x in c[2:-2]]
         return TypeDecl(str(name), self.loc(name), sizes, c[-1], self.loc(kw))
 
@@ -156,8 +159,7 @@ class ToSyntax(Transformer):
         return ("size", self.check_name(c[1]), self.loc(c[1]))
 
     def type_param(self, c):
-        self.err(f'Type parameters such as "{c[0]}" are not supported by incflat; give the parameters '
-                 f'concrete types.', c[0])
+        return ("type", str(c[0]).lstrip("'~^"), self.loc(c[0]))
 
     def attr(self, c):
         return _Attr()

@@ -293,6 +293,7 @@ class Decl:
     ret: Optional[TypeExp]
     body: object
     loc: Loc
+    type_params: list = field(default_factory=list)  # list[(name, Loc)]: 't
 
 
 @dataclass

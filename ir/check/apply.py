@@ -11,7 +11,7 @@ import dataclasses
 
 from incflat.ir import syntax as P
 from incflat.ir import source as S
-from incflat.ir.check.infer import TArr, _worse, is_scalar, leaves, map_dims, prune, unify
+from incflat.ir.check.infer import TV, TArr, _worse, is_scalar, leaves, map_dims, prune, unify
 from incflat.ir.check.prelude import ARRAY_REDUCTIONS, BUILTIN_ARITY, SOAC_MAPS, UNZIPS, ZIPS, prelude_lookup
 from incflat.ir.check.values import Arg, Closure, FunSig, FunV, Named, Partial, Section, V, atom_v
 from incflat.ir.errors import CompileError
@@ -85,7 +85,7 @@ class Application:
                 if sig.inline:
                     d = sig.decl
                     c = Closure(d.params, d.ret, d.body, {}, d.loc, "inline", d.name,
-                                tuple(n for n, _ in d.size_params))
+                                tuple(n for n, _ in d.size_params), tuple(n for n, _ in d.type_params))
                     return self.call_closure(c, args, f.loc)
                 return self.call_user(sig, args, f.loc)
             if f.kind == "builtin":
@@ -115,6 +115,16 @@ class Application:
         raise TypeError(f)
 
     def call_closure(self, c: Closure, args, loc):
+        if not c.types:
+            return self.call_closure_typed(c, args, loc)
+        outer = self.type_params
+        self.type_params = {**outer, **{n: TV("param") for n in c.types}}
+        try:
+            return self.call_closure_typed(c, args, loc)
+        finally:
+            self.type_params = outer
+
+    def call_closure_typed(self, c: Closure, args, loc):
         env = dict(c.env)
         sizes = {n: None for n in c.sizes} if c.sizes else None
         seen = set()

@@ -68,6 +68,7 @@ class Checker(Uniqueness, Declarations, Lowering, ArrayExpressions, Application,
         self.born = {}
         self.barrier = (-1, None)
         self.flexible = set()  # the anonymous parameter sizes of the function being checked
+        self.type_params = {}  # name -> TV('param'): the type parameters of the functions being inlined
         self.unknown_types = {}  # id(TV) -> (TV, TypeExp `?`): entry point parameters whose types are not written
 
     # ---- helpers
@@ -224,6 +225,8 @@ class Checker(Uniqueness, Declarations, Lowering, ArrayExpressions, Application,
         dims = [dimfn(k, v, te.loc) for k, v in te.dims]
         if isinstance(te.base, list):
             base = Tuple(tuple(self.resolve_type(x, dimfn, where) for x in te.base))
+        elif isinstance(te.base, str) and te.base in self.type_params:  # 't of a function being inlined
+            base = prune(self.type_params[te.base])
         elif te.base == "?":  # an entry point parameter's type, not written: decided by its uses
             base = TV("unknown")
             self.unknown_types[id(base)] = (base, te)

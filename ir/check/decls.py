@@ -6,9 +6,11 @@ lowering), and binding patterns with their annotations, which lets, loops, lambd
 functions share.
 """
 
+import dataclasses
+
 from incflat.ir import syntax as P
 from incflat.ir import source as S
-from incflat.ir.check.infer import TV, Refine, TArr, _worse, unknown_tv, arr_of, leaves, map_dims, prune, resolve_scalar, unify, zonk
+from incflat.ir.check.infer import TV, Refine, TArr, _worse, drop_dims, is_arr, type_param_tv, unknown_tv, arr_of, leaves, map_dims, prune, resolve_scalar, unify, zonk
 from incflat.ir.check.prelude import ARRAY_REDUCTIONS, INT_RANGE, SOAC_MAPS, prelude_lookup
 from incflat.ir.check.values import Closure, FunSig, FunV, Named, Partial, Section, V, atom_v, split_tuple, tuple_v
 from incflat.ir.types import I64, PRIM_NAMES, Array, Scalar, Tuple
@@ -45,6 +47,8 @@ class Declarations:
         parameters whose types are not written (inferred from each use) or are function types."""
         if d.entry or d.name == "main":
             return False
+        if d.type_params:
+            return True
 
         def open_(p):
             if isinstance(p, P.PTyped):
@@ -111,10 +115,13 @@ class Declarations:
         each starts as an unknown scalar, refined (and the function checked again) when used as an array or
         a tuple, as Futhark's inference would find."""
         self.unknown_types = {}
+        if d.type_params:
+            raise self.err(f'The entry point "{d.name}" cannot have type parameters (as in Futhark): its types '
+                           f'must be known.', d.type_params[0][1])
         if not (d.entry or d.name == "main") or not any(_unwritten(p) for p in d.params):
             return self.check_fun_once(d)
         params = [_with_unknown_types(p) for p in d.params]
-        d = P.Decl(d.entry, d.name, d.name_loc, d.size_params, params, d.ret, d.body, d.loc)
+        d = dataclasses.replace(d, params=params)
         for _ in range(64):
             self.unknown_types = {}
             try:
@@ -301,7 +308,7 @@ class Declarations:
         params = list(d.params) + [P.PTyped(P.PName(n, loc), self.type_exp(t, loc), loc)
                                    for n, t in zip(names, types)]
         body = P.mk_app(d.body, [P.Ident(loc, d.body.span, n) for n in names])
-        return P.Decl(d.entry, d.name, d.name_loc, d.size_params, params, d.ret, body, d.loc)
+        return dataclasses.replace(d, params=params, body=body)
 
     def param_types(self, f: FunV):
         """The checker types of the parameters a function value still takes, where they are known without
@@ -458,6 +465,9 @@ class Declarations:
     def match_type(self, ann, act, sizes):
         """Unify an annotation with an actual type; `?n` dims bind sizes[n] on first use."""
         ann, act = prune(ann), prune(act)
+        if isinstance(ann, Array) and type_param_tv(ann.elem) and is_arr(act) and len(act.shape) >= len(ann.shape):
+            ann.elem.ref = drop_dims(act, len(ann.shape))  # `[n]t` binds t to the elements' type
+            ann = arr_of(ann.elem.ref, ann.shape)
         if isinstance(ann, (Array, TArr)) and isinstance(act, type(ann)):
             if len(ann.shape) != len(act.shape):
                 return "type"

@@ -22,7 +22,8 @@ class TV:
     """The type of an unsuffixed literal, until the context decides it; or of an entry point's parameter whose
     type is not written (kind 'unknown'), until its uses decide it.
 
-    kind: 'num' (any numeric type), 'int' (any integer type), 'float' (f32 or f64) or 'unknown' (any type)."""
+    kind: 'num' (any numeric type), 'int' (any integer type), 'float' (f32 or f64), 'unknown' (any type) or
+    'param' (a type parameter 't of a function being inlined: any type, arrays and tuples too)."""
     __slots__ = ("kind", "ref")
 
     def __init__(self, kind):
@@ -53,6 +54,12 @@ def refine_as(tv, other):
     if isinstance(other, Tuple):
         raise Refine(tv, elems=len(other.elems))
     raise Refine(tv, dims=len(other.shape))
+
+
+def type_param_tv(t):
+    """The type variable of a type parameter ('t) not bound yet, or None."""
+    t = prune(t)
+    return t if isinstance(t, TV) and t.kind == "param" else None
 
 
 def unknown_tv(t):
@@ -88,7 +95,7 @@ def kind_meet(a, b):
 
 
 KIND_DEFAULT = {"num": Scalar("i32"), "int": Scalar("i32"), "float": Scalar("f64")}
-KIND_TEXT = {"num": "integer literal", "int": "integer literal", "float": "decimal literal", "unknown": "unknown type"}
+KIND_TEXT = {"num": "integer literal", "int": "integer literal", "float": "decimal literal", "unknown": "unknown type", "param": "type parameter"}
 
 
 # ---------------------------------------------------------------- checker types
@@ -188,6 +195,10 @@ def unify(a, b) -> Optional[str]:
     if a is b:
         return None
     if isinstance(a, TV) and isinstance(b, TV):
+        if a.kind == "param" or b.kind == "param":
+            tv, other = (a, b) if a.kind == "param" else (b, a)
+            tv.ref = other
+            return None
         k = kind_meet(a.kind, b.kind)
         if k is None:
             return "type"
@@ -196,6 +207,9 @@ def unify(a, b) -> Optional[str]:
         return None
     if isinstance(a, TV) or isinstance(b, TV):
         tv, other = (a, b) if isinstance(a, TV) else (b, a)
+        if tv.kind == "param":  # a type parameter stands for any type
+            tv.ref = other
+            return None
         if isinstance(other, Scalar) and kind_accepts(tv.kind, other):
             tv.ref = other
             return None

@@ -72,6 +72,7 @@ class Closure(FunV):
     kind: str = "lambda"  # 'lambda', 'local' (let f x = ...) or 'inline' (a top-level def)
     name: str = ""
     sizes: tuple = ()  # size parameters, bound from the arguments' shapes
+    types: tuple = ()  # type parameters ('t), bound from the arguments' types
 
 
 @dataclass(eq=False)
