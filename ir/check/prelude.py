@@ -8,7 +8,7 @@ that the lowering, the application of functions and the builtins all consult, so
 
 import math
 
-from incflat.ir.types import BOOL, INT_TYPES, PRIM_NAMES, PRIMS, Scalar
+from incflat.ir.types import BOOL, I32, INT_TYPES, PRIM_NAMES, PRIMS, Scalar
 
 
 # ---------------------------------------------------------------- builtins and the prelude
@@ -35,11 +35,13 @@ NOT_SUPPORTED = frozenset({
 
 FLOAT_UNARY = ("sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
                "sinh", "cosh", "tanh", "abs", "floor", "ceil", "round", "trunc", "sgn", "neg", "cbrt",
-               "log1p", "expm1")
+               "log1p", "expm1", "acosh", "asinh", "atanh", "gamma", "lgamma", "erf", "erfc")
 FLOAT_BINARY = ("min", "max", "pow", "atan2", "hypot")
+FLOAT_TERNARY = ("fma", "mad", "lerp")
 FLOAT_PRED = ("isnan", "isinf", "isfinite")
 INT_UNARY = ("abs", "sgn", "neg")
-INT_BINARY = ("min", "max")
+INT_BINARY = ("min", "max", "mul_hi")
+INT_BIT_COUNTS = ("popc", "clz", "ctz")  # t -> i32
 ARRAY_REDUCTIONS = ("sum", "product", "maximum", "minimum")
 
 INT_RANGE = {name: PRIMS[name].range for name in INT_TYPES}
@@ -54,7 +56,18 @@ def prelude_lookup(parts):
     t = Scalar(mod)
     if fn in PRIM_NAMES:  # conversion T.U : U -> T
         return ((Scalar(fn),), t, None)
+    if fn == "get_bit" and t.name != "bool":
+        return ((I32, t), I32, None)
+    if fn == "set_bit" and t.name != "bool":
+        return ((I32, t, I32), t, None)
     if t.is_float:
+        bits = Scalar("u" + mod[1:])  # the unsigned integer type of the same width
+        if fn == "to_bits":
+            return ((t,), bits, None)
+        if fn == "from_bits":
+            return ((bits,), t, None)
+        if fn in FLOAT_TERNARY:
+            return ((t, t, t), t, None)
         if fn in FLOAT_UNARY:
             return ((t,), t, None)
         if fn in FLOAT_BINARY:
@@ -70,6 +83,10 @@ def prelude_lookup(parts):
             return ((t,), t, None)
         if fn in INT_BINARY:
             return ((t, t), t, None)
+        if fn in INT_BIT_COUNTS:
+            return ((t,), I32, None)
+        if fn == "mad_hi":
+            return ((t, t, t), t, None)
         lo, hi = INT_RANGE[mod]
         if fn == "lowest":
             return ((), t, lo)
