@@ -22,15 +22,18 @@ BUILTIN_ARITY = {**{k: n + 1 for k, n in SOAC_MAPS.items()}, **ZIPS, **{k: 1 for
                  "flatten_3d": 1, "unflatten_3d": 1, "concat": 2, "rotate": 2, "reverse": 1,
                  "head": 1, "last": 1, "tail": 1, "init": 1, "take": 2, "drop": 2, "indices": 1,
                  "tabulate": 2, "copy": 1, "all": 2, "any": 2, "and": 1, "or": 1, "sized": 2,
-                 "null": 1, "foldl": 3, "id": 1}
+                 "null": 1, "foldl": 3, "id": 1,
+                 # derived prelude functions (ir/check/prelude_arrays.py)
+                 "flip": 3, "curry": 3, "uncurry": 2, "const": 2, "opaque": 1, "foldr": 3, "split": 1,
+                 "flatten_4d": 1, "unflatten_4d": 1, "tabulate_2d": 3, "tabulate_3d": 4, "scatter_2d": 3,
+                 "scatter_3d": 3, "partition": 2, "partition2": 3}
 # Builtins whose arguments include functions (they are kept as function values, not lowered).
 
 # Futhark prelude names that this subset does not have: a clearer message than "unknown".
 NOT_SUPPORTED = frozenset({
-    "hist", "reduce_by_index", "partition", "partition2", "split", "scan_comm", "foldr", "const",
-    "map_reduce", "stream_map", "stream_red", "tabulate_2d", "tabulate_3d", "opaque", "trace",
-    "manifest", "flatten_4d", "unflatten_4d", "scatter_2d", "scatter_3d", "rep", "uncurry", "curry",
-    "flip", "reduce_by_index_2d", "spread", "zip_with", "concat_to", "flatten_to", "intrinsics",
+    "hist", "reduce_by_index", "map_reduce", "stream_map", "stream_red", "trace", "manifest", "rep",
+    "reduce_by_index_2d", "reduce_by_index_3d", "spread", "zip_with", "concat_to", "flatten_to", "intrinsics",
+    "flatmap", "exscan", "iterate", "iterate_until", "iterate_while",
 })
 
 FLOAT_UNARY = ("sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
