@@ -26,12 +26,12 @@ BUILTIN_ARITY = {**{k: n + 1 for k, n in SOAC_MAPS.items()}, **ZIPS, **{k: 1 for
                  # derived prelude functions (ir/check/prelude_arrays.py)
                  "flip": 3, "curry": 3, "uncurry": 2, "const": 2, "opaque": 1, "foldr": 3, "split": 1,
                  "flatten_4d": 1, "unflatten_4d": 1, "tabulate_2d": 3, "tabulate_3d": 4, "scatter_2d": 3,
-                 "scatter_3d": 3, "partition": 2, "partition2": 3}
+                 "scatter_3d": 3, "partition": 2, "partition2": 3, "hist": 5, "reduce_by_index": 5}
 # Builtins whose arguments include functions (they are kept as function values, not lowered).
 
 # Futhark prelude names that this subset does not have: a clearer message than "unknown".
 NOT_SUPPORTED = frozenset({
-    "hist", "reduce_by_index", "map_reduce", "stream_map", "stream_red", "trace", "manifest", "rep",
+    "map_reduce", "stream_map", "stream_red", "trace", "manifest", "rep",
     "reduce_by_index_2d", "reduce_by_index_3d", "spread", "zip_with", "concat_to", "flatten_to", "intrinsics",
     "flatmap", "exscan", "iterate", "iterate_until", "iterate_while",
 })
