@@ -39,6 +39,15 @@ DEFINE_INT_OPS(uchar, u8)
 DEFINE_INT_OPS(ushort, u16)
 DEFINE_INT_OPS(uint, u32)
 DEFINE_INT_OPS(ulong, u64)
+// lerp as Futhark writes it, v0 + (v1 - v0) * t, rounded twice: the compiler may not fuse it into an fma.
+static inline float lerp_f32(float v0, float v1, float t) {
+#pragma OPENCL FP_CONTRACT OFF
+  return v0 + (v1 - v0) * t;
+}
+static inline double lerp_f64(double v0, double v1, double t) {
+#pragma OPENCL FP_CONTRACT OFF
+  return v0 + (v1 - v0) * t;
+}
 """
 
 
@@ -105,8 +114,52 @@ FLOAT_FNS = {"sqrt": "sqrt", "exp": "exp", "log": "log", "sin": "sin", "cos": "c
              "abs": "fabs", "floor": "floor", "ceil": "ceil", "min": "fmin", "max": "fmax", "atan2": "atan2",
              "pow": "pow", "log2": "log2", "log10": "log10", "asin": "asin", "acos": "acos", "atan": "atan",
              "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "round": "rint", "trunc": "trunc", "cbrt": "cbrt",
-             "log1p": "log1p", "expm1": "expm1", "hypot": "hypot"}
-INT_FNS = {"min": "min", "max": "max", "abs": "abs"}
+             "log1p": "log1p", "expm1": "expm1", "hypot": "hypot", "acosh": "acosh", "asinh": "asinh",
+             "atanh": "atanh", "gamma": "tgamma", "lgamma": "lgamma", "erf": "erf", "erfc": "erfc", "fma": "fma",
+             "mad": "mad"}
+INT_FNS = {"min": "min", "max": "max", "abs": "abs", "mul_hi": "mul_hi"}
+FLOAT_BITS = {"f32": ("uint", "as_uint", "as_float"), "f64": ("ulong", "as_ulong", "as_double")}
+
+
+def bit_function(module: str, name: str, args: list):
+    """C for the prelude's bit functions (popc, clz, ctz, mad_hi, get_bit, set_bit, to_bits, from_bits), or
+    None. A bit index outside the type's width reads 0 and sets nothing (as the interpreter does)."""
+    p = PRIMS[module]
+    if p.is_float:
+        u, to_bits, from_bits = FLOAT_BITS[module]
+        if name == "to_bits":
+            return f"{to_bits}({args[0]})"
+        if name == "from_bits":
+            return f"{from_bits}({args[0]})"
+        bits = lambda x: f"{to_bits}({x})"  # noqa: E731
+        back = lambda x: f"{from_bits}(({u})({x}))"  # noqa: E731
+    elif p.is_int:
+        u = p.unsigned_ctype
+        bits = lambda x: f"(({u}){x})"  # noqa: E731
+        back = lambda x: f"(({p.ctype})({x}))"  # noqa: E731
+    else:
+        return None
+    width = p.size * 8
+    if name == "get_bit":
+        bit, x = args
+        return f"(({bit}) >= 0 && ({bit}) < {width} ? (int)(({bits(x)} >> ({bit})) & 1) : 0)"
+    if name == "set_bit":
+        bit, x, b = args
+        cleared = f"({bits(x)} & ~(({u})1 << ({bit})))"
+        return f"(({bit}) >= 0 && ({bit}) < {width} ? {back(f'{cleared} | (({u})({b}) << ({bit}))')} : {x})"
+    if not p.is_int:
+        return None
+    if name == "popc":
+        return f"((int)popcount({bits(args[0])}))"
+    if name == "clz":
+        return f"((int)clz({bits(args[0])}))"
+    if name == "ctz":  # the zero bits below the lowest set bit; all of them for 0
+        x = bits(args[0])
+        return f"((int)popcount(({u})(~{x} & ({x} - ({u})1))))"
+    if name == "mad_hi":  # the addition wraps: done unsigned
+        a, b, c = args
+        return back(f"({u})mul_hi({a}, {b}) + {bits(c)}")
+    return None
 
 
 def primcall(fn: str, args: list, arg_types: list, ret: str, loc) -> str:
@@ -121,6 +174,11 @@ def primcall(fn: str, args: list, arg_types: list, ret: str, loc) -> str:
         return f"((uchar){name}({args[0]}))"
     if name == "neg":
         return f"(({CTYPES[ret]})(-{args[0]}))"
+    if name == "lerp":
+        return f"lerp_{module}({', '.join(args)})"
+    bit_c = bit_function(module, name, args)
+    if bit_c is not None:
+        return bit_c
     table = FLOAT_FNS if module in ("f32", "f64") else INT_FNS
     if name not in table:
         raise Unsupported(f"function {fn} in a kernel", loc)

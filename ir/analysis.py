@@ -32,6 +32,8 @@ def exp_atoms(e) -> tuple:
         return tuple(e.shape) + (e.arr,)
     if isinstance(e, S.Scatter):
         return (e.dest, e.idxs, e.vals)
+    if isinstance(e, S.Hist):
+        return (e.width,) + tuple(e.neutral) + (e.dest, e.idxs, e.vals)
     if isinstance(e, S.Loop):
         return tuple(e.init) + ((e.form.bound,) if isinstance(e.form, S.ForLoop) else ())
     if isinstance(e, S.Filter):

@@ -97,7 +97,7 @@ class _Interp(Vectorising):
             S.Reduce: self.e_reduce, S.Scan: self.e_scan, S.Redomap: self.e_redomap,
             S.Scanomap: self.e_scanomap, S.Update: self.e_update, S.ArrayLit: self.e_arraylit,
             S.Concat: self.e_concat, S.Rotate: self.e_rotate, S.Reshape: self.e_reshape,
-            S.Scatter: self.e_scatter, S.Filter: self.e_filter, S.Loop: self.e_loop,
+            S.Scatter: self.e_scatter, S.Hist: self.e_hist, S.Filter: self.e_filter, S.Loop: self.e_loop,
         }
         self.loops = {}  # id(Loop) -> (Loop, _LoopInfo)
         self.frees = {}  # id(Exp) -> (Exp, set of free names)
@@ -413,6 +413,20 @@ class _Interp(Vectorising):
             raise _err(f"Cannot reshape array of shape {_shape_str(arr.shape)} to array of shape "
                        f"{_shape_str(shape)}.", loc)
         return (arr.reshape(shape),)
+
+    def e_hist(self, e, env, loc):
+        dest = self.array(e.dest, env, loc, "reduce_by_index")
+        idxs = self.array(e.idxs, env, loc, "reduce_by_index")
+        vals = self.array(e.vals, env, loc, "reduce_by_index")
+        if vals.shape[0] != idxs.shape[0]:
+            raise _err(f"Size mismatch in reduce_by_index: {idxs.shape[0]} indices ({e.idxs}) but {vals.shape[0]} "
+                       f"values ({e.vals}).", loc)
+        out = dest.copy()
+        run = self.runner(e.lam, env)
+        for i, v in zip(idxs, vals):  # out-of-bounds indices are ignored
+            if 0 <= i < out.shape[0]:
+                out[i] = run([out[i], v])[0]
+        return (out,)
 
     def e_scatter(self, e, env, loc):
         dest = self.array(e.dest, env, loc, "scatter")

@@ -12,6 +12,7 @@ import numpy as np
 from incflat.ir import source as S
 from incflat.ir.errors import CompileError
 from incflat.ir.types import FLOAT_TYPES, INT_TYPES, NUMPY_DTYPES, PRIM_NAMES
+from incflat.codegen.runtime.scalars import prelude_function
 from incflat.codegen.runtime.values import type_name
 
 
@@ -193,22 +194,10 @@ def _make_prim(fn):
     bi = (_FLOAT_BINARY if is_float else _INT_BINARY if tname in INT_TYPES else {}).get(name)
     if bi is not None:
         return lambda args, loc: bi(args[0], args[1])
-    if is_float and name in ("fma", "mad"):
-        return lambda args, loc: args[0] * args[1] + args[2]
-    if is_float and name == "lerp":
-        return lambda args, loc: args[0] + (args[1] - args[0]) * args[2]
-    bits_t = {"f32": np.uint32, "f64": np.uint64}.get(tname)
-    if bits_t is not None and name == "to_bits":
-        return lambda args, loc: _view(args[0], bits_t)
-    if bits_t is not None and name == "from_bits":
-        ft = NUMPY_DTYPES[tname]
-        return lambda args, loc: _view(args[0], ft)
+    extra = prelude_function(tname, name)
+    if extra is not None:
+        return lambda args, loc: extra(*args)
     return None
-
-
-def _view(x, t):
-    r = np.asarray(x).view(t)
-    return r[()] if r.ndim == 0 else r
 
 
 def _const_value(c):

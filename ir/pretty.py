@@ -61,6 +61,9 @@ def exp(e, ind: int) -> str:
         return f"reshape ({', '.join(atom(a) for a in e.shape)}) {e.arr.name}"
     if isinstance(e, S.Scatter):
         return f"scatter {e.dest.name} {e.idxs.name} {e.vals.name}"
+    if isinstance(e, S.Hist):
+        return (f"hist {atom(e.width)} {lam(e.lam, ind)} {atoms(e.neutral)} {e.dest.name} {e.idxs.name} "
+                f"{e.vals.name}")
     if isinstance(e, S.Filter):
         return f"filter {atom(e.width)} {lam(e.lam, ind)} {atoms(e.arrs)}"
     if isinstance(e, S.Loop):

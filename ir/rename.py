@@ -148,6 +148,9 @@ class Renamer:
             return S.Reshape(tuple(map(a, e.shape)), a(e.arr))
         if isinstance(e, S.Scatter):
             return S.Scatter(a(e.dest), a(e.idxs), a(e.vals))
+        if isinstance(e, S.Hist):
+            return S.Hist(a(e.width), self.lam(e.lam), tuple(map(a, e.neutral)), a(e.dest), a(e.idxs), a(e.vals),
+                          tuple(self.type(t) for t in e.types))
         if isinstance(e, S.Filter):  # `size` is renamed with the pattern (see body)
             return S.Filter(a(e.width), self.lam(e.lam), tuple(map(a, e.arrs)), e.size)
         if isinstance(e, S.Loop):

@@ -229,6 +229,20 @@ class Reduce:
 
 
 @dataclass(frozen=True)
+class Hist:
+    """`reduce_by_index dest op ne is vs` (and `hist`): a copy of dest (one array of scalars) where
+    dest[is[k]] = dest[is[k]] `op` vs[k] for every in-bounds is[k]; out-of-bounds indices are ignored. The
+    operator is associative and commutative, so the updates may happen in any order (atomically)."""
+    width: Atom  # of is and vs
+    lam: Lambda  # the operator: (t, t) -> t
+    neutral: tuple  # (Atom,)
+    dest: Var
+    idxs: Var
+    vals: Var
+    types: tuple  # (dest's type,)
+
+
+@dataclass(frozen=True)
 class Filter:
     """`filter p xs` (on one or several arrays): the elements for which the predicate holds. The first
     pattern element binds the count (an i64 named `size`), which the result arrays' types mention."""
@@ -267,7 +281,7 @@ class Scanomap:
 
 
 Exp = Union[AtomExp, BinOp, UnOp, PrimCall, Apply, If, Index, Update, ArrayLit, Concat, Rotate, Reshape,
-            Scatter, Loop, Iota, Replicate, Rearrange, Map, Reduce, Scan, Redomap, Scanomap, Filter]
+            Scatter, Loop, Iota, Replicate, Rearrange, Map, Reduce, Scan, Redomap, Scanomap, Filter, Hist]
 
 SOACS = (Map, Reduce, Scan, Redomap, Scanomap, Filter)
 

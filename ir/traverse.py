@@ -42,7 +42,7 @@ def nested(e) -> tuple:
         binds = loop_binds(e)
         cond = (Nested(e.form.cond, binds, False),) if isinstance(e.form, S.WhileLoop) else ()
         return cond + (Nested(e.body, binds, False),)
-    if isinstance(e, (S.Map, S.Reduce, S.Scan, S.Filter)):
+    if isinstance(e, (S.Map, S.Reduce, S.Scan, S.Filter, S.Hist)):
         return (_lam(e.lam),)
     if isinstance(e, S.Redomap):
         return (_lam(e.map_lam), _lam(e.red))
@@ -67,7 +67,7 @@ def map_nested(e, f: Callable[[S.Body], S.Body]):
     if isinstance(e, S.Loop):
         form = S.WhileLoop(f(e.form.cond)) if isinstance(e.form, S.WhileLoop) else e.form
         return dataclasses.replace(e, form=form, body=f(e.body))
-    if isinstance(e, (S.Map, S.Reduce, S.Scan, S.Filter)):
+    if isinstance(e, (S.Map, S.Reduce, S.Scan, S.Filter, S.Hist)):
         return dataclasses.replace(e, lam=lam(e.lam))
     if isinstance(e, S.Redomap):
         return dataclasses.replace(e, map_lam=lam(e.map_lam), red=lam(e.red))

@@ -211,6 +211,14 @@ class _Verifier:
                 self.fail("a while loop whose condition has several results", stm)
         elif isinstance(e, (S.Map, S.Reduce, S.Scan, S.Redomap, S.Scanomap, S.Filter)):
             self.soac(e, stm)
+        elif isinstance(e, S.Hist):
+            self.i64(e.width, stm, "the width")
+            self.operator(e.lam, e.neutral, stm)
+            arrays = (e.dest, e.idxs, e.vals)
+            if not all(isinstance(a.type, Array) and a.type.rank == 1 for a in arrays):
+                self.fail("a histogram over arrays that are not one-dimensional", stm)
+            elif e.idxs.type.elem != I64 or e.vals.type.elem != e.dest.type.elem:
+                self.fail(f"a histogram of {e.dest.type} with indices {e.idxs.type} and values {e.vals.type}", stm)
         elif isinstance(e, T.SEGOPS):
             self.segop(e, stm, types, where)
         elif isinstance(e, T.Guard):

@@ -10,6 +10,7 @@ import pyopencl as cl
 
 from .errors import ProgramError, fail
 from .prims import PRIMS
+from .scalars import prelude_function
 
 __all__ = ["DeviceArray", "array_literal", "ceil_div", "check_coercion", "check_size", "compact", "concat",
            "groups_per_segment", "index", "int_div", "prim_call", "reshape", "rotate", "scatter",
@@ -209,6 +210,10 @@ def prim_call(fn, result_type, *args):
     module, name = fn.split(".", 1)
     if name in PRIMS:
         return result_type(args[0] != 0) if module == "bool" else result_type(args[0])
+    extra = prelude_function(module, name)
+    if extra is not None:
+        with np.errstate(all="ignore"):
+            return result_type(extra(*args))
     f = {"sqrt": np.sqrt, "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tan": np.tan,
          "abs": np.abs, "floor": np.floor, "ceil": np.ceil, "min": min, "max": max,
          "atan2": np.arctan2, "pow": np.power, "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,

@@ -273,7 +273,7 @@ class Builtins:
             raise self.err(f'The indices and values passed to "scatter" must have the same size, but have sizes '
                            f'[{self.show_dim(shape_of(it)[0])}] and [{self.show_dim(shape_of(tv)[0])}].', loc)
         atoms = [self.bind(S.Scatter(d, idx.atom, v), d.type, loc) for d, v in zip(dest.atoms, vals.atoms)]
-        self.consume(dest, args[0].loc, self.arg_name(args[0]), '"scatter"')
+        self.consume(dest, args[0].loc, self.arg_name(args[0]), f'"{name}"')
         return V(td, tuple(atoms))
 
     def builtin_reverse(self, name, args, loc):
@@ -363,7 +363,7 @@ class Builtins:
         t = prune(arr.t)
         n = self.dim_atom(shape_of(t)[0])
         outer_barrier, c0 = self.barrier, dict(self.consumed)
-        self.barrier = (self.counter, 'inside the function passed to "foldl"')
+        self.barrier = (self.counter, f'inside the function passed to "{name}"')
         params = self.fresh_v(acc.t, "acc")
         saved = self.push()
         i = S.Var(self.fresh("i"), I64)
@@ -373,11 +373,11 @@ class Builtins:
         self.barrier, self.consumed = outer_barrier, c0
         if isinstance(res, FunV) or unify(res.t, acc.t):
             shown = "a function" if isinstance(res, FunV) else self.show(res.t)
-            raise self.err(f'The function passed to "foldl" must return the accumulator\'s type '
+            raise self.err(f'The function passed to "{name}" must return the accumulator\'s type '
                            f'{self.show(acc.t)}, but returns {shown}.', f.loc)
         for pt, rt in zip(leaves(acc.t), leaves(res.t)):
             if shape_of(prune(pt)) != shape_of(prune(rt)):
-                raise self.err(f'The function passed to "foldl" changes the size of the accumulator: '
+                raise self.err(f'The function passed to "{name}" changes the size of the accumulator: '
                                f'{self.show(acc.t)} becomes {self.show(res.t)}.', f.loc)
         ls = leaves(acc.t)
         pat = tuple(S.Var(self.fresh("acc"), lt) for lt in ls)

@@ -15,6 +15,7 @@ from incflat.ir import source as S
 from incflat.ir.check.apply import Application
 from incflat.ir.check.arrays import ArrayExpressions
 from incflat.ir.check.builtins import Builtins
+from incflat.ir.check.prelude_arrays import PreludeArrays
 from incflat.ir.check.decls import Declarations
 from incflat.ir.check.infer import KIND_TEXT, TV, TArr, arr_of, coerce_value, prune, unify
 from incflat.ir.check.lower import Lowering
@@ -42,7 +43,7 @@ class Scope:
         self.cse = cse
 
 
-class Checker(Uniqueness, Declarations, Lowering, ArrayExpressions, Application, Builtins):
+class Checker(Uniqueness, Declarations, Lowering, ArrayExpressions, Application, Builtins, PreludeArrays):
     def __init__(self, decls, filename, text):
         self.decls = decls
         self.filename = filename

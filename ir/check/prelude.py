@@ -8,7 +8,7 @@ that the lowering, the application of functions and the builtins all consult, so
 
 import math
 
-from incflat.ir.types import BOOL, INT_TYPES, PRIM_NAMES, PRIMS, Scalar
+from incflat.ir.types import BOOL, I32, INT_TYPES, PRIM_NAMES, PRIMS, Scalar
 
 
 # ---------------------------------------------------------------- builtins and the prelude
@@ -22,24 +22,29 @@ BUILTIN_ARITY = {**{k: n + 1 for k, n in SOAC_MAPS.items()}, **ZIPS, **{k: 1 for
                  "flatten_3d": 1, "unflatten_3d": 1, "concat": 2, "rotate": 2, "reverse": 1,
                  "head": 1, "last": 1, "tail": 1, "init": 1, "take": 2, "drop": 2, "indices": 1,
                  "tabulate": 2, "copy": 1, "all": 2, "any": 2, "and": 1, "or": 1, "sized": 2,
-                 "null": 1, "foldl": 3, "id": 1}
+                 "null": 1, "foldl": 3, "id": 1,
+                 # derived prelude functions (ir/check/prelude_arrays.py)
+                 "flip": 3, "curry": 3, "uncurry": 2, "const": 2, "opaque": 1, "foldr": 3, "split": 1,
+                 "flatten_4d": 1, "unflatten_4d": 1, "tabulate_2d": 3, "tabulate_3d": 4, "scatter_2d": 3,
+                 "scatter_3d": 3, "partition": 2, "partition2": 3, "hist": 5, "reduce_by_index": 5}
 # Builtins whose arguments include functions (they are kept as function values, not lowered).
 
 # Futhark prelude names that this subset does not have: a clearer message than "unknown".
 NOT_SUPPORTED = frozenset({
-    "hist", "reduce_by_index", "partition", "partition2", "split", "scan_comm", "foldr", "const",
-    "map_reduce", "stream_map", "stream_red", "tabulate_2d", "tabulate_3d", "opaque", "trace",
-    "manifest", "flatten_4d", "unflatten_4d", "scatter_2d", "scatter_3d", "rep", "uncurry", "curry",
-    "flip", "reduce_by_index_2d", "spread", "zip_with", "concat_to", "flatten_to", "intrinsics",
+    "map_reduce", "stream_map", "stream_red", "trace", "manifest", "rep",
+    "reduce_by_index_2d", "reduce_by_index_3d", "spread", "zip_with", "concat_to", "flatten_to", "intrinsics",
+    "flatmap", "exscan", "iterate", "iterate_until", "iterate_while",
 })
 
 FLOAT_UNARY = ("sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
                "sinh", "cosh", "tanh", "abs", "floor", "ceil", "round", "trunc", "sgn", "neg", "cbrt",
-               "log1p", "expm1")
+               "log1p", "expm1", "acosh", "asinh", "atanh", "gamma", "lgamma", "erf", "erfc")
 FLOAT_BINARY = ("min", "max", "pow", "atan2", "hypot")
+FLOAT_TERNARY = ("fma", "mad", "lerp")
 FLOAT_PRED = ("isnan", "isinf", "isfinite")
 INT_UNARY = ("abs", "sgn", "neg")
-INT_BINARY = ("min", "max")
+INT_BINARY = ("min", "max", "mul_hi")
+INT_BIT_COUNTS = ("popc", "clz", "ctz")  # t -> i32
 ARRAY_REDUCTIONS = ("sum", "product", "maximum", "minimum")
 
 INT_RANGE = {name: PRIMS[name].range for name in INT_TYPES}
@@ -54,7 +59,18 @@ def prelude_lookup(parts):
     t = Scalar(mod)
     if fn in PRIM_NAMES:  # conversion T.U : U -> T
         return ((Scalar(fn),), t, None)
+    if fn == "get_bit" and t.name != "bool":
+        return ((I32, t), I32, None)
+    if fn == "set_bit" and t.name != "bool":
+        return ((I32, t, I32), t, None)
     if t.is_float:
+        bits = Scalar("u" + mod[1:])  # the unsigned integer type of the same width
+        if fn == "to_bits":
+            return ((t,), bits, None)
+        if fn == "from_bits":
+            return ((bits,), t, None)
+        if fn in FLOAT_TERNARY:
+            return ((t, t, t), t, None)
         if fn in FLOAT_UNARY:
             return ((t,), t, None)
         if fn in FLOAT_BINARY:
@@ -70,6 +86,10 @@ def prelude_lookup(parts):
             return ((t,), t, None)
         if fn in INT_BINARY:
             return ((t, t), t, None)
+        if fn in INT_BIT_COUNTS:
+            return ((t,), I32, None)
+        if fn == "mad_hi":
+            return ((t, t, t), t, None)
         lo, hi = INT_RANGE[mod]
         if fn == "lowest":
             return ((), t, lo)
