@@ -20,7 +20,8 @@ from incflat.ir.errors import CompileError
 from incflat.ir.source import Loc
 from incflat.ir.syntax import (App, ArrayE, AscribeE, BinOpE, Decl, ForIn, ForUpto, Ident, IfE, IndexE, LambdaE, LetE,
                                LetFunE, Lit, LoopE, NegE, Node, NotE, PName, PTuple, PTyped, PWild, ProjE, QualIdent,
-                               RangeE, SectionE, SliceI, SourceText, Syntax, TupleE, TypeDecl, TypeExp, While, WithE, mk_app)
+                               RangeE, SectionE, SliceI, SourceText, Syntax, TupleE, TypeDecl, TypeExp, While, WithE,
+                               mk_app)
 
 # Futhark keywords that this subset does not have. They lex as NAME and are rejected here
 # with a clear message rather than as a confusing syntax error later.

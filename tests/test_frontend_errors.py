@@ -155,6 +155,7 @@ BAD = [
     ('def f (x: i32) = [] : [2]i32', 1, 21, ['empty array literal', 'size 0']),
     ('def f (x: i32) = let () = x in 1', 1, 22, ['0 elements', 'i32']),
     ('def f (): i32 = ()', 1, 17, ['()', 'i32']),
+    ('def f (x: i32): i32 = x*-1', 1, 24, ['Unknown operator "*-"', 'write "* -"']),
     ('def f (n: i64) = map (+1) (0..<n)', 1, 29, ['Ranges', 'not supported', 'iota']),
 ]
 

@@ -39,7 +39,11 @@ class Operators:
             return self.array_eq(op, x, y, loc)
         if op in COMPOSITIONS:
             raise self.err(f'The operands of "{op}" must be functions.', loc)
-        raise self.err(f'Unknown operator "{op}".', loc)
+        hint = ""
+        if len(op) > 1 and op[-1] in "-!" and op[:-1] in BUILTIN_BINOPS:
+            hint = (f' (As in Futhark, operator characters written together form one operator: write '
+                    f'"{op[:-1]} {op[-1]}".)')
+        raise self.err(f'Unknown operator "{op}".{hint}', loc)
 
     def qualified_binop(self, op, x, y, loc):
         """`i32.+`: the builtin operator at one type."""

@@ -4,10 +4,10 @@
 -- ==
 -- input { [3i32, 1i32, 4i32] }
 -- output { 8i32 4i32 11i32 17i32 5i32 [7i32, 5i32, 8i32] [16i32, 14i32, 17i32] [62i32, 22i32, 82i32]
---   [61i32, 21i32, 81i32] 2.5f32 true 3i32 }
+--   [61i32, 21i32, 81i32] 2.5f32 true 3i32 8u8 }
 -- input { empty([0]i32) }
 -- output { 0i32 0i32 11i32 17i32 5i32 empty([0]i32) empty([0]i32) empty([0]i32) empty([0]i32) 2.5f32
---   true 3i32 }
+--   true 3i32 8u8 }
 
 def (+^) (a: i32) (b: i32): i32 = a * 10 + b
 def (x: i32) *^ (y: i32): i32 = x * y + 1
@@ -30,4 +30,5 @@ entry main (xs: []i32) =
   -- <=> binds like <=: below +
   let cmp = 1 + 2 <=> 3
   let q = (i32.- 1) 4
-  in (s, m, b, c, d, e, f, g, h, fl, cmp, q)
+  let bits = reduce (u8.&) 255 [12, 10]
+  in (s, m, b, c, d, e, f, g, h, fl, cmp, q, bits)
