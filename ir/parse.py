@@ -18,9 +18,10 @@ from lark.visitors import Transformer
 
 from incflat.ir.errors import CompileError
 from incflat.ir.source import Loc
-from incflat.ir.syntax import (ArrayE, AscribeE, BinOpE, Decl, ForIn, ForUpto, FunTypeExp, Ident, IfE, IndexE, LambdaE, LetE,
-                               LetFunE, Lit, LoopE, NegE, Node, NotE, PName, PTuple, PTyped, PWild, ProjE, QualIdent,
-                               SectionE, SliceI, SourceText, Syntax, TupleE, TypeDecl, TypeExp, While, WithE, mk_app)
+from incflat.ir.syntax import (App, ArrayE, AscribeE, BinOpE, Decl, ForIn, ForUpto, FunTypeExp, Ident, IfE, IndexE,
+                               LambdaE, LetE, LetFunE, Lit, LoopE, NegE, Node, NotE, PName, PTuple, PTyped, PWild, ProjE, QualIdent,
+                               RangeE, SectionE, SliceI, SourceText, Syntax, TupleE, TypeDecl, TypeExp, While, WithE,
+                               mk_app)
 
 # Futhark keywords that this subset does not have. They lex as NAME and are rejected here
 # with a clear message rather than as a confusing syntax error later.
@@ -42,7 +43,27 @@ PRECEDENCE = {
     "*": 8, "/": 8, "%": 8, "//": 8, "%%": 8,
     "**": 9,
 }
+PRECEDENCE.update({"!": 4, "=": 4})  # the leading characters of user-defined operators such as !== or =>
+BACKQUOTE_PRECEDENCE = -1  # x `f` y binds more loosely than every symbolic operator
 RIGHT_ASSOC = frozenset({"<|"})
+PIPES = ("|>", "<|")
+
+
+def operator_class(op: str) -> str:
+    """The builtin operator whose precedence and associativity `op` has: as in Futhark, its longest
+    leading part that is a builtin operator (`+^` binds like `+`, `>>=` like `>>`); a qualified
+    operator (`i32.+`) binds like its symbol."""
+    sym = op.rsplit(".", 1)[1] if op[0].isalpha() else op
+    for k in range(len(sym), 0, -1):
+        if sym[:k] in PRECEDENCE:
+            return sym[:k]
+    return sym
+
+
+def precedence(op: str) -> int:
+    if op.startswith("`"):
+        return BACKQUOTE_PRECEDENCE
+    return PRECEDENCE.get(operator_class(op), PRECEDENCE["+"])
 
 
 # ---------------------------------------------------------------- building the tree
@@ -61,19 +82,23 @@ def resolve_ops(items):
         nonlocal pos
         lhs = operand()
         while pos < len(items):
-            op, loc = items[pos]
-            prec = PRECEDENCE[op]
+            op, loc, fn = items[pos]
+            prec = precedence(op)
             if prec < min_prec:
                 break
             pos += 1
-            rhs = climb(prec if op in RIGHT_ASSOC else prec + 1)
-            lhs = make_binop(op, loc, lhs, rhs)
+            right = not op.startswith("`") and operator_class(op) in RIGHT_ASSOC
+            rhs = climb(prec if right else prec + 1)
+            lhs = make_binop(op, loc, fn, lhs, rhs)
         return lhs
 
-    return climb(0)
+    return climb(BACKQUOTE_PRECEDENCE)
 
 
-def make_binop(op, loc, lhs, rhs):
+def make_binop(op, loc, fn, lhs, rhs):
+    """`fn` is the function of a backquoted operator (x `f` y is f x y), else None."""
+    if fn is not None:
+        return App(loc, (lhs.span[0], rhs.span[1]), fn, [lhs, rhs])
     if op == "|>":
         return mk_app(rhs, [lhs])
     if op == "<|":
@@ -94,6 +119,9 @@ class OpSeq:
 def fin(x):
     return x.resolve() if isinstance(x, OpSeq) else x
 
+
+# The parameter of an index section's lambda: not a valid identifier, so it cannot capture a user's name.
+SECTION_PARAM = "(.[])"
 
 _INT_RE = re.compile(r"(0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)([iu](?:8|16|32|64))?$")
 
@@ -131,8 +159,30 @@ class ToSyntax(Transformer):
         c = [x for x in c if not isinstance(x, _Attr)]
         kw, name = c[0], c[1]
         self.check_name(name)
+        return self.make_decl(kw, str(name), self.loc(name), c[2:])
+
+    def op_decl(self, c):
+        # def (+^) params... = body
+        c = [x for x in c if not isinstance(x, _Attr)]
+        kw, op = c[0], c[2]
+        return self.make_decl(kw, self.check_op_name(op), self.loc(op), c[4:])
+
+    def infix_op_decl(self, c):
+        # def (a: t) +^ (b: t): rt = body
+        c = [x for x in c if not isinstance(x, _Attr)]
+        kw, lhs, op, rhs = c[:4]
+        return self.make_decl(kw, self.check_op_name(op), self.loc(op), [lhs, rhs] + c[4:])
+
+    def check_op_name(self, tok):
+        if str(tok) in ("&&", "||"):
+            self.err(f'The operator "{tok}" cannot be defined: a user-defined version would not '
+                     f'short-circuit (Futhark forbids it).', tok)
+        return str(tok)
+
+    def make_decl(self, kw, name, name_loc, c):
+        """c: size parameters, parameters, then [COLON type] EQUALS exp."""
         sizes, types, params = [], [], []
-        i = 2
+        i = 0
         while isinstance(c[i], tuple) and c[i][0] in ("size", "type"):
             (sizes if c[i][0] == "size" else types).append((c[i][1], c[i][2]))
             i += 1
@@ -143,7 +193,7 @@ class ToSyntax(Transformer):
         rest = c[i:]
         ret = rest[1] if len(rest) == 4 else None
         body = fin(rest[-1])
-        return Decl(kw.type == "ENTRY", str(name), self.loc(name), sizes, params, ret, body, self.loc(kw), types)
+        return Decl(kw.type == "ENTRY", name, name_loc, sizes, params, ret, body, self.loc(kw), types)
 
     def type_decl(self, c):
         c = [x for x in c if not isinstance(x, _Attr)]
@@ -202,7 +252,7 @@ class ToSyntax(Transformer):
         return c[1]
 
     def unit_type(self, c):
-        self.err("The empty tuple type () is not supported by incflat.", c[0])
+        return TypeExp([], [], self.loc(c[0]), self.loc(c[0]))
 
     def dim_any(self, c):
         return ("any", None, self.loc(c[0]))
@@ -241,7 +291,7 @@ class ToSyntax(Transformer):
         return PTuple(elems, self.loc(c[0]))
 
     def pat_unit(self, c):
-        self.err("The empty tuple () is not supported by incflat.", c[0])
+        return PTuple([], self.loc(c[0]))
 
     # ---- expressions
 
@@ -335,7 +385,27 @@ class ToSyntax(Transformer):
         return OpSeq(seq.items + [op, rhs])
 
     def binop(self, c):
-        return (str(c[0]), self.loc(c[0]))
+        """(operator, its location, the function of a backquoted operator or None)."""
+        return (str(c[0]), self.loc(c[0]), None)
+
+    section_op = binop
+
+    def backquote_op(self, c):
+        _bq, tok, _bq2 = c
+        fn = self.qualname([tok]) if tok.type == "QUALNAME" else self.name([tok])
+        return (f"`{tok}`", self.loc(tok), fn)
+
+    def range_exp(self, c):
+        start, _dots, second, end_tok, end = c
+        start, end = fin(start), fin(end)
+        return RangeE(self.loc(end_tok), (start.span[0], end.span[1]), start,
+                      fin(second) if second is not None else None, str(end_tok), end)
+
+    def range_end(self, c):
+        return c[0]
+
+    def rangeexp(self, c):
+        return fin(c[0])
 
     def neg(self, c):
         x = c[1]
@@ -406,14 +476,14 @@ class ToSyntax(Transformer):
         return TupleE(self.loc(c[0]), self.span(c[0], c[-1]), elems)
 
     def unit_exp(self, c):
-        self.err("The empty tuple () is not supported by incflat.", c[0])
+        return TupleE(self.loc(c[0]), self.span(c[0], c[1]), [])
 
     def array_lit(self, c):
         elems = [fin(x) for x in c[1:-1] if x is not None and not isinstance(x, Token)]
         return ArrayE(self.loc(c[0]), self.span(c[0], c[-1]), elems)
 
     def empty_array(self, c):
-        self.err("Empty array literals [] are not supported by incflat; use replicate 0 x or iota 0.", c[0])
+        return ArrayE(self.loc(c[0]), self.span(c[0], c[1]), [])
 
     def index_exp(self, c):
         arr, lsq, idxs, rsq = c
@@ -448,16 +518,23 @@ class ToSyntax(Transformer):
         return LambdaE(loc, span, [PName("_field", loc)], None, x)
 
     def op_section(self, c):
-        op, oploc = c[1]
-        return SectionE(self.loc(c[0]), self.span(c[0], c[2]), op, oploc, None, None)
+        op, oploc, fn = c[1]
+        return SectionE(self.loc(c[0]), self.span(c[0], c[2]), op, oploc, None, None, fn)
 
     def left_section(self, c):
-        op, oploc = c[2]
-        return SectionE(self.loc(c[0]), self.span(c[0], c[3]), op, oploc, fin(c[1]), None)
+        op, oploc, fn = c[2]
+        return SectionE(self.loc(c[0]), self.span(c[0], c[3]), op, oploc, fin(c[1]), None, fn)
 
     def right_section(self, c):
-        optok = c[1]
-        return SectionE(self.loc(c[0]), self.span(c[0], c[3]), str(optok), self.loc(optok), None, fin(c[2]))
+        op, oploc, fn = c[1]
+        return SectionE(self.loc(c[0]), self.span(c[0], c[3]), op, oploc, None, fin(c[2]), fn)
+
+    def index_section(self, c):
+        # (.[i, j]) is \x -> x[i, j]
+        tok, idxs, _rsq, rpar = c
+        loc, span = self.loc(tok), self.span(tok, rpar)
+        x = Ident(loc, span, SECTION_PARAM)
+        return LambdaE(loc, span, [PName(SECTION_PARAM, loc)], None, IndexE(loc, span, x, idxs, loc))
 
 
 _TRANSFORMER = ToSyntax("<input>")
@@ -542,9 +619,7 @@ def parse_syntax(text: str, filename: str = "<input>") -> list:
         loc = Loc(filename, e.line, e.column)
         ch = text[e.pos_in_stream] if 0 <= e.pos_in_stream < len(text) else ""
         msg = f'Syntax error: unexpected character "{ch}".'
-        if text[e.pos_in_stream:e.pos_in_stream + 2] == ".." or text[e.pos_in_stream - 1:e.pos_in_stream + 1] == "..":
-            msg += " (Ranges such as 0..<n are not supported by incflat; use iota.)"
-        elif ch == "[":
+        if ch == "[":
             msg += " (Write a[i] without a space to index an array.)"
         elif ch == "." and e.pos_in_stream > 0 and text[e.pos_in_stream - 1] in " \t":
             msg += " (Write t.0 without a space to project a tuple.)"
@@ -554,8 +629,6 @@ def parse_syntax(text: str, filename: str = "<input>") -> list:
             msg += " (String literals are not supported by incflat.)"
         elif ch == "{" or ch == "}":
             msg += " (Records are not supported by incflat; use tuples.)"
-        elif ch == "`":
-            msg += " (Infix function application with backquotes is not supported by incflat.)"
         raise CompileError(msg, loc) from None
     except UnexpectedEOF:
         raise CompileError("Syntax error: unexpected end of file.", _end_loc(text, filename)) from None

@@ -193,10 +193,21 @@ class LambdaE(Node):
 @dataclass
 class SectionE(Node):
     """`(op)`, `(x op)` (left given) or `(op y)` (right given)."""
-    op: str = ""
+    op: str = ""  # a symbol (`+`, a user's `+^`), qualified (`i32.+`) or backquoted (`f`)
     op_loc: Loc = None
     left: object = None
     right: object = None
+    fn: object = None  # the function of a backquoted operator (Ident or QualIdent)
+
+
+@dataclass
+class RangeE(Node):
+    """`start..<end`, `start..second...end`, ...: `end_kind` is "..<", "..>" or "..."; `loc` is that
+    of the range's last operator."""
+    start: object = None
+    second: object = None  # None: stride 1 (-1 for ..>)
+    end_kind: str = "..<"
+    end: object = None
 
 
 @dataclass

@@ -237,10 +237,11 @@ entry main [n] (xs: [n]i32): ([n]i32, i32, [n]i32, [n]i32) =
       map (2-) xs,
       map (add k) <| map (*2) xs)
 """
-    with pytest.raises(CompileError):  # >-> is not part of the subset
-        prog(src)
+    expected = [i32s(12, 18), np.int32(5), i32s(1, 0), i32s(5, 7)]
+    same(run(src, "main", i32s(1, 2)), expected)  # >-> is function composition
+    same(run(src.replace("(twice >-> scale)", "(scale <-< twice)"), "main", i32s(1, 2)), expected)
     src = src.replace("(twice >-> scale)", "(\\x -> scale (twice x))")
-    same(run(src, "main", i32s(1, 2)), [i32s(12, 18), np.int32(5), i32s(1, 0), i32s(5, 7)])
+    same(run(src, "main", i32s(1, 2)), expected)
     p = prog(src).fun("main")
     # local functions are inlined; top-level ones are called
     assert [s.exp.fn for s in of(p.body, S.Apply)] == ["twice"]

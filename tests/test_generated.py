@@ -142,7 +142,7 @@ def programs(draw):
     entries.append(f"entry s [r][c] (xss: [r][c]i32): [r]{t} =\n"
                    f"  map (\\row -> reduce {lam(op)} {ne} (map (\\x -> {row_body}) row)) xss")
     t, op, ne = draw(st.sampled_from(OPERATORS))  # an elementwise operator on rows: a column reduction and scan
-    rows = f"map (map (\\x -> {row_body})) xss"
+    rows = f"map (map (\\x -> let y = i64.i32 x let z = f32.i32 x / 4 let b = x % 3 == 0 in {draw(expr(t))})) xss"
     entries.append(f"entry c [r][c] (xss: [r][c]i32): ([c]{t}, [r][c]{t}) =\n"
                    f"  (reduce (map2 {lam(op)}) (replicate c {ne}) ({rows}),\n"
                    f"   scan (map2 {lam(op)}) (replicate c {ne}) ({rows}))")

@@ -326,6 +326,8 @@ class Application:
         return Closure(e.params, e.ret, e.body, env, e.loc, "lambda")
 
     def lower_SectionE(self, e, env):
+        if e.fn is not None:
+            return self.backquote_section(e, env)
         if e.left is not None:
             return Section(e.op, e.op_loc, self.lower_val(e.left, env), "left", e.loc)
         if e.right is not None:

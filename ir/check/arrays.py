@@ -6,7 +6,8 @@ A mixin of `Checker` (ir.check.checker), split from the lowering of the other ex
 
 from incflat.ir import syntax as P
 from incflat.ir import source as S
-from incflat.ir.check.infer import Refine, unknown_tv, arr_of, drop_dims, is_arr, is_scalar, leaves, prune, rank_of, require, shape_of, unify
+from incflat.ir.check.infer import (Refine, arr_of, drop_dims, is_arr, is_scalar, leaves, map_dims, prune, rank_of,
+                                    require, shape_of, unify, unknown_tv)
 from incflat.ir.check.values import V
 from incflat.ir.types import BOOL, I64, Array
 
@@ -15,6 +16,8 @@ class ArrayExpressions:
     """Mixin of Checker: array literals, indexing, slicing and updates."""
 
     def lower_ArrayE(self, e, env):
+        if not e.elems:
+            raise self.err("An empty array literal needs a type: write ([] : []t).", e.loc)
         vals = [self.lower_val(x, env, "an array element") for x in e.elems]
         t0 = vals[0].t
         for v, x in zip(vals[1:], e.elems[1:]):
@@ -26,6 +29,25 @@ class ArrayExpressions:
         atoms = []
         for k, lt in enumerate(leaves(t)):
             atoms.append(self.bind(S.ArrayLit(tuple(v.atoms[k] for v in vals), lt), lt, e.loc, "arr"))
+        return V(t, tuple(atoms))
+
+    def empty_array(self, e, env):
+        """`[] : [0][3]t`: arrays of no elements (inner sizes left as [] are 0)."""
+        t = prune(self.resolve_type(e.type, lambda kind, v, loc: self.local_type_dim(kind, v, loc, env)))
+        if not is_arr(t):
+            raise self.err(f"An empty array literal cannot have the type {self.show(t)}.", e.loc)
+        outer = shape_of(t)[0]
+        if outer not in (None, 0):
+            raise self.err(f"An empty array literal has size 0, but is annotated as {self.show(t)}.", e.loc)
+        t = map_dims(t, lambda d: 0 if d is None else d)
+        atoms = []
+        for lt in leaves(t):
+            zero = False if lt.elem == BOOL else 0.0 if lt.elem.is_float else 0
+            x = S.Const(zero, lt.elem)
+            for k in range(lt.rank - 1, -1, -1):
+                x = self.bind(S.Replicate(self.dim_atom(lt.shape[k]), x), Array(lt.elem, lt.shape[k:]), e.loc,
+                              "empty")
+            atoms.append(x)
         return V(t, tuple(atoms))
 
     def index_atom(self, x, loc):

@@ -4,8 +4,8 @@ Fresh names, binding and emitting statements (with hash-consing of scalar comput
 showing types and sizes to the user, and resolving the types the user writes. The rest of the
 checker are mixins, each for one concern, assembled here into `Checker`: uniqueness (in-place
 updates), decls (programs, functions, patterns), lower (expressions), arrays (array expressions), apply
-(function values)
-and builtins. One object holds all the state; the mixins reach each other through `self`.
+(function values),
+operators (user-defined, qualified, composition, array equality) and builtins. One object holds all the state; the mixins reach each other through `self`.
 """
 
 import re
@@ -19,6 +19,7 @@ from incflat.ir.check.prelude_arrays import PreludeArrays
 from incflat.ir.check.decls import Declarations
 from incflat.ir.check.infer import KIND_TEXT, TV, TArr, arr_of, coerce_value, prune, unify
 from incflat.ir.check.lower import Lowering
+from incflat.ir.check.operators import Operators
 from incflat.ir.check.uniqueness import Uniqueness
 from incflat.ir.errors import CompileError
 from incflat.ir.types import I64, PRIM_NAMES, Array, Scalar, Tuple
@@ -43,7 +44,8 @@ class Scope:
         self.cse = cse
 
 
-class Checker(Uniqueness, Declarations, Lowering, ArrayExpressions, Application, Builtins, PreludeArrays):
+class Checker(Uniqueness, Declarations, Lowering, Operators, ArrayExpressions, Application, Builtins,
+              PreludeArrays):
     def __init__(self, decls, filename, text):
         self.decls = decls
         self.filename = filename
@@ -78,7 +80,8 @@ class Checker(Uniqueness, Declarations, Lowering, ArrayExpressions, Application,
         return CompileError(msg, loc)
 
     def fresh(self, base):
-        base = (base or "tmp").replace("'", "_")  # IR names are identifiers in generated code
+        # IR names are identifiers in generated code (operators and internal names have symbols)
+        base = re.sub(r"\W", "_", base or "tmp")
         while True:
             self.counter += 1
             name = f"{base}_{self.counter}"

@@ -12,6 +12,7 @@ from incflat.ir.check.infer import (TV, TArr, drop_dims, is_arr, is_scalar, leav
                                     rank_of, require, shape_of, unify)
 from incflat.ir.check.prelude import (ARITH_OPS, ARRAY_REDUCTIONS, BUILTIN_ARITY, EQ_OPS, INT_OPS, LOGIC_OPS,
                                       NOT_SUPPORTED, ORD_OPS, SAFE_SIZE_OPS, prelude_lookup)
+from incflat.ir.check.operators import BUILTIN_BINOPS, COMPOSITIONS
 from incflat.ir.check.values import Arg, Closure, FunV, Named, Partial, V, atom_v, split_tuple, tuple_v
 from incflat.ir.types import BOOL, I64, PRIM_NAMES, Array, Scalar, Tuple
 
@@ -167,6 +168,8 @@ class Lowering:
         return atom_v(self.emit(S.UnOp(op, x.atom, t), t, e.loc))
 
     def lower_BinOpE(self, e, env):
+        if e.op in COMPOSITIONS and not self.user_operator(e.op):
+            return self.lower_composition(e, env)
         x = self.lower_val(e.lhs, env)
         if e.op in LOGIC_OPS:
             return self.short_circuit(e, x, env)
@@ -194,11 +197,15 @@ class Lowering:
     def binop(self, op, x: V, y: V, loc, hint=None) -> V:
         if op in ("|>", "<|"):  # only reachable through a section
             raise self.err(f'The operator "{op}" cannot be used in a section.', loc)
+        if op not in BUILTIN_BINOPS or self.user_operator(op):
+            return self.other_binop(op, x, y, loc)
         if op == "++":
             return self.concat([Arg(x, loc), Arg(y, loc)], loc)
         tx, ty = prune(x.t), prune(y.t)
         if op in EQ_OPS and isinstance(tx, Tuple) and isinstance(ty, Tuple):
             return self.tuple_eq(op, x, y, loc)
+        if op in EQ_OPS and is_arr(tx) and is_arr(ty):
+            return self.array_eq(op, x, y, loc)
         if not is_scalar(tx) or not is_scalar(ty):
             bad = tx if not is_scalar(tx) else ty
             if isinstance(bad, Tuple):
@@ -249,6 +256,8 @@ class Lowering:
         return split_tuple(x)[e.field_]
 
     def lower_AscribeE(self, e, env):
+        if isinstance(e.x, P.ArrayE) and not e.x.elems and not e.coerce:
+            return self.empty_array(e, env)
         x = self.lower_val(e.x, env)
         if not e.coerce:
             def dimfn(kind, v, loc):
