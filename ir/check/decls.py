@@ -11,7 +11,7 @@ from incflat.ir import source as S
 from incflat.ir.check.infer import TV, TArr, _worse, leaves, map_dims, prune, resolve_scalar, unify, zonk
 from incflat.ir.check.prelude import INT_RANGE
 from incflat.ir.check.values import FunSig, FunV, V, atom_v, split_tuple, tuple_v
-from incflat.ir.types import I64, PRIM_NAMES, Array, Tuple
+from incflat.ir.types import I64, PRIM_NAMES, Array, Tuple, record_type
 
 
 class Declarations:
@@ -58,6 +58,8 @@ class Declarations:
             return self.resolve_type(pat.type, dimfn)
         if isinstance(pat, P.PTuple):
             return Tuple(tuple(self.pat_type(p, fname, dimfn) for p in pat.elems))
+        if isinstance(pat, P.PRecord):
+            return record_type([(name, self.pat_type(p, fname, dimfn)) for name, _, p in pat.fields])
         if isinstance(pat, P.PName):
             raise self.err(f'The parameter "{pat.name}" of "{fname}" needs a type annotation, '
                            f'as in ({pat.name}: i32).', pat.loc)
@@ -74,6 +76,11 @@ class Declarations:
             return V(t, (S.Var(name, t),))
         if isinstance(pat, P.PTuple) and isinstance(t, Tuple) and len(pat.elems) == len(t.elems):
             return tuple_v([self.param_vars(p, e, keep_names) for p, e in zip(pat.elems, t.elems)])
+        if isinstance(pat, P.PRecord) and isinstance(t, Tuple) and \
+                sorted(t.names) == sorted(name for name, _, _ in pat.fields):
+            by_field = {name: p for name, _, p in pat.fields}
+            return V(t, tuple(a for name, e in zip(t.names, t.elems)
+                              for a in self.param_vars(by_field[name], e, keep_names).atoms))
         base = pat.name if isinstance(pat, P.PName) else "p"
         return self.fresh_v(t, base)
 
@@ -209,7 +216,7 @@ class Declarations:
             return TArr(tuple(x if x is not None else y for x, y in zip(ann.shape, actual.shape)),
                         Declarations.fill_any(ann.elem, actual.elem))
         if isinstance(ann, Tuple):
-            return Tuple(tuple(Declarations.fill_any(a, b) for a, b in zip(ann.elems, actual.elems)))
+            return ann.with_elems(Declarations.fill_any(a, b) for a, b in zip(ann.elems, actual.elems))
         return actual if isinstance(ann, TV) else ann
 
     def check_literals(self):
@@ -259,6 +266,13 @@ class Declarations:
                                f"of {len(t.elems)}: {self.show(t)}.", pat.loc)
             for p, v in zip(pat.elems, split_tuple(val)):
                 self.bind_pattern(p, v, env, ann_env, what, sizes)
+            return
+        if isinstance(pat, P.PRecord):
+            t = prune(val.t) if isinstance(val, V) else None
+            positions = self.record_pattern_fields(pat, t, what)
+            fields = split_tuple(val)
+            for (_, _, p), k in zip(pat.fields, positions):
+                self.bind_pattern(p, fields[k], env, ann_env, what, sizes)
             return
         raise AssertionError(pat)  # pragma: no cover
 
@@ -316,7 +330,7 @@ class Declarations:
                     r = _worse(r, "size")
             return r
         if isinstance(ann, Tuple) and isinstance(act, Tuple):
-            if len(ann.elems) != len(act.elems):
+            if ann.names != act.names:
                 return "type"
             r = None
             for a, b in zip(ann.elems, act.elems):
