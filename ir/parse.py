@@ -598,6 +598,9 @@ def _hint(tok: Token, expected: set, text: str) -> str:
         return " (Write a[i] without a space to index; a [i] applies a to an array literal.)"
     if t == "NAME" and str(tok) in UNSUPPORTED_KEYWORDS:
         return ""
+    if t == "INDEX_LSQUARE" and {"PROJ", "EQUALS"} <= expected or t == "PROJ" and expected == {"EQUALS"}:
+        return (' - an update path cannot mix fields and indices in incflat; update the field with an updated '
+                'array, as in r with xs = (r.xs with [i] = v).')
     if t in ("RBRACE", "COMMA") and "EQUALS" in expected:
         return ' - a record field is written "name = value", or "name" for the variable of that name.'
     if "DO" in expected and t not in ("DO",):

@@ -74,7 +74,7 @@ class Declarations:
             name = pat.name if keep_names and "'" not in pat.name else self.fresh(pat.name)
             self.dim_text[name] = pat.name
             return V(t, (S.Var(name, t),))
-        if isinstance(pat, P.PTuple) and isinstance(t, Tuple) and len(pat.elems) == len(t.elems):
+        if isinstance(pat, P.PTuple) and isinstance(t, Tuple) and not t.is_record and len(pat.elems) == len(t.elems):
             return tuple_v([self.param_vars(p, e, keep_names) for p, e in zip(pat.elems, t.elems)])
         if isinstance(pat, P.PRecord) and isinstance(t, Tuple) and \
                 sorted(t.names) == sorted(name for name, _, _ in pat.fields):
@@ -257,7 +257,7 @@ class Declarations:
             return
         if isinstance(pat, P.PTuple):
             t = prune(val.t) if isinstance(val, V) else None
-            if not isinstance(t, Tuple):
+            if not isinstance(t, Tuple) or t.is_record:
                 shown = "a function" if isinstance(val, FunV) else f"type {self.show(t)}"
                 raise self.err(f"This tuple pattern has {len(pat.elems)} elements, but the {what} has "
                                f"{shown}.", pat.loc)

@@ -493,8 +493,8 @@ class Lowering:
             return self.zip_dims(ann, inner, lambda x, y: None if x is None else ("fix", x))
         if isinstance(pat, P.PTuple):
             t = prune(t)
-            if not isinstance(t, Tuple) or len(t.elems) != len(pat.elems):
-                n = len(t.elems) if isinstance(t, Tuple) else None
+            if not isinstance(t, Tuple) or t.is_record or len(t.elems) != len(pat.elems):
+                n = len(t.elems) if isinstance(t, Tuple) and not t.is_record else None
                 raise self.err(f"This tuple pattern has {len(pat.elems)} elements, but the loop's initial value "
                                f"has type {self.show(t)}" + (f" ({n} elements)." if n else "."), pat.loc)
             return Tuple(tuple(self.loop_annotation(p, e, env) for p, e in zip(pat.elems, t.elems)))
