@@ -57,8 +57,8 @@ class Records:
         return self.update_field(rec, e.path, new, e.value.loc)
 
     def update_field(self, rec: V, path, new: V, value_loc) -> V:
-        """rec with the field at path (a list of (name, Loc)) replaced by new, which must have its type. A
-        functional update: nothing is consumed."""
+        """rec with the field at path (a list of (name, Loc)) replaced by new, which must have its type (its
+        sizes may differ). A functional update: nothing is consumed."""
         (name, loc), rest = path[0], path[1:]
         t = prune(rec.t)
         if not isinstance(t, Tuple):
@@ -69,13 +69,11 @@ class Records:
         if rest:
             fields[k] = self.update_field(fields[k], rest, new, value_loc)
         else:
-            r = unify(fields[k].t, new.t)
-            if r:
-                raise self.err(f'The new value of the field {name} has {self.what(r)} {self.show(new.t)}, but the '
-                               f'field has {self.what(r)} {self.show(fields[k].t)} (an update cannot change a '
-                               f"field's type).", value_loc)
-            fields[k] = V(fields[k].t, new.atoms)
-        return V(t, tuple(a for f in fields for a in f.atoms))
+            if unify(fields[k].t, new.t) == "type":  # as in Futhark, the sizes may change
+                raise self.err(f'The new value of the field {name} has type {self.show(new.t)}, but the field has '
+                               f"type {self.show(fields[k].t)} (an update cannot change a field's type).", value_loc)
+            fields[k] = new
+        return V(t.with_elems(f.t for f in fields), tuple(a for f in fields for a in f.atoms))
 
     # ---- patterns
 

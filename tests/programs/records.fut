@@ -46,9 +46,9 @@
 -- ==
 -- entry: with_arrays
 -- input { [1i32, 2i32, 3i32] }
--- output { [1i32, 2i32, 3i32] 6i32 3i64 [2i32, 4i32, 6i32] }
+-- output { [1i32, 2i32, 3i32] 6i32 3i64 [2i32, 4i32, 6i32] 4i64 }
 -- input { empty([0]i32) }
--- output { empty([0]i32) 0i32 0i64 empty([0]i32) }
+-- output { empty([0]i32) 0i32 0i64 empty([0]i32) 1i64 }
 
 type pt = {x: f32, y: f32}
 type labelled = {label: i32, pos: pt}
@@ -103,7 +103,9 @@ entry record_params (ax: f32) (ay: f32) (bx: f32) (by: f32): (f32, f32, f32, f32
   let d = (\{x, y}: pt -> {x = x - by, y = y - bx - ax}) (swap a)
   in (norm2 a, s.x, s.y + 0, d.y)
 
-entry with_arrays [n] (xs: [n]i32): ([n]i32, i32, i64, [n]i32) =
+-- An update may change the sizes of a field (not its type).
+entry with_arrays [n] (xs: [n]i32): ([n]i32, i32, i64, [n]i32, i64) =
   let r = {data = xs, total = i32.sum xs, len = n}
   let doubled = r with data = map (* 2) r.data
-  in (r.data, r.total, r.len, doubled.data)
+  let grown = r with data = r.data ++ [0]
+  in (r.data, r.total, r.len, doubled.data, length grown.data)
