@@ -3,7 +3,9 @@
 Lark's exceptions are turned into `CompileError`.
 
 Some sugar is removed here: `x |> f` and `f <| x` become applications, `let a[i] = v in e`
-becomes `let a = a with [i] = v in e`, and attributes (`#[unsafe]`) are dropped.
+becomes `let a = a with [i] = v in e`, `let r.f = v in e` becomes `let r = r with f = v in e`, and
+attributes (`#[unsafe]`) are dropped. A field named twice in a record type, expression or pattern is
+an error here.
 """
 
 import functools
@@ -19,9 +21,9 @@ from lark.visitors import Transformer
 from incflat.ir.errors import CompileError
 from incflat.ir.source import Loc
 from incflat.ir.syntax import (App, ArrayE, AscribeE, BinOpE, Decl, ForIn, ForUpto, FunTypeExp, Ident, IfE, IndexE,
-                               LambdaE, LetE, LetFunE, Lit, LoopE, NegE, Node, NotE, PName, PTuple, PTyped, PWild, ProjE, QualIdent,
-                               RangeE, SectionE, SliceI, SourceText, Syntax, TupleE, TypeDecl, TypeExp, While, WithE,
-                               mk_app)
+                               LambdaE, LetE, LetFunE, Lit, LoopE, NegE, Node, NotE, PName, PRecord, PTuple, PTyped, PWild,
+                               ProjE, QualIdent, RangeE, RecordE, RecordTypeExp, RecordUpdateE, SectionE, SliceI,
+                               SourceText, Syntax, TupleE, TypeDecl, TypeExp, While, WithE, mk_app)
 
 # Futhark keywords that this subset does not have. They lex as NAME and are rejected here
 # with a clear message rather than as a confusing syntax error later.
@@ -254,6 +256,17 @@ class ToSyntax(Transformer):
     def unit_type(self, c):
         return TypeExp([], [], self.loc(c[0]), self.loc(c[0]))
 
+    def record_type(self, c):
+        fields = self.distinct_fields([x for x in c[1:] if isinstance(x, tuple)], "record type")
+        return TypeExp([], RecordTypeExp([(name, t) for name, _, t in fields]), self.loc(c[0]), self.loc(c[0]))
+
+    def empty_record_type(self, c):
+        self.err("The empty record type {} is not supported by incflat.", c[0])
+
+    def field_type(self, c):
+        tok, _colon, t = c
+        return (str(tok), self.loc(tok), t)
+
     def dim_any(self, c):
         return ("any", None, self.loc(c[0]))
 
@@ -292,6 +305,89 @@ class ToSyntax(Transformer):
 
     def pat_unit(self, c):
         return PTuple([], self.loc(c[0]))
+
+    def pat_record(self, c):
+        fields = self.distinct_fields([x for x in c[1:] if isinstance(x, tuple)], "record pattern")
+        return PRecord(fields, self.loc(c[0]))
+
+    def pat_empty_record(self, c):
+        self.err("The empty record {} is not supported by incflat.", c[0])
+
+    def field_pat_bind(self, c):
+        tok, _eq, p = c
+        return (str(tok), self.loc(tok), p)
+
+    def field_pat_typed(self, c):
+        tok, _colon, t = c
+        return (str(tok), self.loc(tok), PTyped(self.pat_name([tok]), t, self.loc(tok)))
+
+    def field_pat_pun(self, c):
+        return (str(c[0]), self.loc(c[0]), self.pat_name(c))
+
+    # ---- records
+
+    def fieldid(self, c):
+        tok = c[0]
+        if tok.type == "INT" and not str(tok).isdigit():
+            self.err(f'"{tok}" is not a field name; a numeric field is written with decimal digits only, as in '
+                     f't.0.', tok)
+        return tok
+
+    def distinct_fields(self, fields, what):
+        """fields: (name, Loc, x) triples, each name once."""
+        seen = {}
+        for name, loc, _ in fields:
+            if name in seen:
+                raise CompileError(f'The field "{name}" appears twice in this {what} (first at line {seen[name].line}, '
+                                   f'column {seen[name].col}).', loc)
+            seen[name] = loc
+        return fields
+
+    def field_bind(self, c):
+        tok, _eq, e = c
+        return (str(tok), self.loc(tok), fin(e))
+
+    def field_pun(self, c):
+        return (str(c[0]), self.loc(c[0]), self.name(c))
+
+    def record_exp(self, c):
+        fields = self.distinct_fields([x for x in c[1:] if isinstance(x, tuple)], "record")
+        return RecordE(self.loc(c[0]), self.span(c[0], c[-1]), fields)
+
+    def empty_record(self, c):
+        self.err("The empty record {} is not supported by incflat.", c[0])
+
+    def path_steps(self, toks):
+        """The (field, Loc) steps of `a.b` (a QUALNAME), `a`, `0` and `.c` (PROJ) tokens."""
+        steps = []
+        for tok in toks:
+            if tok.type == "PROJ":
+                steps.append((str(tok)[1:], Loc(self.filename, tok.line, tok.column + 1)))
+            elif tok.type == "QUALNAME":
+                col = tok.column
+                for part in str(tok).split("."):
+                    steps.append((part, Loc(self.filename, tok.line, col)))
+                    col += len(part) + 1
+            else:
+                steps.append((str(self.fieldid([tok])), self.loc(tok)))
+        return steps
+
+    def field_path(self, c):
+        return self.path_steps(c)
+
+    def with_field(self, c):
+        rec, kw, path, _eq, val = c
+        rec, val = fin(rec), fin(val)
+        return RecordUpdateE(self.loc(kw), (rec.span[0], val.span[1]), rec, path, val)
+
+    def let_field(self, c):
+        # let r.a.b = v in body  ==>  let r = r with a.b = v in body
+        let, rhs, body = c[0], fin(c[-2]), fin(c[-1])
+        (name, loc), *path = self.path_steps(c[1:-3])
+        self.check_name(c[1])
+        r = Ident(loc, (c[1].start_pos, c[1].start_pos + len(name)), name)
+        upd = RecordUpdateE(loc, (r.span[0], rhs.span[1]), r, path, rhs)
+        return LetE(self.loc(let), self.span(let, body), PName(name, loc), [], upd, body)
 
     # ---- expressions
 
@@ -507,14 +603,14 @@ class ToSyntax(Transformer):
 
     def proj_exp(self, c):
         x, tok = c
-        return ProjE(x.loc, self.span(x, tok), x, int(str(tok)[1:]), Loc(self.filename, tok.line, tok.column + 1))
+        return ProjE(x.loc, self.span(x, tok), x, str(tok)[1:], Loc(self.filename, tok.line, tok.column + 1))
 
     def field_section(self, c):
         tok = c[0]
         loc, span = self.loc(tok), self.span(tok, tok)
         x = Ident(loc, span, "_field")
         for k in str(tok)[2:-1].split("."):
-            x = ProjE(loc, span, x, int(k), loc)
+            x = ProjE(loc, span, x, k, loc)
         return LambdaE(loc, span, [PName("_field", loc)], None, x)
 
     def op_section(self, c):
@@ -579,6 +675,11 @@ def _hint(tok: Token, expected: set, text: str) -> str:
         return " (Write a[i] without a space to index; a [i] applies a to an array literal.)"
     if t == "NAME" and str(tok) in UNSUPPORTED_KEYWORDS:
         return ""
+    if t == "INDEX_LSQUARE" and {"PROJ", "EQUALS"} <= expected or t == "PROJ" and expected == {"EQUALS"}:
+        return (' - an update path cannot mix fields and indices in incflat; update the field with an updated '
+                'array, as in r with xs = (r.xs with [i] = v).')
+    if t in ("RBRACE", "COMMA") and "EQUALS" in expected:
+        return ' - a record field is written "name = value", or "name" for the variable of that name.'
     if "DO" in expected and t not in ("DO",):
         return ' - missing "do"?'
     if "THEN" in expected:
@@ -627,8 +728,6 @@ def parse_syntax(text: str, filename: str = "<input>") -> list:
             msg += " (Type parameters are not supported by incflat.)"
         elif ch == '"':
             msg += " (String literals are not supported by incflat.)"
-        elif ch == "{" or ch == "}":
-            msg += " (Records are not supported by incflat; use tuples.)"
         raise CompileError(msg, loc) from None
     except UnexpectedEOF:
         raise CompileError("Syntax error: unexpected end of file.", _end_loc(text, filename)) from None

@@ -43,7 +43,8 @@ class TypeExp:
 
     dims: list of ('name', str), ('const', int), ('any', None) (written `[]`) or ('exp', node)
     (a size expression such as `[n*m]`). base: a type name (a primitive type or an abbreviation,
-    applied to the size arguments `args`, a list of dims) or a list of TypeExp (a tuple type)."""
+    applied to the size arguments `args`, a list of dims), a list of TypeExp (a tuple type) or a
+    RecordTypeExp."""
     dims: list
     base: object
     loc: Loc = field(repr=False)
@@ -53,7 +54,7 @@ class TypeExp:
 
     @property
     def prim(self):  # the base name, for messages
-        return self.base if isinstance(self.base, str) else "tuple"
+        return self.base if isinstance(self.base, str) else "tuple" if isinstance(self.base, list) else "record"
 
     @property
     def prim_loc(self):
@@ -67,6 +68,12 @@ class FunTypeExp:
     result: object
     loc: Loc = field(repr=False)
     unique: bool = False
+
+
+@dataclass
+class RecordTypeExp:
+    """The fields of a record type `{a: t, b: u}` as written: (name, TypeExp) pairs, names distinct."""
+    fields: list
 
 
 # ---- patterns
@@ -89,6 +96,13 @@ class PTuple:
 
 
 @dataclass
+class PRecord:
+    """`{a, b = p, c: t}`: (field name, Loc, pattern) triples, names distinct; `a` is `a = a`."""
+    fields: list
+    loc: Loc = field(repr=False)
+
+
+@dataclass
 class PTyped:
     pat: object
     type: TypeExp
@@ -101,6 +115,8 @@ def pat_names(p) -> list:
         return [(p.name, p.loc)]
     if isinstance(p, PTuple):
         return [x for e in p.elems for x in pat_names(e)]
+    if isinstance(p, PRecord):
+        return [x for _, _, e in p.fields for x in pat_names(e)]
     if isinstance(p, PTyped):
         return pat_names(p.pat)
     return []
@@ -216,6 +232,12 @@ class TupleE(Node):
 
 
 @dataclass
+class RecordE(Node):
+    """`{a = e, b}`: (field name, Loc, expression) triples, names distinct; `b` is `b = b`."""
+    fields: list = field(default_factory=list)
+
+
+@dataclass
 class ArrayE(Node):
     elems: list = field(default_factory=list)
 
@@ -239,10 +261,18 @@ class IndexE(Node):
 
 @dataclass
 class ProjE(Node):
-    """`x.0`."""
+    """`x.0`, `x.name`: a field of a tuple or record."""
     x: object = None
-    field_: int = 0
+    field_: str = "0"
     field_loc: Loc = None
+
+
+@dataclass
+class RecordUpdateE(Node):
+    """`r with a.b = value`: `path` is the fields' (name, Loc) pairs; `loc` is that of `with`."""
+    rec: object = None
+    path: list = field(default_factory=list)
+    value: object = None
 
 
 @dataclass

@@ -1,7 +1,7 @@
-"""Types with symbolic sizes: scalars, arrays of scalars (`[n][m]f32`), and tuples of these."""
+"""Types with symbolic sizes: scalars, arrays of scalars (`[n][m]f32`), and tuples and records of these."""
 
 from dataclasses import dataclass
-from typing import Union
+from typing import Optional, Union
 
 from incflat.codegen.runtime.prims import FLOAT_NAMES, INT_NAMES, PRIMS, Prim
 
@@ -75,10 +75,29 @@ class Array:
 
 @dataclass(frozen=True)
 class Tuple:
+    """A tuple or a record. As in Futhark, a tuple is the record whose fields are named 0, 1, ...: `fields` is
+    None for it, and the field names of any other record, in Futhark's order (`record_type`), for which `elems`
+    holds the field types."""
     elems: tuple  # tuple[Type, ...]
+    fields: Optional[tuple] = None  # tuple[str, ...]
 
     def __str__(self):
+        if self.fields is not None:
+            return "{" + ", ".join(f"{f}: {t}" for f, t in zip(self.fields, self.elems)) + "}"
         return "(" + ", ".join(map(str, self.elems)) + ")"
+
+    @property
+    def is_record(self) -> bool:
+        return self.fields is not None
+
+    @property
+    def names(self) -> tuple:
+        """The field names: those of a record, or 0, 1, ... of a tuple."""
+        return self.fields if self.fields is not None else tuple(str(k) for k in range(len(self.elems)))
+
+    def with_elems(self, elems) -> "Tuple":
+        """The same tuple or record with other field types."""
+        return Tuple(tuple(elems), self.fields)
 
 
 Type = Union[Scalar, Array, Tuple]
@@ -88,6 +107,20 @@ I32 = Scalar("i32")
 I64 = Scalar("i64")
 F32 = Scalar("f32")
 F64 = Scalar("f64")
+
+
+def field_order(name: str):
+    """Futhark's order of record fields: numeric names first, by value, then the others alphabetically."""
+    return (0, int(name), "") if name.isdigit() else (1, 0, name)
+
+
+def record_type(fields) -> Tuple:
+    """The record type of (name, type) pairs, given in any order (names distinct). As in Futhark, fields
+    named 0, 1, ..., n-1 make the tuple type (for n other than 1)."""
+    fields = sorted(fields, key=lambda f: field_order(f[0]))
+    names = tuple(f for f, _ in fields)
+    tuple_like = len(names) != 1 and names == tuple(str(k) for k in range(len(names)))
+    return Tuple(tuple(t for _, t in fields), None if tuple_like else names)
 
 
 def array_of(elem: Type, shape: tuple) -> Type:

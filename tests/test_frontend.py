@@ -6,7 +6,6 @@ from hypothesis import given, settings, strategies as st
 
 from incflat.ir import source as S
 from incflat.ir.parse import get_parser
-from incflat import pipeline
 from incflat.pipeline import source_program
 from incflat.ir.source import Loc
 from incflat.ir.types import BOOL, F32, F64, I32, I64, Array, Scalar

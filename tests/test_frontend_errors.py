@@ -20,7 +20,7 @@ BAD = [
     ('def f (x: i32): i32 = loop acc = 0 do acc', 1, 36, ['Syntax error', 'for i < n', 'while']),
     ('type t = (i32, f32', 1, 19, ['Syntax error', 'end of file']),
     ('def f (x: i32): i32 = match x case 1 -> 2', 1, 23, ['"match"', 'not supported']),
-    ('def f (x: i32) = #[unsafe] x + {1}', 1, 32, ['Syntax error', '"{"', 'Records']),
+    ('def f (x: i32) = #[unsafe] x + {1}', 1, 34, ['Syntax error', '"}"', '"name = value"']),
     ('def f (xs: []i32): i32 = xs [0]', 1, 26, ['"xs"', 'not a function', 'xs[...]']),
     ('def f (x: i32) = (x, )', 1, 22, ['Syntax error']),
     ('def f (xs: []i32) = xs .0', 1, 24, ['Syntax error', 't.0 without a space']),
@@ -51,7 +51,7 @@ BAD = [
     ('type m [n] = [n][k]f32', 1, 14, ['Unknown size "k"', 'type m']),
     ('type v [n] = [n]f32\ndef f (x: v): f32 = 1', 2, 11, ['"v"', '1 size argument', 'given 0']),
     ('def f (x: i32) = xs.foo', 1, 18, ['Unknown name "xs.foo"']),
-    ('def f (x: (i32, i32)) = x.foo', 1, 25, ['"x" is a value', 'x.0']),
+    ('def f (x: (i32, i32)) = x.foo', 1, 27, ['tuple of type (i32, i32)', 'no field foo', '0 to 1']),
     ('def f (x: i32) (y: f32): i32 = x + y', 1, 34, ['"+"', 'different types', 'i32', 'f32']),
     ('def f [n] (xs: [n]f32): f32 =\n  map (+1) xs', 2, 3, ['declared to return f32', '[n]f32']),
     ('def f (x: i32): i32 = if x then 1 else 2', 1, 26, ['"if"', 'bool', 'i32']),
@@ -99,7 +99,7 @@ BAD = [
     ('def f (x: i32) = let g (a: f32) = a in g x', 1, 42, ['"a"', '"g"', 'annotated as f32', 'i32']),
     ('def f (x: i32): (i32, i32) = (x, x, x)', 1, 30, ['declared to return (i32, i32)', '(i32, i32, i32)']),
     ('def f (p: (i32, f32)): i32 = p.2', 1, 32, ['no field 2', '(i32, f32)']),
-    ('def f (x: i32): i32 = x.0', 1, 25, ['field 0', 'only tuples']),
+    ('def f (x: i32): i32 = x.0', 1, 25, ['field 0', 'only records and tuples']),
     ('def f (xs: []i32): i32 = let (a, b) = xs in a', 1, 30, ['tuple pattern has 2 elements', '[]i32']),
     ('def f (x: (i32, i32)): i32 = let (a, b, c) = x in a', 1, 34, ['tuple pattern has 3 elements', 'tuple of 2']),
     ('def f (x: i32): i32 = (\\(a, b) -> a) x', 1, 25, ['tuple pattern has 2 elements', 'i32']),
@@ -186,6 +186,44 @@ BAD = [
     ('def f (): i32 = ()', 1, 17, ['()', 'i32']),
     ('def f (x: i32): i32 = x*-1', 1, 24, ['Unknown operator "*-"', 'write "* -"']),
     ('def f (n: i64) = map (+1) (0..<n)', 1, 29, ['Ranges', 'not supported', 'iota']),
+    # records
+    ('def f (p: {x: f32, y: f32}) = p.z', 1, 33, ['record of type {x: f32, y: f32}', 'no field "z"']),
+    ('def f (p: {x: f32}) = (p).y', 1, 27, ['record of type {x: f32}', 'no field "y"']),
+    ('def f (x: {a: i32}) = let r = {b = x} in r.b.c', 1, 46, ['record of type {a: i32}', 'no field "c"']),
+    ('def f (x: i32) = x.a', 1, 20, ['field a', 'type i32', 'only records and tuples']),
+    ('def f (xs: []i32) = xs[0].a', 1, 27, ['field a', 'type i32', 'only records and tuples']),
+    ('def f (xs: []{a: i32}) = xs.a', 1, 29, ['field a', '[]{a: i32}', 'only records and tuples']),
+    ('def f (xs: []i32) = map (.x) xs', 1, 25, ['field x', 'type i32', 'only records and tuples']),
+    ('def f (x: i32) = {a = x, a = 2}', 1, 26, ['field "a" appears twice', 'this record', 'column 19']),
+    ('type t = {a: i32, b: f32, a: f32}', 1, 27, ['field "a" appears twice', 'record type']),
+    ('def f (x: i32) = let {a, a = b} = {a = x} in b', 1, 26, ['field "a" appears twice', 'record pattern']),
+    ('def f (x: i32) = let {x} = {x = 1, y = 2} in x', 1, 22, ['record pattern', '{x}', 'missing: y']),
+    ('def f (x: i32) = let {x, z} = {x = 1, y = 2} in x', 1, 26, ['field "z"', 'no such field']),
+    ('def f (x: i32) = let {x} = x in x', 1, 22, ['record pattern', 'type i32']),
+    ('def f (x: i32) = let (a, b) = {x = 1, y = 2} in a', 1, 22, ['tuple pattern', '{x: integer literal, y']),
+    ('def f (x: i32) = let g = \\{a, b} -> a + b in g {a = x}', 1, 31, ['field "b"', 'parameter', '{a: i32}']),
+    ('def f (x: i32) = loop {a, b} = {a = x} for i < 3 do {a, b}', 1, 27, ['field "b"', "loop's initial value"]),
+    ('def f (x: i32) = let {x: f32} = {x = 1i32} in x', 1, 23, ['annotated as f32', 'i32']),
+    ('def f (x: i32) = let r = {a = x} in r with z = 1', 1, 44, ['{a: i32}', 'no field "z" to update']),
+    ('def f (x: i32) = let r = {a = {b = x}} in r with a.q = 1', 1, 52, ['{b: i32}', 'no field "q" to update']),
+    ('def f (x: i32) = let r = {a = x} in let r.b = 2 in r', 1, 43, ['{a: i32}', 'no field "b" to update']),
+    ('def f (x: i32) = let r = (x, x) in r with 2 = 1', 1, 43, ['tuple of type (i32, i32)', 'no field 2']),
+    ('def f (x: i32) = let r = {a = x} in r with a = 1.5', 1, 48, ['field a', 'decimal literal', 'type i32']),
+    ('def f (x: i32) = x with a = 1', 1, 25, ['"with"', 'type i32', 'only records and tuples']),
+    ('def f (x: i32) = {a = x} == {b = x}', 1, 26, ['"=="', 'different types', '{a: i32} and {b: i32}']),
+    ('def f (x: i32) = {a = x} + {a = x}', 1, 26, ['"+"', 'records', '{a: i32}']),
+    ('def g (p: {x: f32}): f32 = p.x\ndef f (x: i32) = g {y = 1f32}', 2, 20,
+     ['Argument 1 of "g"', '{y: f32}', '{x: f32}']),
+    ('def f (x: i32): {a: i32} = {b = x}', 1, 28, ['declared to return {a: i32}', '{b: i32}']),
+    ('def f (b: bool) = if b then {a = 1} else {b = 1}', 1, 19, ['branches', 'different types']),
+    ('def f [n] (xs: [n]i32) = unzip (map (\\x -> {a = x, b = x}) xs)', 1, 33, ['"unzip"', '2-tuples']),
+    ('def f (x: i32) = {zz}', 1, 19, ['Unknown name "zz"']),
+    ('def f (x: i32) = {1_0 = x}', 1, 19, ['"1_0" is not a field name']),
+    ('def f (x: i32) = {}', 1, 18, ['empty record', 'not supported']),
+    ('def f (x: {}) = 1', 1, 11, ['empty record type', 'not supported']),
+    ('entry f {x, y: f32} = y', 1, 10, ['"f"', 'cannot be inferred']),
+    ('def f (r: {xs: *[]i32}) = r with xs[0] = 1', 1, 36, ['Syntax error', 'cannot mix fields and indices']),
+    ('def f (a: *[]{x: i32}) = a with [0].x = 1', 1, 36, ['Syntax error', 'cannot mix fields and indices']),
 ]
 
 
@@ -214,6 +252,9 @@ def test_the_table_is_large():
     "def f (xs: *[]i32) = let ys = xs with [0] = 1 in ys",
     "def f (xs: []i32) = let ys = copy xs let ys[0] = 2 in ys",
     "def f (n: i64) = loop acc = replicate n 0i32 for i < n do acc with [i] = 1",
+    "def f (x: i32) = let {0 = a, 1 = b} = (x, 2) in {1 = a, 0 = b} == (2, x)",
+    "def f (xs: {a: *[]i32, n: i64}) = let xs.a = xs.a with [xs.n - 1] = 0 in xs",
+    "def f (x: {a: i32}) = let {a = (b: i32)} = x let c = x.a in {b, c} with b = 3",
 ])
 def test_near_misses_are_accepted(src):
     source_program(src, "ok.fut")
@@ -235,7 +276,9 @@ def test_lark_errors_never_escape():
                 "def f: i32 = (+", "def f: i32 = (1 +", "def f: i32 = ((", "def 3", "def f [3] = 1",
                 "def f = loop", "def f = a[", "def f = a[1:", "def f = (1,", "type", "type t =", "#[", "def f = x.",
                 "def f = let (a, b", "def f = \\(x", "def f (x: [", "def f = a with", "def f = #[x] #[y",
-                "def f = 'x'", "def f = \"s\"", "def f = x.0.", "def f (x: (i32,) = 1"]:
+                "def f = 'x'", "def f = \"s\"", "def f = x.0.", "def f (x: (i32,) = 1", "def f = {", "def f = {a =",
+                "def f = r with a.", "def f (x: {a:", "def f = let {a", "def f = let r.a", "def f = (.a",
+                "def f = {a = 1,,}"]:
         with pytest.raises(CompileError) as info:
             source_program(src, "x.fut")
         assert info.value.loc is not None, src

@@ -7,7 +7,6 @@ import pytest
 
 from incflat.ir import source as S
 from incflat.ir.errors import CompileError
-from incflat.ir.parse import get_parser
 from incflat.ir.verify import verify_source
 from incflat import pipeline
 from incflat.pipeline import source_program
@@ -111,6 +110,26 @@ entry main [n] (a: [n]i32) (b: [n]i32) (c: [n]i32): ([n]i32, [n]i32, [n]i32, i32
          [i32s(5, 6), i32s(1, 2), i32s(8, 16), np.int32(103)])
     m = of(prog(src).fun("main").body, S.Map)[0]
     assert len(m.exp.arrs) == 3 and len(m.pat) == 3  # zip3 costs nothing
+
+
+def test_records_are_flattened_in_field_order():
+    """A record is one IR variable per leaf, its fields in Futhark's order (numeric names first, then by name),
+    whatever order the program writes them in; an array of records is one array per field."""
+    src = """
+type pt = {y: f32, x: i32}
+entry main [n] (p: pt) (ps: [n]{b: bool, a: i64}): ({z: f32, a: i32}, [n]{b: bool, a: i64}, i64) =
+  let {x, y} = p
+  let q = {z = y, a = x} with a = x + 1
+  in (q, map (\\r -> r with a = r.a * 2) ps, (ps[0]).a)
+"""
+    main = prog(src).fun("main")
+    assert [v.type for v in main.params[:2]] == [I32, F32]  # p.x, p.y
+    assert [str(v.type.elem) for v in main.params[2:]] == ["i64", "bool"]  # ps: the field a, then b
+    assert [str(t) for t in main.ret[:2]] == ["i32", "f32"]  # q.a, q.z
+    m = only(of(main.body, S.Map))
+    assert len(m.exp.arrs) == 2 and len(m.pat) == 2
+    same(run(src, "main", np.int32(3), np.float32(2), np.array([5, 6], np.int64), np.array([True, False])),
+         [np.int32(4), np.float32(2), np.array([10, 12], np.int64), np.array([True, False]), np.int64(5)])
 
 
 # ---------------------------------------------------------------- loops

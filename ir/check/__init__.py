@@ -7,11 +7,12 @@ the context, as Futhark does: an integer literal may become any numeric type, a 
 float type; what stays unresolved at the end of a function defaults to i32 and f64. A last pass
 over the function ("zonking") replaces the variables by the types they stand for.
 
-Tuples are flattened away. The checker works with types that may be tuples (`Tuple`) and arrays
-of tuples (`TArr`), and with values (`V`) that are a type plus the flat list of IR atoms holding
-its leaves (scalars and arrays of scalars), left to right. An array of tuples is held as one
-array per component, so `zip` and `unzip` cost nothing, a lambda taking a tuple takes one
-parameter per leaf, and `.0` picks leaves statically.
+Tuples and records are flattened away. The checker works with types that may be tuples (`Tuple`; a
+record is a `Tuple` with field names, in Futhark's order) and arrays of tuples (`TArr`), and with
+values (`V`) that are a type plus the flat list of IR atoms holding its leaves (scalars and arrays
+of scalars), left to right. An array of tuples is held as one array per component, so `zip` and
+`unzip` cost nothing, a lambda taking a tuple takes one parameter per leaf, and `.0` or `.name`
+picks leaves statically.
 
 Functions. Lambdas, operator sections, local functions and partial applications are function
 values (`FunV`) that exist only in the checker: applying one inlines its body at the call site,
@@ -43,6 +44,8 @@ The package, one module per concern (the mixins are assembled into `Checker` in 
                    (mixin `Declarations`)
     lower.py       expressions to A-normal form: names, operators, let, if, loops, arrays,
                    indexing, updates (mixin `Lowering`)
+    records.py     record literals, field access, `with` updates of fields, record patterns
+                   (mixin `Records`)
     apply.py       function values: application, calls, inlining, the lambdas of SOACs
                    (mixin `Application`)
     builtins.py    the builtin functions: map, reduce, scan, filter, zip, ..., foldl, prelude

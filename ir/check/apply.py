@@ -244,7 +244,7 @@ class Application:
                     r = _worse(r, "size")
             return r
         if isinstance(pt, Tuple):
-            if not isinstance(at, Tuple) or len(at.elems) != len(pt.elems):
+            if not isinstance(at, Tuple) or at.names != pt.names:
                 return "type"
             r = None
             for x, y in zip(pt.elems, at.elems):

@@ -135,7 +135,7 @@ class Builtins:
         k = UNZIPS[name]
         a = self.arg_array(name, args[0], 1)
         t = prune(a.t)
-        if not isinstance(t, TArr) or len(t.shape) != 1 or len(t.elem.elems) != k:
+        if not isinstance(t, TArr) or len(t.shape) != 1 or t.elem.is_record or len(t.elem.elems) != k:
             raise self.err(f'"{name}" needs a one-dimensional array of {k}-tuples, but got {self.show(t)}.',
                            args[0].loc)
         return tuple_v(unzip_v(a))

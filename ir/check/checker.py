@@ -3,9 +3,10 @@
 Fresh names, binding and emitting statements (with hash-consing of scalar computations), scopes,
 showing types and sizes to the user, and resolving the types the user writes. The rest of the
 checker are mixins, each for one concern, assembled here into `Checker`: uniqueness (in-place
-updates), decls (programs, functions, patterns), lower (expressions), arrays (array expressions), apply
-(function values),
-operators (user-defined, qualified, composition, array equality) and builtins. One object holds all the state; the mixins reach each other through `self`.
+updates), decls (programs, functions, patterns), lower (expressions), records (record expressions and
+patterns), arrays (array expressions), apply (function values), operators (user-defined, qualified,
+composition, array equality), prelude_arrays and builtins. One object holds all the state; the mixins reach
+each other through `self`.
 """
 
 import re
@@ -20,9 +21,10 @@ from incflat.ir.check.decls import Declarations
 from incflat.ir.check.infer import KIND_TEXT, TV, TArr, arr_of, coerce_value, prune, unify
 from incflat.ir.check.lower import Lowering
 from incflat.ir.check.operators import Operators
+from incflat.ir.check.records import Records
 from incflat.ir.check.uniqueness import Uniqueness
 from incflat.ir.errors import CompileError
-from incflat.ir.types import I64, PRIM_NAMES, Array, Scalar, Tuple
+from incflat.ir.types import I64, PRIM_NAMES, Array, Scalar, Tuple, record_type
 
 
 # ---------------------------------------------------------------- the checker
@@ -44,7 +46,7 @@ class Scope:
         self.cse = cse
 
 
-class Checker(Uniqueness, Declarations, Lowering, Operators, ArrayExpressions, Application, Builtins,
+class Checker(Uniqueness, Declarations, Lowering, Records, Operators, ArrayExpressions, Application, Builtins,
               PreludeArrays):
     def __init__(self, decls, filename, text):
         self.decls = decls
@@ -148,6 +150,8 @@ class Checker(Uniqueness, Declarations, Lowering, Operators, ArrayExpressions, A
             return "".join(f"[{self.show_dim(d)}]" for d in t.shape) + self.show(t.elem)
         if isinstance(t, TArr):
             return "".join(f"[{self.show_dim(d)}]" for d in t.shape) + self.show(t.elem)
+        if isinstance(t, Tuple) and t.is_record:
+            return "{" + ", ".join(f"{f}: {self.show(e)}" for f, e in zip(t.fields, t.elems)) + "}"
         if isinstance(t, Tuple):
             return "(" + ", ".join(self.show(e) for e in t.elems) + ")"
         return str(t)
@@ -234,6 +238,8 @@ class Checker(Uniqueness, Declarations, Lowering, Operators, ArrayExpressions, A
         elif te.base == "?":  # an entry point parameter's type, not written: decided by its uses
             base = TV("unknown")
             self.unknown_types[id(base)] = (base, te)
+        elif isinstance(te.base, P.RecordTypeExp):
+            base = record_type([(name, self.resolve_type(x, dimfn, where)) for name, x in te.base.fields])
         elif te.base in self.types:
             td = self.types[te.base]
             if len(te.args) != len(td.size_params):

@@ -10,10 +10,11 @@ import dataclasses
 
 from incflat.ir import syntax as P
 from incflat.ir import source as S
-from incflat.ir.check.infer import TV, Refine, TArr, _worse, drop_dims, is_arr, type_param_tv, unknown_tv, arr_of, leaves, map_dims, prune, resolve_scalar, unify, zonk
+from incflat.ir.check.infer import (TV, Refine, TArr, _worse, arr_of, drop_dims, is_arr, leaves, map_dims, prune,
+                                    resolve_scalar, type_param_tv, unify, unknown_tv, zonk)
 from incflat.ir.check.prelude import ARRAY_REDUCTIONS, INT_RANGE, SOAC_MAPS, prelude_lookup
 from incflat.ir.check.values import Closure, FunSig, FunV, Named, Partial, Section, V, atom_v, split_tuple, tuple_v
-from incflat.ir.types import I64, PRIM_NAMES, Array, Scalar, Tuple
+from incflat.ir.types import I64, PRIM_NAMES, Array, Scalar, Tuple, record_type
 
 
 class Declarations:
@@ -87,6 +88,8 @@ class Declarations:
             return self.resolve_type(pat.type, dimfn)
         if isinstance(pat, P.PTuple):
             return Tuple(tuple(self.pat_type(p, fname, dimfn) for p in pat.elems))
+        if isinstance(pat, P.PRecord):
+            return record_type([(name, self.pat_type(p, fname, dimfn)) for name, _, p in pat.fields])
         if isinstance(pat, P.PName):
             raise self.err(f'The parameter "{pat.name}" of "{fname}" needs a type annotation, '
                            f'as in ({pat.name}: i32).', pat.loc)
@@ -101,8 +104,13 @@ class Declarations:
             name = pat.name if keep_names and "'" not in pat.name else self.fresh(pat.name)
             self.dim_text[name] = pat.name
             return V(t, (S.Var(name, t),))
-        if isinstance(pat, P.PTuple) and isinstance(t, Tuple) and len(pat.elems) == len(t.elems):
+        if isinstance(pat, P.PTuple) and isinstance(t, Tuple) and not t.is_record and len(pat.elems) == len(t.elems):
             return tuple_v([self.param_vars(p, e, keep_names) for p, e in zip(pat.elems, t.elems)])
+        if isinstance(pat, P.PRecord) and isinstance(t, Tuple) and \
+                sorted(t.names) == sorted(name for name, _, _ in pat.fields):
+            by_field = {name: p for name, _, p in pat.fields}
+            return V(t, tuple(a for name, e in zip(t.names, t.elems)
+                              for a in self.param_vars(by_field[name], e, keep_names).atoms))
         base = pat.name if isinstance(pat, P.PName) else "p"
         return self.fresh_v(t, base)
 
@@ -368,7 +376,7 @@ class Declarations:
             return TArr(tuple(x if x is not None else y for x, y in zip(ann.shape, actual.shape)),
                         Declarations.fill_any(ann.elem, actual.elem))
         if isinstance(ann, Tuple):
-            return Tuple(tuple(Declarations.fill_any(a, b) for a, b in zip(ann.elems, actual.elems)))
+            return ann.with_elems(Declarations.fill_any(a, b) for a, b in zip(ann.elems, actual.elems))
         return actual if isinstance(ann, TV) else ann
 
     def check_literals(self):
@@ -411,7 +419,7 @@ class Declarations:
             t = prune(val.t) if isinstance(val, V) else None
             if unknown_tv(t):
                 raise Refine(t, elems=len(pat.elems))
-            if not isinstance(t, Tuple):
+            if not isinstance(t, Tuple) or t.is_record:
                 shown = "a function" if isinstance(val, FunV) else f"type {self.show(t)}"
                 raise self.err(f"This tuple pattern has {len(pat.elems)} elements, but the {what} has "
                                f"{shown}.", pat.loc)
@@ -420,6 +428,13 @@ class Declarations:
                                f"of {len(t.elems)}: {self.show(t)}.", pat.loc)
             for p, v in zip(pat.elems, split_tuple(val)):
                 self.bind_pattern(p, v, env, ann_env, what, sizes)
+            return
+        if isinstance(pat, P.PRecord):
+            t = prune(val.t) if isinstance(val, V) else None
+            positions = self.record_pattern_fields(pat, t, what)
+            fields = split_tuple(val)
+            for (_, _, p), k in zip(pat.fields, positions):
+                self.bind_pattern(p, fields[k], env, ann_env, what, sizes)
             return
         raise AssertionError(pat)  # pragma: no cover
 
@@ -484,7 +499,7 @@ class Declarations:
                     r = _worse(r, "size")
             return r
         if isinstance(ann, Tuple) and isinstance(act, Tuple):
-            if len(ann.elems) != len(act.elems):
+            if ann.names != act.names:
                 return "type"
             r = None
             for a, b in zip(ann.elems, act.elems):
@@ -499,6 +514,8 @@ def _unwritten(p) -> bool:
         return False
     if isinstance(p, P.PTuple):
         return any(_unwritten(q) for q in p.elems)
+    if isinstance(p, P.PRecord):
+        return any(_unwritten(q) for _, _, q in p.fields)
     return True
 
 
@@ -508,5 +525,7 @@ def _with_unknown_types(p):
         return p
     if isinstance(p, P.PTuple):
         return P.PTuple([_with_unknown_types(q) for q in p.elems], p.loc)
+    if isinstance(p, P.PRecord):
+        return P.PRecord([(name, loc, _with_unknown_types(q)) for name, loc, q in p.fields], p.loc)
     return P.PTyped(p, P.TypeExp([], "?", p.loc, p.loc), p.loc)
 

@@ -1,7 +1,7 @@
 """Type inference: literal type variables, the checker's types, unification and zonking.
 
 `TV` is the type of an unsuffixed literal until unification decides it; `TArr` is an array of
-tuples. The shape helpers (`arr_of`, `shape_of`, `leaves`, `map_dims`...) work on any checker type;
+tuples or records. The shape helpers (`arr_of`, `shape_of`, `leaves`, `map_dims`...) work on any checker type;
 `unify` and `require` resolve literal type variables; `zonk` replaces those left in an IR value by
 the types they stand for. Pure functions on types, with no checker state, so they are separate
 from the `Checker` and its mixins.
@@ -102,7 +102,8 @@ KIND_TEXT = {"num": "integer literal", "int": "integer literal", "float": "decim
 
 @dataclass(frozen=True)
 class TArr:
-    """An array of tuples, `[n](a, b)`; held as one IR array per leaf of the element type."""
+    """An array of tuples or records, `[n](a, b)`, `[n]{x: a}`; held as one IR array per leaf of the element
+    type."""
     shape: tuple
     elem: Tuple
 
@@ -176,7 +177,7 @@ def map_dims(t, f):
     if isinstance(t, TArr):
         return TArr(tuple(f(d) for d in t.shape), map_dims(t.elem, f))
     if isinstance(t, Tuple):
-        return Tuple(tuple(map_dims(e, f) for e in t.elems))
+        return t.with_elems(map_dims(e, f) for e in t.elems)
     return t
 
 
@@ -219,7 +220,7 @@ def unify(a, b) -> Optional[str]:
     if isinstance(a, Scalar) and isinstance(b, Scalar):
         return None if a.name == b.name else "type"
     if isinstance(a, Tuple) and isinstance(b, Tuple):
-        if len(a.elems) != len(b.elems):
+        if a.names != b.names:
             return "type"
         r = None
         for x, y in zip(a.elems, b.elems):
@@ -296,7 +297,7 @@ def zonk(x):
         e = zonk(x.elem)
         return x if e is x.elem else Array(e, x.shape)
     if isinstance(x, Tuple):
-        return Tuple(zonk(x.elems))
+        return x.with_elems(zonk(x.elems))
     if isinstance(x, S.Const):
         t = zonk(x.type)
         v = coerce_value(x.value, t)

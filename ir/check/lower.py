@@ -13,7 +13,7 @@ from incflat.ir.check.infer import (TV, TArr, drop_dims, is_arr, is_scalar, leav
 from incflat.ir.check.prelude import (ARITH_OPS, ARRAY_REDUCTIONS, BUILTIN_ARITY, EQ_OPS, INT_OPS, LOGIC_OPS,
                                       NOT_SUPPORTED, ORD_OPS, SAFE_SIZE_OPS, prelude_lookup)
 from incflat.ir.check.operators import BUILTIN_BINOPS, COMPOSITIONS
-from incflat.ir.check.values import Arg, Closure, FunV, Named, Partial, V, atom_v, split_tuple, tuple_v
+from incflat.ir.check.values import Arg, Closure, FunV, Named, Partial, V, atom_v, record_v, split_tuple, tuple_v
 from incflat.ir.types import BOOL, I64, PRIM_NAMES, Array, Scalar, Tuple
 
 
@@ -40,7 +40,8 @@ class Lowering:
         v = self.lower_val(e, env, what)
         t = prune(v.t)
         if isinstance(t, (Tuple, TArr)):
-            raise self.err(f"{what or 'This expression'} cannot be a tuple, but has type {self.show(t)}.", e.loc)
+            kind = "record" if isinstance(t, Tuple) and t.is_record else "tuple"
+            raise self.err(f"{what or 'This expression'} cannot be a {kind}, but has type {self.show(t)}.", e.loc)
         return v.atom
 
     def not_a_value(self, f, loc, what=None):
@@ -118,13 +119,12 @@ class Lowering:
 
     def lower_QualIdent(self, e, env):
         parts = e.parts
+        if parts[0] in env or parts[0] in self.funs or parts[0] in self.later:
+            return self.lower_field_path(e, env)  # `r.a.b`: fields of a value, as in Futhark
         if len(parts) == 2 and parts[0] in PRIM_NAMES and parts[1] in ARRAY_REDUCTIONS:
             return Named(e.name, "prelude", e.loc)
         sig = prelude_lookup(parts)
         if sig is None:
-            if parts[0] in env:
-                raise self.err(f'"{parts[0]}" is a value, not a module; records are not supported by '
-                               f'incflat, and tuple fields are written {parts[0]}.0.', e.loc)
             raise self.unknown(e.name, e.loc)
         ptypes, rt, const = sig
         if not ptypes:
@@ -209,8 +209,8 @@ class Lowering:
         if not is_scalar(tx) or not is_scalar(ty):
             bad = tx if not is_scalar(tx) else ty
             if isinstance(bad, Tuple):
-                raise self.err(f'The operator "{op}" cannot be applied to tuples (operand of type '
-                               f'{self.show(bad)}).', loc)
+                raise self.err(f'The operator "{op}" cannot be applied to {"records" if bad.is_record else "tuples"} '
+                               f'(operand of type {self.show(bad)}).', loc)
             raise self.err(f'The operator "{op}" cannot be applied to arrays (operand of type '
                            f'{self.show(bad)}); use map.', loc)
         if unify(tx, ty):
@@ -243,17 +243,6 @@ class Lowering:
 
     def lower_TupleE(self, e, env):
         return tuple_v([self.lower_val(x, env, "a tuple element") for x in e.elems])
-
-    def lower_ProjE(self, e, env):
-        x = self.lower_val(e.x, env)
-        t = prune(x.t)
-        if not isinstance(t, Tuple):
-            raise self.err(f"Cannot take field {e.field_} of a value of type {self.show(t)}: only tuples have "
-                           f"fields.", e.field_loc)
-        if e.field_ >= len(t.elems):
-            raise self.err(f"Tuple of type {self.show(t)} has no field {e.field_} (fields are numbered from 0 "
-                           f"to {len(t.elems) - 1}).", e.field_loc)
-        return split_tuple(x)[e.field_]
 
     def lower_AscribeE(self, e, env):
         if isinstance(e.x, P.ArrayE) and not e.x.elems and not e.coerce:
@@ -329,6 +318,8 @@ class Lowering:
             return True
         if isinstance(p, P.PTuple):
             return any(Lowering.pat_has_ann(x) for x in p.elems)
+        if isinstance(p, P.PRecord):
+            return any(Lowering.pat_has_ann(x) for _, _, x in p.fields)
         return False
 
     def rename_result(self, val, name, n0):
@@ -359,6 +350,8 @@ class Lowering:
                 return True
             if isinstance(p, P.PTuple):
                 return all(typed(x) for x in p.elems)
+            if isinstance(p, P.PRecord):
+                return all(typed(x) for _, _, x in p.fields)
             return False
         if not all(typed(p) for p in c.params):
             return
@@ -479,7 +472,7 @@ class Lowering:
         if isinstance(ta, TArr):
             return TArr(tuple(f(x, y) for x, y in zip(ta.shape, tb.shape)), self.zip_dims(ta.elem, tb.elem, f))
         if isinstance(ta, Tuple):
-            return Tuple(tuple(self.zip_dims(x, y, f) for x, y in zip(ta.elems, tb.elems)))
+            return ta.with_elems(self.zip_dims(x, y, f) for x, y in zip(ta.elems, tb.elems))
         return ta
 
     # ---- loops
@@ -496,6 +489,8 @@ class Lowering:
             return env[pat.name]
         if isinstance(pat, P.PTuple):
             return tuple_v([self.loop_init_from_pat(p, env) for p in pat.elems])
+        if isinstance(pat, P.PRecord):
+            return record_v([(name, self.loop_init_from_pat(p, env)) for name, _, p in pat.fields])
         raise self.err("A loop parameter written _ needs an initial value.", pat.loc)
 
     def loop_annotation(self, pat, t, env):
@@ -511,11 +506,16 @@ class Lowering:
             return self.zip_dims(ann, inner, lambda x, y: None if x is None else ("fix", x))
         if isinstance(pat, P.PTuple):
             t = prune(t)
-            if not isinstance(t, Tuple) or len(t.elems) != len(pat.elems):
-                n = len(t.elems) if isinstance(t, Tuple) else None
+            if not isinstance(t, Tuple) or t.is_record or len(t.elems) != len(pat.elems):
+                n = len(t.elems) if isinstance(t, Tuple) and not t.is_record else None
                 raise self.err(f"This tuple pattern has {len(pat.elems)} elements, but the loop's initial value "
                                f"has type {self.show(t)}" + (f" ({n} elements)." if n else "."), pat.loc)
             return Tuple(tuple(self.loop_annotation(p, e, env) for p, e in zip(pat.elems, t.elems)))
+        if isinstance(pat, P.PRecord):
+            elems = list(prune(t).elems) if isinstance(prune(t), Tuple) else []
+            for (_, _, p), k in zip(pat.fields, self.record_pattern_fields(pat, t, "loop's initial value")):
+                elems[k] = self.loop_annotation(p, elems[k], env)
+            return prune(t).with_elems(elems)
         return t
 
     def lower_LoopE(self, e, env):
@@ -660,7 +660,7 @@ class Lowering:
         def go(t):
             t = prune(t)
             if isinstance(t, Tuple):
-                return Tuple(tuple(go(x) for x in t.elems))
+                return t.with_elems(go(x) for x in t.elems)
             if isinstance(t, TArr):
                 ls = [next(it) for _ in range(nleaves(t.elem))]
                 shape = ls[0].shape[:len(t.shape)]

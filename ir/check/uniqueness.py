@@ -69,9 +69,13 @@ class Uniqueness:
     @staticmethod
     def pat_unique(p):
         def te_unique(te):
+            if isinstance(te.base, P.RecordTypeExp):
+                return te.unique or any(te_unique(x) for _, x in te.base.fields)
             return te.unique or (isinstance(te.base, list) and any(te_unique(x) for x in te.base))
         if isinstance(p, P.PTyped):
             return te_unique(p.type) or Uniqueness.pat_unique(p.pat)
         if isinstance(p, P.PTuple):
             return any(Uniqueness.pat_unique(x) for x in p.elems)
+        if isinstance(p, P.PRecord):
+            return any(Uniqueness.pat_unique(x) for _, _, x in p.fields)
         return False

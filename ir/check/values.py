@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from incflat.ir import source as S
 from incflat.ir.check.infer import arr_of, nleaves, prune
-from incflat.ir.types import Tuple
+from incflat.ir.types import Tuple, record_type
 
 
 # ---------------------------------------------------------------- values
@@ -35,8 +35,15 @@ def tuple_v(vs) -> V:
     return V(Tuple(tuple(v.t for v in vs)), tuple(a for v in vs for a in v.atoms))
 
 
+def record_v(fields) -> V:
+    """The record of (name, V) pairs given in any order (a tuple when the names are 0, 1, ...)."""
+    t = record_type([(name, v.t) for name, v in fields])
+    by_name = dict(fields)
+    return V(t, tuple(a for name in t.names for a in by_name[name].atoms))
+
+
 def split_tuple(v: V) -> list:
-    """The component values of a tuple value."""
+    """The component values of a tuple or record value (the fields in their order)."""
     out, i = [], 0
     for t in prune(v.t).elems:
         k = nleaves(t)
@@ -46,7 +53,7 @@ def split_tuple(v: V) -> list:
 
 
 def unzip_v(v: V) -> list:
-    """The component arrays of an array of tuples."""
+    """The component arrays of an array of tuples or records."""
     t = v.t
     out, i = [], 0
     for c in t.elem.elems:
