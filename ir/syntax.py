@@ -109,6 +109,18 @@ class PTyped:
     loc: Loc = field(repr=False)
 
 
+def pat_is_typed(p) -> bool:
+    """Whether every part of a pattern has its type written, and not a function type: a function with such
+    parameters can be checked before it is applied."""
+    if isinstance(p, PTyped):
+        return not isinstance(p.type, FunTypeExp)
+    if isinstance(p, PTuple):
+        return all(pat_is_typed(x) for x in p.elems)
+    if isinstance(p, PRecord):
+        return all(pat_is_typed(x) for _, _, x in p.fields)
+    return False
+
+
 def pat_names(p) -> list:
     """The (name, loc) pairs a pattern binds, left to right."""
     if isinstance(p, PName):

@@ -50,14 +50,7 @@ class Declarations:
             return False
         if d.type_params:
             return True
-
-        def open_(p):
-            if isinstance(p, P.PTyped):
-                return isinstance(p.type, P.FunTypeExp)
-            if isinstance(p, P.PTuple):
-                return any(open_(q) for q in p.elems)
-            return True
-        return any(open_(p) for p in d.params)
+        return not all(P.pat_is_typed(p) for p in d.params)
 
     def declare_inlined(self, d: P.Decl):
         """A function inlined at each call, and checked there (a function value: point-free, higher-order, or
@@ -126,7 +119,7 @@ class Declarations:
         if d.type_params:
             raise self.err(f'The entry point "{d.name}" cannot have type parameters (as in Futhark): its types '
                            f'must be known.', d.type_params[0][1])
-        if not (d.entry or d.name == "main") or not any(_unwritten(p) for p in d.params):
+        if not (d.entry or d.name == "main") or not not all(P.pat_is_typed(p) for p in d.params):
             return self.check_fun_once(d)
         params = [_with_unknown_types(p) for p in d.params]
         d = dataclasses.replace(d, params=params)
@@ -506,17 +499,6 @@ class Declarations:
                 r = _worse(r, self.match_type(a, b, sizes))
             return r
         return unify(ann, act)
-
-
-def _unwritten(p) -> bool:
-    """Whether a parameter pattern has a part whose type is not written."""
-    if isinstance(p, P.PTyped):
-        return False
-    if isinstance(p, P.PTuple):
-        return any(_unwritten(q) for q in p.elems)
-    if isinstance(p, P.PRecord):
-        return any(_unwritten(q) for _, _, q in p.fields)
-    return True
 
 
 def _with_unknown_types(p):

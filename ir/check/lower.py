@@ -345,15 +345,7 @@ class Lowering:
     def check_local_fun(self, c: Closure):
         """A local function whose parameters are all annotated is checked where it is defined (its
         uses inline it again), so that an unused ill-typed one is still rejected."""
-        def typed(p):
-            if isinstance(p, P.PTyped):
-                return True
-            if isinstance(p, P.PTuple):
-                return all(typed(x) for x in p.elems)
-            if isinstance(p, P.PRecord):
-                return all(typed(x) for _, _, x in p.fields)
-            return False
-        if not all(typed(p) for p in c.params):
+        if not all(P.pat_is_typed(p) for p in c.params):
             return
         saved = self.push()
         saved_lits = len(self.literals)

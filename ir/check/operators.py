@@ -8,7 +8,7 @@ builtin scalar one here, so that sections, infix uses and tuple equality all go 
 
 from incflat.ir import syntax as P
 from incflat.ir import source as S
-from incflat.ir.check.infer import is_arr, is_scalar, leaves, prune, rank_of, shape_of, unify
+from incflat.ir.check.infer import is_arr, is_scalar, prune, rank_of, shape_of, unify
 from incflat.ir.check.prelude import ARITH_OPS, EQ_OPS, INT_OPS, LOGIC_OPS, ORD_OPS
 from incflat.ir.check.values import Arg, Closure, FunV, Named, Section, V, atom_v
 from incflat.ir.types import BOOL, PRIM_NAMES, Scalar
@@ -113,7 +113,7 @@ class Operators:
             same_shape = c if same_shape is None else self.binop("&&", same_shape, c, loc)
         saved = self.push()
         fx, fy = self.flatten_all(x, loc), self.flatten_all(y, loc)
-        fy = self.coerce_value(fy, fx.t, loc)
+        fy = self.coerce(fy, fx.t, loc)
         eqs = self.apply(Named("map2", "builtin", loc), [Arg(Section("==", loc, None, "none", loc), loc),
                                                          Arg(fx, loc), Arg(fy, loc)], loc)
         res = self.apply(Named("and", "builtin", loc), [Arg(eqs, loc)], loc)
@@ -130,15 +130,4 @@ class Operators:
         while rank_of(prune(v.t)) > 1:
             v = self.apply(Named("flatten", "builtin", loc), [Arg(v, loc)], loc)
         return v
-
-    def coerce_value(self, v, t, loc):
-        """v with the sizes of t (same type otherwise), checked at run time."""
-        atoms = []
-        for a, lt in zip(v.atoms, leaves(t)):
-            if prune(a.type) == prune(lt) or not isinstance(a, S.Var):
-                atoms.append(a)
-            else:
-                atoms.append(self.bind(S.AtomExp(a), lt, loc, "coerced"))
-                self.alias_to(atoms[-1:], [a])
-        return V(t, tuple(atoms))
 
