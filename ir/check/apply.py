@@ -12,10 +12,11 @@ import dataclasses
 from incflat.ir import syntax as P
 from incflat.ir import source as S
 from incflat.ir.check.infer import TV, TArr, _worse, is_scalar, leaves, map_dims, prune, unify
-from incflat.ir.check.prelude import ARRAY_REDUCTIONS, BUILTIN_ARITY, SOAC_MAPS, UNZIPS, ZIPS, prelude_lookup
+from incflat.ir.check.prelude import (ARRAY_REDUCTIONS, BUILTIN_ARITY, DERIVED_MODULE_FUNCTIONS, SOAC_MAPS, UNZIPS, ZIPS,
+                                      prelude_lookup)
 from incflat.ir.check.values import Arg, Closure, FunSig, FunV, Named, Partial, Section, V, atom_v
 from incflat.ir.errors import CompileError
-from incflat.ir.types import I64, Array, Tuple
+from incflat.ir.types import I64, Array, Scalar, Tuple
 
 
 class Application:
@@ -257,6 +258,8 @@ class Application:
         if fn in ARRAY_REDUCTIONS:
             return self.prelude_reduction(mod, fn, args[0], loc)
         ptypes, rt, _ = prelude_lookup((mod, fn))
+        if fn in DERIVED_MODULE_FUNCTIONS:
+            return self.derived_module_function(mod, fn, args, ptypes, rt, loc)
         atoms = []
         for i, (a, pt) in enumerate(zip(args, ptypes)):
             if isinstance(a.val, FunV):
@@ -267,6 +270,25 @@ class Application:
                 raise self.err(f'"{name}" expects {which} of type {pt}, but got {self.show(x.t)}.', a.loc)
             atoms.append(x.atom)
         return atom_v(self.emit(S.PrimCall(name, tuple(atoms), rt), rt, loc))
+
+    def derived_module_function(self, mod, fn, args, ptypes, rt, loc):
+        """`T.to_i64`, `T.to_f64`, `T.recip`, `T.not`, `T.from_fraction`: as the conversions and operators
+        that define them (math.fut)."""
+        vals = []
+        for i, (a, pt) in enumerate(zip(args, ptypes)):
+            if isinstance(a.val, FunV) or not is_scalar(a.val.t) or unify(a.val.t, pt):
+                shown = "a function" if isinstance(a.val, FunV) else self.show(a.val.t)
+                raise self.err(f'"{mod}.{fn}" expects argument {i + 1} of type {pt}, but got {shown}.', a.loc)
+            vals.append(a.val.atom)
+        t = Scalar(mod)
+        if fn in ("to_i64", "to_f64"):
+            return atom_v(self.emit(S.PrimCall(f"{rt.name}.{mod}", (vals[0],), rt), rt, loc))
+        if fn == "recip":
+            return atom_v(self.emit(S.BinOp("/", S.Const(1.0, t), vals[0], t), t, loc))
+        if fn == "not":
+            return atom_v(self.emit(S.UnOp("~", vals[0], t), t, loc))
+        x, y = (self.emit(S.PrimCall(f"{mod}.i64", (v,), t), t, loc) for v in vals)
+        return atom_v(self.emit(S.BinOp("/", x, y, t), t, loc))
 
     # ---- function arguments of SOACs
 

@@ -133,8 +133,9 @@ class ArrayExpressions:
         return S.DimSlice(start, end, stride, size)
 
     def select(self, c, a, b, loc):
-        v = S.Var(self.fresh("sel"), I64)
-        self.stms.append(S.Stm((v,), S.If(c, S.Body((), (a,)), S.Body((), (b,)), (I64,)), loc))
+        """`if c then a else b` for two atoms of one type."""
+        v = S.Var(self.fresh("sel"), a.type)
+        self.stms.append(S.Stm((v,), S.If(c, S.Body((), (a,)), S.Body((), (b,)), (a.type,)), loc))
         return v
 
     def index_value(self, arr: V, idxs, loc) -> V:

@@ -8,7 +8,9 @@ that the lowering, the application of functions and the builtins all consult, so
 
 import math
 
-from incflat.ir.types import BOOL, I32, INT_TYPES, PRIM_NAMES, PRIMS, Scalar
+import numpy
+
+from incflat.ir.types import BOOL, I32, I64, INT_TYPES, PRIM_NAMES, PRIMS, Scalar
 
 
 # ---------------------------------------------------------------- builtins and the prelude
@@ -23,6 +25,8 @@ BUILTIN_ARITY = {**{k: n + 1 for k, n in SOAC_MAPS.items()}, **ZIPS, **{k: 1 for
                  "head": 1, "last": 1, "tail": 1, "init": 1, "take": 2, "drop": 2, "indices": 1,
                  "tabulate": 2, "copy": 1, "all": 2, "any": 2, "and": 1, "or": 1, "sized": 2,
                  "null": 1, "foldl": 3, "id": 1,
+                 "exscan": 3, "spread": 4, "manifest": 1, "trace": 1, "iterate": 3, "iterate_until": 3,
+                 "iterate_while": 3, "r32": 1, "t32": 1, "r64": 1, "t64": 1, "not": 1,
                  # derived prelude functions (ir/check/prelude_arrays.py)
                  "flip": 3, "curry": 3, "uncurry": 2, "const": 2, "opaque": 1, "foldr": 3, "split": 1,
                  "flatten_4d": 1, "unflatten_4d": 1, "tabulate_2d": 3, "tabulate_3d": 4, "scatter_2d": 3,
@@ -31,11 +35,13 @@ BUILTIN_ARITY = {**{k: n + 1 for k, n in SOAC_MAPS.items()}, **ZIPS, **{k: 1 for
 
 # Futhark prelude names that this subset does not have: a clearer message than "unknown".
 NOT_SUPPORTED = frozenset({
-    "map_reduce", "stream_map", "stream_red", "trace", "manifest", "rep",
-    "reduce_by_index_2d", "reduce_by_index_3d", "spread", "zip_with", "concat_to", "flatten_to", "intrinsics",
-    "flatmap", "exscan", "iterate", "iterate_until", "iterate_while",
+    "map_reduce", "stream_map", "stream_red", "rep",
+    "reduce_by_index_2d", "reduce_by_index_3d", "zip_with", "concat_to", "flatten_to", "intrinsics",
+    "flatmap",
 })
 
+# Module functions lowered to other operations by the checker (ir.check.apply.call_prelude), not PrimCalls.
+DERIVED_MODULE_FUNCTIONS = frozenset({"to_i64", "to_f64", "recip", "not", "from_fraction"})
 FLOAT_UNARY = ("sqrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
                "sinh", "cosh", "tanh", "abs", "floor", "ceil", "round", "trunc", "sgn", "neg", "cbrt",
                "log1p", "expm1", "acosh", "asinh", "atanh", "gamma", "lgamma", "erf", "erfc")
@@ -59,6 +65,8 @@ def prelude_lookup(parts):
     t = Scalar(mod)
     if fn in PRIM_NAMES:  # conversion T.U : U -> T
         return ((Scalar(fn),), t, None)
+    if fn == "num_bits" and t.name != "bool":
+        return ((), I32, PRIMS[mod].dtype.itemsize * 8)
     if fn == "get_bit" and t.name != "bool":
         return ((I32, t), I32, None)
     if fn == "set_bit" and t.name != "bool":
@@ -77,8 +85,13 @@ def prelude_lookup(parts):
             return ((t, t), t, None)
         if fn in FLOAT_PRED:
             return ((t,), BOOL, None)
+        if fn in ("recip", "to_f64", "to_i64"):
+            return ((t,), {"recip": t, "to_f64": Scalar("f64"), "to_i64": I64}[fn], None)
+        if fn == "from_fraction":
+            return ((I64, I64), t, None)
         consts = {"inf": math.inf, "nan": math.nan, "pi": math.pi, "e": math.e,
-                  "lowest": -math.inf, "highest": math.inf}
+                  "lowest": -math.inf, "highest": math.inf,
+                  "epsilon": float(numpy.finfo(numpy.float32 if mod == "f32" else numpy.float64).eps)}
         if fn in consts:
             return ((), t, consts[fn])
     elif t.is_int:
@@ -90,6 +103,10 @@ def prelude_lookup(parts):
             return ((t,), I32, None)
         if fn == "mad_hi":
             return ((t, t, t), t, None)
+        if fn == "not":
+            return ((t,), t, None)
+        if fn == "to_i64":
+            return ((t,), I64, None)
         lo, hi = INT_RANGE[mod]
         if fn == "lowest":
             return ((), t, lo)

@@ -9,7 +9,7 @@ scatter on the flattened destination, foldr to foldl over the reversed array.
 from incflat.ir import source as S
 from incflat.ir.check.infer import arr_of, is_scalar, leaves, prune, row_type, shape_of, unify
 from incflat.ir.check.values import Arg, FunV, Named, V, atom_v, split_tuple, tuple_v
-from incflat.ir.types import BOOL, I64, Array, Tuple
+from incflat.ir.types import BOOL, I64, Array, Scalar, Tuple
 
 # The element types of histograms: the kernel updates a bin with a 32- or 64-bit compare-and-swap.
 HIST_TYPES = ("i32", "i64", "u32", "u64", "f32", "f64")
@@ -66,7 +66,109 @@ class PreludeArrays:
     def builtin_opaque(self, name, args, loc):
         return self.arg_value(name, args[0], 1)
 
+    def builtin_iterate(self, name, args, loc):
+        """`iterate n f x`: f applied n times, a loop (functional.fut)."""
+        n, f, x = args
+        return self.iterate_loop(name, f, x, loc, count=self.arg_i64(name, n, "count"))
+
+    def builtin_iterate_while(self, name, args, loc):
+        p, f, x = args
+        return self.iterate_loop(name, f, x, loc, cond=p)
+
+    def builtin_iterate_until(self, name, args, loc):
+        p, f, x = args
+        return self.iterate_loop(name, f, x, loc, cond=p, negate=True)
+
+    def iterate_loop(self, name, f: Arg, x: Arg, loc, count=None, cond=None, negate=False):
+        init = self.arg_value(name, x, 3)
+        params = self.fresh_v(init.t, "x")
+        outer_barrier, c0 = self.barrier, dict(self.consumed)
+        self.barrier = (self.counter, f'inside the function passed to "{name}"')
+        form = None
+        if cond is not None:
+            saved = self.push()
+            c = self.apply_value(name, cond, [Arg(params, cond.loc)], loc)
+            if isinstance(c, FunV) or not is_scalar(c.t) or unify(c.t, BOOL):
+                shown = "a function" if isinstance(c, FunV) else self.show(c.t)
+                raise self.err(f'The predicate of "{name}" must return bool, but returns {shown}.', cond.loc)
+            c = atom_v(self.emit(S.UnOp("!", c.atom, BOOL), BOOL, loc)) if negate else c
+            form = S.WhileLoop(S.Body(tuple(self.pop(saved)), c.atoms))
+        else:
+            form = S.ForLoop(S.Var(self.fresh("i"), I64), count)
+        saved = self.push()
+        res = self.apply_value(name, f, [Arg(params, f.loc)], loc)
+        body = self.pop(saved)
+        self.barrier, self.consumed = outer_barrier, c0
+        if isinstance(res, FunV) or unify(res.t, init.t) or \
+                any(shape_of(prune(a)) != shape_of(prune(b)) for a, b in zip(leaves(init.t), leaves(res.t))):
+            shown = "a function" if isinstance(res, FunV) else self.show(res.t)
+            raise self.err(f'The function passed to "{name}" must return its argument\'s type '
+                           f'{self.show(init.t)}, but returns {shown}.', f.loc)
+        pat = tuple(S.Var(self.fresh("x"), lt) for lt in leaves(init.t))
+        self.stms.append(S.Stm(pat, S.Loop((), params.atoms, init.atoms, form, S.Body(tuple(body), res.atoms)), loc))
+        return V(init.t, pat)
+
+    def builtin_trace(self, name, args, loc):
+        return self.arg_value(name, args[0], 1)  # Futhark's compiled code ignores trace too
+
+    def builtin_not(self, name, args, loc):
+        x = self.arg_value(name, args[0], 1)
+        if not is_scalar(x.t) or unify(x.t, BOOL):
+            raise self.err(f'"not" expects a bool, but got {self.show(x.t)}.', args[0].loc)
+        return atom_v(self.emit(S.UnOp("!", x.atom, BOOL), BOOL, loc))
+
+    def convert(self, name, args, to: str, frm: str, loc):
+        """r32, t32, r64, t64 (prelude.fut): conversions between i32/i64 and f32/f64."""
+        x = self.arg_value(name, args[0], 1)
+        if not is_scalar(x.t) or unify(x.t, Scalar(frm)):
+            raise self.err(f'"{name}" expects a {frm}, but got {self.show(x.t)}.', args[0].loc)
+        t = Scalar(to)
+        return atom_v(self.emit(S.PrimCall(f"{to}.{frm}", (x.atom,), t), t, loc))
+
+    def builtin_r32(self, name, args, loc):
+        return self.convert(name, args, "f32", "i32", loc)
+
+    def builtin_t32(self, name, args, loc):
+        return self.convert(name, args, "i32", "f32", loc)
+
+    def builtin_r64(self, name, args, loc):
+        return self.convert(name, args, "f64", "i64", loc)
+
+    def builtin_t64(self, name, args, loc):
+        return self.convert(name, args, "i64", "f64", loc)
+
     # ---- arrays (array.fut, soacs.fut)
+
+    def builtin_manifest(self, name, args, loc):
+        return self.builtin_copy(name, args, loc)  # a layout hint in Futhark; a copy has the same meaning
+
+    def builtin_spread(self, name, args, loc):
+        """`spread k x is vs` is `scatter (replicate k x) is vs`."""
+        k, x, idxs, vals = args
+        dest = self.builtin_replicate(name, [k, x], loc)
+        return self.builtin_scatter(name, [Arg(dest, loc), idxs, vals], loc)
+
+    def builtin_exscan(self, name, args, loc):
+        """`exscan op ne xs`: the exclusive scan, the inclusive one shifted right by one with ne first."""
+        f, ne_a, arr_a = args
+        inclusive = self.builtin_scan(name, args, loc)
+        ne = self.arg_value(name, ne_a, 2)
+        t = prune(inclusive.t)
+        d = shape_of(t)[0]
+
+        def element(params):
+            (i,) = params
+            first = self.binop("==", i, atom_v(S.Const(0, I64)), loc)
+            prev = self.binop("-", i, atom_v(S.Const(1, I64)), loc)
+            safe = atom_v(self.select(first.atom, S.Const(0, I64), prev.atom, loc))
+            shifted = self.index_value(inclusive, [safe.atom], loc)
+            return V(row_type(t), tuple(self.select(first.atom, a, b, loc) for a, b in zip(ne.atoms, shifted.atoms)))
+        iota = self.builtin_iota(name, [Arg(atom_v(self.dim_atom(d)), loc)], loc)
+        lam, rt = self.lambda_from([I64], ["i"], element, name, loc)
+        ls = leaves(arr_of(rt, (d,)))
+        vs = self.bind_many(S.Map(self.dim_atom(d), lam, iota.atoms), ls, loc, [None] * len(ls))
+        return V(arr_of(rt, (d,)), vs)
+
 
     def builtin_foldr(self, name, args, loc):
         f, acc, arr = args
