@@ -25,7 +25,7 @@ BUILTIN_ARITY = {**{k: n + 1 for k, n in SOAC_MAPS.items()}, **ZIPS, **{k: 1 for
                  "head": 1, "last": 1, "tail": 1, "init": 1, "take": 2, "drop": 2, "indices": 1,
                  "tabulate": 2, "copy": 1, "all": 2, "any": 2, "and": 1, "or": 1, "sized": 2,
                  "null": 1, "foldl": 3, "id": 1,
-                 "exscan": 3, "spread": 4, "manifest": 1, "trace": 1, "iterate": 3, "iterate_until": 3,
+                 "exscan": 3, "spread": 4, "manifest": 1, "trace": 1, "break": 1, "iterate": 3, "iterate_until": 3,
                  "iterate_while": 3, "r32": 1, "t32": 1, "r64": 1, "t64": 1, "not": 1,
                  # derived prelude functions (ir/check/prelude_arrays.py)
                  "flip": 3, "curry": 3, "uncurry": 2, "const": 2, "opaque": 1, "foldr": 3, "split": 1,

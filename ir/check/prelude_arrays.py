@@ -109,7 +109,9 @@ class PreludeArrays:
         return V(init.t, pat)
 
     def builtin_trace(self, name, args, loc):
-        return self.arg_value(name, args[0], 1)  # Futhark's compiled code ignores trace too
+        return self.arg_value(name, args[0], 1)  # Futhark's compiled code ignores trace and break too
+
+    builtin_break = builtin_trace
 
     def builtin_not(self, name, args, loc):
         x = self.arg_value(name, args[0], 1)

@@ -7,7 +7,7 @@ entry main (xs: []i32) =
   ( exscan (+) 0 xs
   , spread 5 9 [1, 2, -1, 10] [0, 7, 8, 8]
   , manifest xs
-  , trace xs
+  , trace (break xs)
   , iterate 4 (*2) 1
   , iterate_until (> 5) (+3) 1
   , not true
