@@ -8,7 +8,7 @@ expressions (literals, indexing, slices, updates) in ir.check.arrays; the builti
 
 from incflat.ir import syntax as P
 from incflat.ir import source as S
-from incflat.ir.check.infer import (TV, TArr, drop_dims, is_arr, is_scalar, leaves, map_dims, nleaves, prune,
+from incflat.ir.check.infer import (TV, TArr, drop_dims, is_arr, is_scalar, leaves, map_dims, nleaves, prune, resolve_scalar,
                                     rank_of, require, shape_of, unify)
 from incflat.ir.check.prelude import (ARITH_OPS, ARRAY_REDUCTIONS, BUILTIN_ARITY, EQ_OPS, INT_OPS, LOGIC_OPS,
                                       NOT_SUPPORTED, ORD_OPS, SAFE_SIZE_OPS, prelude_lookup)
@@ -227,7 +227,19 @@ class Lowering:
         if not require(tx, cls):
             raise self.err(f'The operator "{op}" needs operands of {need}, but got {self.show(tx)}.', loc)
         rt = BOOL if (op in ORD_OPS or op in EQ_OPS or op in LOGIC_OPS) else prune(tx)
+        if op == ">>>":
+            return self.logical_shift(x, y, loc)
         return atom_v(self.emit(S.BinOp(op, x.atom, y.atom, rt), rt, loc, hint))
+
+    def logical_shift(self, x: V, y: V, loc) -> V:
+        """`x >>> y`: `>>` on the unsigned type of the same width (on a signed type `>>` is arithmetic)."""
+        t = resolve_scalar(x.t)
+        if not t.is_signed:
+            return atom_v(self.emit(S.BinOp(">>", x.atom, y.atom, t), t, loc))
+        u = Scalar("u" + t.name[1:])
+        xu, yu = (self.emit(S.PrimCall(f"{u.name}.{t.name}", (a.atom,), u), u, loc) for a in (x, y))
+        shifted = self.emit(S.BinOp(">>", xu, yu, u), u, loc)
+        return atom_v(self.emit(S.PrimCall(f"{t.name}.{u.name}", (shifted,), t), t, loc))
 
     def tuple_eq(self, op, x, y, loc):
         if unify(x.t, y.t):

@@ -117,7 +117,7 @@ def prelude_lookup(parts):
 
 # Operator classes: which operand types each binary operator accepts, and its result.
 ARITH_OPS = {"+", "-", "*", "/", "%", "**"}
-INT_OPS = {"//", "%%", "&", "|", "^", "<<", ">>"}
+INT_OPS = {"//", "%%", "&", "|", "^", "<<", ">>", ">>>"}  # >>>: the logical shift, lowered to >>
 ORD_OPS = {"<", "<=", ">", ">="}
 EQ_OPS = {"==", "!="}
 # Size expressions that may be recomputed outside the body that computed them (they cannot fail).
