@@ -4,7 +4,7 @@ and the `prune_unsupported` stage built on it."""
 
 import dataclasses
 
-from incflat.codegen import segops, tiling
+from incflat.codegen import histogram, segops, tiling
 from incflat.codegen.emit import PyEmitter
 from incflat.codegen.kernel import ErrorTable, Kernel, Launch
 from incflat.codegen.opencl import neutral_ctypes, source_name
@@ -12,10 +12,16 @@ from incflat.codegen.runtime.prims import CTYPE_SIZES, PRIMS
 from incflat.codegen.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, Param
 from incflat.ir import source as S
 from incflat.ir import target as T
+from incflat.ir.analysis import use_counts
 from incflat.ir.errors import Unsupported
 from incflat.ir.rename import user_name
 from incflat.ir.traverse import map_nested
 from incflat.ir.types import BOOL, Array
+
+
+# The statements whose array results the host allocates anew (not views of other arrays).
+FRESH_ARRAYS = (S.Iota, S.Replicate, S.ArrayLit, S.Concat, S.Update, S.Scatter, S.Hist, S.Filter, T.SegMap, T.SegRed,
+                T.SegScan)
 
 
 def numpy_type(t) -> str:
@@ -31,6 +37,8 @@ class HostWriter:
         self.errors = ErrorTable(checks)
         self.entry_name = None
         self.size_params = []  # Param: the workgroup, grid and tile sizes, tuning parameters too
+        self.uses = {}  # variable name -> how many times the entry point reads it
+        self.fresh_arrays = set()  # arrays of the current body in buffers of their own, made by its statements
 
     def emit(self, line: str):
         self.out.line(line)
@@ -77,6 +85,7 @@ class HostWriter:
 
     def entry(self, f: S.FunDef):
         self.entry_name = f.name
+        self.uses = use_counts(f.body)
         with self.out.block(f"def entry_{f.name}(ctx, {', '.join(p.name for p in f.params)})"):
             bound = set()
             for p in f.params:
@@ -93,8 +102,12 @@ class HostWriter:
         self.out.line()
 
     def body(self, body: S.Body):
+        outer, self.fresh_arrays = self.fresh_arrays, set()
         for stm in body.stms:
             self.stm(stm)
+            if isinstance(stm.exp, FRESH_ARRAYS):
+                self.fresh_arrays |= {p.name for p in stm.pat}
+        self.fresh_arrays = outer
 
     def stm(self, stm: S.Stm):
         e, pat = stm.exp, stm.pat
@@ -138,6 +151,8 @@ class HostWriter:
             self.emit(f"{names} = reshape(ctx, ({shape}), {e.arr.name}, {where(stm)})")
         elif isinstance(e, S.Scatter):
             self.emit(f"{names} = scatter(ctx, {e.dest.name}, {e.idxs.name}, {e.vals.name})")
+        elif isinstance(e, S.Hist):
+            self.histogram(e, pat, stm.loc)
         elif isinstance(e, S.Loop):
             self.loop(e, pat)
         elif isinstance(e, S.Filter):  # the predicate in a kernel, the compaction on the host
@@ -294,6 +309,21 @@ class HostWriter:
         self.emit(f"space = {' * '.join(widths)}")
         blocks = " * ".join(widths[:-2] + [f"ceil_div({w}, tile)" for w in widths[-2:]])
         self.launch(k, f"{blocks} * group_size", self.args(k, outs), "space")
+
+    def histogram(self, e: S.Hist, pat, loc):
+        """reduce_by_index: the bins start as a copy of the destination (or are the destination, where its
+        buffer is its own and nothing else reads it), then a thread per element combines its value into
+        its bin (codegen.histogram)."""
+        name = self.kernel_name("hist")
+        k = histogram.histogram_kernel(name, e, loc, self.errors)
+        self.kernels.append(k)
+        if e.dest.name in self.fresh_arrays and self.uses.get(e.dest.name) == 1:
+            self.emit(f"{pat[0].name} = {e.dest.name}")  # no one else reads its buffer: updated in place
+        else:
+            self.emit(f"{pat[0].name} = manifest(ctx, {e.dest.name})")
+        self.emit(self.group_size(name, [k]))
+        self.emit(f"space = int({self.atom(e.width)})")
+        self.launch(k, "ceil_div(space, group_size) * group_size", self.args(k, [pat[0].name]), "space")
 
     def segscan(self, e: T.SegScan, pat, loc):
         name = self.kernel_name("segscan")
