@@ -312,18 +312,28 @@ class HostWriter:
 
     def histogram(self, e: S.Hist, pat, loc):
         """reduce_by_index: the bins start as a copy of the destination (or are the destination, where its
-        buffer is its own and nothing else reads it), then a thread per element combines its value into
-        its bin (codegen.histogram)."""
+        buffer is its own and nothing else reads it); then codegen.histogram's kernels: a sub-histogram in
+        local memory per workgroup where the bins fit there and are few against the elements (each
+        workgroup combines all of its bins into the result), else a thread per element straight into it."""
         name = self.kernel_name("hist")
-        k = histogram.histogram_kernel(name, e, loc, self.errors)
-        self.kernels.append(k)
+        local, direct = (histogram.histogram_kernel(name + suffix, e, loc, self.errors, suffix == "_local")
+                         for suffix in ("_local", ""))
+        self.kernels += [local, direct]
+        out = pat[0].name
         if e.dest.name in self.fresh_arrays and self.uses.get(e.dest.name) == 1:
-            self.emit(f"{pat[0].name} = {e.dest.name}")  # no one else reads its buffer: updated in place
+            self.emit(f"{out} = {e.dest.name}")  # no one else reads its buffer: updated in place
         else:
-            self.emit(f"{pat[0].name} = manifest(ctx, {e.dest.name})")
-        self.emit(self.group_size(name, [k]))
-        self.emit(f"space = int({self.atom(e.width)})")
-        self.launch(k, "ceil_div(space, group_size) * group_size", self.args(k, [pat[0].name]), "space")
+            self.emit(f"{out} = manifest(ctx, {e.dest.name})")
+        self.emit(self.group_size(name, [local, direct]))
+        self.emit(f"space, bins = int({self.atom(e.width)}), {out}.shape[0]")
+        grid = Param(f"{self.entry_name}.{name}_num_tblocks", GRID_SIZE)
+        self.size_params.append(grid)
+        self.emit(f"groups = min(ceil_div(space, group_size), ctx.size({grid.name!r}, ctx.num_groups, 2 ** 31 - 1))")
+        size = PRIMS[e.dest.type.elem.name].size
+        with self.out.block(f"if bins * {size} <= ctx.local_mem_size // 2 and groups * bins <= space"):
+            self.launch(local, "groups * group_size", self.args(local, [out]), "space + global_size")
+        with self.out.block("else"):
+            self.launch(direct, "ceil_div(space, group_size) * group_size", self.args(direct, [out]), "space")
 
     def segscan(self, e: T.SegScan, pat, loc):
         name = self.kernel_name("segscan")

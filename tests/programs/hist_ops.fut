@@ -45,6 +45,19 @@ entry contention (n: i64) (m: u32) =
       hist (\a b -> a * b) 1 3 is (map (\i -> 1 + 2 * (i % 5)) (iota n)),
       hist (\a b -> (a + b) % m) 0u32 3 is (map (\i -> u32.i64 ((i * 31) % 1000)) (iota n)))
 
+-- Many bins, few elements: a thread per element straight into the bins (no sub-histograms).
+-- ==
+-- entry: many_bins
+-- input { [5i64, 999i64, 5i64, 1000i64, -7i64, 0i64, 5i64] }
+-- output { 3i32 -1i32 5i32 2i32 [0i64, 5i64, 999i64] 0.75f32 1f32 }
+
+entry many_bins [n] (is: [n]i64) =
+  let counts = hist (+) 0i32 1000 is (replicate n 1)
+  let highest = hist i32.max (-1) 1000 is (map i32.i64 (iota n))
+  let fs = hist (+) 0f32 1000 is (map (\i -> f32.i64 i / 4) (iota n))
+  in (counts[5], highest[4], reduce (+) 0 counts, counts[999] + counts[0],
+      filter (\i -> counts[i] > 0) (iota 1000), fs[5] - fs[0], fs[0] - fs[999])
+
 -- The destination is a column of a matrix (a strided view).
 -- ==
 -- entry: column
