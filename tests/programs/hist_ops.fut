@@ -88,3 +88,29 @@ entry rows [m][n] (k: i64) (iss: [m][n]i64) (vss: [m][n]i32) : ([m][k]i32, [m][k
 
 entry rows_then_map [m][n] (iss: [m][n]i64) (vss: [m][n]f32) : [m][3]f32 =
   map2 (\is vs -> let h = hist (+) 0 3 is vs in map (+1) h) iss vss
+
+-- Inside a kernel, the destination a row of an argument.
+-- ==
+-- entry: rows_dest
+-- input { [[1i32, 2i32], [3i32, 4i32]] [[0i64, 0i64, 1i64], [1i64, 9i64, 1i64]] [[5i32, 6i32, 7i32], [1i32, 2i32, 3i32]] }
+-- output { [[12i32, 9i32], [3i32, 8i32]] }
+entry rows_dest [m][k][n] (ds: [m][k]i32) (iss: [m][n]i64) (vss: [m][n]i32) : [m][k]i32 =
+  map3 (\d is vs -> reduce_by_index (copy d) (+) 0 is vs) ds iss vss
+
+-- In a loop on the host: the loop's array is copied each time.
+-- ==
+-- entry: in_loop
+-- input { [0i64, 1i64, 1i64, 2i64] [1f32, 2f32, 3f32, 4f32] }
+-- output { [3f32, 15f32, 12f32] }
+entry in_loop [n] (is: [n]i64) (vs: [n]f32) : [3]f32 =
+  loop acc = replicate 3 0f32 for i < 3 do
+    reduce_by_index acc (+) 0 is vs
+
+-- An operator with free variables, and a neutral element that a kernel computed.
+-- ==
+-- entry: free_array
+-- input { [0i64, 1i64, 1i64, 2i64] [1i64, 2i64, 3i64, 4i64] [10i64, 20i64] }
+-- output { [21i64, 23i64, 24i64] }
+entry free_array [n][m] (is: [n]i64) (vs: [n]i64) (ws: [m]i64) : [3]i64 =
+  let lo = reduce i64.min i64.highest ws
+  in hist (\a b -> i64.max (i64.max a b) ws[0]) lo 3 is (map (+ws[1]) vs)
