@@ -12,9 +12,9 @@ grid-stride share of the elements into its own sub-histogram in local memory (st
 element, as Futhark's does), then combines it into the bins, so that contention on few bins stays within
 workgroups."""
 
-from incflat.codegen.cscalar import CTYPES
 from dataclasses import dataclass
 
+from incflat.codegen.cscalar import CTYPES
 from incflat.codegen.kernel import INDEX, Kernel, KernelParam
 from incflat.codegen.opencl import KernelWriter
 from incflat.codegen.runtime.prims import PRIMS
@@ -55,7 +55,7 @@ def native_atomic(lam: S.Lambda):
     else:
         return None
     names = [getattr(a, "name", None) for a in operands]
-    return op if sorted(names) == sorted(p.name for p in lam.params) and names[0] != names[1] else None
+    return op if set(names) == {p.name for p in lam.params} and names[0] != names[1] else None
 
 
 @dataclass(frozen=True)
