@@ -12,6 +12,7 @@ UNSIGNED = {name: p.unsigned_ctype for name, p in PRIMS.items() if p.is_int and 
 
 PRELUDE = r"""
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #ifdef INDEX64
 typedef long idx_t;
 #else

@@ -4,7 +4,7 @@ and the `prune_unsupported` stage built on it."""
 
 import dataclasses
 
-from incflat.codegen import segops, tiling
+from incflat.codegen import histogram, segops, tiling
 from incflat.codegen.emit import PyEmitter
 from incflat.codegen.kernel import ErrorTable, Kernel, Launch
 from incflat.codegen.opencl import neutral_ctypes, source_name
@@ -12,10 +12,16 @@ from incflat.codegen.runtime.prims import CTYPE_SIZES, PRIMS
 from incflat.codegen.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, Param
 from incflat.ir import source as S
 from incflat.ir import target as T
+from incflat.ir.analysis import use_counts
 from incflat.ir.errors import Unsupported
 from incflat.ir.rename import user_name
 from incflat.ir.traverse import map_nested
 from incflat.ir.types import BOOL, Array
+
+
+# The statements whose array results the host allocates anew (not views of other arrays).
+FRESH_ARRAYS = (S.Iota, S.Replicate, S.ArrayLit, S.Concat, S.Update, S.Scatter, S.Hist, S.Filter, T.SegMap, T.SegRed,
+                T.SegScan)
 
 
 def numpy_type(t) -> str:
@@ -31,6 +37,8 @@ class HostWriter:
         self.errors = ErrorTable(checks)
         self.entry_name = None
         self.size_params = []  # Param: the workgroup, grid and tile sizes, tuning parameters too
+        self.uses = {}  # variable name -> how many times the entry point reads it
+        self.fresh_arrays = set()  # arrays of the current body in buffers of their own, made by its statements
 
     def emit(self, line: str):
         self.out.line(line)
@@ -77,6 +85,7 @@ class HostWriter:
 
     def entry(self, f: S.FunDef):
         self.entry_name = f.name
+        self.uses = use_counts(f.body)
         with self.out.block(f"def entry_{f.name}(ctx, {', '.join(p.name for p in f.params)})"):
             bound = set()
             for p in f.params:
@@ -93,8 +102,12 @@ class HostWriter:
         self.out.line()
 
     def body(self, body: S.Body):
+        outer, self.fresh_arrays = self.fresh_arrays, set()
         for stm in body.stms:
             self.stm(stm)
+            if isinstance(stm.exp, FRESH_ARRAYS):
+                self.fresh_arrays |= {p.name for p in stm.pat}
+        self.fresh_arrays = outer
 
     def stm(self, stm: S.Stm):
         e, pat = stm.exp, stm.pat
@@ -138,6 +151,8 @@ class HostWriter:
             self.emit(f"{names} = reshape(ctx, ({shape}), {e.arr.name}, {where(stm)})")
         elif isinstance(e, S.Scatter):
             self.emit(f"{names} = scatter(ctx, {e.dest.name}, {e.idxs.name}, {e.vals.name})")
+        elif isinstance(e, S.Hist):
+            self.histogram(e, pat, stm.loc)
         elif isinstance(e, S.Loop):
             self.loop(e, pat)
         elif isinstance(e, S.Filter):  # the predicate in a kernel, the compaction on the host
@@ -294,6 +309,31 @@ class HostWriter:
         self.emit(f"space = {' * '.join(widths)}")
         blocks = " * ".join(widths[:-2] + [f"ceil_div({w}, tile)" for w in widths[-2:]])
         self.launch(k, f"{blocks} * group_size", self.args(k, outs), "space")
+
+    def histogram(self, e: S.Hist, pat, loc):
+        """reduce_by_index: the bins start as a copy of the destination (or are the destination, where its
+        buffer is its own and nothing else reads it); then codegen.histogram's kernels: a sub-histogram in
+        local memory per workgroup where the bins fit there and are few against the elements (each
+        workgroup combines all of its bins into the result), else a thread per element straight into it."""
+        name = self.kernel_name("hist")
+        local, direct = (histogram.histogram_kernel(name + suffix, e, loc, self.errors, suffix == "_local")
+                         for suffix in ("_local", ""))
+        self.kernels += [local, direct]
+        out = pat[0].name
+        if e.dest.name in self.fresh_arrays and self.uses.get(e.dest.name) == 1:
+            self.emit(f"{out} = {e.dest.name}")  # no one else reads its buffer: updated in place
+        else:
+            self.emit(f"{out} = manifest(ctx, {e.dest.name})")
+        self.emit(self.group_size(name, [local, direct]))
+        self.emit(f"space, bins = int({self.atom(e.width)}), {out}.shape[0]")
+        grid = Param(f"{self.entry_name}.{name}_num_tblocks", GRID_SIZE)
+        self.size_params.append(grid)
+        self.emit(f"groups = min(ceil_div(space, group_size), ctx.size({grid.name!r}, ctx.num_groups, 2 ** 31 - 1))")
+        size = PRIMS[e.dest.type.elem.name].size
+        with self.out.block(f"if bins * {size} <= ctx.local_mem_size // 2 and groups * bins <= space"):
+            self.launch(local, "groups * group_size", self.args(local, [out]), "space + global_size")
+        with self.out.block("else"):
+            self.launch(direct, "ceil_div(space, group_size) * group_size", self.args(direct, [out]), "space")
 
     def segscan(self, e: T.SegScan, pat, loc):
         name = self.kernel_name("segscan")

@@ -209,6 +209,11 @@ class KernelWriter:
             self.fill(e, dests[0], group)
             self.bind_dests(pat, dests)
             return True
+        elif isinstance(e, S.Hist):
+            dests = self.fill_dests(pat, dests, stm.loc)
+            self.seq_hist(e, dests[0], group, stm.loc)
+            self.bind_dests(pat, dests)
+            return True
         elif isinstance(e, S.Redomap):
             for p, v in zip(pat, self.seq_redomap(e, stm.loc)):
                 self.env[p.name] = v
@@ -395,6 +400,25 @@ class KernelWriter:
             for acc, r in zip(accs, self.apply_red(e.red, accs, values, loc)):
                 self.emit(f"{acc} = {r};")
         return accs
+
+    def seq_hist(self, e: S.Hist, bins: View, group: bool, loc):
+        """reduce_by_index inside a kernel: the bins start as a copy of the destination, then one thread (at
+        the intra-group level, the workgroup's first) combines the values into them in order."""
+        self.copy(self.env[e.dest.name], bins, group)
+        idxs, vals = self.env[e.idxs.name], self.env[e.vals.name]
+        with ExitStack() as first_thread:
+            if group:
+                first_thread.enter_context(self.block("if (get_local_id(0) == 0)"))
+            i = self.fresh("i")
+            with self.block(f"for (long {i} = 0; {i} < {self.atom(e.width)}; {i}++)"):
+                index = self.declare("long", idxs.elem([i]), "index")
+                with self.block(f"if ({index} >= 0 && {index} < (long)({bins.dims[0]}))"):
+                    current = self.declare(bins.ctype, bins.elem([index]), "current")
+                    value = self.declare(vals.ctype, vals.elem([i]), "value")
+                    (combined,) = self.apply_red(e.lam, [current], [value], loc)
+                    self.emit(f"{bins.elem([index])} = {combined};")
+        if group:
+            self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
 
     def seq_scanomap(self, e: S.Scanomap, dests, loc):
         accs = [self.declare(CTYPES[a.type.name], self.atom(a), "acc") for a in e.neutral]

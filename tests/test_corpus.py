@@ -22,7 +22,6 @@ UNSUPPORTED = {
     "filter_in_map": "filter inside a kernel",
     "irregular": "an intermediate array inside a kernel whose size is computed in the kernel",
     "array_operator_general": "a reduction or scan operator on arrays that is not elementwise",
-    "hist": "reduce_by_index (or hist) at the top level of an entry point",
 }
 
 

@@ -13,7 +13,7 @@ from .prims import PRIMS
 from .scalars import prelude_function
 
 __all__ = ["DeviceArray", "array_literal", "ceil_div", "check_coercion", "check_size", "compact", "concat",
-           "groups_per_segment", "index", "int_div", "prim_call", "reshape", "rotate", "scatter",
+           "groups_per_segment", "index", "int_div", "manifest", "prim_call", "reshape", "rotate", "scatter",
            "segment_group_size", "thread_parts", "to_host", "update", "wrap"]
 
 NP_DTYPES = {p.dtype: p.dtype for p in PRIMS.values()}  # np.dtype(t), made once, for each dtype and type
