@@ -125,6 +125,9 @@ class HostWriter:
         elif isinstance(e, S.Update):
             idxs = "".join(self.atom(i) + ", " for i in e.idxs)
             self.emit(f"{names} = update(ctx, {e.arr.name}, ({idxs}), {self.atom(e.value)}, {where(stm)})")
+        elif isinstance(e, S.Assert):
+            values = "".join(self.atom(a) + ", " for a in e.values)
+            self.emit(f"check_assertion({self.atom(e.cond)}, {e.message!r}, ({values}), {where(stm)})")
         elif isinstance(e, S.ArrayLit):
             self.emit(f"{names} = array_literal(ctx, [{', '.join(self.atom(a) for a in e.elems)}], "
                       f"{numpy_type(pat[0].type)}, {where(stm)})")

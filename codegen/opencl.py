@@ -35,7 +35,7 @@ SOURCE_NAMES = {"Scanomap": "scan", "Scan": "scan", "Redomap": "reduce", "Reduce
                 "Rearrange": "transpose", "SegMap": "a nested map", "SegRed": "a nested reduce",
                 "Filter": "filter", "ArrayLit": "an array literal", "Rotate": "rotate", "Concat": "concat",
                 "Reshape": "flatten/unflatten", "Scatter": "scatter", "Update": "an in-place update",
-                "Loop": "loop", "Apply": "a function call"}
+                "Loop": "loop", "Apply": "a function call", "Assert": "assert"}
 
 
 def source_name(e) -> str:
@@ -190,6 +190,11 @@ class KernelWriter:
                 self.env[pat[0].name] = self.declare(CTYPES[pat[0].type.name], value, pat[0].name)
         elif isinstance(e, S.Index):
             self.index(e, pat[0], stm.loc)
+        elif isinstance(e, S.Assert):
+            if len(e.values) > 7:
+                raise Unsupported("an assertion showing more than 7 values inside a kernel", stm.loc)
+            if self.checks:
+                self.check(f"!({self.atom(e.cond)})", stm.loc, e.message, [self.atom(a) for a in e.values])
         elif isinstance(e, S.Rearrange):
             arr = self.env[e.arr.name]
             order = tuple(e.perm) + tuple(range(len(e.perm), len(arr.dims)))

@@ -8,7 +8,7 @@ them, in order); the result is valid source IR, so the reference interpreter can
 import dataclasses
 
 from incflat.ir import source as S
-from incflat.ir.analysis import free_in_exp, type_size_names, use_counts
+from incflat.ir.analysis import free_in_exp, has_assertions, type_size_names, use_counts
 from incflat.ir.rename import NameSource, Renamer, all_names
 from incflat.ir.traverse import map_bodies, map_nested
 from incflat.ir.types import Array, array_of, shape_of
@@ -299,7 +299,7 @@ def _dce_body(body: S.Body) -> S.Body:
     live = {a.name for a in body.result if isinstance(a, S.Var)}
     kept = []
     for stm in reversed(body.stms):
-        if any(p.name in live for p in stm.pat):
+        if any(p.name in live for p in stm.pat) or has_assertions(stm.exp):
             kept.append(stm)
             live |= set(free_in_exp(stm.exp))
             live |= set().union(*(type_size_names(p.type) for p in stm.pat))  # sizes its types name

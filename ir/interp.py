@@ -98,6 +98,7 @@ class _Interp(Vectorising):
             S.Scanomap: self.e_scanomap, S.Update: self.e_update, S.ArrayLit: self.e_arraylit,
             S.Concat: self.e_concat, S.Rotate: self.e_rotate, S.Reshape: self.e_reshape,
             S.Scatter: self.e_scatter, S.Filter: self.e_filter, S.Loop: self.e_loop,
+            S.Assert: self.e_assert,
         }
         self.loops = {}  # id(Loop) -> (Loop, _LoopInfo)
         self.frees = {}  # id(Exp) -> (Exp, set of free names)
@@ -360,6 +361,11 @@ class _Interp(Vectorising):
         out = arr.copy()
         out[tuple(idxs)] = v
         return (out,)
+
+    def e_assert(self, e, env, loc):
+        if not self.atom(e.cond, env, loc):
+            raise _err(e.message.format(*(int(self.atom(a, env, loc)) for a in e.values)), loc)
+        return ()
 
     def e_arraylit(self, e, env, loc):
         vals = [self.atom(a, env, loc) for a in e.elems]

@@ -18,7 +18,7 @@ from lark.visitors import Transformer
 
 from incflat.ir.errors import CompileError
 from incflat.ir.source import Loc
-from incflat.ir.syntax import (App, ArrayE, AscribeE, BinOpE, Decl, ForIn, ForUpto, Ident, IfE, IndexE, LambdaE, LetE,
+from incflat.ir.syntax import (App, ArrayE, AscribeE, AssertE, BinOpE, Decl, ForIn, ForUpto, Ident, IfE, IndexE, LambdaE, LetE,
                                LetFunE, Lit, LoopE, NegE, Node, NotE, PName, PTuple, PTyped, PWild, ProjE, QualIdent,
                                RangeE, SectionE, SliceI, SourceText, Syntax, TupleE, TypeDecl, TypeExp, While, WithE,
                                mk_app)
@@ -26,7 +26,7 @@ from incflat.ir.syntax import (App, ArrayE, AscribeE, BinOpE, Decl, ForIn, ForUp
 # Futhark keywords that this subset does not have. They lex as NAME and are rejected here
 # with a clear message rather than as a confusing syntax error later.
 UNSUPPORTED_KEYWORDS = frozenset({
-    "match", "case", "module", "open", "import", "include", "local", "val", "assert",
+    "match", "case", "module", "open", "import", "include", "local", "val",
 })
 
 # Binary operators: Futhark's precedence (higher binds tighter) and associativity.
@@ -338,6 +338,11 @@ class ToSyntax(Transformer):
         a = Ident(self.loc(name), self.span(name, name), self.check_name(name))
         w = WithE(self.loc(lsq), (a.span[0], rhs.span[1]), a, idxs, rhs)
         return LetE(self.loc(let), self.span(let, body), PName(a.name, a.loc), [], w, body)
+
+    def assert_exp(self, c):
+        kw, cond, body = c
+        cond, body = fin(cond), fin(body)
+        return AssertE(self.loc(kw), self.span(kw, body), cond, body)
 
     def if_exp(self, c):
         kw, cond, _t, then, _e, else_ = c

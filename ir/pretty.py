@@ -51,6 +51,9 @@ def exp(e, ind: int) -> str:
         return f"{e.arr.name}[{', '.join(index(i) for i in e.idxs)}]"
     if isinstance(e, S.Update):
         return f"{e.arr.name} with [{', '.join(atom(i) for i in e.idxs)}] = {atom(e.value)}"
+    if isinstance(e, S.Assert):
+        values = f" ({atoms(e.values)})" if e.values else ""
+        return f"assert {atom(e.cond)} {e.message!r}{values}"
     if isinstance(e, S.ArrayLit):
         return f"[{', '.join(atom(a) for a in e.elems)}]"
     if isinstance(e, S.Concat):

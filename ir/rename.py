@@ -138,6 +138,8 @@ class Renamer:
                 for i in e.idxs))
         if isinstance(e, S.Update):
             return S.Update(a(e.arr), tuple(map(a, e.idxs)), a(e.value))
+        if isinstance(e, S.Assert):
+            return S.Assert(a(e.cond), e.message, tuple(map(a, e.values)))
         if isinstance(e, S.ArrayLit):
             return S.ArrayLit(tuple(map(a, e.elems)), self.type(e.type))
         if isinstance(e, S.Concat):

@@ -122,6 +122,16 @@ class Update:
 
 
 @dataclass(frozen=True)
+class Assert:
+    """A run-time check that binds nothing (its pattern is empty): when `cond` is false the program fails
+    with `message` at the statement's position, `{0}`, `{1}`... in it filled from `values` (integer atoms).
+    `assert c e` in the source; also the validity check of a range. Never removed as dead code."""
+    cond: Atom
+    message: str
+    values: tuple = ()  # tuple[Atom, ...], integers
+
+
+@dataclass(frozen=True)
 class ArrayLit:
     """`[a, b, c]`: the elements are atoms of one type (scalars, or arrays of one shape)."""
     elems: tuple
@@ -266,7 +276,7 @@ class Scanomap:
     arrs: tuple
 
 
-Exp = Union[AtomExp, BinOp, UnOp, PrimCall, Apply, If, Index, Update, ArrayLit, Concat, Rotate, Reshape,
+Exp = Union[AtomExp, BinOp, UnOp, PrimCall, Apply, If, Index, Update, Assert, ArrayLit, Concat, Rotate, Reshape,
             Scatter, Loop, Iota, Replicate, Rearrange, Map, Reduce, Scan, Redomap, Scanomap, Filter]
 
 SOACS = (Map, Reduce, Scan, Redomap, Scanomap, Filter)
@@ -336,6 +346,8 @@ def exp_types(e: Exp) -> tuple:
         return ((e.dest if isinstance(e, Scatter) else e.arr).type,)
     if isinstance(e, ArrayLit):
         return (e.type,)
+    if isinstance(e, Assert):
+        return ()
     if isinstance(e, Concat):
         t = e.arrs[0].type
         return (Array(t.elem, (dim_of(e.size),) + t.shape[1:]),)

@@ -202,6 +202,13 @@ class RangeE(Node):
 
 
 @dataclass
+class AssertE(Node):
+    """`assert cond body`: body's value, if cond holds at run time; `loc` is that of the keyword."""
+    cond: object = None
+    body: object = None
+
+
+@dataclass
 class TupleE(Node):
     elems: list = field(default_factory=list)
 

@@ -157,6 +157,9 @@ BAD = [
     ('def f (): i32 = ()', 1, 17, ['()', 'i32']),
     ('def f (x: i32): i32 = x*-1', 1, 24, ['Unknown operator "*-"', 'write "* -"']),
     ('def f (n: i64) = map (+1) (0..<n)', 1, 29, ['Ranges', 'not supported', 'iota']),
+    ('def f (x: i32): i32 = assert x x', 1, 30, ['condition of an assertion', 'bool', 'i32']),
+    ('def f (x: i32): i32 = assert (x > 0)', 1, 37, ['Syntax error', 'end of file']),
+    ('def f (xs: []i32): i32 = assert (xs[0] > 0) xs', 1, 26, ['return i32', '[]i32']),
 ]
 
 
@@ -185,6 +188,8 @@ def test_the_table_is_large():
     "def f (xs: *[]i32) = let ys = xs with [0] = 1 in ys",
     "def f (xs: []i32) = let ys = copy xs let ys[0] = 2 in ys",
     "def f (n: i64) = loop acc = replicate n 0i32 for i < n do acc with [i] = 1",
+    "def f (x: i32): i32 = assert (x > 0) x + 1",
+    "def f (xs: *[]i32): []i32 = assert (length xs > 0) (xs with [0] = 1)",
 ])
 def test_near_misses_are_accepted(src):
     source_program(src, "ok.fut")
@@ -206,7 +211,7 @@ def test_lark_errors_never_escape():
                 "def f: i32 = (+", "def f: i32 = (1 +", "def f: i32 = ((", "def 3", "def f [3] = 1",
                 "def f = loop", "def f = a[", "def f = a[1:", "def f = (1,", "type", "type t =", "#[", "def f = x.",
                 "def f = let (a, b", "def f = \\(x", "def f (x: [", "def f = a with", "def f = #[x] #[y",
-                "def f = 'x'", "def f = \"s\"", "def f = x.0.", "def f (x: (i32,) = 1"]:
+                "def f = 'x'", "def f = assert", "def f = assert x", "def f = \"s\"", "def f = x.0.", "def f (x: (i32,) = 1"]:
         with pytest.raises(CompileError) as info:
             source_program(src, "x.fut")
         assert info.value.loc is not None, src

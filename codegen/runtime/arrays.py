@@ -11,7 +11,7 @@ import pyopencl as cl
 from .errors import ProgramError, fail
 from .prims import PRIMS
 
-__all__ = ["DeviceArray", "array_literal", "ceil_div", "check_coercion", "check_size", "compact", "concat",
+__all__ = ["DeviceArray", "array_literal", "ceil_div", "check_assertion", "check_coercion", "check_size", "compact", "concat",
            "groups_per_segment", "index", "int_div", "prim_call", "reshape", "rotate", "scatter",
            "segment_group_size", "thread_parts", "to_host", "update", "wrap"]
 
@@ -92,6 +92,12 @@ def check_coercion(expected, arr, dim, where=""):
         wanted = list(arr.shape)
         wanted[dim] = int(expected)
         fail(where, f"cannot coerce an array of shape {shape_text(arr.shape)} to shape {shape_text(wanted)}.")
+
+
+def check_assertion(cond, message, values, where=""):
+    """`assert` (and a range's validity): fails with message, its {0}, {1}... filled from values."""
+    if not cond:
+        fail(where, message.format(*(int(v) for v in values)))
 
 
 def to_host(ctx, x):

@@ -43,6 +43,7 @@ The package, one module per concern (the mixins are assembled into `Checker` in 
                    (mixin `Declarations`)
     lower.py       expressions to A-normal form: names, operators, let, if, loops, arrays,
                    indexing, updates (mixin `Lowering`)
+    checked.py     expressions checked at run time: assert, ranges (mixin `CheckedExpressions`)
     apply.py       function values: application, calls, inlining, the lambdas of SOACs
                    (mixin `Application`)
     builtins.py    the builtin functions: map, reduce, scan, filter, zip, ..., foldl, prelude

@@ -5,7 +5,7 @@ showing types and sizes to the user, and resolving the types the user writes. Th
 checker are mixins, each for one concern, assembled here into `Checker`: uniqueness (in-place
 updates), decls (programs, functions, patterns), lower (expressions), arrays (array expressions), apply
 (function values),
-operators (user-defined, qualified, composition, array equality) and builtins. One object holds all the state; the mixins reach each other through `self`.
+operators (user-defined, qualified, composition, array equality), checked (assert, ranges) and builtins. One object holds all the state; the mixins reach each other through `self`.
 """
 
 import re
@@ -15,6 +15,7 @@ from incflat.ir import source as S
 from incflat.ir.check.apply import Application
 from incflat.ir.check.arrays import ArrayExpressions
 from incflat.ir.check.builtins import Builtins
+from incflat.ir.check.checked import CheckedExpressions
 from incflat.ir.check.decls import Declarations
 from incflat.ir.check.infer import KIND_TEXT, TV, TArr, arr_of, coerce_value, prune, unify
 from incflat.ir.check.lower import Lowering
@@ -43,7 +44,8 @@ class Scope:
         self.cse = cse
 
 
-class Checker(Uniqueness, Declarations, Lowering, Operators, ArrayExpressions, Application, Builtins):
+class Checker(Uniqueness, Declarations, Lowering, Operators, ArrayExpressions, CheckedExpressions, Application,
+              Builtins):
     def __init__(self, decls, filename, text):
         self.decls = decls
         self.filename = filename
