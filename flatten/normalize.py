@@ -72,8 +72,10 @@ def _hoist_body(body: S.Body) -> S.Body:
 def _split_invariant(body: S.Body, variant: set):
     variant = set(variant)
     out, keep = [], []
+    guarded = False  # after an assertion, nothing is hoisted: it guards what follows (a range's iota, say)
     for stm in body.stms:
-        if set(free_in_exp(stm.exp)) & variant or not _safe_to_hoist(stm.exp):
+        guarded = guarded or has_assertions(stm.exp)
+        if guarded or set(free_in_exp(stm.exp)) & variant or not _safe_to_hoist(stm.exp):
             keep.append(stm)
             variant |= {p.name for p in stm.pat}
         else:

@@ -156,7 +156,10 @@ BAD = [
     ('def f (x: i32) = let () = x in 1', 1, 22, ['0 elements', 'i32']),
     ('def f (): i32 = ()', 1, 17, ['()', 'i32']),
     ('def f (x: i32): i32 = x*-1', 1, 24, ['Unknown operator "*-"', 'write "* -"']),
-    ('def f (n: i64) = map (+1) (0..<n)', 1, 29, ['Ranges', 'not supported', 'iota']),
+    ('def f (x: f32) = 0..<x', 1, 22, ['end of a range', 'integer', 'f32']),
+    ('def f (a: i32) (b: i64) = a..<b', 1, 31, ['one type', 'i32', 'i64']),
+    ('def f (a: i32) (b: i32) = a..1.5...b', 1, 30, ['second of a range', 'integer']),
+    ('def f (n: i64): [n]i64 = 1..<n', 1, 27, ['[n]i64', '[?]i64']),
     ('def f (x: i32): i32 = assert x x', 1, 30, ['condition of an assertion', 'bool', 'i32']),
     ('def f (x: i32): i32 = assert (x > 0)', 1, 37, ['Syntax error', 'end of file']),
     ('def f (xs: []i32): i32 = assert (xs[0] > 0) xs', 1, 26, ['return i32', '[]i32']),
@@ -189,6 +192,9 @@ def test_the_table_is_large():
     "def f (xs: []i32) = let ys = copy xs let ys[0] = 2 in ys",
     "def f (n: i64) = loop acc = replicate n 0i32 for i < n do acc with [i] = 1",
     "def f (x: i32): i32 = assert (x > 0) x + 1",
+    "def f (n: i64): [n]i64 = 0..<n",
+    "def f (n: i64): ([n]i64, [n]i64) = (0..1..<n, 1..2...n)",
+    "def f (n: i64): [n]i64 = map (+1) (0..<n)",
     "def f (xs: *[]i32): []i32 = assert (length xs > 0) (xs with [0] = 1)",
 ])
 def test_near_misses_are_accepted(src):
