@@ -119,11 +119,10 @@ class HostWriter:
             self.emit(f"{names} = ctx.to_device(np.broadcast_to(to_host(ctx, {self.atom(e.x)}), "
                       f"{self.shape(t)}).astype({numpy_type(t)}))")
         elif isinstance(e, S.Index):
-            idxs = "".join((f"({self.atom(i.start)}, {self.atom(i.end)}, {self.atom(i.stride)}, {self.atom(i.size)})"
-                            if isinstance(i, S.DimSlice) else self.atom(i)) + ", " for i in e.idxs)
+            idxs = self.index_tuple(e.idxs)
             self.emit(f"{names} = index(ctx, {e.arr.name}, ({idxs}), {where(stm)})")
         elif isinstance(e, S.Update):
-            idxs = "".join(self.atom(i) + ", " for i in e.idxs)
+            idxs = self.index_tuple(e.idxs)
             self.emit(f"{names} = update(ctx, {e.arr.name}, ({idxs}), {self.atom(e.value)}, {where(stm)})")
         elif isinstance(e, S.Assert):
             values = "".join(self.atom(a) + ", " for a in e.values)
@@ -163,6 +162,11 @@ class HostWriter:
             self.segscan(e, pat, stm.loc)
         else:
             raise Unsupported(f"{source_name(e)} at the top level of an entry point", stm.loc)
+
+    def index_tuple(self, idxs) -> str:
+        """The runtime's indices (without parentheses): an integer, or (start, end, stride, size) for a slice."""
+        return "".join((f"({self.atom(i.start)}, {self.atom(i.end)}, {self.atom(i.stride)}, {self.atom(i.size)})"
+                        if isinstance(i, S.DimSlice) else self.atom(i)) + ", " for i in idxs)
 
     def guard(self, e: T.Guard, pat):
         """`threshold <= par`; each version's kernels are recorded for -P between ctx.enter and ctx.leave."""

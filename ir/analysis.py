@@ -21,7 +21,7 @@ def exp_atoms(e) -> tuple:
     if isinstance(e, S.Index):
         return (e.arr,) + tuple(a for i in e.idxs for a in index_atoms(i))
     if isinstance(e, S.Update):
-        return (e.arr,) + tuple(e.idxs) + (e.value,)
+        return (e.arr,) + tuple(a for i in e.idxs for a in index_atoms(i)) + (e.value,)
     if isinstance(e, S.Assert):
         return (e.cond,) + tuple(e.values)
     if isinstance(e, S.ArrayLit):

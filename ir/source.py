@@ -114,10 +114,11 @@ class Index:
 
 @dataclass(frozen=True)
 class Update:
-    """`arr with [i, j] = v`: a copy of arr (in place when arr is not used afterwards) with one element
-    (or row, when fewer indices than the rank) replaced."""
+    """`arr with [i, j] = v`, `arr with [i:j] = vs`: a copy of arr (in place when arr is not used afterwards)
+    with the element, row or slice that the indices select (as in Index) replaced by value, whose shape
+    must be that of the selection (checked at run time)."""
     arr: Var
-    idxs: tuple  # tuple[Atom, ...], each i64
+    idxs: tuple  # tuple[Atom | DimSlice, ...], atoms of type i64
     value: Atom
 
 
