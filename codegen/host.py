@@ -9,7 +9,7 @@ from incflat.codegen.emit import PyEmitter
 from incflat.codegen.kernel import ErrorTable, Kernel, Launch
 from incflat.codegen.opencl import neutral_ctypes, source_name
 from incflat.codegen.runtime.prims import CTYPE_SIZES, PRIMS
-from incflat.codegen.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, Param
+from incflat.codegen.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, USER_PARAM, Param
 from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.errors import Unsupported
@@ -124,6 +124,11 @@ class HostWriter:
         elif isinstance(e, S.Update):
             idxs = self.index_tuple(e.idxs)
             self.emit(f"{names} = update(ctx, {e.arr.name}, ({idxs}), {self.atom(e.value)}, {where(stm)})")
+        elif isinstance(e, S.TuningParam):
+            param = Param(e.name, USER_PARAM)
+            if param not in self.size_params:
+                self.size_params.append(param)
+            self.emit(f"{names} = ctx.user_param({e.name!r}, {self.atom(e.default)})")
         elif isinstance(e, S.Assert):
             values = "".join(self.atom(a) + ", " for a in e.values)
             self.emit(f"check_assertion({self.atom(e.cond)}, {e.message!r}, ({values}), {where(stm)})")

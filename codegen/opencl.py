@@ -35,7 +35,8 @@ SOURCE_NAMES = {"Scanomap": "scan", "Scan": "scan", "Redomap": "reduce", "Reduce
                 "Rearrange": "transpose", "SegMap": "a nested map", "SegRed": "a nested reduce",
                 "Filter": "filter", "ArrayLit": "an array literal", "Rotate": "rotate", "Concat": "concat",
                 "Reshape": "flatten/unflatten", "Scatter": "scatter", "Update": "an in-place update",
-                "Loop": "loop", "Apply": "a function call", "Assert": "assert"}
+                "Loop": "loop", "Apply": "a function call", "Assert": "assert",
+                "TuningParam": "#[param] (a tuning parameter)"}
 
 
 def source_name(e) -> str:

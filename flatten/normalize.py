@@ -87,7 +87,7 @@ def _safe_to_hoist(e) -> bool:
     """Hoisting out of a map that may run zero times must not introduce a failure."""
     if isinstance(e, S.BinOp):
         return e.op not in ("/", "%", "//", "%%")
-    return isinstance(e, (S.AtomExp, S.UnOp, S.PrimCall, S.Rearrange, S.Iota, S.Replicate))
+    return isinstance(e, (S.AtomExp, S.UnOp, S.PrimCall, S.Rearrange, S.Iota, S.Replicate, S.TuningParam))
 
 
 # ---- fusion ----

@@ -24,6 +24,8 @@ def exp_atoms(e) -> tuple:
         return (e.arr,) + tuple(a for i in e.idxs for a in index_atoms(i)) + (e.value,)
     if isinstance(e, S.Assert):
         return (e.cond,) + tuple(e.values)
+    if isinstance(e, S.TuningParam):
+        return (e.default,)
     if isinstance(e, S.ArrayLit):
         return tuple(e.elems)
     if isinstance(e, S.Concat):

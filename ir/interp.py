@@ -98,7 +98,7 @@ class _Interp(Vectorising):
             S.Scanomap: self.e_scanomap, S.Update: self.e_update, S.ArrayLit: self.e_arraylit,
             S.Concat: self.e_concat, S.Rotate: self.e_rotate, S.Reshape: self.e_reshape,
             S.Scatter: self.e_scatter, S.Filter: self.e_filter, S.Loop: self.e_loop,
-            S.Assert: self.e_assert,
+            S.Assert: self.e_assert, S.TuningParam: self.e_tuning_param,
         }
         self.loops = {}  # id(Loop) -> (Loop, _LoopInfo)
         self.frees = {}  # id(Exp) -> (Exp, set of free names)
@@ -365,6 +365,9 @@ class _Interp(Vectorising):
         out = arr.copy()
         out[tuple(idxs)] = v
         return (out,)
+
+    def e_tuning_param(self, e, env, loc):
+        return (self.atom(e.default, env, loc),)
 
     def e_assert(self, e, env, loc):
         if not self.atom(e.cond, env, loc):

@@ -18,7 +18,7 @@ from lark.visitors import Transformer
 
 from incflat.ir.errors import CompileError
 from incflat.ir.source import Loc
-from incflat.ir.syntax import (App, ArrayE, AscribeE, AssertE, BinOpE, Decl, ForIn, ForUpto, Ident, IfE, IndexE, LambdaE, LetE,
+from incflat.ir.syntax import (App, ArrayE, AscribeE, AssertE, ParamE, BinOpE, Decl, ForIn, ForUpto, Ident, IfE, IndexE, LambdaE, LetE,
                                LetFunE, Lit, LoopE, NegE, Node, NotE, PName, PTuple, PTyped, PWild, ProjE, QualIdent,
                                RangeE, SectionE, SliceI, SourceText, Syntax, TupleE, TypeDecl, TypeExp, While, WithE,
                                mk_app)
@@ -131,7 +131,18 @@ def _strip_underscores(s):
 
 
 class _Attr:
-    """A parsed (and ignored) attribute."""
+    """A parsed attribute: `item` is (name, args), args a list of items or None (`#[inline]`); all but
+    `#[param(NAME)]` on an expression are ignored."""
+
+    def __init__(self, item, loc):
+        self.item, self.loc = item, loc
+
+    def param_name(self):
+        """NAME of `#[param(NAME)]`, else None."""
+        name, args = self.item
+        if name == "param" and args is not None and len(args) == 1 and args[0][1] is None:
+            return args[0][0]
+        return None
 
 
 class ToSyntax(Transformer):
@@ -210,13 +221,19 @@ class ToSyntax(Transformer):
                  f'concrete types.', c[0])
 
     def attr(self, c):
-        return _Attr()
+        return _Attr(c[1], self.loc(c[0]))
 
     def attr_item(self, c):
-        return None
+        if len(c) == 1:
+            return (str(c[0]), None)
+        return (str(c[0]), [x for x in c[2:-1] if isinstance(x, tuple)])
 
     def attr_exp(self, c):
-        return fin(c[1])
+        attr, body = c[0], fin(c[1])
+        name = attr.param_name()
+        if name is None:
+            return body
+        return ParamE(attr.loc, (body.span[0], body.span[1]), name, body)
 
     # ---- types
 

@@ -51,6 +51,8 @@ def exp(e, ind: int) -> str:
         return f"{e.arr.name}[{', '.join(index(i) for i in e.idxs)}]"
     if isinstance(e, S.Update):
         return f"{e.arr.name} with [{', '.join(index(i) for i in e.idxs)}] = {atom(e.value)}"
+    if isinstance(e, S.TuningParam):
+        return f"#[param({e.name})] {atom(e.default)}"
     if isinstance(e, S.Assert):
         values = f" ({atoms(e.values)})" if e.values else ""
         return f"assert {atom(e.cond)} {e.message!r}{values}"

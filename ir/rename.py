@@ -141,6 +141,8 @@ class Renamer:
             return S.Index(a(e.arr), self.idxs(e.idxs))
         if isinstance(e, S.Update):
             return S.Update(a(e.arr), self.idxs(e.idxs), a(e.value))
+        if isinstance(e, S.TuningParam):
+            return S.TuningParam(e.name, a(e.default))
         if isinstance(e, S.Assert):
             return S.Assert(a(e.cond), e.message, tuple(map(a, e.values)))
         if isinstance(e, S.ArrayLit):

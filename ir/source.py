@@ -123,6 +123,14 @@ class Update:
 
 
 @dataclass(frozen=True)
+class TuningParam:
+    """`#[param(NAME)] e`: the i64 `default` (e's value), unless the tuning parameter `name` is set when the
+    compiled program runs; the interpreter gives `default`."""
+    name: str
+    default: Atom
+
+
+@dataclass(frozen=True)
 class Assert:
     """A run-time check that binds nothing (its pattern is empty): when `cond` is false the program fails
     with `message` at the statement's position, `{0}`, `{1}`... in it filled from `values` (integer atoms).
@@ -277,7 +285,7 @@ class Scanomap:
     arrs: tuple
 
 
-Exp = Union[AtomExp, BinOp, UnOp, PrimCall, Apply, If, Index, Update, Assert, ArrayLit, Concat, Rotate, Reshape,
+Exp = Union[AtomExp, BinOp, UnOp, PrimCall, Apply, If, Index, Update, Assert, TuningParam, ArrayLit, Concat, Rotate, Reshape,
             Scatter, Loop, Iota, Replicate, Rearrange, Map, Reduce, Scan, Redomap, Scanomap, Filter]
 
 SOACS = (Map, Reduce, Scan, Redomap, Scanomap, Filter)
@@ -349,6 +357,8 @@ def exp_types(e: Exp) -> tuple:
         return (e.type,)
     if isinstance(e, Assert):
         return ()
+    if isinstance(e, TuningParam):
+        return (e.default.type,)
     if isinstance(e, Concat):
         t = e.arrs[0].type
         return (Array(t.elem, (dim_of(e.size),) + t.shape[1:]),)
