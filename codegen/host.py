@@ -9,7 +9,7 @@ from incflat.codegen.emit import PyEmitter
 from incflat.codegen.kernel import ErrorTable, Kernel, Launch
 from incflat.codegen.opencl import neutral_ctypes, source_name
 from incflat.codegen.runtime.prims import CTYPE_SIZES, PRIMS
-from incflat.codegen.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, Param
+from incflat.codegen.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, USER_PARAM, Param
 from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.analysis import use_counts
@@ -132,12 +132,19 @@ class HostWriter:
             self.emit(f"{names} = ctx.to_device(np.broadcast_to(to_host(ctx, {self.atom(e.x)}), "
                       f"{self.shape(t)}).astype({numpy_type(t)}))")
         elif isinstance(e, S.Index):
-            idxs = "".join((f"({self.atom(i.start)}, {self.atom(i.end)}, {self.atom(i.stride)}, {self.atom(i.size)})"
-                            if isinstance(i, S.DimSlice) else self.atom(i)) + ", " for i in e.idxs)
+            idxs = self.index_tuple(e.idxs)
             self.emit(f"{names} = index(ctx, {e.arr.name}, ({idxs}), {where(stm)})")
         elif isinstance(e, S.Update):
-            idxs = "".join(self.atom(i) + ", " for i in e.idxs)
+            idxs = self.index_tuple(e.idxs)
             self.emit(f"{names} = update(ctx, {e.arr.name}, ({idxs}), {self.atom(e.value)}, {where(stm)})")
+        elif isinstance(e, S.TuningParam):
+            param = Param(e.name, USER_PARAM)
+            if param not in self.size_params:
+                self.size_params.append(param)
+            self.emit(f"{names} = ctx.user_param({e.name!r}, {self.atom(e.default)})")
+        elif isinstance(e, S.Assert):
+            values = "".join(self.atom(a) + ", " for a in e.values)
+            self.emit(f"check_assertion({self.atom(e.cond)}, {e.message!r}, ({values}), {where(stm)})")
         elif isinstance(e, S.ArrayLit):
             self.emit(f"{names} = array_literal(ctx, [{', '.join(self.atom(a) for a in e.elems)}], "
                       f"{numpy_type(pat[0].type)}, {where(stm)})")
@@ -175,6 +182,11 @@ class HostWriter:
             self.segscan(e, pat, stm.loc)
         else:
             raise Unsupported(f"{source_name(e)} at the top level of an entry point", stm.loc)
+
+    def index_tuple(self, idxs) -> str:
+        """The runtime's indices (without parentheses): an integer, or (start, end, stride, size) for a slice."""
+        return "".join((f"({self.atom(i.start)}, {self.atom(i.end)}, {self.atom(i.stride)}, {self.atom(i.size)})"
+                        if isinstance(i, S.DimSlice) else self.atom(i)) + ", " for i in idxs)
 
     def guard(self, e: T.Guard, pat):
         """`threshold <= par`; each version's kernels are recorded for -P between ctx.enter and ctx.leave."""

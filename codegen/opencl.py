@@ -35,7 +35,8 @@ SOURCE_NAMES = {"Scanomap": "scan", "Scan": "scan", "Redomap": "reduce", "Reduce
                 "Rearrange": "transpose", "SegMap": "a nested map", "SegRed": "a nested reduce",
                 "Filter": "filter", "ArrayLit": "an array literal", "Rotate": "rotate", "Concat": "concat",
                 "Reshape": "flatten/unflatten", "Scatter": "scatter", "Update": "an in-place update",
-                "Loop": "loop", "Apply": "a function call", "Hist": "reduce_by_index (or hist)"}
+                "Loop": "loop", "Apply": "a function call", "Hist": "reduce_by_index (or hist)", "Assert": "assert",
+                "TuningParam": "#[param] (a tuning parameter)"}
 
 
 def source_name(e) -> str:
@@ -190,6 +191,11 @@ class KernelWriter:
                 self.env[pat[0].name] = self.declare(CTYPES[pat[0].type.name], value, pat[0].name)
         elif isinstance(e, S.Index):
             self.index(e, pat[0], stm.loc)
+        elif isinstance(e, S.Assert):
+            if len(e.values) > 7:
+                raise Unsupported("an assertion showing more than 7 values inside a kernel", stm.loc)
+            if self.checks:
+                self.check(f"!({self.atom(e.cond)})", stm.loc, e.message, [self.atom(a) for a in e.values])
         elif isinstance(e, S.Rearrange):
             arr = self.env[e.arr.name]
             order = tuple(e.perm) + tuple(range(len(e.perm), len(arr.dims)))
@@ -206,7 +212,7 @@ class KernelWriter:
             return True
         elif isinstance(e, (S.Iota, S.Replicate, S.ArrayLit, S.Rotate, S.Concat, S.Update)):
             dests = self.fill_dests(pat, dests, stm.loc)
-            self.fill(e, dests[0], group)
+            self.fill(e, dests[0], group, stm.loc)
             self.bind_dests(pat, dests)
             return True
         elif isinstance(e, S.Hist):
@@ -256,8 +262,12 @@ class KernelWriter:
             else:
                 self.env[p.name] = arr.slice(idxs)
             return
+        self.env[p.name] = self.selection(arr, e.idxs)
+
+    def selection(self, arr: View, idxs) -> View:
+        """The view of the part of arr that indices (atoms and DimSlices) select."""
         offset, dims, strides = arr.offset, [], []
-        for i, d, s in zip(e.idxs, arr.dims, arr.strides):
+        for i, d, s in zip(idxs, arr.dims, arr.strides):
             if isinstance(i, S.DimSlice):
                 offset = f"({offset} + ({self.atom(i.start)}) * ({s}))"
                 dims.append(self.atom(i.size))
@@ -266,8 +276,31 @@ class KernelWriter:
                 strides.append(CExpr(s, getattr(s, "host", None)).times(self.atom(i.stride), host))
             else:
                 offset = f"({offset} + ({self.atom(i)}) * ({s}))"
-        k = len(e.idxs)
-        self.env[p.name] = View(arr.mem, arr.ctype, offset, tuple(dims) + arr.dims[k:], tuple(strides) + arr.strides[k:])
+        k = len(idxs)
+        return View(arr.mem, arr.ctype, offset, tuple(dims) + arr.dims[k:], tuple(strides) + arr.strides[k:])
+
+    def check_update(self, e: S.Update, arr: View, target: View, loc):
+        """An update's indices must lie in the array, and its value must have the shape it replaces."""
+        if not self.checks or len(arr.dims) > 7:
+            return
+        bad = []
+        for i, d in zip(e.idxs, arr.dims):
+            if isinstance(i, S.DimSlice):
+                first, n, s = self.atom(i.start), self.atom(i.size), self.atom(i.stride)
+                last = f"(({first}) + (({n}) - 1) * ({s}))"
+                bad.append(f"(({n}) != 0 && (({first}) < 0 || ({first}) >= ({d}) || {last} < 0 || {last} >= ({d})))")
+            else:
+                bad.append(f"({self.atom(i)}) < 0 || ({self.atom(i)}) >= ({d})")
+        shape = "".join("[{%d}]" % k for k in range(len(arr.dims)))
+        self.check(" || ".join(bad), loc, f"Index out of bounds in an update of an array of shape {shape}.",
+                   list(arr.dims))
+        value = self.atom(e.value)
+        if isinstance(value, View) and len(value.dims) <= 3:
+            mismatch = " || ".join(f"({a}) != ({b})" for a, b in zip(value.dims, target.dims))
+            shown = "".join("[{%d}]" % k for k in range(len(value.dims)))
+            wanted = "".join("[{%d}]" % (len(value.dims) + k) for k in range(len(value.dims)))
+            self.check(mismatch, loc, f"cannot write a value of shape {shown} into a slice of shape {wanted}.",
+                       list(value.dims) + list(target.dims))
 
     def loop(self, e: S.Loop, pat, loc, group=False):
         """A sequential loop. Array-valued state lives in scratch memory: each iteration writes the new
@@ -461,7 +494,7 @@ class KernelWriter:
                 self.emit(f"{c} = {r};")
             self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
 
-    def fill(self, e, dst: View, group: bool):
+    def fill(self, e, dst: View, group: bool, loc=None):
         """Writes an array-constructing expression into its destination, element by element (by the
         workgroup's threads together at the intra-group level)."""
         n = dst.dims[0]
@@ -473,6 +506,11 @@ class KernelWriter:
             return
         if isinstance(e, S.Update):
             self.copy(self.env[e.arr.name], dst, group)
+            if any(isinstance(x, S.DimSlice) for x in e.idxs):
+                target = self.selection(dst, e.idxs)
+                self.check_update(e, self.env[e.arr.name], target, loc)
+                self.copy(self.atom(e.value), target, group)
+                return
             idxs = [self.atom(x) for x in e.idxs]
             target = dst.slice(idxs) if len(idxs) < len(dst.dims) else dst
             if len(idxs) == len(dst.dims):

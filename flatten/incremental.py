@@ -17,7 +17,7 @@ import numpy as np
 from incflat.codegen.runtime.tuning import threshold_name
 from incflat.ir import source as S
 from incflat.ir import target as T
-from incflat.ir.analysis import free_in_body, free_in_exp, has_inner_soacs, type_size_names
+from incflat.ir.analysis import free_in_body, free_in_exp, has_assertions, has_inner_soacs, type_size_names
 from incflat.ir.rename import NameSource, all_names
 from incflat.ir.types import I64, Array, array_of
 
@@ -330,9 +330,10 @@ def _level0_segops(body: S.Body) -> list:
 
 
 def _invariant_scalars(stms, variant: set) -> bool:
-    """Scalar statements that use no variable bound inside the nest."""
+    """Scalar statements that use no variable bound inside the nest (and check nothing: an assertion
+    inside a nest of no points must not run)."""
     return all(not isinstance(p.type, Array) for s in stms for p in s.pat) and \
-        not any(set(free_in_exp(s.exp)) & variant for s in stms)
+        not any(set(free_in_exp(s.exp)) & variant or has_assertions(s.exp) for s in stms)
 
 
 def _names(atoms) -> set:

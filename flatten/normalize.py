@@ -8,7 +8,7 @@ them, in order); the result is valid source IR, so the reference interpreter can
 import dataclasses
 
 from incflat.ir import source as S
-from incflat.ir.analysis import free_in_exp, type_size_names, use_counts
+from incflat.ir.analysis import free_in_exp, has_assertions, type_size_names, use_counts
 from incflat.ir.rename import NameSource, Renamer, all_names
 from incflat.ir.traverse import map_bodies, map_nested
 from incflat.ir.types import Array, array_of, shape_of
@@ -72,8 +72,10 @@ def _hoist_body(body: S.Body) -> S.Body:
 def _split_invariant(body: S.Body, variant: set):
     variant = set(variant)
     out, keep = [], []
+    guarded = False  # after an assertion, nothing is hoisted: it guards what follows (a range's iota, say)
     for stm in body.stms:
-        if set(free_in_exp(stm.exp)) & variant or not _safe_to_hoist(stm.exp):
+        guarded = guarded or has_assertions(stm.exp)
+        if guarded or set(free_in_exp(stm.exp)) & variant or not _safe_to_hoist(stm.exp):
             keep.append(stm)
             variant |= {p.name for p in stm.pat}
         else:
@@ -85,7 +87,7 @@ def _safe_to_hoist(e) -> bool:
     """Hoisting out of a map that may run zero times must not introduce a failure."""
     if isinstance(e, S.BinOp):
         return e.op not in ("/", "%", "//", "%%")
-    return isinstance(e, (S.AtomExp, S.UnOp, S.PrimCall, S.Rearrange, S.Iota, S.Replicate))
+    return isinstance(e, (S.AtomExp, S.UnOp, S.PrimCall, S.Rearrange, S.Iota, S.Replicate, S.TuningParam))
 
 
 # ---- fusion ----
@@ -299,7 +301,7 @@ def _dce_body(body: S.Body) -> S.Body:
     live = {a.name for a in body.result if isinstance(a, S.Var)}
     kept = []
     for stm in reversed(body.stms):
-        if any(p.name in live for p in stm.pat):
+        if any(p.name in live for p in stm.pat) or has_assertions(stm.exp):
             kept.append(stm)
             live |= set(free_in_exp(stm.exp))
             live |= set().union(*(type_size_names(p.type) for p in stm.pat))  # sizes its types name

@@ -21,7 +21,11 @@ def exp_atoms(e) -> tuple:
     if isinstance(e, S.Index):
         return (e.arr,) + tuple(a for i in e.idxs for a in index_atoms(i))
     if isinstance(e, S.Update):
-        return (e.arr,) + tuple(e.idxs) + (e.value,)
+        return (e.arr,) + tuple(a for i in e.idxs for a in index_atoms(i)) + (e.value,)
+    if isinstance(e, S.Assert):
+        return (e.cond,) + tuple(e.values)
+    if isinstance(e, S.TuningParam):
+        return (e.default,)
     if isinstance(e, S.ArrayLit):
         return tuple(e.elems)
     if isinstance(e, S.Concat):
@@ -124,6 +128,11 @@ def free_in_body(body: S.Body) -> dict:
         if isinstance(a, S.Var) and a.name not in bound:
             free.setdefault(a.name, a)
     return free
+
+
+def has_assertions(e) -> bool:
+    """Whether an expression is, or holds in a nested body, an Assert: it must run even if unused."""
+    return isinstance(e, S.Assert) or any(has_assertions(s.exp) for inner in nested(e) for s in inner.body.stms)
 
 
 def has_inner_soacs(body: S.Body) -> bool:

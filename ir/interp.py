@@ -98,6 +98,7 @@ class _Interp(Vectorising):
             S.Scanomap: self.e_scanomap, S.Update: self.e_update, S.ArrayLit: self.e_arraylit,
             S.Concat: self.e_concat, S.Rotate: self.e_rotate, S.Reshape: self.e_reshape,
             S.Scatter: self.e_scatter, S.Hist: self.e_hist, S.Filter: self.e_filter, S.Loop: self.e_loop,
+            S.Assert: self.e_assert, S.TuningParam: self.e_tuning_param,
         }
         self.loops = {}  # id(Loop) -> (Loop, _LoopInfo)
         self.frees = {}  # id(Exp) -> (Exp, set of free names)
@@ -342,24 +343,36 @@ class _Interp(Vectorising):
 
     def e_update(self, e, env, loc):
         arr = self.array(e.arr, env, loc, "an update")
-        idxs = [self.atom(i, env, loc) for i in e.idxs]
         v = self.atom(e.value, env, loc)
         shape = arr.shape
-        if len(idxs) > len(shape):
-            raise _err(f"Too many indices ({len(idxs)}) for array of shape {_shape_str(shape)}.", loc)
-        for i, w in zip(idxs, shape):
-            if not 0 <= i < w:
-                raise _err(_oob_message(idxs, shape), loc)
-        row = shape[len(idxs):]
+        if len(e.idxs) > len(shape):
+            raise _err(f"Too many indices ({len(e.idxs)}) for array of shape {_shape_str(shape)}.", loc)
+        idxs = []
+        for i, w in zip(e.idxs, shape):
+            k = self.dim_slice(i, w, env, loc) if type(i) is S.DimSlice else self.atom(i, env, loc)
+            if k is None or (type(i) is not S.DimSlice and not 0 <= k < w):
+                raise _err(_oob_message(self.index_parts(e.idxs, env, loc), shape), loc)
+            idxs.append(k)
+        row = np.shape(arr[tuple(idxs)])
         if np.shape(v) != row:
+            replaced = f"the slice of {e.arr} has" if any(type(i) is S.DimSlice for i in e.idxs) else \
+                f"{e.arr} has rows of"
             raise _err(f"Size mismatch in update: the new value has shape {_shape_str(np.shape(v))}, but "
-                       f"{e.arr} has rows of shape {_shape_str(row)} (shape {_shape_str(shape)}).", loc)
+                       f"{replaced} shape {_shape_str(row)} (shape {_shape_str(shape)}).", loc)
         if v.dtype != arr.dtype:
             raise _err(f"An update writes a value of type {type_name(v)} into {e.arr}, of type "
                        f"{type_name(arr)}.", loc)
         out = arr.copy()
         out[tuple(idxs)] = v
         return (out,)
+
+    def e_tuning_param(self, e, env, loc):
+        return (self.atom(e.default, env, loc),)
+
+    def e_assert(self, e, env, loc):
+        if not self.atom(e.cond, env, loc):
+            raise _err(e.message.format(*(int(self.atom(a, env, loc)) for a in e.values)), loc)
+        return ()
 
     def e_arraylit(self, e, env, loc):
         vals = [self.atom(a, env, loc) for a in e.elems]

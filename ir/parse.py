@@ -20,15 +20,15 @@ from lark.visitors import Transformer
 
 from incflat.ir.errors import CompileError
 from incflat.ir.source import Loc
-from incflat.ir.syntax import (App, ArrayE, AscribeE, BinOpE, Decl, ForIn, ForUpto, FunTypeExp, Ident, IfE, IndexE,
-                               LambdaE, LetE, LetFunE, Lit, LoopE, NegE, Node, NotE, PName, PRecord, PTuple, PTyped, PWild,
-                               ProjE, QualIdent, RangeE, RecordE, RecordTypeExp, RecordUpdateE, SectionE, SliceI,
-                               SourceText, Syntax, TupleE, TypeDecl, TypeExp, While, WithE, mk_app)
+from incflat.ir.syntax import (App, ArrayE, AscribeE, AssertE, BinOpE, Decl, ForIn, ForUpto, FunTypeExp, Ident, IfE,
+                               IndexE, LambdaE, LetE, LetFunE, Lit, LoopE, NegE, Node, NotE, ParamE, PName, PRecord,
+                               PTuple, PTyped, PWild, ProjE, QualIdent, RangeE, RecordE, RecordTypeExp, RecordUpdateE,
+                               SectionE, SliceI, SourceText, Syntax, TupleE, TypeDecl, TypeExp, While, WithE, mk_app)
 
 # Futhark keywords that this subset does not have. They lex as NAME and are rejected here
 # with a clear message rather than as a confusing syntax error later.
 UNSUPPORTED_KEYWORDS = frozenset({
-    "match", "case", "module", "open", "import", "include", "local", "val", "assert",
+    "match", "case", "module", "open", "import", "include", "local", "val",
 })
 
 # Binary operators: Futhark's precedence (higher binds tighter) and associativity.
@@ -133,7 +133,18 @@ def _strip_underscores(s):
 
 
 class _Attr:
-    """A parsed (and ignored) attribute."""
+    """A parsed attribute: `item` is (name, args), args a list of items or None (`#[inline]`); all but
+    `#[param(NAME)]` on an expression are ignored."""
+
+    def __init__(self, item, loc):
+        self.item, self.loc = item, loc
+
+    def param_name(self):
+        """NAME of `#[param(NAME)]`, else None."""
+        name, args = self.item
+        if name == "param" and args is not None and len(args) == 1 and args[0][1] is None:
+            return args[0][0]
+        return None
 
 
 class ToSyntax(Transformer):
@@ -214,13 +225,19 @@ class ToSyntax(Transformer):
         return ("type", str(c[0]).lstrip("'~^"), self.loc(c[0]))
 
     def attr(self, c):
-        return _Attr()
+        return _Attr(c[1], self.loc(c[0]))
 
     def attr_item(self, c):
-        return None
+        if len(c) == 1:
+            return (str(c[0]), None)
+        return (str(c[0]), [x for x in c[2:-1] if isinstance(x, tuple)])
 
     def attr_exp(self, c):
-        return fin(c[1])
+        attr, body = c[0], fin(c[1])
+        name = attr.param_name()
+        if name is None:
+            return body
+        return ParamE(attr.loc, (body.span[0], body.span[1]), name, body)
 
     # ---- types
 
@@ -435,6 +452,11 @@ class ToSyntax(Transformer):
         a = Ident(self.loc(name), self.span(name, name), self.check_name(name))
         w = WithE(self.loc(lsq), (a.span[0], rhs.span[1]), a, idxs, rhs)
         return LetE(self.loc(let), self.span(let, body), PName(a.name, a.loc), [], w, body)
+
+    def assert_exp(self, c):
+        kw, cond, body = c
+        cond, body = fin(cond), fin(body)
+        return AssertE(self.loc(kw), self.span(kw, body), cond, body)
 
     def if_exp(self, c):
         kw, cond, _t, then, _e, else_ = c

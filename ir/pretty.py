@@ -50,7 +50,12 @@ def exp(e, ind: int) -> str:
     if isinstance(e, S.Index):
         return f"{e.arr.name}[{', '.join(index(i) for i in e.idxs)}]"
     if isinstance(e, S.Update):
-        return f"{e.arr.name} with [{', '.join(atom(i) for i in e.idxs)}] = {atom(e.value)}"
+        return f"{e.arr.name} with [{', '.join(index(i) for i in e.idxs)}] = {atom(e.value)}"
+    if isinstance(e, S.TuningParam):
+        return f"#[param({e.name})] {atom(e.default)}"
+    if isinstance(e, S.Assert):
+        values = f" ({atoms(e.values)})" if e.values else ""
+        return f"assert {atom(e.cond)} {e.message!r}{values}"
     if isinstance(e, S.ArrayLit):
         return f"[{', '.join(atom(a) for a in e.elems)}]"
     if isinstance(e, S.Concat):

@@ -118,6 +118,11 @@ class Renamer:
             out.append(T.Binding(self.atom(b.width), tuple(self.bind(p) for p in b.params), arrs))
         return tuple(out)
 
+    def idxs(self, idxs) -> tuple:
+        a = self.atom
+        return tuple(S.DimSlice(a(i.start), a(i.end), a(i.stride), a(i.size)) if isinstance(i, S.DimSlice) else a(i)
+                     for i in idxs)
+
     def exp(self, e):
         a, ts = self.atom, (lambda xs: tuple(self.type(t) for t in xs))
         if isinstance(e, S.AtomExp):
@@ -133,11 +138,13 @@ class Renamer:
         if isinstance(e, S.If):
             return S.If(a(e.cond), self.body(e.then), self.body(e.else_), ts(e.types))
         if isinstance(e, S.Index):
-            return S.Index(a(e.arr), tuple(
-                S.DimSlice(a(i.start), a(i.end), a(i.stride), a(i.size)) if isinstance(i, S.DimSlice) else a(i)
-                for i in e.idxs))
+            return S.Index(a(e.arr), self.idxs(e.idxs))
         if isinstance(e, S.Update):
-            return S.Update(a(e.arr), tuple(map(a, e.idxs)), a(e.value))
+            return S.Update(a(e.arr), self.idxs(e.idxs), a(e.value))
+        if isinstance(e, S.TuningParam):
+            return S.TuningParam(e.name, a(e.default))
+        if isinstance(e, S.Assert):
+            return S.Assert(a(e.cond), e.message, tuple(map(a, e.values)))
         if isinstance(e, S.ArrayLit):
             return S.ArrayLit(tuple(map(a, e.elems)), self.type(e.type))
         if isinstance(e, S.Concat):

@@ -114,11 +114,30 @@ class Index:
 
 @dataclass(frozen=True)
 class Update:
-    """`arr with [i, j] = v`: a copy of arr (in place when arr is not used afterwards) with one element
-    (or row, when fewer indices than the rank) replaced."""
+    """`arr with [i, j] = v`, `arr with [i:j] = vs`: a copy of arr (in place when arr is not used afterwards)
+    with the element, row or slice that the indices select (as in Index) replaced by value, whose shape
+    must be that of the selection (checked at run time)."""
     arr: Var
-    idxs: tuple  # tuple[Atom, ...], each i64
+    idxs: tuple  # tuple[Atom | DimSlice, ...], atoms of type i64
     value: Atom
+
+
+@dataclass(frozen=True)
+class TuningParam:
+    """`#[param(NAME)] e`: the i64 `default` (e's value), unless the tuning parameter `name` is set when the
+    compiled program runs; the interpreter gives `default`."""
+    name: str
+    default: Atom
+
+
+@dataclass(frozen=True)
+class Assert:
+    """A run-time check that binds nothing (its pattern is empty): when `cond` is false the program fails
+    with `message` at the statement's position, `{0}`, `{1}`... in it filled from `values` (integer atoms).
+    `assert c e` in the source; also the validity check of a range. Never removed as dead code."""
+    cond: Atom
+    message: str
+    values: tuple = ()  # tuple[Atom, ...], integers
 
 
 @dataclass(frozen=True)
@@ -280,8 +299,8 @@ class Scanomap:
     arrs: tuple
 
 
-Exp = Union[AtomExp, BinOp, UnOp, PrimCall, Apply, If, Index, Update, ArrayLit, Concat, Rotate, Reshape,
-            Scatter, Loop, Iota, Replicate, Rearrange, Map, Reduce, Scan, Redomap, Scanomap, Filter, Hist]
+Exp = Union[AtomExp, BinOp, UnOp, PrimCall, Apply, If, Index, Update, Assert, TuningParam, ArrayLit, Concat, Rotate,
+            Reshape, Scatter, Loop, Iota, Replicate, Rearrange, Map, Reduce, Scan, Redomap, Scanomap, Filter, Hist]
 
 SOACS = (Map, Reduce, Scan, Redomap, Scanomap, Filter)
 
@@ -350,6 +369,10 @@ def exp_types(e: Exp) -> tuple:
         return ((e.dest if isinstance(e, Scatter) else e.arr).type,)
     if isinstance(e, ArrayLit):
         return (e.type,)
+    if isinstance(e, Assert):
+        return ()
+    if isinstance(e, TuningParam):
+        return (e.default.type,)
     if isinstance(e, Concat):
         t = e.arrs[0].type
         return (Array(t.elem, (dim_of(e.size),) + t.shape[1:]),)

@@ -239,6 +239,21 @@ class RangeE(Node):
 
 
 @dataclass
+class ParamE(Node):
+    """`#[param(NAME)] body`: a tuning parameter that overrides body (an i64) when set; `loc` is that of the
+    attribute."""
+    name: str = ""
+    body: object = None
+
+
+@dataclass
+class AssertE(Node):
+    """`assert cond body`: body's value, if cond holds at run time; `loc` is that of the keyword."""
+    cond: object = None
+    body: object = None
+
+
+@dataclass
 class TupleE(Node):
     elems: list = field(default_factory=list)
 

@@ -194,6 +194,13 @@ class _Verifier:
             self.boolean(e.cond, stm, "the condition of an if")
             self.results(e.then, types, stm, "then")
             self.results(e.else_, types, stm, "else")
+        elif isinstance(e, S.TuningParam):
+            self.i64(e.default, stm, f"the default of tuning parameter {e.name}")
+        elif isinstance(e, S.Assert):
+            self.boolean(e.cond, stm, "the condition of an assertion")
+            for a in e.values:
+                if not (isinstance(a.type, Scalar) and a.type.is_int):
+                    self.fail(f"an assertion's message shows a value of type {a.type}", stm)
         elif isinstance(e, S.Apply):
             callee = self.earlier(e.fn)
             if callee is None:

@@ -152,7 +152,9 @@ BAD = [
     ('def f (xs: *[]i32): []i32 = xs with [0, 1] = 1', 1, 32, ['Too many indices', '2', 'rank 1']),
     ('def f (xs: *[]i32): []i32 = xs with [0] = 1.5', 1, 43, ['new value', 'decimal literal', 'i32']),
     ('def f (xs: *[][]i32): [][]i32 = xs with [0] = [1, 2, 3]', 1, 47, ['new value', 'size']),
-    ('def f (xs: *[]i32): []i32 = xs with [0:2] = 1', 1, 38, ['Slices', 'not supported']),
+    ('def f (xs: *[]i32): []i32 = xs with [0:2] = 1', 1, 45, ['new value', 'integer literal', '[2]i32']),
+    ('def f (xs: []i32): []i32 = xs with [0:2] = [1, 2]', 1, 31, ['"xs"', 'in place', 'not declared unique']),
+    ('def f (xs: *[][]i32): [][]i32 = xs with [:, 0] = [1.5]', 1, 50, ['new value', 'decimal literal', '[?]i32']),
     ('def f (x: i32) : (i32, i32) = let t = (x, x) in t with [0] = 1', 1, 49, ['"with"', '(i32, i32)']),
     ('def f (xs: []i32): []i32 = xs with [0] = 1', 1, 31, ['"xs"', 'in place', 'not declared unique']),
     ('def f (xs: *[]i32): i32 = let ys = xs with [0] = 1 in xs[0]', 1, 55, ['"xs"', 'consumed', 'line 1, column']),
@@ -190,7 +192,15 @@ BAD = [
     ('def f (x: i32) = let () = x in 1', 1, 22, ['0 elements', 'i32']),
     ('def f (): i32 = ()', 1, 17, ['()', 'i32']),
     ('def f (x: i32): i32 = x*-1', 1, 24, ['Unknown operator "*-"', 'write "* -"']),
-    ('def f (n: i64) = map (+1) (0..<n)', 1, 29, ['Ranges', 'not supported', 'iota']),
+    ('def f (x: f32) = 0..<x', 1, 22, ['end of a range', 'integer', 'f32']),
+    ('def f (x: i32) = #[param(p)] x', 1, 18, ['#[param(p)]', 'i64', 'i32']),
+    ('def f (x: i64) = #[param(p)] (x, x)', 1, 18, ['#[param(p)]', 'i64', '(i64, i64)']),
+    ('def f (a: i32) (b: i64) = a..<b', 1, 31, ['one type', 'i32', 'i64']),
+    ('def f (a: i32) (b: i32) = a..1.5...b', 1, 30, ['second of a range', 'integer']),
+    ('def f (n: i64): [n]i64 = 1..<n', 1, 27, ['[n]i64', '[?]i64']),
+    ('def f (x: i32): i32 = assert x x', 1, 30, ['condition of an assertion', 'bool', 'i32']),
+    ('def f (x: i32): i32 = assert (x > 0)', 1, 37, ['Syntax error', 'end of file']),
+    ('def f (xs: []i32): i32 = assert (xs[0] > 0) xs', 1, 26, ['return i32', '[]i32']),
     # records
     ('def f (p: {x: f32, y: f32}) = p.z', 1, 33, ['record of type {x: f32, y: f32}', 'no field "z"']),
     ('def f (p: {x: f32}) = (p).y', 1, 27, ['record of type {x: f32}', 'no field "y"']),
@@ -260,6 +270,15 @@ def test_the_table_is_large():
     "def f (x: i32) = let {0 = a, 1 = b} = (x, 2) in {1 = a, 0 = b} == (2, x)",
     "def f (xs: {a: *[]i32, n: i64}) = let xs.a = xs.a with [xs.n - 1] = 0 in xs",
     "def f (x: {a: i32}) = let {a = (b: i32)} = x let c = x.a in {b, c} with b = 3",
+    "def f (x: i32): i32 = assert (x > 0) x + 1",
+    "def f (n: i64): [n]i64 = 0..<n",
+    "def f (n: i64): i64 = #[param(block)] #[unsafe] (n * 2) + 1",
+    "def f (n: i64): i64 = #[param(a, b)] #[param] n",
+    "def f (xs: *[]i32) (ys: []i32) = let xs[1:3] = ys in xs",
+    "def f (xss: *[][]i32) (c: []i32) = xss with [:, 1] = c",
+    "def f (n: i64): ([n]i64, [n]i64) = (0..1..<n, 1..2...n)",
+    "def f (n: i64): [n]i64 = map (+1) (0..<n)",
+    "def f (xs: *[]i32): []i32 = assert (length xs > 0) (xs with [0] = 1)",
 ])
 def test_near_misses_are_accepted(src):
     source_program(src, "ok.fut")
@@ -281,9 +300,9 @@ def test_lark_errors_never_escape():
                 "def f: i32 = (+", "def f: i32 = (1 +", "def f: i32 = ((", "def 3", "def f [3] = 1",
                 "def f = loop", "def f = a[", "def f = a[1:", "def f = (1,", "type", "type t =", "#[", "def f = x.",
                 "def f = let (a, b", "def f = \\(x", "def f (x: [", "def f = a with", "def f = #[x] #[y",
-                "def f = 'x'", "def f = \"s\"", "def f = x.0.", "def f (x: (i32,) = 1", "def f = {", "def f = {a =",
-                "def f = r with a.", "def f (x: {a:", "def f = let {a", "def f = let r.a", "def f = (.a",
-                "def f = {a = 1,,}"]:
+                "def f = 'x'", "def f = assert", "def f = assert x", "def f = \"s\"", "def f = x.0.", "def f (x: (i32,) = 1",
+                "def f = {", "def f = {a =", "def f = r with a.", "def f (x: {a:", "def f = let {a", "def f = let r.a",
+                "def f = (.a", "def f = {a = 1,,}"]:
         with pytest.raises(CompileError) as info:
             source_program(src, "x.fut")
         assert info.value.loc is not None, src

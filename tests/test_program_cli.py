@@ -155,3 +155,28 @@ def test_profile_reports_kernels_and_versions(matmul, device, tmp_path):
     assert sorted(decisions) == [("main.suff_intra_par_1", False, 2), ("main.suff_intra_par_3", False, 2),
                                  ("main.suff_outer_par_0", False, 2), ("main.suff_outer_par_2", False, 4)]
     assert all(v["time_us"] > 0 for v in record["versions"])
+
+
+PARAM_ATTRIBUTE = """
+entry main [n] (xs: [n]i32): []i32 =
+  let k = #[param(chunk)] (n / 2)
+  in xs[k:]
+"""
+
+
+def test_param_attribute_is_a_tuning_parameter(tmp_path):
+    """#[param(chunk)] e: listed by --print-params, e's value when unset, else --param's or a tuning file's."""
+    program = compile_program(PARAM_ATTRIBUTE, tmp_path, "param")
+    listing = run_program(program, b"", "--print-params").stdout.decode()
+    assert "chunk (user_param)" in listing.splitlines()
+    from incflat.codegen.runtime.tuning import USER_PARAM, parse_listing
+    assert [p.cls for p in parse_listing(listing) if p.name == "chunk"] == [USER_PARAM]
+    xs = b"[1i32, 2i32, 3i32, 4i32, 5i32]"
+    assert run_program(program, xs).stdout.split() == [b"[3i32,", b"4i32,", b"5i32]"]
+    assert run_program(program, xs, "--param", "chunk=1").stdout.split() == [b"[2i32,", b"3i32,", b"4i32,", b"5i32]"]
+    tuning = tmp_path / "param.tuning"
+    tuning.write_text("chunk=4\n")
+    assert run_program(program, xs, "--tuning", str(tuning)).stdout.split() == [b"[5i32]"]
+    proc = run_program(program, xs, "--param", "chunk=9", check=False)
+    err = proc.stderr.decode()
+    assert proc.returncode != 0 and "out of bounds" in err and "Traceback" not in err

@@ -12,8 +12,8 @@ from .errors import ProgramError, fail
 from .prims import PRIMS
 from .scalars import prelude_function
 
-__all__ = ["DeviceArray", "array_literal", "ceil_div", "check_coercion", "check_size", "compact", "concat",
-           "groups_per_segment", "index", "int_div", "manifest", "prim_call", "reshape", "rotate", "scatter",
+__all__ = ["DeviceArray", "array_literal", "ceil_div", "check_assertion", "check_coercion", "check_size", "compact",
+           "concat", "groups_per_segment", "index", "int_div", "manifest", "prim_call", "reshape", "rotate", "scatter",
            "segment_group_size", "thread_parts", "to_host", "update", "wrap"]
 
 NP_DTYPES = {p.dtype: p.dtype for p in PRIMS.values()}  # np.dtype(t), made once, for each dtype and type
@@ -95,6 +95,12 @@ def check_coercion(expected, arr, dim, where=""):
         fail(where, f"cannot coerce an array of shape {shape_text(arr.shape)} to shape {shape_text(wanted)}.")
 
 
+def check_assertion(cond, message, values, where=""):
+    """`assert` (and a range's validity): fails with message, its {0}, {1}... filled from values."""
+    if not cond:
+        fail(where, message.format(*(int(v) for v in values)))
+
+
 def to_host(ctx, x):
     return ctx.from_device(x) if isinstance(x, DeviceArray) else x
 
@@ -146,7 +152,9 @@ def manifest(ctx, arr):
 
 
 def update(ctx, arr, idxs, value, where=""):
-    """arr with [idxs] = value, as a new array."""
+    """arr with [idxs] = value, as a new array; a slice index is (start, end, stride, size), as in index."""
+    if any(isinstance(i, tuple) for i in idxs):
+        return update_slice(ctx, arr, idxs, value, where)
     for k, i in enumerate(idxs):
         if not 0 <= int(i) < arr.shape[k]:
             shown = ", ".join(str(int(j)) for j in idxs)
@@ -160,6 +168,30 @@ def update(ctx, arr, idxs, value, where=""):
     if row.size:
         cl.enqueue_copy(ctx.queue, out.buf, np.ascontiguousarray(row), dst_offset=offset * arr.dtype.itemsize)
     return out
+
+
+def update_slice(ctx, arr, idxs, value, where=""):
+    """arr with [i:j:s, ...] = value: the slice is checked as index checks it, and value must have its shape."""
+    target = index(ctx, arr, idxs, where)
+    part = np.asarray(to_host(ctx, value), dtype=arr.dtype)
+    if part.shape != tuple(target.shape):
+        fail(where, f"cannot write a value of shape {shape_text(part.shape)} into a slice of shape "
+             f"{shape_text(target.shape)}.")
+    out = manifest(ctx, arr)
+    if part.size:  # through the host: slices are strided
+        host = ctx.from_device(out)
+        key = tuple(_python_slice(*(int(v) for v in i)) if isinstance(i, tuple) else int(i) for i in idxs)
+        host[key] = part
+        cl.enqueue_copy(ctx.queue, out.buf, np.ascontiguousarray(host))
+    return out
+
+
+def _python_slice(start, end, stride, size):
+    """The Python slice of `size` elements from start by stride (a checked slice of the runtime)."""
+    if size == 0:
+        return slice(0, 0)
+    stop = start + size * stride
+    return slice(start, stop if stop >= 0 else None, stride)
 
 
 def array_literal(ctx, elems, dtype, where=""):

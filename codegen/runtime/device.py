@@ -19,7 +19,7 @@ import pyopencl.tools as cl_tools
 from .arrays import DeviceArray, row_major_strides
 from .errors import KernelUnavailable, ProgramError, fail
 from .prims import PRIMS
-from .tuning import comparison_line, device_line
+from .tuning import USER_PARAM, comparison_line, device_line
 
 GPU_DEFAULT_THRESHOLD = 32768
 DEFAULT_TILE_SIZE = 16  # the tile size at which the thesis's tuner tunes the thresholds (§3.1)
@@ -169,7 +169,9 @@ class Context:
         self.default_tile_size = default_tile_size or DEFAULT_TILE_SIZE
         self.values = {}
         for param in program.params:
-            self.values[param.name] = self.default_threshold if param.is_threshold else 0
+            # a user parameter is unset (None) until a tuning file or --param sets it
+            self.values[param.name] = (self.default_threshold if param.is_threshold else
+                                       None if param.cls == USER_PARAM else 0)
         for src in (tuned_defaults, overrides or {}):
             for name, value in src.items():
                 if name not in self.values:
@@ -197,6 +199,11 @@ class Context:
         """A workgroup or grid size: the tuning parameter when set (not 0), else the default."""
         value = self.values[name]
         return min(value, most) if value > 0 else default
+
+    def user_param(self, name, default):
+        """`#[param(NAME)] e`: the parameter's value when set, else e's value (default)."""
+        value = self.values[name]
+        return np.int64(default if value is None else value)
 
     def tile_size(self, kernel, name):
         """The side of a tiled kernel's square workgroup: the tuning parameter when set, else the

@@ -2,7 +2,7 @@
 
 - Tuning parameters (`Param`): thresholds, named `<entry>.suff_outer_par_<k>` / `<entry>.suff_intra_par_<k>`,
   each guard being `threshold <= par` (true takes the less flattened version), and each kernel's workgroup
-  size, grid size and tile size. `--print-params` lists them one a line as `name (class)`; a threshold's class
+  size, grid size and tile size, and the program's `#[param(NAME)]` parameters. `--print-params` lists them one a line as `name (class)`; a threshold's class
   is `threshold(<default or def>, <ancestors>)`, each ancestor `name` or `!name` (reached when that guard was
   false). `listing` writes it; `parse_listing` is its only parser.
 - The version tree (`build_forest`): the thresholds as nodes, each under the outcome of its parent, rebuilt the
@@ -30,6 +30,7 @@ THREAD_BLOCK_SIZE = "thread_block_size"
 GRID_SIZE = "grid_size"
 TILE_SIZE = "tile_size"
 SIZE_CLASSES = (THREAD_BLOCK_SIZE, GRID_SIZE, TILE_SIZE)
+USER_PARAM = "user_param"  # `#[param(NAME)] e`: when set, NAME's value replaces e's
 
 
 class ContractError(ValueError):
@@ -60,7 +61,7 @@ def parse_threshold_name(name: str) -> Optional[tuple]:
 @dataclass(frozen=True)
 class Param:
     name: str
-    cls: str = THRESHOLD  # THRESHOLD or one of SIZE_CLASSES
+    cls: str = THRESHOLD  # THRESHOLD, one of SIZE_CLASSES or USER_PARAM
     default: Optional[int] = None  # a threshold's listed default; None: the device's ("def")
     ancestors: tuple = ()  # a threshold's guards on the path to it: ((name, outcome that leads here), ...)
 
@@ -100,7 +101,7 @@ def parse_listing(text: str) -> list:
         if not whole:
             raise ContractError(f"line {number} of the parameter listing is not `name (class)`: {line!r}")
         name, cls = whole.group(1), whole.group(2).strip()
-        if cls in SIZE_CLASSES:
+        if cls in SIZE_CLASSES + (USER_PARAM,):
             params.append(Param(name, cls))
             continue
         threshold = _THRESHOLD_CLASS.fullmatch(cls)

@@ -46,6 +46,7 @@ The package, one module per concern (the mixins are assembled into `Checker` in 
                    indexing, updates (mixin `Lowering`)
     records.py     record literals, field access, `with` updates of fields, record patterns
                    (mixin `Records`)
+    checked.py     expressions checked at run time: assert, ranges (mixin `CheckedExpressions`)
     apply.py       function values: application, calls, inlining, the lambdas of SOACs
                    (mixin `Application`)
     builtins.py    the builtin functions: map, reduce, scan, filter, zip, ..., foldl, prelude

@@ -162,15 +162,18 @@ class ArrayExpressions:
             raise self.err(f"Too many indices: {len(e.idxs)} for an array of type {self.show(t)} (rank "
                            f"{rank_of(t)}).", e.loc)
         idxs = []
-        for ix in e.idxs:
+        for k, ix in enumerate(e.idxs):
             if isinstance(ix, P.SliceI):
-                raise self.err('Slices in "with" updates are not supported by incflat; update one element '
-                               '(or row) at a time, or use scatter.', ix.loc)
-            idxs.append(self.index_atom(self.lower_val(ix, env), ix.loc))
+                idxs.append(self.make_slice(ix, shape_of(t)[k], env))
+            else:
+                idxs.append(self.index_atom(self.lower_val(ix, env), ix.loc))
         val = self.lower_val(e.value, env)
-        et = drop_dims(t, len(idxs))
+        kept = tuple(S.dim_of(i.size) for i in idxs if isinstance(i, S.DimSlice))
+        et = arr_of(drop_dims(t, len(idxs)), kept) if kept else drop_dims(t, len(idxs))
         r = unify(et, val.t)
-        if r:
+        if r == "size" and kept:
+            pass  # the value's shape is checked against the slice's at run time, as in Futhark
+        elif r:
             raise self.err(f"The new value has {self.what(r)} {self.show(val.t)}, but the updated element has "
                            f"{self.what(r)} {self.show(et)}.", e.value.loc)
         atoms = []

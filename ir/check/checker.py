@@ -5,8 +5,8 @@ showing types and sizes to the user, and resolving the types the user writes. Th
 checker are mixins, each for one concern, assembled here into `Checker`: uniqueness (in-place
 updates), decls (programs, functions, patterns), lower (expressions), records (record expressions and
 patterns), arrays (array expressions), apply (function values), operators (user-defined, qualified,
-composition, array equality), prelude_arrays and builtins. One object holds all the state; the mixins reach
-each other through `self`.
+composition, array equality), checked (assert, ranges), prelude_arrays and builtins. One object holds all the
+state; the mixins reach each other through `self`.
 """
 
 import re
@@ -17,6 +17,7 @@ from incflat.ir.check.apply import Application
 from incflat.ir.check.arrays import ArrayExpressions
 from incflat.ir.check.builtins import Builtins
 from incflat.ir.check.prelude_arrays import PreludeArrays
+from incflat.ir.check.checked import CheckedExpressions
 from incflat.ir.check.decls import Declarations
 from incflat.ir.check.infer import KIND_TEXT, TV, TArr, arr_of, coerce_value, prune, unify
 from incflat.ir.check.lower import Lowering
@@ -46,8 +47,8 @@ class Scope:
         self.cse = cse
 
 
-class Checker(Uniqueness, Declarations, Lowering, Records, Operators, ArrayExpressions, Application, Builtins,
-              PreludeArrays):
+class Checker(Uniqueness, Declarations, Lowering, Records, Operators, ArrayExpressions, CheckedExpressions,
+              Application, Builtins, PreludeArrays):
     def __init__(self, decls, filename, text):
         self.decls = decls
         self.filename = filename

@@ -290,6 +290,14 @@ class Lowering:
                 self.alias_to(atoms[-1:], [a])
         return V(t, tuple(atoms))
 
+    def lower_ParamE(self, e, env):
+        """`#[param(NAME)] e`: e's value, unless the compiled program's tuning parameter NAME is set."""
+        x = self.lower_val(e.body, env)
+        if not is_scalar(x.t) or unify(x.t, I64):
+            raise self.err(f"The attribute #[param({e.name})] can only be attached to an expression of type i64, "
+                           f"but this has type {self.show(prune(x.t))}.", e.loc)
+        return atom_v(self.bind(S.TuningParam(e.name, x.atom), I64, e.loc, e.name))
+
     # ---- let, if
 
     def lower_LetE(self, e, env):

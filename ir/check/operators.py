@@ -60,10 +60,6 @@ class Operators:
             raise self.err(f'The module {mod} has no operator "{sym}".', loc)
         return self.binop(sym, x, y, loc)
 
-    def lower_RangeE(self, e, env):
-        # parsed so that the message is clear; lowering needs run-time range checks (not done yet)
-        raise self.err(f'Ranges such as 0{e.end_kind}n are not supported by incflat; use iota.', e.loc)
-
     # ---- function composition
 
     def lower_composition(self, e, env):
