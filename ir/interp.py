@@ -600,7 +600,8 @@ class _Interp(Vectorising):
         shape = []
         for d in (t.shape if isinstance(t, Array) else ()):
             v = d if isinstance(d, int) else env.get(d, 0)
-            shape.append(int(v) if not isinstance(v, np.ndarray) else 0)
+            # a size that no iteration computed may be one that would have failed (0..<-1): no element has it
+            shape.append(max(int(v), 0) if not isinstance(v, np.ndarray) else 0)
         dt = t.elem.dtype if isinstance(t, Array) else t.dtype
         return np.zeros([0] + shape, dtype=dt)
 
@@ -621,6 +622,8 @@ class _Interp(Vectorising):
                 got = _shape_str(shape) + type_name(v.dtype.type(0))
                 raise _err(f"The lambda of {what} takes a parameter {p.name} of type {t}, but gets values "
                            f"of type {got}.", loc)
+            if rows and len(v) == 0:
+                continue  # no row is ever bound: sizes that no iteration computed cannot be compared
             for d, m in zip(t.shape if isinstance(t, Array) else (), shape):
                 want = d if type(d) is int else env.get(d)
                 if want is not None and np.ndim(want) == 0 and int(want) != m:
