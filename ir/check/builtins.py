@@ -119,12 +119,7 @@ class Builtins:
         lam, rt = self.instantiate(f.val, [row_type(t)], name, f.loc)
         if not is_scalar(rt) or unify(rt, BOOL):
             raise self.err(f'The predicate of "filter" must return bool, but returns {self.show(rt)}.', f.loc)
-        size = self.fresh("size")
-        self.dim_text[size] = "?"
-        res_t = arr_of(row_type(t), (size,))
-        pat = (S.Var(size, I64),) + tuple(S.Var(self.fresh("filtered"), lt) for lt in leaves(res_t))
-        self.stms.append(S.Stm(pat, S.Filter(self.dim_atom(shape_of(t)[0]), lam, arr.atoms, size), loc))
-        return V(res_t, pat[1:])
+        return self.filtered(name, lam, arr, loc)
 
     def builtin_zip(self, name, args, loc):
         arrs = [self.arg_array(name, a, i + 1) for i, a in enumerate(args)]

@@ -91,7 +91,7 @@ class PreludeArrays:
             if isinstance(c, FunV) or not is_scalar(c.t) or unify(c.t, BOOL):
                 shown = "a function" if isinstance(c, FunV) else self.show(c.t)
                 raise self.err(f'The predicate of "{name}" must return bool, but returns {shown}.', cond.loc)
-            c = atom_v(self.emit(S.UnOp("!", c.atom, BOOL), BOOL, loc)) if negate else c
+            c = atom_v(self.not_(c.atom, loc)) if negate else c
             form = S.WhileLoop(S.Body(tuple(self.pop(saved)), c.atoms))
         else:
             form = S.ForLoop(S.Var(self.fresh("i"), I64), count)
@@ -117,7 +117,7 @@ class PreludeArrays:
         x = self.arg_value(name, args[0], 1)
         if not is_scalar(x.t) or unify(x.t, BOOL):
             raise self.err(f'"not" expects a bool, but got {self.show(x.t)}.', args[0].loc)
-        return atom_v(self.emit(S.UnOp("!", x.atom, BOOL), BOOL, loc))
+        return atom_v(self.not_(x.atom, loc))
 
     def convert(self, name, args, to: str, frm: str, loc):
         """r32, t32, r64, t64 (prelude.fut): conversions between i32/i64 and f32/f64."""
@@ -272,11 +272,12 @@ class PreludeArrays:
         return self.emit(S.UnOp("!", x, BOOL), BOOL, loc)
 
     def filtered(self, name, lam, arr, loc):
+        """The elements of arr that the predicate lam keeps: a Filter, its count a fresh (unknown) size."""
         t = prune(arr.t)
         size = self.fresh("size")
         self.dim_text[size] = "?"
         res_t = arr_of(row_type(t), (size,))
-        pat = (S.Var(size, I64),) + tuple(S.Var(self.fresh("part"), lt) for lt in leaves(res_t))
+        pat = (S.Var(size, I64),) + tuple(S.Var(self.fresh("filtered"), lt) for lt in leaves(res_t))
         self.stms.append(S.Stm(pat, S.Filter(self.dim_atom(shape_of(t)[0]), lam, arr.atoms, size), loc))
         return V(res_t, pat[1:])
 
