@@ -23,7 +23,7 @@ from incflat.flatten import versions  # noqa: E402
 from incflat.ir.errors import CompileError, format_error  # noqa: E402
 from incflat.ir.verify import IRError  # noqa: E402
 from incflat.tuner.errors import TunerError  # noqa: E402
-from incflat.codegen.program import program_text  # noqa: E402
+from incflat.codegen.program import is_compiled_program, program_text  # noqa: E402
 from incflat.tuner.writeback import atomic_write  # noqa: E402
 
 for _signum, _handler in _handlers_before_import.items():
@@ -42,9 +42,27 @@ def options_of(args) -> pipeline.Options:
                             checks=not getattr(args, "unsafe", False))
 
 
+class UsageError(Exception):
+    """A command line incflat refuses (exit status 2, as argparse's own errors)."""
+
+
+def check_output_path(out_path: pathlib.Path, fut_path: pathlib.Path, force: bool = False) -> None:
+    """A compiled program may replace only a file incflat wrote (or, with force, any file but a .fut source)."""
+    def refuse(why):
+        raise UsageError(f"refusing to write the compiled program to {out_path}: {why}")
+    if out_path.suffix == ".fut" or (out_path.exists() and fut_path.exists() and out_path.samefile(fut_path)):
+        refuse("it is a Futhark source file")
+    if out_path.is_dir():
+        refuse("it is a directory")
+    if out_path.exists() and not force and not is_compiled_program(out_path):
+        refuse("the file exists and was not written by incflat (--force overwrites it)")
+
+
 def compile_file(fut_path: pathlib.Path, out_path: pathlib.Path, options: pipeline.Options = pipeline.Options(),
-                 verify: bool = None) -> pathlib.Path:
-    """Writes the executable compiled program (atomically, so a reader never sees half a program)."""
+                 verify: bool = None, force: bool = False) -> pathlib.Path:
+    """Writes the executable compiled program (atomically, so a reader never sees half a program); the
+    output path is checked first (check_output_path)."""
+    check_output_path(out_path, fut_path, force)
     generated = pipeline.compile(read_program(fut_path), str(fut_path), verify_stages=verify, options=options)
     atomic_write(out_path, program_text(generated).encode(), mode=0o755)
     return out_path
@@ -102,13 +120,13 @@ def versions_stats(text: str, name: str, verify: bool = None) -> str:
 def cmd_compile(args) -> int:
     out = args.output or (default_output(args.program).with_suffix(".py") if args.library
                           else default_output(args.program))
-    compile_file(args.program, out, options_of(args), verify=args.verify)
+    compile_file(args.program, out, options_of(args), verify=args.verify, force=args.force)
     return 0
 
 
 def cmd_autotune(args) -> int:
     from incflat import tuner
-    program = compile_file(args.program, default_output(args.program), verify=args.verify)
+    program = compile_file(args.program, default_output(args.program), verify=args.verify, force=args.force)
     print(f"compiled {args.program} to {program}", flush=True)
     options = ["--runs", str(args.runs), "--timeout", str(args.timeout)]
     options += ["--entry", args.entry] if args.entry else []
@@ -166,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="no bounds, division or size checks inside kernels (faster; wrong input is undefined)")
     p.add_argument("-o", "--output", type=pathlib.Path)
     p.add_argument("--library", action="store_true", help="write an importable module prog.py")
+    p.add_argument("--force", action="store_true", help="overwrite an output file that incflat did not write")
 
     p = command("autotune", cmd_autotune, "compile, tune the thresholds on the -- == datasets, bake them in")
     p.add_argument("program", type=pathlib.Path)
@@ -173,6 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per program run (default 60)")
     p.add_argument("-e", "--entry", help="tune only this entry point")
     p.add_argument("--pass-option", action="append", default=[], help="pass an option to the program")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite the compiled program's path (the source's name without .fut) though incflat "
+                   "did not write it")
 
     p = command("test", cmd_test, "run the cases of the programs' -- == blocks and check the results")
     p.add_argument("files", type=pathlib.Path, nargs="+", metavar="FILE", help="a .fut file, or a folder of them")
@@ -224,11 +246,15 @@ def main(argv=None) -> int:
     except TunerError as e:
         print(f"incflat: error: {e}", file=sys.stderr)
         return 1
+    except UsageError as e:
+        print(f"incflat: error: {e}", file=sys.stderr)
+        return 2
     except IRError as e:  # a stage broke the IR (found with --verify): a bug in incflat
         print(f"incflat: internal compiler error: {e}", file=sys.stderr)
         return 70
     except OSError as e:  # e.g. an unwritable cache or output folder
-        print(f"incflat: error: {e}", file=sys.stderr)
+        print(f"incflat: error: {e.filename}: {e.strerror}" if e.filename and e.strerror else
+              f"incflat: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as e:
         print("incflat: interrupted", file=sys.stderr)

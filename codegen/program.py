@@ -123,11 +123,25 @@ def python_string(text: str, quote: str = '"""') -> str:
     return repr(text)
 
 
+COMPILED_MARKER = "# Compiled by incflat "  # the start of a compiled program's second line
+
+
+def is_compiled_program(path) -> bool:
+    """Whether the file at path is one incflat wrote (a compiled program or library): its second line
+    starts with COMPILED_MARKER."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096).split(b"\n")
+    except OSError:
+        return False
+    return len(head) > 1 and head[1].startswith(COMPILED_MARKER.encode())
+
+
 def program_text(program: GeneratedProgram, tuned: dict = None, provenance: dict = None) -> str:
     """The compiled program's file (an executable Python program, also importable as a library)."""
     out = PyEmitter()
     out.line("#!/usr/bin/env python3")
-    out.line(f"# Compiled by incflat {__version__} from {program.source_name}. Needs Python 3, numpy and pyopencl.")
+    out.line(f"{COMPILED_MARKER}{__version__} from {program.source_name}. Needs Python 3, numpy and pyopencl.")
     out.line("import sys")
     out.line()
     out.lines += defaults_block(tuned or {}, provenance).splitlines()
@@ -185,4 +199,5 @@ def program_text(program: GeneratedProgram, tuned: dict = None, provenance: dict
     return out.text() + "\n"
 
 
-__all__ = ["EntrySignature", "GeneratedProgram", "generate", "generated_text", "program_text", "verify_generated"]
+__all__ = ["COMPILED_MARKER", "EntrySignature", "GeneratedProgram", "generate", "generated_text", "is_compiled_program",
+           "program_text", "verify_generated"]

@@ -113,6 +113,9 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
         if SLEEP_BEFORE_RENAME_ENV in os.environ:
             time.sleep(float(os.environ[SLEEP_BEFORE_RENAME_ENV]))
         os.replace(temporary, path)
+    except OSError as e:  # named by the path the caller gave, not by the hidden temporary file
+        temporary.unlink(missing_ok=True)
+        raise OSError(e.errno, e.strerror, str(path)) from None
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise

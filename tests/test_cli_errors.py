@@ -1,0 +1,68 @@
+"""Errors of the `incflat` command itself (docs/errors.md): output paths it refuses, write failures named by
+the user's path, and option values; each a one-line error with its exit status, never a traceback."""
+
+import subprocess
+import sys
+
+from conftest import ROOT
+
+SOURCE = "entry main (x: i32): i32 = x + 1\n"
+
+
+def incflat(*args, cwd=ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "incflat", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=300)
+
+
+def one_line_error(proc, status, *words):
+    assert proc.returncode == status, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert all(w in lines[0] for w in words), lines[0]
+
+
+def test_compile_never_overwrites_its_source(tmp_path):
+    fut = tmp_path / "m2.fut"
+    fut.write_text(SOURCE)
+    one_line_error(incflat("compile", fut, "-o", fut), 2, str(fut), "source")
+    assert fut.read_text() == SOURCE
+    # nor with --force, nor another .fut file
+    one_line_error(incflat("compile", fut, "-o", fut, "--force"), 2, str(fut))
+    other = tmp_path / "other.fut"
+    one_line_error(incflat("compile", fut, "-o", other, "--force"), 2, str(other))
+    assert fut.read_text() == SOURCE and not other.exists()
+
+
+def test_compile_overwrites_only_files_incflat_wrote(tmp_path):
+    fut = tmp_path / "m2.fut"
+    fut.write_text(SOURCE)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("precious\n")
+    one_line_error(incflat("compile", fut, "-o", notes), 2, str(notes), "--force")
+    assert notes.read_text() == "precious\n"
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    one_line_error(incflat("compile", fut, "-o", folder), 2, str(folder), "directory")
+    # a compiled program is replaced; with --force, any other file
+    program = tmp_path / "m2"
+    assert incflat("compile", fut).returncode == 0 and program.exists()
+    assert incflat("compile", fut, "-o", program).returncode == 0
+    assert incflat("compile", fut, "-o", notes, "--force").returncode == 0
+    assert "Compiled by incflat" in notes.read_text()
+
+
+def test_autotune_does_not_overwrite_a_file_it_did_not_write(tmp_path):
+    fut = tmp_path / "m2.fut"
+    fut.write_text(SOURCE)
+    (tmp_path / "m2").write_text("a script of the user's\n")
+    one_line_error(incflat("autotune", fut), 2, str(tmp_path / "m2"))
+    assert (tmp_path / "m2").read_text() == "a script of the user's\n"
+
+
+def test_write_errors_name_the_users_path_not_a_temporary_file(tmp_path):
+    fut = tmp_path / "m2.fut"
+    fut.write_text(SOURCE)
+    out = tmp_path / "missing" / "prog"
+    proc = incflat("compile", fut, "-o", out)
+    one_line_error(proc, 1, str(out), "No such file or directory")
+    assert ".tmp" not in proc.stderr
