@@ -126,11 +126,10 @@ class HostWriter:
         elif isinstance(e, S.Rearrange):
             self.emit(f"{names} = {e.arr.name}.permute({tuple(e.perm)!r})")
         elif isinstance(e, S.Iota):
-            self.emit(f"{names} = ctx.to_device(np.arange({self.atom(e.n)}, dtype={numpy_type(e.elem)}))")
+            self.emit(f"{names} = iota(ctx, {self.atom(e.n)}, {numpy_type(e.elem)}, {where(stm)})")
         elif isinstance(e, S.Replicate):
             t = pat[0].type
-            self.emit(f"{names} = ctx.to_device(np.broadcast_to(to_host(ctx, {self.atom(e.x)}), "
-                      f"{self.shape(t)}).astype({numpy_type(t)}))")
+            self.emit(f"{names} = replicate(ctx, {self.atom(e.x)}, {self.shape(t)}, {numpy_type(t)}, {where(stm)})")
         elif isinstance(e, S.Index):
             idxs = self.index_tuple(e.idxs)
             self.emit(f"{names} = index(ctx, {e.arr.name}, ({idxs}), {where(stm)})")

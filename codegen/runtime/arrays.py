@@ -5,6 +5,8 @@ Part of the runtime every compiled program carries. The generated host code call
 correct but slow: they are meant for small host-level glue, not for the parallel work.
 """
 
+import math
+
 import numpy as np
 import pyopencl as cl
 
@@ -13,8 +15,8 @@ from .prims import PRIMS
 from .scalars import prelude_function
 
 __all__ = ["DeviceArray", "array_literal", "ceil_div", "check_assertion", "check_coercion", "check_size", "compact",
-           "concat", "groups_per_segment", "index", "int_div", "manifest", "prim_call", "reshape", "rotate", "scatter",
-           "segment_group_size", "thread_parts", "to_host", "update", "wrap"]
+           "concat", "groups_per_segment", "index", "int_div", "iota", "manifest", "prim_call", "replicate", "reshape",
+           "rotate", "scatter", "segment_group_size", "thread_parts", "to_host", "update", "wrap"]
 
 NP_DTYPES = {p.dtype: p.dtype for p in PRIMS.values()}  # np.dtype(t), made once, for each dtype and type
 NP_DTYPES.update({p.dtype.type: p.dtype for p in PRIMS.values()})
@@ -99,6 +101,30 @@ def check_assertion(cond, message, values, where=""):
     """`assert` (and a range's validity): fails with message, its {0}, {1}... filled from values."""
     if not cond:
         fail(where, message.format(*(int(v) for v in values)))
+
+
+def check_sizes(shape, what, where=""):
+    """A negative size is a run-time error (the message is the reference interpreter's)."""
+    for d in shape:
+        if int(d) < 0:
+            fail(where, f"Negative size {int(d)} in {what}.")
+
+
+def iota(ctx, n, dtype, where=""):
+    n = int(n)
+    out = ctx.empty((n,), dtype, where, "iota")
+    if n:
+        cl.enqueue_copy(ctx.queue, out.buf, np.arange(n, dtype=dtype))
+    return out
+
+
+def replicate(ctx, x, shape, dtype, where=""):
+    """An array of shape `shape` (the count, then x's shape) of copies of x."""
+    out = ctx.empty(shape, dtype, where, "replicate")
+    if out.shape and math.prod(out.shape):
+        cl.enqueue_copy(ctx.queue, out.buf,
+                        np.ascontiguousarray(np.broadcast_to(np.asarray(to_host(ctx, x), dtype), out.shape)))
+    return out
 
 
 def to_host(ctx, x):
@@ -218,8 +244,8 @@ def rotate(ctx, amount, arr):
 
 def reshape(ctx, shape, arr, where=""):
     shape = tuple(int(d) for d in shape)
-    if int(np.prod(shape, dtype=np.int64)) != int(np.prod(arr.shape, dtype=np.int64)):
-        fail(where, f"cannot reshape an array of shape {shape_text(arr.shape)} to {shape_text(shape)}.")
+    if any(d < 0 for d in shape) or math.prod(shape) != math.prod(arr.shape):
+        fail(where, f"Cannot reshape array of shape {shape_text(arr.shape)} to array of shape {shape_text(shape)}.")
     flat = arr if arr.strides == row_major_strides(arr.shape) else manifest(ctx, arr)
     return DeviceArray(flat.buf, shape, flat.dtype, None, flat.offset)
 

@@ -16,7 +16,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.tools as cl_tools
 
-from .arrays import DeviceArray, row_major_strides
+from .arrays import DeviceArray, check_sizes, row_major_strides, shape_text
 from .errors import KernelUnavailable, ProgramError, fail
 from .prims import PRIMS
 from .tuning import USER_PARAM, comparison_line, device_line
@@ -224,12 +224,23 @@ class Context:
 
     # ---- memory ----
 
-    def empty(self, shape, dtype):
+    def empty(self, shape, dtype, where="", what="an allocation"):
+        """A new array; a negative size or one too large for the device is a run-time error at `where`
+        naming `what` (iota, replicate...)."""
         arr = DeviceArray(None, shape, dtype)
+        check_sizes(arr.shape, what, where)
         count = math.prod(arr.shape)
+        nbytes = count * arr.dtype.itemsize
+        if nbytes > self.device.global_mem_size:
+            fail(where, f"Out of memory: {what} would make an array of shape {shape_text(arr.shape)} ({nbytes} "
+                 f"bytes; the device {self.device.name.strip()} has {self.device.global_mem_size} bytes).")
+        try:
+            arr.buf = self.pool.allocate(max(nbytes, 1))
+        except (cl.MemoryError, cl.RuntimeError, cl.LogicError):  # the driver refused the buffer
+            fail(where, f"Out of memory: {what} would make an array of shape {shape_text(arr.shape)} ({nbytes} "
+                 f"bytes), more than the device {self.device.name.strip()} could allocate).")
         if count > self.device_state.widest:
             self.device_state.widest = count
-        arr.buf = self.pool.allocate(max(count * arr.dtype.itemsize, 1))
         return arr
 
     def scratch(self, count, dtype):
