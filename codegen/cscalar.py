@@ -40,6 +40,10 @@ DEFINE_INT_OPS(uchar, u8)
 DEFINE_INT_OPS(ushort, u16)
 DEFINE_INT_OPS(uint, u32)
 DEFINE_INT_OPS(ulong, u64)
+// A float converted to an integer as Futhark converts it (fptosi/fptoui): NaN and infinities give 0, other
+// values are truncated and wrapped to the target's width through 64 bits (as the interpreter does).
+static inline long fptoi_f32(float x) { return isfinite(x) ? (x >= 0x1p63f ? (long)(ulong)x : (long)x) : 0; }
+static inline long fptoi_f64(double x) { return isfinite(x) ? (x >= 0x1p63 ? (long)(ulong)x : (long)x) : 0; }
 // lerp as Futhark writes it, v0 + (v1 - v0) * t, rounded twice: the compiler may not fuse it into an fma.
 static inline float lerp_f32(float v0, float v1, float t) {
 #pragma OPENCL FP_CONTRACT OFF
@@ -168,6 +172,8 @@ def primcall(fn: str, args: list, arg_types: list, ret: str, loc) -> str:
     if name in CTYPES:  # a conversion `T.U`: from U to T
         if module == "bool":
             return f"((uchar)({args[0]} != 0))"
+        if PRIMS[module].is_int and PRIMS[arg_types[0]].is_float:
+            return f"(({CTYPES[module]})fptoi_{arg_types[0]}({args[0]}))"
         return f"(({CTYPES[module]})({args[0]}))"
     if name == "sgn":
         return f"(({CTYPES[ret]})(({args[0]} > 0) - ({args[0]} < 0)))"

@@ -116,7 +116,7 @@ class HostWriter:
             self.coercion_checks(pat[0], e.x, stm)
             self.emit(f"{names} = {self.atom(e.x)}")
         elif isinstance(e, S.BinOp):
-            self.emit(f"{names} = {self.binop(e)}")
+            self.emit(f"{names} = {self.binop(e, where(stm))}")
         elif isinstance(e, S.UnOp):
             op = {"neg": "-", "!": "not ", "~": "~"}[e.op]
             self.emit(f"{names} = {numpy_type(e.type)}({op}{self.atom(e.x)})")
@@ -258,7 +258,8 @@ class HostWriter:
         self.body(body)
         self.emit(f"{', '.join(p.name for p in pat)} = {', '.join(self.atom(a) for a in body.result)}")
 
-    def binop(self, e: S.BinOp) -> str:
+    def binop(self, e: S.BinOp, position: str) -> str:
+        """position: the source position (a Python string literal) that an error reports."""
         x, y, t = self.atom(e.x), self.atom(e.y), e.x.type
         if e.op in ("==", "!=", "<", "<=", ">", ">="):
             return f"np.bool_({x} {e.op} {y})"
@@ -269,7 +270,9 @@ class HostWriter:
                 return f"{numpy_type(t)}(np.fmod({x}, {y}))"
             return f"{numpy_type(t)}({x} {e.op} {y})"
         if e.op in ("/", "%", "//", "%%"):
-            return f"int_div({x}, {y}, {e.op!r})"
+            return f"int_div({x}, {y}, {e.op!r}, {position})"
+        if e.op == "**":
+            return f"int_pow({numpy_type(t)}, {x}, {y}, {position})"
         return f"wrap({numpy_type(t)}, int({x}) {e.op} int({y}))"
 
     # ---- segops ----

@@ -142,6 +142,8 @@ class KernelWriter:
         if isinstance(e, S.BinOp):
             if self.checks and e.op in ("/", "%", "//", "%%") and e.x.type.is_int:
                 self.check(f"{self.atom(e.y)} == 0", loc, "division by zero", [])
+            if self.checks and e.op == "**" and e.x.type.is_int and e.y.type.name.startswith("i"):
+                self.check(f"{self.atom(e.y)} < 0", loc, "Negative exponent in integer power.", [])
             return binop(e.op, self.atom(e.x), self.atom(e.y), e.x.type.name, loc)
         if isinstance(e, S.UnOp):
             x, t = self.atom(e.x), e.x.type.name
@@ -185,7 +187,7 @@ class KernelWriter:
                 new = tuple(dim_expr(d) for d in pat[0].type.shape)
                 if self.checks and new != value.dims:
                     bad = " || ".join(f"({a}) != ({b})" for a, b in zip(new, value.dims))
-                    self.check(bad, stm.loc, "cannot coerce an array to a type with other sizes.", [])
+                    self.check(bad, stm.loc, "Cannot coerce an array to a type with other sizes.", [])
                 self.env[pat[0].name] = View(value.mem, value.ctype, value.offset, new, value.strides)
             else:
                 self.env[pat[0].name] = self.declare(CTYPES[pat[0].type.name], value, pat[0].name)

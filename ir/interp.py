@@ -131,8 +131,25 @@ class _Interp(Vectorising):
         pat = stm.pat
         if len(vals) != len(pat):
             raise _err(f"A pattern of {len(pat)} names is bound to {len(vals)} values.", stm.loc)
+        if type(stm.exp) is S.AtomExp and type(pat[0].type) is Array:
+            self.check_coercion(pat[0].type, stm.exp.x, vals[0], env, stm.loc)
         for v, x in zip(pat, vals):
             env[v.name] = x
+
+    def check_coercion(self, target, source, value, env, loc):
+        """`x :> [n]t` (an atom bound to a name whose type has other sizes): the value must have them."""
+        old = getattr(source.type, "shape", ())
+        for k, (new, was) in enumerate(zip(target.shape, old)):
+            if new == was or k >= np.ndim(value):
+                continue
+            want = new if isinstance(new, int) else env.get(new)
+            if want is None or np.ndim(want):
+                continue
+            if int(want) != value.shape[k]:
+                wanted = list(value.shape)
+                wanted[k] = int(want)
+                raise _err(f"Cannot coerce an array of shape {_shape_str(value.shape)} to shape "
+                           f"{_shape_str(wanted)}.", loc)
 
     def body(self, body, env):
         for s in body.stms:

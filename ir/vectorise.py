@@ -54,6 +54,8 @@ def _body_vectorisable(body, tainted):
     for stm in body.stms:
         e = stm.exp
         dep = not tainted.isdisjoint(free_in_exp(e))
+        if isinstance(e, S.AtomExp) and _is_coercion(stm):
+            return False  # the per-element path checks the sizes
         if isinstance(e, _SCALAR_EXPS):
             pass
         elif isinstance(e, S.Index):
@@ -76,6 +78,12 @@ def _body_vectorisable(body, tainted):
         else:
             tainted.difference_update(v.name for v in stm.pat)
     return True
+
+
+def _is_coercion(stm) -> bool:
+    """An atom bound to a name whose array type has other sizes (`x :> [n]t`)."""
+    new = getattr(stm.pat[0].type, "shape", None)
+    return new is not None and new != getattr(stm.exp.x.type, "shape", None)
 
 
 def _loop_vectorisable(e, tainted):

@@ -15,7 +15,7 @@ from .prims import PRIMS
 from .scalars import prelude_function
 
 __all__ = ["DeviceArray", "array_literal", "ceil_div", "check_assertion", "check_coercion", "check_size", "compact",
-           "concat", "groups_per_segment", "index", "int_div", "iota", "manifest", "prim_call", "replicate", "reshape",
+           "concat", "groups_per_segment", "index", "int_div", "int_pow", "iota", "manifest", "prim_call", "replicate", "reshape",
            "rotate", "scatter", "segment_group_size", "thread_parts", "to_host", "update", "wrap"]
 
 NP_DTYPES = {p.dtype: p.dtype for p in PRIMS.values()}  # np.dtype(t), made once, for each dtype and type
@@ -63,15 +63,22 @@ def ceil_div(a, b):
 
 # ---- host-level scalar arithmetic with Futhark semantics ----
 
-def int_div(x, y, kind):
+def int_div(x, y, kind, where=""):
     """Integer division and remainder as Futhark defines them (`/` `%` floor, `//` `%%` truncate)."""
     if y == 0:
-        raise ProgramError("division by zero")
+        fail(where, "division by zero")
     t = type(x)
     xi, yi = int(x), int(y)
     q = xi // yi if kind in ("/", "%") else abs(xi) // abs(yi) * (1 if (xi < 0) == (yi < 0) else -1)
     r = xi - q * yi
     return wrap(t, q if kind in ("/", "//") else r)
+
+
+def int_pow(t, x, y, where=""):
+    """Integer `**` of numpy type t, wrapped; a negative exponent is an error, as in Futhark."""
+    if int(y) < 0:
+        fail(where, "Negative exponent in integer power.")
+    return wrap(t, pow(int(x), int(y), 2 ** (8 * np.dtype(t).itemsize)))
 
 
 def wrap(t, v):
@@ -94,7 +101,7 @@ def check_coercion(expected, arr, dim, where=""):
     if int(expected) != arr.shape[dim]:
         wanted = list(arr.shape)
         wanted[dim] = int(expected)
-        fail(where, f"cannot coerce an array of shape {shape_text(arr.shape)} to shape {shape_text(wanted)}.")
+        fail(where, f"Cannot coerce an array of shape {shape_text(arr.shape)} to shape {shape_text(wanted)}.")
 
 
 def check_assertion(cond, message, values, where=""):
@@ -267,7 +274,11 @@ def compact(ctx, flags, arrs):
 def prim_call(fn, result_type, *args):
     module, name = fn.split(".", 1)
     if name in PRIMS:
-        return result_type(args[0] != 0) if module == "bool" else result_type(args[0])
+        if module == "bool":
+            return result_type(args[0] != 0)
+        if PRIMS[module].is_int and PRIMS[name].is_float:  # Futhark's fptosi: NaN and infinities give 0
+            return wrap(result_type, int(args[0])) if np.isfinite(args[0]) else result_type(0)
+        return result_type(args[0])
     extra = prelude_function(module, name)
     if extra is not None:
         with np.errstate(all="ignore"):
