@@ -24,6 +24,7 @@ from incflat.ir.errors import CompileError, format_error  # noqa: E402
 from incflat.ir.verify import IRError  # noqa: E402
 from incflat.tuner.errors import TunerError  # noqa: E402
 from incflat.codegen.program import is_compiled_program, program_text  # noqa: E402
+from incflat.codegen.runtime.tuning import option_int, option_seconds  # noqa: E402
 from incflat.tuner.writeback import atomic_write  # noqa: E402
 
 for _signum, _handler in _handlers_before_import.items():
@@ -188,8 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("autotune", cmd_autotune, "compile, tune the thresholds on the -- == datasets, bake them in")
     p.add_argument("program", type=pathlib.Path)
-    p.add_argument("-r", "--runs", type=int, default=5, help="timed runs per measurement (default 5)")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds per program run (default 60)")
+    p.add_argument("-r", "--runs", type=option_int, default=5, help="timed runs per measurement (default 5)")
+    p.add_argument("--timeout", type=option_seconds, default=60.0, help="seconds per program run (default 60)")
     p.add_argument("-e", "--entry", help="tune only this entry point")
     p.add_argument("--pass-option", action="append", default=[], help="pass an option to the program")
     p.add_argument("--force", action="store_true",
@@ -201,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-d", "--device", help="OpenCL device name substring (default: the program's own choice)")
     p.add_argument("--interpreter", action="store_true", help="run the reference interpreter, not compiled code")
     p.add_argument("-v", "--verbose", action="store_true", help="name every program tested")
-    p.add_argument("--timeout", type=float, default=300.0, help="seconds for one run (default 300)")
+    p.add_argument("--timeout", type=option_seconds, default=300.0, help="seconds for one run (default 300)")
 
     p = command("run", cmd_run, "compile (cached) and run a program; options after FILE go to the program",
                 usage="incflat run [--interpreter] [--verify] FILE [PROGRAM OPTIONS...]")

@@ -577,16 +577,27 @@ def run_interpreted(path: pathlib.Path, argv: Sequence[str], stdin=None, stdout=
     import argparse
     import time
 
+    from incflat.codegen.runtime import tuning
+
     from incflat.codegen.runtime.values import read_values, write_values
 
     ap = argparse.ArgumentParser(prog=f"incflat run --interpreter {path}")
     ap.add_argument("-e", "--entry-point", default="main")
     ap.add_argument("-b", "--binary-output", action="store_true")
-    ap.add_argument("-r", "--runs", type=int, default=1)
+    ap.add_argument("-r", "--runs", type=tuning.option_int, default=1)
     ap.add_argument("-t", "--write-runtime-to")
     args = ap.parse_args(list(argv))
+    from incflat.codegen.runtime.errors import ProgramError
+    from incflat.codegen.runtime.program import check_output_file, write_output_file, write_stdout
+    try:
+        if (stdin is None and sys.stdin is None) or (stdout is None and sys.stdout is None):
+            raise ProgramError(f"{'stdin' if stdin is None and sys.stdin is None else 'stdout'} is closed")
+        if args.write_runtime_to:
+            check_output_file("-t", args.write_runtime_to)
+    except ProgramError as e:
+        print(f"Error: {e}", file=sys.stderr)
+        return 1
     stdin = stdin or sys.stdin.buffer
-    stdout = stdout or sys.stdout
     program = load_program(path)
     if program.error is not None:
         raise program.error
@@ -603,10 +614,16 @@ def run_interpreted(path: pathlib.Path, argv: Sequence[str], stdin=None, stdout=
         if outcome.error is not None:
             print(outcome.error, file=sys.stderr)
             return 1
-    if args.write_runtime_to:
-        with open(args.write_runtime_to, "w") as f:
-            f.writelines(f"{t}\n" for t in times)
-    write_values(outcome.values, stdout, args.binary_output)
+    try:
+        if args.write_runtime_to:
+            write_output_file("-t", args.write_runtime_to, lambda f: f.writelines(f"{t}\n" for t in times))
+        if stdout is not None:
+            write_values(outcome.values, stdout, args.binary_output)
+        else:
+            write_stdout(lambda out: write_values(outcome.values, out, args.binary_output))
+    except ProgramError as e:
+        print(f"Error: {e}", file=sys.stderr)
+        return 1
     return 0
 
 

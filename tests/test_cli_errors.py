@@ -66,3 +66,27 @@ def test_write_errors_name_the_users_path_not_a_temporary_file(tmp_path):
     proc = incflat("compile", fut, "-o", out)
     one_line_error(proc, 1, str(out), "No such file or directory")
     assert ".tmp" not in proc.stderr
+
+
+def test_number_options_take_ascii_digits_only(tmp_path):
+    fut = tmp_path / "m2.fut"
+    fut.write_text(SOURCE)
+    for args, words in ((["autotune", fut, "-r", "\u0663"], ["-r/--runs", "invalid integer"]),
+                        (["autotune", fut, "--timeout", "nan"], ["--timeout", "invalid number of seconds"]),
+                        (["test", fut, "--timeout", "\u0663"], ["--timeout", "invalid number of seconds"])):
+        proc = incflat(*args)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert all(w in proc.stderr.strip().splitlines()[-1] for w in words), proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "incflat", "run", "--interpreter", str(fut), "-r", "\u0663"],
+                          input="1i32", capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 2 and "invalid integer" in proc.stderr and not proc.stdout, proc.stderr
+
+
+def test_interpreter_run_checks_its_runtimes_file_first(tmp_path):
+    fut = tmp_path / "m2.fut"
+    fut.write_text(SOURCE)
+    proc = subprocess.run([sys.executable, "-m", "incflat", "run", "--interpreter", str(fut), "-t",
+                           str(tmp_path / "missing" / "t")], input="1i32", capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)
+    one_line_error(proc, 1, "-t", "No such file or directory")
+    assert not proc.stdout

@@ -180,3 +180,48 @@ def test_param_attribute_is_a_tuning_parameter(tmp_path):
     proc = run_program(program, xs, "--param", "chunk=9", check=False)
     err = proc.stderr.decode()
     assert proc.returncode != 0 and "out of bounds" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("option", ["-t", "--profile-json"])
+@pytest.mark.parametrize("where, message", [("missing/out", "No such file or directory"), (".", "is a directory")])
+def test_output_files_are_checked_before_computing(matmul, tmp_path, option, where, message):
+    path = tmp_path / where
+    proc = run_program(matmul, MATMUL_INPUT, "-L", option, str(path), check=False)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and "Traceback" not in err, err
+    assert err.splitlines() == [f"Error: {option} {path}: " + ("" if message == "is a directory" else "cannot write: ")
+                                + message]  # and nothing was computed: no guard compared
+
+
+def test_a_full_or_closed_stdout_is_an_error(matmul):
+    for binary in ([], ["-b"]):
+        with open("/dev/full", "wb") as full:
+            proc = subprocess.run([sys.executable, str(matmul), *binary], input=MATMUL_INPUT, stdout=full,
+                                  stderr=subprocess.PIPE, timeout=300)
+        err = proc.stderr.decode()
+        assert proc.returncode == 1 and err == "Error: writing the results to stdout: No space left on device\n", err
+    proc = subprocess.run(f"{sys.executable} {matmul} >&-", shell=True, input=MATMUL_INPUT, stderr=subprocess.PIPE,
+                          timeout=300)
+    assert proc.returncode == 1 and proc.stderr.decode() == "Error: stdout is closed\n"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--param", "main.suff_outer_par_0=--5"], "--param main.suff_outer_par_0=--5: must be of form NAME=INT"),
+    (["--param", "main.suff_outer_par_0=\u00b2"], "must be of form NAME=INT"),
+    (["--param", "main.suff_outer_par_0=\u0663"], "must be of form NAME=INT"),
+    (["--default-threshold", "\u0663"], "argument --default-threshold: invalid integer: '\u0663'"),
+    (["-r", "\u0663"], "argument -r/--runs: invalid integer: '\u0663'"),
+    (["--default-tile-size", "\u00b2"], "argument --default-tile-size: invalid integer: '\u00b2'"),
+])
+def test_options_take_ascii_integers_only(matmul, args, message):
+    proc = run_program(matmul, MATMUL_INPUT, *args, check=False)
+    err = proc.stderr.decode()
+    assert proc.returncode in (1, 2) and len(err.splitlines()) == 1 and message in err, err
+
+
+def test_a_tuning_file_that_is_not_utf8_names_the_line(matmul, tmp_path):
+    tuning = tmp_path / "bad.tuning"
+    tuning.write_bytes(b"-- fine\nmain.suff_outer_par_0=1\nmain.suff_intra_par_1=\xff\n")
+    proc = run_program(matmul, MATMUL_INPUT, "--tuning", str(tuning), check=False)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and err.startswith(f"Error: {tuning}:3: not UTF-8 text"), err

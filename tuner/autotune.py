@@ -18,7 +18,7 @@ from incflat.tuner.measure import Bench, Measurement
 from incflat.tuner.probe import Probe, probe
 from incflat.tuner.program import Program
 from incflat.tuner.simple import STRATEGY, Probed, tune_simple
-from incflat.codegen.runtime.tuning import NEVER, Forest, all_nodes
+from incflat.codegen.runtime.tuning import NEVER, Forest, all_nodes, option_int, option_seconds
 from incflat.tuner.tree import build_forest, path
 from incflat.tuner.writeback import PlannedFile, Provenance, commit, plan_writeback, read_program, written
 
@@ -186,8 +186,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("program_fut", type=Path, help="the .fut file with the -- == test blocks")
     parser.add_argument("compiled", type=Path, help="the compiled program (incflat compile)")
-    parser.add_argument("--runs", type=int, default=5, help="timed runs per measurement, after one warm-up (5)")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds allowed per program invocation (60)")
+    parser.add_argument("--runs", type=option_int, default=5, help="timed runs per measurement, after one warm-up (5)")
+    parser.add_argument("--timeout", type=option_seconds, default=60.0, help="seconds allowed per program invocation (60)")
     parser.add_argument("--entry", help="tune only the datasets of this entry point")
     parser.add_argument(
         "--pass-option", action="append", default=[], metavar="OPT",

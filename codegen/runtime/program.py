@@ -19,7 +19,7 @@ import pyopencl as cl
 from .arrays import to_host
 from .device import Context, list_devices
 from .errors import ProgramError
-from .tuning import ContractError, Param, listing, parse_int, parse_tuning_file
+from .tuning import ContractError, Param, decode_tuning_file, listing, option_int, parse_int, parse_tuning_file
 from .values import read_values, type_name, write_values
 
 
@@ -99,32 +99,73 @@ class LibraryProgram:
 def read_tuning_file(path, params):
     """A tuning file's values; errors name the line."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as e:
         raise ProgramError(f"cannot read tuning file {path}: {e.strerror}")
-    except UnicodeDecodeError as e:
-        raise ProgramError(f"tuning file {path} is not UTF-8 text ({e.reason} at byte {e.start})")
     try:
-        return parse_tuning_file(text, {p.name for p in params}, str(path))
+        return parse_tuning_file(decode_tuning_file(data, str(path)), {p.name for p in params}, str(path))
     except ContractError as e:
         raise ProgramError(str(e))
 
 
+def check_output_file(option, path):
+    """An output file's path must be writable before the program computes anything: a file in an existing
+    folder (it is tried, and left as it was)."""
+    if os.path.isdir(path):
+        raise ProgramError(f"{option} {path}: is a directory")
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as e:
+        raise ProgramError(f"{option} {path}: cannot write: {e.strerror}")
+    if not existed:
+        os.unlink(path)
+
+
+def write_output_file(option, path, write):
+    try:
+        with open(path, "w") as f:
+            write(f)
+    except OSError as e:
+        raise ProgramError(f"{option} {path}: cannot write: {e.strerror}")
+
+
+def write_stdout(write):
+    """Writes the results; a closed or full stdout is an error, not a traceback (at exit either)."""
+    try:
+        write(sys.stdout)
+        sys.stdout.flush()
+    except OSError as e:
+        # what is left in the buffer must not be flushed again at exit
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+        raise ProgramError(f"writing the results to stdout: {e.strerror or e}")
+
+
+class OptionParser(argparse.ArgumentParser):
+    """argparse, with an error in one line (exit status 2)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog=os.path.basename(sys.argv[0]), allow_abbrev=False)
+    ap = OptionParser(prog=os.path.basename(sys.argv[0]), allow_abbrev=False)
     ap.add_argument("-e", "--entry-point", default="main")
     ap.add_argument("-t", "--write-runtime-to", metavar="FILE")
-    ap.add_argument("-r", "--runs", type=int, default=1)
+    ap.add_argument("-r", "--runs", type=option_int, default=1)
     ap.add_argument("-b", "--binary-output", action="store_true")
     ap.add_argument("-d", "--device")
     ap.add_argument("-p", "--platform")
     ap.add_argument("--list-devices", action="store_true")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     ap.add_argument("--tuning", metavar="FILE")
-    ap.add_argument("--default-threshold", type=int)
-    ap.add_argument("--default-group-size", type=int)
-    ap.add_argument("--default-tile-size", type=int)
+    ap.add_argument("--default-threshold", type=option_int)
+    ap.add_argument("--default-group-size", type=option_int)
+    ap.add_argument("--default-tile-size", type=option_int)
     ap.add_argument("--print-params", action="store_true")
     ap.add_argument("-L", "--log", action="store_true")
     ap.add_argument("-P", "--profile", action="store_true")
@@ -183,6 +224,11 @@ def _run(args, program: Program, tuned_defaults, provenance):
                           ("--default-tile-size", args.default_tile_size)):
         if value is not None and value < 1:
             raise ProgramError(f"{option} {value}: must be at least 1")
+    if sys.stdin is None or sys.stdout is None:
+        raise ProgramError(f"{'stdin' if sys.stdin is None else 'stdout'} is closed")
+    for option, path in (("-t", args.write_runtime_to), ("--profile-json", args.profile_json)):
+        if path:
+            check_output_file(option, path)
     overrides = _overrides(args, program.params)
     profile = args.profile or bool(args.profile_json)
     ctx = Context(program, tuned_defaults, args.device, args.platform, overrides, args.default_threshold,
@@ -205,12 +251,12 @@ def _run(args, program: Program, tuned_defaults, provenance):
         times.append(int(round((time.perf_counter() - start) * 1e6)))
         ctx.check_errors()
     if args.write_runtime_to:
-        with open(args.write_runtime_to, "w") as f:
-            f.writelines(f"{t}\n" for t in times)
-    write_values([to_host(ctx, value) for value in results], sys.stdout, args.binary_output)
+        write_output_file("-t", args.write_runtime_to, lambda f: f.writelines(f"{t}\n" for t in times))
+    host_results = [to_host(ctx, value) for value in results]
+    write_stdout(lambda out: write_values(host_results, out, args.binary_output))
     if args.profile:
         ctx.report_profile()
     if args.profile_json:
-        with open(args.profile_json, "w") as f:
-            json.dump(ctx.profile_json(), f, indent=1)
+        write_output_file("--profile-json", args.profile_json,
+                          lambda f: json.dump(ctx.profile_json(), f, indent=1))
     return 0

@@ -19,6 +19,7 @@ This module is part of the runtime that every compiled program carries, so it im
 library.
 """
 
+import argparse
 import re
 from dataclasses import dataclass
 from typing import Optional
@@ -205,6 +206,33 @@ def parse_int(text: str) -> Optional[int]:
     """An integer written in ASCII digits with an optional minus sign, else None."""
     text = text.strip()
     return int(text) if _DIGITS.fullmatch(text) else None
+
+
+def option_int(text: str) -> int:
+    """An option's integer value (an argparse type): ASCII digits only, as parse_int."""
+    value = parse_int(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"invalid integer: {text!r} (ASCII digits, with an optional leading -)")
+    return value
+
+
+_SECONDS = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
+
+
+def option_seconds(text: str) -> float:
+    """An option's positive number of seconds (an argparse type): ASCII digits, with an optional fraction."""
+    if not _SECONDS.fullmatch(text.strip()) or float(text) <= 0:
+        raise argparse.ArgumentTypeError(f"invalid number of seconds: {text!r} (a positive decimal number)")
+    return float(text)
+
+
+def decode_tuning_file(data: bytes, where: str) -> str:
+    """A tuning file's text; bytes that are not UTF-8 are an error naming the line."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise ContractError(f"{where}:{line}: not UTF-8 text ({e.reason} at byte {e.start})") from None
 
 
 def parse_tuning_file(text: str, known, where: str) -> dict:
