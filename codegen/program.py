@@ -123,6 +123,20 @@ def python_string(text: str, quote: str = '"""') -> str:
     return repr(text)
 
 
+# A Python without numpy or pyopencl: one line that names the interpreter and the fix, not a traceback.
+DEPENDENCY_CHECK = """\
+try:
+    import numpy  # noqa: F401
+    import pyopencl  # noqa: F401
+except ImportError as missing:
+    _why = (f"this program needs the Python package {missing.name or missing}, which {sys.executable} cannot "
+            f"import: install it ({sys.executable} -m pip install {missing.name or 'numpy pyopencl'}) or run the "
+            f"program with a Python that has numpy and pyopencl")
+    if __name__ == "__main__":
+        sys.exit(f"Error: {_why}")
+    raise ImportError(_why) from None
+"""
+
 COMPILED_MARKER = "# Compiled by incflat "  # the start of a compiled program's second line
 
 
@@ -143,6 +157,8 @@ def program_text(program: GeneratedProgram, tuned: dict = None, provenance: dict
     out.line("#!/usr/bin/env python3")
     out.line(f"{COMPILED_MARKER}{__version__} from {program.source_name}. Needs Python 3, numpy and pyopencl.")
     out.line("import sys")
+    out.line()
+    out.lines += DEPENDENCY_CHECK.splitlines()
     out.line()
     out.lines += defaults_block(tuned or {}, provenance).splitlines()
     out.line()

@@ -1,6 +1,8 @@
 """The compiled program's command line (docs/contracts.md): options, tuning files, errors, formats."""
 
 import io
+import os
+import pathlib
 import subprocess
 import sys
 
@@ -225,3 +227,23 @@ def test_a_tuning_file_that_is_not_utf8_names_the_line(matmul, tmp_path):
     proc = run_program(matmul, MATMUL_INPUT, "--tuning", str(tuning), check=False)
     err = proc.stderr.decode()
     assert proc.returncode == 1 and err.startswith(f"Error: {tuning}:3: not UTF-8 text"), err
+
+
+def test_a_python_without_pyopencl_gets_one_line_naming_it_and_the_fix(matmul, tmp_path):
+    import numpy
+    site = pathlib.Path(numpy.__file__).parent.parent
+    only_numpy = tmp_path / "only_numpy"
+    only_numpy.mkdir()
+    for name in ("numpy", "numpy.libs"):
+        if (site / name).exists():
+            (only_numpy / name).symlink_to(site / name)
+    # -S: no site-packages, so numpy comes from only_numpy and pyopencl from nowhere
+    proc = subprocess.run([sys.executable, "-S", str(matmul)], input=MATMUL_INPUT, capture_output=True,
+                          env=dict(os.environ, PYTHONPATH=str(only_numpy)), timeout=300)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert "pyopencl" in err and sys.executable in err and "pip install pyopencl" in err, err
+    # as a library: an ImportError that says the same
+    proc = subprocess.run([sys.executable, "-S", "-c", f"import runpy; runpy.run_path({str(matmul)!r})"],
+                          capture_output=True, env=dict(os.environ, PYTHONPATH=str(only_numpy)), timeout=300)
+    assert proc.returncode == 1 and "ImportError: this program needs the Python package pyopencl" in proc.stderr.decode()
