@@ -1,6 +1,9 @@
 """The front end's error messages: every syntax or type error names the file, line and column, shows
 the source line (format_error), and says what is wrong in words a Futhark user understands."""
 
+import subprocess
+import sys
+
 import pytest
 
 from incflat.ir.errors import CompileError, format_error
@@ -307,3 +310,26 @@ def test_lark_errors_never_escape():
             source_program(src, "x.fut")
         assert info.value.loc is not None, src
 
+
+
+NOT_UTF8 = [  # (bytes, line, column of the first bad byte)
+    (b"-- caf\xe9\ndef main (x: i32) = x + 1\n", 1, 7),
+    (b"def main (x: i32) = x + 1 -- \xc3\xa9 is fine\ndef g (x: i32) = x \xff 1\n", 2, 20),
+]
+
+
+@pytest.mark.parametrize("data, line, col", NOT_UTF8)
+def test_a_file_that_is_not_utf8_is_a_located_error(tmp_path, data, line, col):
+    from incflat.harness import load_program
+    from incflat.ir.errors import read_source
+    path = tmp_path / "bad.fut"
+    path.write_bytes(data)
+    with pytest.raises(CompileError) as info:
+        read_source(path)
+    assert (info.value.loc.file, info.value.loc.line, info.value.loc.col) == (str(path), line, col)
+    assert "not UTF-8" in info.value.message
+    assert load_program(path).error.loc == info.value.loc  # `incflat test` reports it as a failed file
+    proc = subprocess.run([sys.executable, "-m", "incflat", "check", str(path)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith(f"{path}:{line}:{col}: error: The file is not UTF-8 text"), proc.stderr
