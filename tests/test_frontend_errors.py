@@ -245,6 +245,9 @@ BAD = [
     ('def f [n] (xs: [n]i32) = xs :> [k]i32', 1, 32, ['Unknown size "k"']),
     ('def k (x: i32) = x\ndef f [n] (xs: [n]i32) = xs :> [k]i32', 2, 32, ['"k"', 'names a function']),
     ('def f [n] (xs: [n]i32) = let k = 1f32 in xs :> [k]i32', 1, 48, ['"k"', 'i64', 'f32']),
+    ('def f (xs: []i32): *[]i32 = xs', 1, 21, ['unique return value may not alias a non-unique parameter', '"xs"']),
+    ('def f (xss: [][]i32): (i32, *[]i32) =\n  let ys = xss[0] in (1, ys)', 1, 30, ['"xss"', 'copy xss']),
+    ('def f (xs: []i32): {a: *[]i32} = {a = if true then xs else copy xs}', 1, 25, ['"xs"', 'not unique']),
 ]
 
 
@@ -285,6 +288,9 @@ def test_the_table_is_large():
     "def f (n: i64): ([n]i64, [n]i64) = (0..1..<n, 1..2...n)",
     "def f (n: i64): [n]i64 = map (+1) (0..<n)",
     "def f (xs: *[]i32): []i32 = assert (length xs > 0) (xs with [0] = 1)",
+    "def f (xs: []i32): (*[]i32, []i32) = (copy xs, xs)",
+    "def f (xs: *[]i32) (ys: []i32): (*[]i32, i32) = (xs, ys[0])",
+    "def g (xs: []i32): *[]i32 = map (+1) xs\ndef f (xs: []i32): *[]i32 = g xs",
 ])
 def test_near_misses_are_accepted(src):
     source_program(src, "ok.fut")

@@ -248,6 +248,7 @@ class Declarations:
             ret = self.fill_any(ret_ann, body_t)
         else:
             ret = body_t
+        self.check_unique_result(d, ret, res.atoms)
         local = {v.name for s in self.stms for v in s.pat}
         inline = False
 
