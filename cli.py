@@ -20,7 +20,7 @@ import time  # noqa: E402
 from incflat import __version__  # noqa: E402
 from incflat import pipeline  # noqa: E402
 from incflat.flatten import versions  # noqa: E402
-from incflat.ir.errors import CompileError, format_error  # noqa: E402
+from incflat.ir.errors import CompileError, format_error, read_source  # noqa: E402
 from incflat.ir.verify import IRError  # noqa: E402
 from incflat.tuner.errors import TunerError  # noqa: E402
 from incflat.codegen.program import is_compiled_program, program_text  # noqa: E402
@@ -32,10 +32,7 @@ for _signum, _handler in _handlers_before_import.items():
 
 
 def read_program(path: pathlib.Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise CompileError(f"{path} is not UTF-8 text ({e.reason} at byte {e.start}).") from None
+    return read_source(path)
 
 
 def options_of(args) -> pipeline.Options:
@@ -217,7 +214,7 @@ def _source_of(error: CompileError, program):
     """The text of the file an error points into (for its source line and caret), if it can be read."""
     name = error.loc.file if error.loc is not None else program
     try:
-        return pathlib.Path(name).read_text()
+        return pathlib.Path(name).read_bytes().decode("utf-8", errors="replace")
     except (OSError, TypeError, ValueError):
         return None
 

@@ -41,7 +41,7 @@ import numpy as np
 from incflat import pipeline
 from incflat.codegen.program import program_text
 from incflat.codegen.runtime import tuning
-from incflat.ir.errors import CompileError, Unsupported, format_error
+from incflat.ir.errors import CompileError, Unsupported, format_error, read_source
 from incflat.tuner.datasets import (
     AutoOutput,
     ExpectedError,
@@ -97,7 +97,7 @@ def compile_cached(path: pathlib.Path, text: str | None = None, cache: pathlib.P
                    verify: bool | None = None) -> pathlib.Path:
     """The compiled program of `path` (an executable Python file `<stem>.py`, also importable), from the cache
     (`cache`, default `cache_dir()`) or compiled now. Raises CompileError as the compiler does."""
-    text = path.read_text(encoding="utf-8") if text is None else text
+    text = read_source(path) if text is None else text
     out = (cache or cache_dir()) / cache_key(path, text) / f"{_module_stem(path)}.py"
     if out.is_file():
         return out
@@ -152,9 +152,11 @@ def load_program(path: pathlib.Path) -> Program:
     """Reads a .fut file and its test cases (TunerError for a bad test block); the front end's CompileError is
     kept in `.error` rather than raised, so that callers can report it with the cases it fails."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_source(path)
     except OSError as e:
         raise TunerError(f"cannot read {path}: {e.strerror}") from None
+    except CompileError as e:  # not UTF-8: no test cases can be read either
+        return Program(path, path.read_bytes().decode("utf-8", errors="replace"), [], error=e)
     cases = parse_test_cases(text, path)
     program = Program(path, text, cases)
     try:

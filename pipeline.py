@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 from dataclasses import dataclass
 from typing import Callable
 
@@ -28,6 +29,7 @@ from incflat.ir import pretty
 from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.check import check
+from incflat.ir.errors import CompileError
 from incflat.ir.parse import parse
 from incflat.ir.rename import rename_interfaces
 from incflat.ir.syntax import SourceText, Syntax
@@ -123,12 +125,13 @@ def run(ir, after: str | None, until: str = "generate", verify_stages: bool | No
     if first > last or not isinstance(ir, STAGES[first].takes):
         raise ValueError(f"cannot run the stages from after {after} to {until} on a {type(ir).__name__}")
     checked = verifying_by_default() if verify_stages is None else verify_stages
-    with _deep_recursion():
+    def stages(ir):
         for stage in STAGES[first:last + 1]:
             ir = stage(ir, options)
             if checked:
                 verify(ir, stage.name)
-    return ir
+        return ir
+    return _deeply(lambda: stages(ir))
 
 
 def show(ir) -> str:
@@ -152,17 +155,62 @@ def target_program(text: str, filename: str = "<input>", options: Options = Opti
     return compile(text, filename, until="prune_unsupported", options=options)
 
 
-RECURSION_LIMIT = 20000  # lowering and the passes recurse on the nesting of expressions (`a + b + c + ...`)
+RECURSION_LIMIT = 200_000  # the passes recurse on the nesting of expressions (`if ... else if ...`, lambdas)
+STACK_BYTES = 1 << 30  # the stack of the thread that compiles: room for that recursion (only what is used is touched)
+
+
+def _deeply(fn):
+    """fn() in a thread with a large stack and a raised recursion limit; a nesting deeper even than that is a
+    CompileError ("nests too deeply") at the innermost expression being processed, never a RecursionError."""
+    outcome = {}
+
+    def work():
+        try:
+            outcome["value"] = fn()
+        except RecursionError as e:
+            outcome["error"] = CompileError("The program nests too deeply for incflat (expressions inside "
+                                            "expressions); split it with let bindings or functions.", _loc_of(e))
+        except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
+            outcome["error"] = e
+
+    with _recursion_limit(RECURSION_LIMIT):  # (the limit is the interpreter's, not the thread's)
+        with _thread_stack(STACK_BYTES):
+            thread = threading.Thread(target=work, name="incflat-compile", daemon=True)
+            thread.start()
+        thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _loc_of(error: BaseException):
+    """The location of the innermost syntax node or statement that the failed code was processing."""
+    tb, found = error.__traceback__, None
+    while tb is not None:
+        for value in tb.tb_frame.f_locals.values():
+            if isinstance(getattr(value, "loc", None), S.Loc):
+                found = value.loc
+        tb = tb.tb_next
+    return found
 
 
 @contextlib.contextmanager
-def _deep_recursion():
+def _recursion_limit(limit):
     old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, RECURSION_LIMIT))
+    sys.setrecursionlimit(max(old, limit))
     try:
         yield
     finally:
         sys.setrecursionlimit(old)
+
+
+@contextlib.contextmanager
+def _thread_stack(size):
+    old = threading.stack_size(size)
+    try:
+        yield
+    finally:
+        threading.stack_size(old)
 
 
 __all__ = ["FLATTENINGS", "Options", "STAGES", "STAGE_NAMES", "Stage", "compile", "run", "show", "source_program",

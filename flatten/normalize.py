@@ -17,19 +17,22 @@ from incflat.ir.types import Array, array_of, shape_of
 # ---- inlining ----
 
 def inline_calls(prog: S.Program) -> S.Program:
-    """Replaces every call of a user-defined function by its body (functions are non-recursive)."""
+    """Replaces every call of a user-defined function by its body (functions are non-recursive). Only the entry
+    points remain: the other functions are not called any more. Each call is expanded once, in the body it
+    is inlined into, so the work is linear in the size of the result."""
     names = NameSource(all_names(prog))
-    done = {}
-    for f in prog.funs:  # the front end rejects calls to later functions, so one pass in order suffices
-        done[f.name] = dataclasses.replace(f, body=_inline_body(f.body, done, names))
-    return dataclasses.replace(prog, funs=tuple(done[f.name] for f in prog.funs))
+    funs = {f.name: f for f in prog.funs}
+    entries = tuple(dataclasses.replace(f, body=_inline_body(f.body, funs, names)) for f in prog.funs if f.entry)
+    return dataclasses.replace(prog, funs=entries)
 
 
 def _inline_body(body: S.Body, funs: dict, names: NameSource) -> S.Body:
     stms = []
-    for stm in body.stms:
-        e = map_nested(stm.exp, lambda b: _inline_body(b, funs, names))
-        if isinstance(e, S.Apply):
+    pending = list(reversed(body.stms))  # a stack: a call's inlined statements go back on it (chains are long)
+    while pending:
+        stm = pending.pop()
+        if isinstance(stm.exp, S.Apply):
+            e = stm.exp
             callee = funs[e.fn]
             subst = {p.name: a for p, a in zip(callee.params, e.args)}
             for p, a in zip(callee.params, e.args):  # size parameters from the arguments' shapes
@@ -37,10 +40,11 @@ def _inline_body(body: S.Body, funs: dict, names: NameSource) -> S.Body:
                     if isinstance(d_callee, str) and d_callee in callee.size_params:
                         subst[d_callee] = _dim_atom(d_arg)
             inlined = Renamer(names, subst).body(callee.body)
-            stms.extend(inlined.stms)
-            stms.extend(S.Stm((p,), S.AtomExp(r), stm.loc) for p, r in zip(stm.pat, inlined.result))
+            results = [S.Stm((p,), S.AtomExp(r), stm.loc) for p, r in zip(stm.pat, inlined.result)]
+            pending.extend(reversed(results))
+            pending.extend(reversed(inlined.stms))
         else:
-            stms.append(S.Stm(stm.pat, e, stm.loc))
+            stms.append(S.Stm(stm.pat, map_nested(stm.exp, lambda b: _inline_body(b, funs, names)), stm.loc))
     return S.Body(tuple(stms), body.result)
 
 

@@ -1,5 +1,6 @@
 """Times the front end and the reference interpreter on this machine: parsing and checking matmul, a
-100-line program, and the whole test corpus; the interpreter on a 64x64 matmul and a 100,000-step loop.
+100-line program, and the whole test corpus; compiling (to the target IR) chains of 250, 500 and 1000 functions,
+each calling the one before; the interpreter on a 64x64 matmul and a 100,000-step loop.
 
     python futhark_examples/bench_frontend.py [--runs 5]
 
@@ -8,6 +9,7 @@ where a slow machine cannot fail CI.
 """
 
 import argparse
+import functools
 import pathlib
 import time
 
@@ -30,11 +32,21 @@ entry main [n][m][p] (a: [n][m]f32) (b: [m][p]f32): [n][p]f32 =
   map (\\row -> map (\\col -> f32.sum (map2 (*) row col)) (transpose b)) a
 """
 
+def call_chain(n: int) -> str:
+    """n functions, each calling the one before: inlining must stay linear in the program and its result."""
+    return "\n".join(["def f0 (x: i32) = x + 1"] + [f"def f{i} (x: i32) = f{i - 1} x + 1" for i in range(1, n)]
+                     + [f"entry main (x: i32) = f{n - 1} x"]) + "\n"
+
+
 LONG_LOOP = "entry main (n: i64): i64 = loop acc = 0 for i < n do acc + i\n"
 
 
 def check(text, name="bench.fut"):
     pipeline.compile(text, name, until="check", verify_stages=False)
+
+
+def target(text, name="bench.fut"):
+    pipeline.compile(text, name, until="prune_unsupported", verify_stages=False)
 
 
 def interpret(text, *args):
@@ -48,6 +60,7 @@ def cases():
         "check matmul.fut": lambda: check((ROOT / "futhark_examples" / "matmul.fut").read_text()),
         "check 20 functions (100 lines)": lambda: check("\n".join(LONG_FUNCTION.format(i=i) for i in range(20))),
         f"check the corpus ({len(corpus)} programs)": lambda: [check(t, n) for t, n in corpus],
+        **{f"compile a chain of {n} calls": functools.partial(target, call_chain(n)) for n in (250, 500, 1000)},
         "interpret matmul 64x64": lambda: interpret(MATMUL_REDOMAP, matrix, matrix),
         "interpret a 100,000-step loop": lambda: interpret(LONG_LOOP, np.int64(100000)),
     }

@@ -50,6 +50,24 @@ def format_error(err: Exception, source_text: Optional[str] = None) -> str:
     return f"{head}\n{line}\n{pad}^"
 
 
+def decode_source(data: bytes, file: str) -> str:
+    """A program's bytes as text; a CompileError at the line and column of the first byte that is not UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        before = data[:e.start].decode("utf-8")  # valid up to the bad byte
+        line = before.count("\n") + 1
+        col = len(before) - (before.rfind("\n") + 1) + 1
+        raise CompileError(f"The file is not UTF-8 text: byte 0x{data[e.start]:02x} ({e.reason}).",
+                           Loc(file, line, col)) from None
+
+
+def read_source(path) -> str:
+    """The text of a program file (OSError if it cannot be read; CompileError if it is not UTF-8)."""
+    with open(path, "rb") as f:
+        return decode_source(f.read(), str(path))
+
+
 class Unsupported(CompileError):
     """A program (or one code version of it) that the backend cannot generate code for yet: a typed error, so
     that callers ask `isinstance`, never the message."""

@@ -500,7 +500,8 @@ class ToSyntax(Transformer):
         if len(c) == 1:
             return OpSeq([c[0]])
         seq, op, rhs = c
-        return OpSeq(seq.items + [op, rhs])
+        seq.items += (op, rhs)  # in place: a sequence of n operators is built in linear time
+        return seq
 
     def binop(self, c):
         """(operator, its location, the function of a backquoted operator or None)."""

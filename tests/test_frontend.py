@@ -1,10 +1,12 @@
 """Tests of the front end: parsing, type checking, literal typing and lowering to the source IR."""
 
 
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from incflat.ir import source as S
+from incflat.ir.errors import CompileError
 from incflat.ir.parse import get_parser
 from incflat.pipeline import source_program
 from incflat.ir.source import Loc
@@ -399,3 +401,23 @@ def test_in_may_be_left_out_before_another_let():
     chained = source_program("def f (x: i32): i32 =\n  let a = x + 1\n  let b = a * 2\n  in a + b", "t.fut")
     explicit = source_program("def f (x: i32): i32 =\n  let a = x + 1 in\n  let b = a * 2\n  in a + b", "t.fut")
     assert chained == explicit
+
+
+def test_deep_but_valid_nesting_checks_and_runs():
+    from incflat import pipeline
+    from incflat.ir.interp import run_entry
+    chain = "def main (x: i32): i32 =\n  " + "".join(f"if x == {i} then {i} else " for i in range(200)) + "-1\n"
+    assert tuple(run_entry(source_program(chain, "ifs.fut"), "main", [np.int32(150)])) == (150,)
+    assert [f.name for f in pipeline.target_program(chain, "ifs.fut").funs] == ["main"]
+    total = "def main (x: i32): i32 =\n  " + " + ".join(["x"] * 50_000) + "\n"
+    assert tuple(run_entry(source_program(total, "sum.fut"), "main", [np.int32(3)])) == (150_000,)
+
+
+def test_nesting_too_deep_for_the_compiler_is_a_located_error(monkeypatch):
+    from incflat import pipeline
+    monkeypatch.setattr(pipeline, "RECURSION_LIMIT", 3000)  # 100,000 nested parentheses without it: slow
+    n = 3000
+    src = "def main (x: i32): i32 =\n  " + "(1 - " * n + "x" + ")" * n + "\n"
+    with pytest.raises(CompileError, match="nests too deeply") as info:
+        source_program(src, "deep.fut")
+    assert info.value.loc.file == "deep.fut" and info.value.loc.line == 2

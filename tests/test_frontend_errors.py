@@ -1,6 +1,9 @@
 """The front end's error messages: every syntax or type error names the file, line and column, shows
 the source line (format_error), and says what is wrong in words a Futhark user understands."""
 
+import subprocess
+import sys
+
 import pytest
 
 from incflat.ir.errors import CompileError, format_error
@@ -239,6 +242,12 @@ BAD = [
     ('entry f {x, y: f32} = y', 1, 10, ['"f"', 'cannot be inferred']),
     ('def f (r: {xs: *[]i32}) = r with xs[0] = 1', 1, 36, ['Syntax error', 'cannot mix fields and indices']),
     ('def f (a: *[]{x: i32}) = a with [0].x = 1', 1, 36, ['Syntax error', 'cannot mix fields and indices']),
+    ('def f [n] (xs: [n]i32) = xs :> [k]i32', 1, 32, ['Unknown size "k"']),
+    ('def k (x: i32) = x\ndef f [n] (xs: [n]i32) = xs :> [k]i32', 2, 32, ['"k"', 'names a function']),
+    ('def f [n] (xs: [n]i32) = let k = 1f32 in xs :> [k]i32', 1, 48, ['"k"', 'i64', 'f32']),
+    ('def f (xs: []i32): *[]i32 = xs', 1, 21, ['unique return value may not alias a non-unique parameter', '"xs"']),
+    ('def f (xss: [][]i32): (i32, *[]i32) =\n  let ys = xss[0] in (1, ys)', 1, 30, ['"xss"', 'copy xss']),
+    ('def f (xs: []i32): {a: *[]i32} = {a = if true then xs else copy xs}', 1, 25, ['"xs"', 'not unique']),
 ]
 
 
@@ -279,6 +288,9 @@ def test_the_table_is_large():
     "def f (n: i64): ([n]i64, [n]i64) = (0..1..<n, 1..2...n)",
     "def f (n: i64): [n]i64 = map (+1) (0..<n)",
     "def f (xs: *[]i32): []i32 = assert (length xs > 0) (xs with [0] = 1)",
+    "def f (xs: []i32): (*[]i32, []i32) = (copy xs, xs)",
+    "def f (xs: *[]i32) (ys: []i32): (*[]i32, i32) = (xs, ys[0])",
+    "def g (xs: []i32): *[]i32 = map (+1) xs\ndef f (xs: []i32): *[]i32 = g xs",
 ])
 def test_near_misses_are_accepted(src):
     source_program(src, "ok.fut")
@@ -307,3 +319,26 @@ def test_lark_errors_never_escape():
             source_program(src, "x.fut")
         assert info.value.loc is not None, src
 
+
+
+NOT_UTF8 = [  # (bytes, line, column of the first bad byte)
+    (b"-- caf\xe9\ndef main (x: i32) = x + 1\n", 1, 7),
+    (b"def main (x: i32) = x + 1 -- \xc3\xa9 is fine\ndef g (x: i32) = x \xff 1\n", 2, 20),
+]
+
+
+@pytest.mark.parametrize("data, line, col", NOT_UTF8)
+def test_a_file_that_is_not_utf8_is_a_located_error(tmp_path, data, line, col):
+    from incflat.harness import load_program
+    from incflat.ir.errors import read_source
+    path = tmp_path / "bad.fut"
+    path.write_bytes(data)
+    with pytest.raises(CompileError) as info:
+        read_source(path)
+    assert (info.value.loc.file, info.value.loc.line, info.value.loc.col) == (str(path), line, col)
+    assert "not UTF-8" in info.value.message
+    assert load_program(path).error.loc == info.value.loc  # `incflat test` reports it as a failed file
+    proc = subprocess.run([sys.executable, "-m", "incflat", "check", str(path)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith(f"{path}:{line}:{col}: error: The file is not UTF-8 text"), proc.stderr

@@ -452,3 +452,22 @@ def test_ir_is_well_scoped():
     srcs += [p.read_text() for p in sorted((pathlib.Path(__file__).parent / "programs").glob("*.fut"))]
     for src in srcs:
         verify_source(prog(src))
+
+
+def test_an_ascription_belongs_to_the_body_of_a_lambda_let_if_and_loop():
+    # As in Futhark, a lambda, let, if or loop extends as far right as possible: `:` and `:>` included.
+    src = """
+entry main [n] (k: i64) (xss: [n][]i32) (x: i32) =
+  let a = map (\\xs -> xs :> [k]i32) xss
+  let b = map (\\y -> y + 1 : i32) (a[0])
+  let c = let m = k in a[0] :> [m]i32
+  let d = if x > 0 then b else a[0] :> [k]i32
+  let e = loop s = 0 for i < k do s + a[0][i] : i32
+  let f = \\y -> y : i32
+  in (a, b, c, d, f e)
+"""
+    xss = np.array([[1, 2], [3, 4]], dtype=np.int32)
+    same(run(src, "main", np.int64(2), xss, np.int32(1)),
+         [xss, i32s(2, 3), i32s(1, 2), i32s(2, 3), np.int32(3)])
+    with pytest.raises(CompileError, match="Size mismatch"):
+        run(src, "main", np.int64(3), xss, np.int32(1))

@@ -3,6 +3,7 @@ interpreter gives the same results as on the program the front end produced."""
 
 import pathlib
 
+import numpy as np
 import pytest
 
 from incflat import pipeline
@@ -42,3 +43,15 @@ def test_every_pass_keeps_the_results(path):
         for entry, args, expected in cases:
             got = run_entry(prog, entry, args)
             assert all(same(g, e) for g, e in zip(got, expected)), (stage.name, entry)
+
+
+def test_a_chain_of_a_thousand_calls_is_inlined_into_the_entry_point():
+    n = 1000
+    src = "\n".join(["def f0 (x: i32) = x + 1"] + [f"def f{i} (x: i32) = f{i - 1} x + 1" for i in range(1, n)]
+                    + [f"entry main (x: i32) = f{n - 1} x"])
+    inlined = pipeline.compile(src, "chain.fut", until="inline_calls")
+    assert [f.name for f in inlined.funs] == ["main"]  # the other functions are called no more
+    assert not any(isinstance(s.exp, S.Apply) for s in inlined.fun("main").body.stms)
+    assert tuple(run_entry(inlined, "main", [np.int32(5)])) == (5 + n,)
+    target = pipeline.compile(src, "chain.fut", until="prune_unsupported")
+    assert [f.name for f in target.funs] == ["main"]

@@ -248,6 +248,7 @@ class Declarations:
             ret = self.fill_any(ret_ann, body_t)
         else:
             ret = body_t
+        self.check_unique_result(d, ret, res.atoms)
         local = {v.name for s in self.stms for v in s.pat}
         inline = False
 
@@ -461,6 +462,10 @@ class Declarations:
             return None
         if kind == "name":
             a = env.get(v)
+            if a is None and v in self.funs:
+                raise self.err(f'The size "{v}" names a function, but a size must be a value of type i64.', loc)
+            if a is None:
+                raise self.err(f'Unknown size "{v}" in type annotation.', loc)
             if not isinstance(a, V) or len(a.atoms) != 1 or unify(a.t, I64):
                 shown = "a function" if isinstance(a, FunV) else self.show(a.t)
                 raise self.err(f'The size "{v}" must have type i64, but has type {shown}.', loc)

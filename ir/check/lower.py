@@ -168,13 +168,22 @@ class Lowering:
         return atom_v(self.emit(S.UnOp(op, x.atom, t), t, e.loc))
 
     def lower_BinOpE(self, e, env):
+        # A loop down the left operands, not recursion: `x + x + ... + x` nests to the left as deep as it is long.
         if e.op in COMPOSITIONS and not self.user_operator(e.op):
             return self.lower_composition(e, env)
-        x = self.lower_val(e.lhs, env)
-        if e.op in LOGIC_OPS:
-            return self.short_circuit(e, x, env)
-        y = self.lower_val(e.rhs, env)
-        return self.binop(e.op, x, y, e.loc)
+        spine = []
+        while isinstance(e, P.BinOpE) and not (e.op in COMPOSITIONS and not self.user_operator(e.op)):
+            spine.append(e)
+            e = e.lhs
+        x = self.lower(e, env)
+        for e in reversed(spine):
+            if isinstance(x, FunV):
+                raise self.not_a_value(x, e.lhs.loc)
+            if e.op in LOGIC_OPS:
+                x = self.short_circuit(e, x, env)
+            else:
+                x = self.binop(e.op, x, self.lower_val(e.rhs, env), e.loc)
+        return x
 
     def short_circuit(self, e, x: V, env) -> V:
         """`x && y` and `x || y` evaluate y only when needed: as `if`, unless y cannot fail."""

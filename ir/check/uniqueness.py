@@ -9,8 +9,9 @@ the parts of the checker that bind, branch or loop save and restore it.
 
 from incflat.ir import syntax as P
 from incflat.ir import source as S
-from incflat.ir.check.infer import is_arr, prune
+from incflat.ir.check.infer import TArr, is_arr, nleaves, prune
 from incflat.ir.check.values import V
+from incflat.ir.types import Tuple, field_order
 
 
 class Uniqueness:
@@ -65,6 +66,40 @@ class Uniqueness:
         for a in v.atoms:
             for r in self.roots(a):
                 self.consumed[r] = loc
+
+    def unique_leaves(self, te, t) -> list:
+        """For each leaf of the type t, which the type expression te denotes: the location of the `*` type that
+        declares it unique, or None."""
+        t = prune(t)
+        n = nleaves(t)
+        if te.unique:
+            return [te.loc] * n
+        if te.dims or isinstance(t, TArr):
+            return [None] * n
+        if isinstance(te.base, str) and te.base in self.types:  # an abbreviation
+            return self.unique_leaves(self.types[te.base].type, t)
+        if isinstance(te.base, P.RecordTypeExp):
+            parts = [x for _, x in sorted(te.base.fields, key=lambda f: field_order(f[0]))]
+        elif isinstance(te.base, list):
+            parts = te.base
+        else:
+            return [None] * n
+        if not isinstance(t, Tuple) or len(parts) != len(t.elems):
+            return [None] * n
+        return [u for x, e in zip(parts, t.elems) for u in self.unique_leaves(x, e)]
+
+    def check_unique_result(self, d: P.Decl, ret_t, atoms):
+        """A unique result (`*[]t` in the return type) may not alias a parameter that is not unique."""
+        if d.ret is None:
+            return
+        for unique, a in zip(self.unique_leaves(d.ret, ret_t), atoms):
+            for r in self.roots(a) if unique is not None else ():
+                if r in self.nonunique:
+                    p = self.nonunique[r]
+                    raise self.err(f'The result of "{d.name}" is declared unique, but it aliases the parameter '
+                                   f'"{p}", which is not unique: a unique return value may not alias a non-unique '
+                                   f'parameter. Return a copy (copy {p}), or declare the parameter unique '
+                                   f'(*).', unique)
 
     @staticmethod
     def pat_unique(p):
