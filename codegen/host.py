@@ -277,10 +277,13 @@ class HostWriter:
 
     # ---- segops ----
 
-    def alloc_outputs(self, pat, types) -> list:
+    def alloc_outputs(self, pat, types, loc=None) -> list:
+        """A segop's results; a negative size (computed from an invalid expression, such as the range 0..<-1
+        a map's body makes) is an error at the segop's position, unless the array has no element at all."""
         self.device_scalars |= {p.name for p, t in zip(pat, types) if not isinstance(t, Array)}
+        at = repr(str(loc) if loc else "")
         for p, t in zip(pat, types):
-            self.emit(f"{p.name} = ctx.empty({self.shape(t)}, {numpy_type(t)})")
+            self.emit(f"{p.name} = ctx.empty({self.shape(t)}, {numpy_type(t)}, {at})")
         return [p.name for p in pat]
 
     def args(self, kernel: Kernel, outs: list, dests=(), gps: str = "gps") -> str:
@@ -296,10 +299,10 @@ class HostWriter:
         name = self.kernel_name("segmap")
         plan = tiling.tile_plan(e)
         if plan:
-            return self.tiled_segmap(name, e, plan, pat)
+            return self.tiled_segmap(name, e, plan, pat, loc)
         k = segops.segmap_kernel(name, e, loc, self.errors)
         self.kernels.append(k)
-        outs = self.alloc_outputs(pat, e.types)
+        outs = self.alloc_outputs(pat, e.types, loc)
         self.emit("space = " + " * ".join(f"int({self.atom(b.width)})" for b in e.ctx))
         level0 = [s.exp for s in e.body.stms if isinstance(s.exp, T.SEGOPS)]  # the intra-group version
         if level0:  # a workgroup per point, as wide as the widest level-0 segop
@@ -310,11 +313,11 @@ class HostWriter:
             self.emit(self.group_size(name, [k]))
             self.launch(k, "ceil_div(space, group_size) * group_size", self.args(k, outs), "space")
 
-    def tiled_segmap(self, name: str, e: T.SegMap, plan, pat):
+    def tiled_segmap(self, name: str, e: T.SegMap, plan, pat, loc):
         """A workgroup of tile x tile threads a block of the two innermost dimensions."""
         k = tiling.tiled_segmap_kernel(name, e, plan, self.errors)
         self.kernels.append(k)
-        outs = self.alloc_outputs(pat, e.types)
+        outs = self.alloc_outputs(pat, e.types, loc)
         param = Param(f"{self.entry_name}.{name}_tile_size", TILE_SIZE)
         self.size_params.append(param)
         widths = [f"int({self.atom(b.width)})" for b in e.ctx]
@@ -354,7 +357,7 @@ class HostWriter:
         kernels = segops.segscan_kernels(name, e, loc, self.errors)
         self.kernels += kernels
         scan = kernels[-1]
-        outs = self.alloc_outputs(pat, e.types)
+        outs = self.alloc_outputs(pat, e.types, loc)
         total = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx)
         per_thread = sum(CTYPE_SIZES[c] * (scan.chunk + 2) + 1 for c in neutral_ctypes(e))
         self.emit(self.group_size(name, kernels))
@@ -380,7 +383,7 @@ class HostWriter:
         name = self.kernel_name("segred")
         k1, k3, k4 = segops.segred_kernels(name, e, loc, self.errors)
         self.kernels += [k1, k3, k4]
-        outs = self.alloc_outputs(pat, e.types)
+        outs = self.alloc_outputs(pat, e.types, loc)
         segs = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx[:-1]) or "1"
         width = f"int({self.atom(e.ctx[-1].width)})"
         self.emit(self.group_size(name, [k1, k3, k4]))

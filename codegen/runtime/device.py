@@ -228,6 +228,8 @@ class Context:
         """A new array; a negative size or one too large for the device is a run-time error at `where`
         naming `what` (iota, replicate...)."""
         arr = DeviceArray(None, shape, dtype)
+        if 0 in arr.shape:  # no element: a size no element computed cannot be wrong (a map over no rows)
+            arr = DeviceArray(None, tuple(max(int(d), 0) for d in arr.shape), dtype)
         check_sizes(arr.shape, what, where)
         count = math.prod(arr.shape)
         nbytes = count * arr.dtype.itemsize
