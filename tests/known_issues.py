@@ -64,7 +64,7 @@ def source_traceback(source: bytes, traceback: str) -> bool:
 def program_cli_traceback(options: list, tuning: bytes, traceback: str) -> bool:
     """The known crashes of a compiled program's command line: KNOWN(param-odd-int) `--param NAME=--5` and
     Unicode digits, KNOWN(tuning-non-utf8) non-UTF-8 tuning files, KNOWN(output-paths) `-t` (or
-    `--profile-json`) to a folder or a missing folder, KNOWN(negative-size) numpy errors on sizes."""
+    `--profile-json`) to a folder or a missing folder and stdout to /dev/full, KNOWN(negative-size) numpy errors on sizes."""
     params = [o for o in options if "=" in o]
     if any("=--" in p or any(c.isdigit() and not c.isascii() for c in p) for p in params):
         return known_issue("param-odd-int")
@@ -76,6 +76,8 @@ def program_cli_traceback(options: list, tuning: bytes, traceback: str) -> bool:
                 return known_issue("tuning-non-utf8")
     if ("-t" in options or "--profile-json" in options) and any(
             e in traceback for e in ("IsADirectoryError", "FileNotFoundError", "NotADirectoryError")):
+        return known_issue("output-paths")
+    if "/dev/full" in options and "No space left on device" in traceback:
         return known_issue("output-paths")
     if any(e in traceback for e in ("negative dimensions", "MemoryError")):
         return known_issue("negative-size")

@@ -272,9 +272,10 @@ def mutation(draw, text: bytes) -> bytes:
     elif kind == 7:  # swap two tokens
         a = pick(tokens)
         tokens[a], tokens[j] = tokens[j], tokens[a]
-    else:  # replace a token by a number, an identifier or an operator
-        pool = {8: NUMBERS, 9: IDENTIFIERS + OPERATORS_TEXT}[kind]
-        tokens[j] = draw(st.sampled_from(pool)).encode()
+    elif kind == 8:  # replace a token by a number
+        tokens[j] = draw(st.sampled_from(NUMBERS)).encode()
+    else:  # by an identifier or an operator (also kinds 0-2 on a text of too few lines)
+        tokens[j] = draw(st.sampled_from(IDENTIFIERS + OPERATORS_TEXT)).encode()
     return b"".join(tokens)
 
 

@@ -22,7 +22,7 @@ def internal(error: str | None) -> bool:
     return error is not None and INTERNAL.search(error) is not None
 
 
-@fuzz_settings(8)
+@fuzz_settings(12)
 @given(program=failing_programs(), args=failing_inputs())
 def test_interpreter_and_every_compiled_version_agree_on_failures(device, tmp_path_factory, program, args):
     source, entries = program

@@ -146,7 +146,7 @@ def incflat_command() -> list:
     return [sys.executable, "-m", "incflat"]
 
 
-@fuzz_settings(8)
+@fuzz_settings(10)
 @given(source=st.one_of(mutated_sources().map(lambda m: m[1]), generated_sources()))
 def test_incflat_check_ends_with_a_short_error_or_success(tmp_path_factory, source):
     path = tmp_path_factory.mktemp("check") / "fuzz.fut"
@@ -200,7 +200,7 @@ def check_run(proc, options: list, tuning_bytes: bytes, stdin: bytes) -> None:
                                                           "tuning": tuning_bytes.hex()})
 
 
-@fuzz_settings(12)
+@fuzz_settings(20)
 @given(data=st.data())
 def test_compiled_program_on_generated_stdin(program, device, data):
     path, _ = program
@@ -210,7 +210,7 @@ def test_compiled_program_on_generated_stdin(program, device, data):
     check_run(run_compiled(path, stdin, ["-e", entry], device), ["-e", entry], b"", stdin)
 
 
-@fuzz_settings(12)
+@fuzz_settings(20)
 @given(data=st.data())
 def test_compiled_program_on_generated_command_lines(program, device, tmp_path_factory, data):
     path, params = program
@@ -230,6 +230,7 @@ def test_compiled_program_writing_to_a_full_device(program, device):
     with open(os.devnull if not os.path.exists("/dev/full") else "/dev/full", "wb") as full:
         proc = run_compiled(path, b"[[1f32]] 0i64", [], device, stdout=full)
     problem = cli_stderr_problem(proc)
+    assert proc.returncode != 0
     if problem is not None and not known_issues.program_cli_traceback(["/dev/full"], b"", problem):
         known_issues.report("compiled program", problem, "prog < '[[1f32]] 0i64' > /dev/full")
 
