@@ -3,7 +3,7 @@ pattern and skip that example (counted as a hypothesis event) so that CI passes 
 its fix lands; the suites then check that case again.
 
 `INCFLAT_FUZZ_LOG=FILE`: every problem found (known or not) is appended to FILE as a JSON line and the example
-passes, so that a long run goes on finding more instead of stopping at the first (see docs/testing.md)."""
+passes, so that a long run goes on finding more instead of stopping at the first (tests/test_fuzz.py)."""
 
 import json
 import os

@@ -7,7 +7,15 @@
 - tuning files through the contract's parser (a dict of ints or a ContractError) and through the program.
 
 Known bugs being fixed elsewhere are skipped by exact pattern (tests/known_issues.py); strategies in
-tests/strategies.py."""
+tests/strategies.py.
+
+The default run is small and derandomized (CI). The long run, random, INCFLAT_FUZZ_FACTOR (default 100) times as
+many examples, with every problem logged as a JSON line (reproducer included) instead of stopping at the first:
+
+    INCFLAT_FUZZ=long INCFLAT_FUZZ_FACTOR=20 INCFLAT_FUZZ_LOG=findings.jsonl \
+        python -m pytest -q --hypothesis-show-statistics tests/test_fuzz.py tests/test_differential.py
+
+(`--hypothesis-profile=long` selects the profile too.)"""
 
 import os
 import re
