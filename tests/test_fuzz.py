@@ -70,6 +70,8 @@ def compile_outcome(text: str, until: str) -> str | None:
         pass
     except Hang:
         return f"hang: no result after {COMPILE_SECONDS} s"
+    except KeyboardInterrupt:
+        raise
     except BaseException:  # noqa: BLE001 - what this suite looks for
         return traceback.format_exc()
     finally:
