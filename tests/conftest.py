@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from incflat import pipeline
 
@@ -14,6 +15,13 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Every compilation in the test suite, in this process and in the commands it runs, verifies the IR after
 # every stage of the pipeline.
 os.environ[pipeline.VERIFY_ENVIRONMENT] = "1"
+
+# The long fuzzing profile (tests/test_fuzz.py, test_differential.py; strategies.fuzz_settings): random, with
+# INCFLAT_FUZZ_FACTOR (default 100) times the examples of the CI run. `--hypothesis-profile=long` or
+# INCFLAT_FUZZ=long selects it; the default run is derandomized and small.
+settings.register_profile("long", deadline=None, suppress_health_check=list(HealthCheck), print_blob=True)
+if os.environ.get("INCFLAT_FUZZ") == "long":
+    settings.load_profile("long")
 
 
 def opencl_devices() -> list:

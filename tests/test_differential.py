@@ -1,0 +1,66 @@
+"""Differential testing: programs that may fail at run time (an out-of-bounds index, a division by zero, a `:>`
+coercion to a wrong size, a false assertion, a negative size), generated with arguments near the edges, give the
+same outcome under the reference interpreter and compiled with every code version forced: both fail, or both
+succeed with equal values. An internal error on either side (an exception other than the program's own error)
+is a failure too. Generators: strategies.failing_programs and failing_inputs."""
+
+import re
+
+import pytest
+from hypothesis import given, note
+
+import known_issues
+from incflat.harness import Compiled, Interpreter, compare_values, compile_cached, load_program, version_assignments
+from incflat.ir.errors import CompileError, format_error
+from strategies import failing_inputs, failing_programs, fuzz_settings
+
+INTERNAL = re.compile(r"^(internal interpreter error|Error: (?!OpenCL)[A-Z]\w*(Error|Exception)\b|Error: the compiled "
+                      r"program crashed|Error: no result after)")
+
+
+def internal(error: str | None) -> bool:
+    return error is not None and INTERNAL.search(error) is not None
+
+
+@fuzz_settings(12)
+@given(program=failing_programs(), args=failing_inputs())
+def test_interpreter_and_every_compiled_version_agree_on_failures(device, tmp_path_factory, program, args):
+    source, entries = program
+    note(source)
+    note(f"n = {len(args[0])}, i, d, k = {args[4:]}")
+    folder = tmp_path_factory.mktemp("differential")
+    path = folder / "generated.fut"
+    path.write_text(source)
+    loaded = load_program(path)
+    assert loaded.error is None, format_error(loaded.error, source)
+    try:
+        compiled = compile_cached(path, source, cache=folder / "cache")
+    except CompileError as e:
+        pytest.fail(format_error(e, source))
+    sizes = [int(args[-1])]
+    reproducer = {"source": source, "args": [a.tolist() for a in args]}
+    expected = {}
+    for entry in entries:
+        outcome = Interpreter(loaded).run(entry, args)
+        if internal(outcome.error) and not known_issues.negative_size_traceback(outcome.error, sizes):
+            known_issues.report("interpreter crash", f"{entry}: {outcome.error}", reproducer)
+        expected[entry] = outcome
+    for params in [{}] + version_assignments(compiled):
+        runner = Compiled(compiled, device, params, timeout=60)
+        for entry in entries:
+            got, want = runner.run(entry, args), expected[entry]
+            where = f"entry {entry}, parameters {params}"
+            if internal(got.error):
+                if not known_issues.negative_size_traceback(got.error, sizes):
+                    known_issues.report("compiled crash", f"{where}: {got.error}", reproducer)
+            elif (got.error is None) != (want.error is None):
+                if not (known_issues.interpreter_ignores_failed_coercion(source, want.error is None,
+                                                                          got.error is None)
+                        or (got.error and known_issues.stale_kernel_error(source, entry, got.error))
+                        or known_issues.negative_size_accepted(want.error, got.error is None, sizes)):
+                    known_issues.report("disagreement", f"{where}: interpreter {want.error or want.values}, "
+                                                        f"compiled {got.error or got.values}", reproducer)
+            elif got.error is None:
+                mismatch = compare_values(list(got.values), list(want.values))
+                if mismatch is not None:
+                    known_issues.report("different values", f"{where}: {mismatch}", reproducer)

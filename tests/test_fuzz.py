@@ -1,0 +1,295 @@
+"""Fuzzing: no input ends in a Python traceback or a hang.
+
+- the compiler (API and `incflat check`) on mutated corpus programs and on generated programs, plain and mutated:
+  a result or a CompileError (API), exit 0 or a short located error and a non-zero exit (CLI);
+- a compiled program on generated stdin (valid and invalid text and binary values) and command lines (odd
+  `--param`, `-t`, `-r`, `--tuning` files, unknown options): exit 0, or a non-zero exit with a short error;
+- tuning files through the contract's parser (a dict of ints or a ContractError) and through the program.
+
+Known bugs being fixed elsewhere are skipped by exact pattern (tests/known_issues.py); strategies in
+tests/strategies.py.
+
+The default run is small and derandomized (CI). The long run, random, INCFLAT_FUZZ_FACTOR (default 100) times as
+many examples, with every problem logged as a JSON line (reproducer included) instead of stopping at the first:
+
+    INCFLAT_FUZZ=long INCFLAT_FUZZ_FACTOR=20 INCFLAT_FUZZ_LOG=findings.jsonl \
+        python -m pytest -q --hypothesis-show-statistics tests/test_fuzz.py tests/test_differential.py
+
+(`--hypothesis-profile=long` selects the profile too.)"""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import traceback
+
+import numpy as np
+import pytest
+from hypothesis import given, note
+from hypothesis import strategies as st
+
+import known_issues
+from conftest import compile_program
+from incflat import pipeline
+from incflat.codegen.runtime import tuning
+from incflat.ir.errors import CompileError
+from strategies import (
+    failing_programs,
+    fuzz_settings,
+    mutated_sources,
+    mutation,
+    option_lists,
+    programs,
+    tuning_file_bytes,
+    tuning_texts,
+    value_bytes,
+)
+
+COMPILE_SECONDS = 60  # a compilation (or a run of a compiled program) that takes longer is a hang
+RUN_SECONDS = 60
+ERROR_HEAD = re.compile(r"^(\S.*:\d+:\d+: error: |error: |incflat: error: |Error: )")
+
+
+class Hang(BaseException):
+    """Raised by the alarm in the middle of a compilation that took too long (not an Exception: nothing in the
+    compiler catches it)."""
+
+
+def _alarm(signum, frame):
+    raise Hang
+
+
+def compile_outcome(text: str, until: str) -> str | None:
+    """None when the compiler gave a result or a CompileError; otherwise the traceback or 'hang'."""
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(COMPILE_SECONDS)
+    try:
+        pipeline.compile(text, "fuzz.fut", until=until)
+    except CompileError:
+        pass
+    except Hang:
+        return f"hang: no result after {COMPILE_SECONDS} s"
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - what this suite looks for
+        return traceback.format_exc()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    return None
+
+
+def check_compiles(source: bytes, until: str) -> None:
+    problem = compile_outcome(source.decode("utf-8", "replace"), until)
+    if problem is not None and not known_issues.source_traceback(source, problem):
+        known_issues.report(f"compiler ({until})", problem, source.decode("utf-8", "backslashreplace"))
+
+
+def cli_stderr_problem(proc: subprocess.CompletedProcess | None) -> str | None:
+    """What is wrong with how a command ended: a time-out, a traceback, or a failure without a short error."""
+    if proc is None:
+        return "hang"
+    err = proc.stderr.decode("utf-8", "replace")
+    if "Traceback (most recent call last)" in err:
+        return err
+    if proc.returncode == 0:
+        return None
+    lines = err.rstrip("\n").splitlines()
+    if proc.returncode < 0:
+        return f"killed by signal {-proc.returncode}: {err}"
+    if lines and lines[0].startswith("usage: ") and re.match(r"\S+: error: ", lines[-1]):  # argparse's
+        return None
+    if not lines or not ERROR_HEAD.match(lines[0]) or len(lines) > 3:
+        return f"exit {proc.returncode} without a short error:\n{err}"
+    return None
+
+
+def run_command(argv: list, stdin: bytes = b"", timeout: float = RUN_SECONDS, stdout=subprocess.PIPE):
+    try:
+        return subprocess.run(argv, input=stdin, stdout=stdout, stderr=subprocess.PIPE, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The compiler
+
+def generated_sources():
+    """Generated programs, safe or failing, as bytes, with 0..2 mutations."""
+    plain = st.one_of(programs(), failing_programs().map(lambda p: p[0])).map(str.encode)
+
+    @st.composite
+    def edited(draw):
+        text = draw(plain)
+        for _ in range(draw(st.integers(0, 2))):
+            text = draw(mutation(text))
+        return text
+
+    return edited()
+
+
+@fuzz_settings(60)
+@given(mutated=mutated_sources())
+def test_mutated_corpus_programs_check_or_fail_with_a_compile_error(mutated):
+    name, source = mutated
+    note(f"{name}:\n{source!r}")
+    check_compiles(source, "check")
+
+
+@fuzz_settings(25)
+@given(mutated=mutated_sources(max_mutations=2))
+def test_mutated_corpus_programs_compile_or_fail_with_a_compile_error(mutated):
+    name, source = mutated
+    note(f"{name}:\n{source!r}")
+    check_compiles(source, "generate")
+
+
+@fuzz_settings(15)
+@given(source=generated_sources())
+def test_generated_programs_compile_or_fail_with_a_compile_error(source):
+    note(source.decode("utf-8", "backslashreplace"))
+    check_compiles(source, "generate")
+
+
+def incflat_command() -> list:
+    return [sys.executable, "-m", "incflat"]
+
+
+@fuzz_settings(10)
+@given(source=st.one_of(mutated_sources().map(lambda m: m[1]), generated_sources()))
+def test_incflat_check_ends_with_a_short_error_or_success(tmp_path_factory, source):
+    path = tmp_path_factory.mktemp("check") / "fuzz.fut"
+    path.write_bytes(source)
+    note(source.decode("utf-8", "backslashreplace"))
+    problem = cli_stderr_problem(run_command([*incflat_command(), "check", str(path)], timeout=COMPILE_SECONDS))
+    if problem is not None and not known_issues.source_traceback(source, problem):
+        known_issues.report("incflat check", problem, source.decode("utf-8", "backslashreplace"))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A compiled program's stdin and command line
+
+PROGRAM = """
+entry main [n][m] (xss: [n][m]f32) (i: i64): ([n]f32, f32) =
+  let sums = map (\\xs -> reduce (+) 0 xs) xss
+  in (sums, if n == 0 then 0 else sums[i])
+
+entry evens (x: i32) (all: bool): []i64 = filter (\\j -> all || j % 2 == 0) (iota (i64.i32 x))
+"""
+ENTRIES = ("main", "evens")
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory):
+    """The compiled PROGRAM and the names of its tuning parameters."""
+    path = compile_program(PROGRAM, tmp_path_factory.mktemp("fuzzed_program"), "fuzzed")
+    listing = subprocess.run([sys.executable, str(path), "--print-params"], capture_output=True, check=True)
+    return path, [p.name for p in tuning.parse_listing(listing.stdout.decode())]
+
+
+@st.composite
+def intended_arguments(draw):
+    entry = draw(st.sampled_from(sorted(ENTRIES)))
+    if entry == "evens":
+        return entry, [np.int32(draw(st.integers(-3, 20))), np.bool_(draw(st.booleans()))]
+    rows, cols = draw(st.integers(0, 3)), draw(st.integers(0, 3))
+    xss = np.array(draw(st.lists(st.floats(-100, 100, width=32), min_size=rows * cols, max_size=rows * cols)),
+                   np.float32).reshape(rows, cols)
+    return entry, [xss, np.int64(draw(st.integers(-1, rows)))]
+
+
+def run_compiled(path, stdin: bytes, options: list, device: str, stdout=subprocess.PIPE):
+    return run_command([sys.executable, str(path), "-d", device, *options], stdin, stdout=stdout)
+
+
+def check_run(proc, options: list, tuning_bytes: bytes, stdin: bytes) -> None:
+    problem = cli_stderr_problem(proc)
+    if problem is not None and not known_issues.program_cli_traceback(options, tuning_bytes, problem):
+        known_issues.report("compiled program", problem, {"options": options, "stdin": stdin.hex(),
+                                                          "tuning": tuning_bytes.hex()})
+
+
+@fuzz_settings(20)
+@given(data=st.data())
+def test_compiled_program_on_generated_stdin(program, device, data):
+    path, _ = program
+    entry, intended = data.draw(intended_arguments())
+    stdin = data.draw(value_bytes(intended))
+    note(f"-e {entry}, stdin {stdin!r}")
+    check_run(run_compiled(path, stdin, ["-e", entry], device), ["-e", entry], b"", stdin)
+
+
+@fuzz_settings(20)
+@given(data=st.data())
+def test_compiled_program_on_generated_command_lines(program, device, tmp_path_factory, data):
+    path, params = program
+    folder = tmp_path_factory.mktemp("options")
+    paths = {"times": folder / "times", "tuning": folder / "t.tuning", "dir": folder, "missing": folder / "no" / "f"}
+    tuning_bytes = data.draw(tuning_file_bytes(params))
+    paths["tuning"].write_bytes(tuning_bytes)
+    options = data.draw(option_lists(sorted(ENTRIES), params, paths))
+    entry, intended = data.draw(intended_arguments())
+    stdin = data.draw(st.one_of(st.just(b""), value_bytes(intended)))
+    note(f"options {options}, tuning file {tuning_bytes!r}, stdin {stdin!r}")
+    check_run(run_compiled(path, stdin, ["-e", entry, *options], device), options, tuning_bytes, stdin)
+
+
+def test_compiled_program_writing_to_a_full_device(program, device):
+    path, _ = program
+    with open(os.devnull if not os.path.exists("/dev/full") else "/dev/full", "wb") as full:
+        proc = run_compiled(path, b"[[1f32]] 0i64", [], device, stdout=full)
+    problem = cli_stderr_problem(proc)
+    assert proc.returncode != 0
+    if problem is not None and not known_issues.program_cli_traceback(["/dev/full"], b"", problem):
+        known_issues.report("compiled program", problem, "prog < '[[1f32]] 0i64' > /dev/full")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Tuning files
+
+NAMES = ["main.suff_outer_par_0", "main.suff_intra_par_1", "main.segmap_0_tblock_size", "user"]
+
+
+@fuzz_settings(300)
+@given(text=st.one_of(tuning_texts(NAMES), st.text(max_size=40)))
+def test_tuning_file_parser_gives_known_integers_or_a_contract_error(text):
+    try:
+        values = tuning.parse_tuning_file(text, set(NAMES), "fuzz.tuning")
+    except tuning.ContractError as e:
+        assert str(e).startswith("fuzz.tuning:"), e
+        return
+    assert set(values) <= set(NAMES) and all(type(v) is int for v in values.values()), values
+
+
+@fuzz_settings(100)
+@given(values=st.dictionaries(st.sampled_from(NAMES), st.integers(-2 ** 63, 2 ** 63)),
+       header=st.text(st.characters(blacklist_categories=["Cs", "Zl", "Zp", "Cc"]), max_size=20))
+def test_tuning_file_text_reads_back(values, header):
+    assert tuning.parse_tuning_file(tuning.tuning_file_text(values, header), set(NAMES), "t") == values
+
+
+@fuzz_settings(10)
+@given(data=st.data())
+def test_compiled_program_accepts_exactly_the_tuning_files_the_contract_accepts(program, device, tmp_path_factory,
+                                                                                data):
+    path, params = program
+    tuning_bytes = data.draw(tuning_file_bytes(params))
+    file = tmp_path_factory.mktemp("tuning") / "t.tuning"
+    file.write_bytes(tuning_bytes)
+    note(repr(tuning_bytes))
+    proc = run_compiled(path, b"[[1f32, 2f32]] 0i64", ["--tuning", str(file)], device)
+    problem = cli_stderr_problem(proc)
+    if problem is not None:
+        if not known_issues.program_cli_traceback(["--tuning"], tuning_bytes, problem):
+            known_issues.report("compiled program --tuning", problem, tuning_bytes.hex())
+        return
+    try:
+        tuning.parse_tuning_file(tuning_bytes.decode("utf-8"), set(params), str(file))
+        accepted = True
+    except (UnicodeDecodeError, tuning.ContractError):
+        accepted = False
+    if accepted != (proc.returncode == 0):
+        known_issues.report("tuning file: program and contract disagree",
+                            f"exit {proc.returncode}, contract {'accepts' if accepted else 'rejects'}: "
+                            f"{proc.stderr.decode(errors='replace')}", tuning_bytes.hex())
