@@ -37,12 +37,11 @@ def test_interpreter_and_every_compiled_version_agree_on_failures(device, tmp_pa
         compiled = compile_cached(path, source, cache=folder / "cache")
     except CompileError as e:
         pytest.fail(format_error(e, source))
-    sizes = [int(args[-1])]
     reproducer = {"source": source, "args": [a.tolist() for a in args]}
     expected = {}
     for entry in entries:
         outcome = Interpreter(loaded).run(entry, args)
-        if internal(outcome.error) and not known_issues.negative_size_traceback(outcome.error, sizes):
+        if internal(outcome.error):
             known_issues.report("interpreter crash", f"{entry}: {outcome.error}", reproducer)
         expected[entry] = outcome
     for params in [{}] + version_assignments(compiled):
@@ -51,15 +50,10 @@ def test_interpreter_and_every_compiled_version_agree_on_failures(device, tmp_pa
             got, want = runner.run(entry, args), expected[entry]
             where = f"entry {entry}, parameters {params}"
             if internal(got.error):
-                if not known_issues.negative_size_traceback(got.error, sizes):
-                    known_issues.report("compiled crash", f"{where}: {got.error}", reproducer)
+                known_issues.report("compiled crash", f"{where}: {got.error}", reproducer)
             elif (got.error is None) != (want.error is None):
-                if not (known_issues.interpreter_ignores_failed_coercion(source, want.error is None,
-                                                                          got.error is None)
-                        or (got.error and known_issues.stale_kernel_error(source, entry, got.error))
-                        or known_issues.negative_size_accepted(want.error, got.error is None, sizes)):
-                    known_issues.report("disagreement", f"{where}: interpreter {want.error or want.values}, "
-                                                        f"compiled {got.error or got.values}", reproducer)
+                known_issues.report("disagreement", f"{where}: interpreter {want.error or want.values}, "
+                                                    f"compiled {got.error or got.values}", reproducer)
             elif got.error is None:
                 mismatch = compare_values(list(got.values), list(want.values))
                 if mismatch is not None:

@@ -48,7 +48,8 @@ from strategies import (
 
 COMPILE_SECONDS = 60  # a compilation (or a run of a compiled program) that takes longer is a hang
 RUN_SECONDS = 60
-ERROR_HEAD = re.compile(r"^(\S.*:\d+:\d+: error: |error: |incflat: error: |Error: )")
+# located errors, and one-line errors of incflat and of compiled programs (`prog: error: ...` for options)
+ERROR_HEAD = re.compile(r"^(\S.*:\d+:\d+: error: |error: |incflat: error: |Error: |\S+: error: )")
 
 
 class Hang(BaseException):
@@ -82,7 +83,7 @@ def compile_outcome(text: str, until: str) -> str | None:
 
 def check_compiles(source: bytes, until: str) -> None:
     problem = compile_outcome(source.decode("utf-8", "replace"), until)
-    if problem is not None and not known_issues.source_traceback(source, problem):
+    if problem is not None:
         known_issues.report(f"compiler ({until})", problem, source.decode("utf-8", "backslashreplace"))
 
 
@@ -163,7 +164,7 @@ def test_incflat_check_ends_with_a_short_error_or_success(tmp_path_factory, sour
     path.write_bytes(source)
     note(source.decode("utf-8", "backslashreplace"))
     problem = cli_stderr_problem(run_command([*incflat_command(), "check", str(path)], timeout=COMPILE_SECONDS))
-    if problem is not None and not known_issues.source_traceback(source, problem):
+    if problem is not None:
         known_issues.report("incflat check", problem, source.decode("utf-8", "backslashreplace"))
 
 
@@ -205,7 +206,7 @@ def run_compiled(path, stdin: bytes, options: list, device: str, stdout=subproce
 
 def check_run(proc, options: list, tuning_bytes: bytes, stdin: bytes) -> None:
     problem = cli_stderr_problem(proc)
-    if problem is not None and not known_issues.program_cli_traceback(options, tuning_bytes, problem):
+    if problem is not None:
         known_issues.report("compiled program", problem, {"options": options, "stdin": stdin.hex(),
                                                           "tuning": tuning_bytes.hex()})
 
@@ -241,7 +242,7 @@ def test_compiled_program_writing_to_a_full_device(program, device):
         proc = run_compiled(path, b"[[1f32]] 0i64", [], device, stdout=full)
     problem = cli_stderr_problem(proc)
     assert proc.returncode != 0
-    if problem is not None and not known_issues.program_cli_traceback(["/dev/full"], b"", problem):
+    if problem is not None:
         known_issues.report("compiled program", problem, "prog < '[[1f32]] 0i64' > /dev/full")
 
 

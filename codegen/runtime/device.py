@@ -309,6 +309,15 @@ class Context:
             for record in self.versions_open:
                 record["time_us"] += took
 
+    def call(self, fn, args):
+        """An entry point's function applied to device arguments. When the host fails, an error a kernel
+        launched before recorded came first: that one is raised (and cleared, so no later call sees it)."""
+        try:
+            return fn(self, *args)
+        except Exception:
+            self.check_errors()
+            raise
+
     def check_errors(self):
         """Raises the first run-time error a kernel recorded (bounds, division by zero), if any."""
         table = self.program.errors

@@ -87,7 +87,7 @@ class LibraryProgram:
         entry = self._program.entry_points[name]
 
         def call(*args):
-            results = entry.fn(self.ctx, *entry.upload(self.ctx, list(args)))
+            results = self.ctx.call(entry.fn, entry.upload(self.ctx, list(args)))
             self.ctx.check_errors()
             host = tuple(to_host(self.ctx, v) for v in results)
             return host[0] if len(host) == 1 else host
@@ -246,7 +246,7 @@ def _run(args, program: Program, tuned_defaults, provenance):
     for _ in range(args.runs):
         ctx.queue.finish()
         start = time.perf_counter()
-        results = entry.fn(ctx, *device_inputs)
+        results = ctx.call(entry.fn, device_inputs)
         ctx.queue.finish()
         times.append(int(round((time.perf_counter() - start) * 1e6)))
         ctx.check_errors()
