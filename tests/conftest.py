@@ -60,3 +60,18 @@ def run_program(program: pathlib.Path, stdin: bytes, *args, check=True) -> subpr
     if check and proc.returncode != 0:
         raise AssertionError(f"{program} {' '.join(args)} failed:\n{proc.stderr.decode()}")
     return proc
+
+
+def load_and_compile(source: str, folder: pathlib.Path):
+    """A generated program, written to folder, loaded (the front end must accept it) and compiled (cached there):
+    (the loaded program, the compiled module)."""
+    from incflat.harness import compile_cached, load_program
+    from incflat.ir.errors import CompileError, format_error
+    path = folder / "generated.fut"
+    path.write_text(source)
+    program = load_program(path)
+    assert program.error is None, format_error(program.error, source)
+    try:
+        return program, compile_cached(path, source, cache=folder / "cache")
+    except CompileError as e:
+        pytest.fail(format_error(e, source))

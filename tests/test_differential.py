@@ -6,12 +6,11 @@ is a failure too. Generators: strategies.failing_programs and failing_inputs."""
 
 import re
 
-import pytest
 from hypothesis import given, note
 
 import known_issues
-from incflat.harness import Compiled, Interpreter, compare_values, compile_cached, load_program, version_assignments
-from incflat.ir.errors import CompileError, format_error
+from conftest import load_and_compile
+from incflat.harness import Compiled, Interpreter, compare_values, version_assignments
 from strategies import failing_inputs, failing_programs, fuzz_settings
 
 INTERNAL = re.compile(r"^(internal interpreter error|Error: (?!OpenCL)[A-Z]\w*(Error|Exception)\b|Error: the compiled "
@@ -28,15 +27,7 @@ def test_interpreter_and_every_compiled_version_agree_on_failures(device, tmp_pa
     source, entries = program
     note(source)
     note(f"n = {len(args[0])}, i, d, k = {args[4:]}")
-    folder = tmp_path_factory.mktemp("differential")
-    path = folder / "generated.fut"
-    path.write_text(source)
-    loaded = load_program(path)
-    assert loaded.error is None, format_error(loaded.error, source)
-    try:
-        compiled = compile_cached(path, source, cache=folder / "cache")
-    except CompileError as e:
-        pytest.fail(format_error(e, source))
+    loaded, compiled = load_and_compile(source, tmp_path_factory.mktemp("differential"))
     reproducer = {"source": source, "args": [a.tolist() for a in args]}
     expected = {}
     for entry in entries:

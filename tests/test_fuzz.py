@@ -96,7 +96,8 @@ def cli_stderr_problem(proc: subprocess.CompletedProcess | None) -> str | None:
         return err
     if proc.returncode == 0:
         return None
-    lines = err.rstrip("\n").splitlines()
+    # -D reports the device chosen on a line of its own before anything else
+    lines = [line for line in err.rstrip("\n").splitlines() if not line.startswith("Device: ")]
     if proc.returncode < 0:
         return f"killed by signal {-proc.returncode}: {err}"
     if lines and lines[0].startswith("usage: ") and re.match(r"\S+: error: ", lines[-1]):  # argparse's

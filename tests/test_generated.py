@@ -12,11 +12,10 @@ devices: divisors are made non-zero and positive, shift amounts small, float-to-
 equality on computed values are not generated, and floats are reduced only with min and max.
 """
 
-import pytest
 from hypothesis import HealthCheck, given, note, settings
 
-from incflat.ir.errors import CompileError, format_error
-from incflat.harness import Compiled, Interpreter, compare_values, compile_cached, load_program, version_assignments
+from conftest import load_and_compile
+from incflat.harness import Compiled, Interpreter, compare_values, version_assignments
 from strategies import inputs, programs
 
 
@@ -24,15 +23,7 @@ from strategies import inputs, programs
 @given(source=programs(), args=inputs())
 def test_generated_programs_agree_with_the_interpreter(device, tmp_path_factory, source, args):
     note(source)
-    folder = tmp_path_factory.mktemp("generated")
-    path = folder / "generated.fut"
-    path.write_text(source)
-    program = load_program(path)
-    assert program.error is None, format_error(program.error, source)
-    try:
-        compiled = compile_cached(path, source, cache=folder / "cache")
-    except CompileError as e:
-        pytest.fail(format_error(e, source))
+    program, compiled = load_and_compile(source, tmp_path_factory.mktemp("generated"))
     vectors, matrix = args
     runs = [(e.name, matrix if e.name in ("s", "c") else vectors) for e in program.source.entries]
     expected = {}
