@@ -9,6 +9,8 @@ from incflat.ir.errors import Unsupported
 
 CTYPES = {name: p.ctype for name, p in PRIMS.items()}
 UNSIGNED = {name: p.unsigned_ctype for name, p in PRIMS.items() if p.is_int and p.is_signed}
+# The integer operators the prelude defines as functions (division and power need checks and Futhark's rounding).
+INT_OP_FUNCTIONS = {"/": "floordiv", "%": "floormod", "//": "quot", "%%": "rem", "**": "pow"}
 
 PRELUDE = r"""
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -102,17 +104,10 @@ def binop(op: str, x: str, y: str, t: str, loc) -> str:
         return f"(({ct})({x} {op} {y}))"
     if op == "<<":
         return f"(({ct})(({UNSIGNED.get(t, ct)}){x} << {y}))"
-    if op == "/":
-        return f"{t}_floordiv({x}, {y})"
-    if op == "%":
-        return f"{t}_floormod({x}, {y})"
-    if op == "//":
-        return f"{t}_quot({x}, {y})"
-    if op == "%%":
-        return f"{t}_rem({x}, {y})"
-    if op == "**":
-        return f"{t}_pow({x}, {y})"
+    if op in INT_OP_FUNCTIONS:
+        return f"{t}_{INT_OP_FUNCTIONS[op]}({x}, {y})"
     raise Unsupported(f"operator {op} on {t}", loc)
+
 
 
 FLOAT_FNS = {"sqrt": "sqrt", "exp": "exp", "log": "log", "sin": "sin", "cos": "cos", "tan": "tan",

@@ -187,11 +187,7 @@ class Vectorising:
         lenv = dict(env)
         bset = set()
         for p, a, b in zip(lam.params, args, batched):
-            lenv[p.name] = a
-            if b:
-                bset.add(p.name)
-            else:
-                bset.discard(p.name)
+            _bind(lenv, bset, p.name, a, b)
         out = []
         for (v, b) in self.vbody(lam.body, lenv, bset, n):
             if not b:
@@ -218,11 +214,7 @@ class Vectorising:
         if len(vals) != len(stm.pat):
             raise _err(f"A pattern of {len(stm.pat)} names is bound to {len(vals)} values.", loc)
         for p, v, b in zip(stm.pat, vals, flags):
-            lenv[p.name] = v
-            if b:
-                bset.add(p.name)
-            else:
-                bset.discard(p.name)
+            _bind(lenv, bset, p.name, v, b)
 
     def free_names(self, e):
         hit = self.frees.get(id(e))
@@ -401,3 +393,12 @@ class Vectorising:
         if r.shape[:1] != (n,):  # only a shared array indexed by shared indices: not reached
             r = np.broadcast_to(r, (n,) + r.shape).copy()
         return r
+
+
+def _bind(lenv, bset, name, value, batched):
+    """Binds name to value, which holds one element per lane when batched, else one shared by all."""
+    lenv[name] = value
+    if batched:
+        bset.add(name)
+    else:
+        bset.discard(name)

@@ -54,7 +54,7 @@ class Builtins:
         d0 = next((d for d in dims if d not in self.flexible), dims[0])
         for i, (a, d) in enumerate(zip(arrs, dims)):
             if d != d0 and d in self.flexible:
-                arrs[i] = self.coerce(a, map_dims_outer(prune(a.t), d0), loc)
+                arrs[i] = self.coerce(a, with_outer_size(prune(a.t), d0), loc)
         for a in arrs:
             d = shape_of(prune(a.t))[0]
             if d != d0:
@@ -413,6 +413,6 @@ class Builtins:
                                          arr.atoms, commutative=True), t, loc))
 
 
-def map_dims_outer(t, d):
+def with_outer_size(t, d):
     """t with its outermost size replaced by d."""
     return arr_of(row_type(t), (d,))

@@ -89,9 +89,10 @@ def prelude_lookup(parts):
             return ((t,), {"recip": t, "to_f64": Scalar("f64"), "to_i64": I64}[fn], None)
         if fn == "from_fraction":
             return ((I64, I64), t, None)
+        if fn == "epsilon":
+            return ((), t, float(numpy.finfo(PRIMS[mod].dtype).eps))
         consts = {"inf": math.inf, "nan": math.nan, "pi": math.pi, "e": math.e,
-                  "lowest": -math.inf, "highest": math.inf,
-                  "epsilon": float(numpy.finfo(numpy.float32 if mod == "f32" else numpy.float64).eps)}
+                  "lowest": -math.inf, "highest": math.inf}
         if fn in consts:
             return ((), t, consts[fn])
     elif t.is_int:
