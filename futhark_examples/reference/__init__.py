@@ -1,0 +1,132 @@
+"""The benchmark suite's datasets and its independent numpy references.
+
+Every program of `futhark_examples/benchmarks/` has a module here with the same name, holding:
+
+- `DATASETS`: its datasets (`Dataset`: a name, the shape arguments, the run tags), exactly the cases of the
+  program's `-- ==` block, which reads them as `data/PROGRAM-NAME.in` and `data/PROGRAM-NAME.out`;
+- `inputs(rng, **shape)`: the entry point's arguments, synthetic and seeded (numpy values, in order);
+- `reference(*inputs)`: the expected results (a tuple of numpy values), computed with numpy alone.
+
+Data is generated on demand (`futhark_examples/gen_data.py`, or `ensure` from Python) and never committed.
+A stamp beside each pair of files records what made it, so changing a generator or a reference regenerates
+the files instead of checking against stale ones.
+
+Tags: `ci` marks the small datasets that the test suite runs on PoCL; `paper` marks the PPoPP'19 shapes;
+`notune` (Futhark's own tag) marks the datasets the tuner must not train on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import os
+import pathlib
+import zlib
+from dataclasses import dataclass, field
+from types import ModuleType
+
+import futhark_data
+import numpy as np
+
+EXAMPLES_DIR = pathlib.Path(__file__).resolve().parent.parent
+BENCHMARKS_DIR = EXAMPLES_DIR / "benchmarks"
+DATA_DIR = BENCHMARKS_DIR / "data"
+
+# The suite, in the order of the paper's Table 1 (then LUD, the thesis's loop case).
+PROGRAMS = (
+    "locvolcalib", "optionpricing", "heston32", "backprop", "lavamd", "nw", "nn", "nn_batch",
+    "srad", "srad_batch", "pathfinder", "pathfinder_batch", "lud",
+)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    shape: dict = field(default_factory=dict)
+    tags: tuple[str, ...] = ()
+
+
+def module(program: str) -> ModuleType:
+    if program not in PROGRAMS:
+        raise KeyError(f"no benchmark program {program!r} (known: {', '.join(PROGRAMS)})")
+    return importlib.import_module(f"{__name__}.{program}")
+
+
+def source(program: str) -> pathlib.Path:
+    return BENCHMARKS_DIR / f"{program}.fut"
+
+
+def datasets(program: str) -> tuple[Dataset, ...]:
+    return module(program).DATASETS
+
+
+def dataset(program: str, name: str) -> Dataset:
+    for d in datasets(program):
+        if d.name == name:
+            return d
+    raise KeyError(f"{program} has no dataset {name!r}")
+
+
+def files(program: str, name: str) -> tuple[pathlib.Path, pathlib.Path]:
+    """The input and the expected-output file of a dataset, as the program's `-- ==` block names them."""
+    stem = DATA_DIR / f"{program}-{name}"
+    return stem.with_suffix(".in"), stem.with_suffix(".out")
+
+
+def seed(program: str, name: str) -> int:
+    return zlib.crc32(f"{program}/{name}".encode())
+
+
+def generate(program: str, name: str) -> tuple[list, list]:
+    """The inputs and the expected outputs of a dataset, computed now."""
+    mod, d = module(program), dataset(program, name)
+    values = list(mod.inputs(np.random.default_rng(seed(program, name)), **d.shape))
+    expected = mod.reference(*values)
+    return values, list(expected if isinstance(expected, tuple) else (expected,))
+
+
+def _stamp(program: str, name: str) -> str:
+    """What the files of a dataset depend on: this module, the program's module and the dataset."""
+    digest = hashlib.sha256()
+    for mod in (module(program), importlib.import_module(__name__)):
+        digest.update(inspect.getsource(mod).encode())
+    digest.update(repr(dataset(program, name)).encode())
+    return digest.hexdigest()
+
+
+def ensure(program: str, name: str, force: bool = False) -> tuple[pathlib.Path, pathlib.Path]:
+    """Writes a dataset's files unless they are there and up to date; returns their paths."""
+    in_path, out_path = files(program, name)
+    stamp_path = in_path.with_suffix(".stamp")
+    stamp = _stamp(program, name)
+    if not force and in_path.exists() and out_path.exists() and stamp_path.exists() \
+            and stamp_path.read_text() == stamp:
+        return in_path, out_path
+    values, expected = generate(program, name)
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    for path, vals in ((in_path, values), (out_path, expected)):
+        _write_values(path, vals)
+    _atomic_write(stamp_path, stamp.encode())
+    return in_path, out_path
+
+
+def _write_values(path: pathlib.Path, values: list) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        for v in values:
+            futhark_data.dump(_futhark_value(v), f, binary=True)
+    os.replace(tmp, path)
+
+
+def _atomic_write(path: pathlib.Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _futhark_value(v):
+    """numpy scalars and arrays as futhark_data writes them (Python scalars are not typed, so refused)."""
+    if isinstance(v, (np.ndarray, np.generic)):
+        return np.ascontiguousarray(v) if isinstance(v, np.ndarray) else v
+    raise TypeError(f"dataset values must be numpy scalars or arrays, not {type(v).__name__}")
