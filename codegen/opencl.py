@@ -382,8 +382,11 @@ class KernelWriter:
         return tuple(d if d is not None else self.scratch(p.type, loc) for p, d in zip(pat, dests))
 
     def scratch(self, t: Array, loc) -> View:
-        """A row-major region of global memory for an intermediate array: one per thread, or one per
-        workgroup at the intra-group level. Its size must be known on the host."""
+        """Global memory for an intermediate array, one per workgroup at the intra-group level (row-major: the
+        group's threads share it), else one per thread, interleaved: element f of thread t lies at
+        f * global_size + t, so that neighbouring threads walking their arrays in step touch neighbouring
+        addresses (coalesced), as Futhark lays out its thread-private arrays. Its size must be known on
+        the host."""
         if any(isinstance(d, str) and d not in self.inputs for d in t.shape):
             raise Unsupported("an intermediate array inside a kernel whose size is computed in the kernel", loc)
         prim = PRIMS[t.elem.name]
@@ -391,9 +394,12 @@ class KernelWriter:
         self.k.params.append(ScratchParam(mem, prim.ctype, prim.numpy_spelling, tuple(t.shape), self.shared))
         dims = tuple(dim_expr(d) for d in t.shape)
         strides = [" * ".join(f"({d})" for d in dims[k + 1:]) or "1" for k in range(len(dims))]
-        size = " * ".join(f"({d})" for d in dims)
-        owner = "get_group_id(0)" if self.shared else "get_global_id(0)"
-        return View(mem, prim.ctype, f"({owner}) * ({size})", dims, tuple(strides))
+        if self.shared:
+            size = " * ".join(f"({d})" for d in dims)
+            return View(mem, prim.ctype, f"(({INDEX})get_group_id(0)) * ({size})", dims, tuple(strides))
+        threads = f"(({INDEX})get_global_size(0))"
+        return View(mem, prim.ctype, f"(({INDEX})get_global_id(0))", dims,
+                    tuple(f"({s}) * {threads}" for s in strides))
 
     def bind_elems(self, params, arrs, index: str):
         """Binds lambda parameters to the elements (or rows) of arrays at an index."""

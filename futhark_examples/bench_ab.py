@@ -108,6 +108,33 @@ def cases(small: bool):
         yss = r.uniform(-1, 1, (inner, rows)).astype(np.float32)
         runs.append((f"X={x}", x, [xss, yss], xss.astype(np.float64) @ yss.astype(np.float64)))
     yield "matmul", HERE / "matmul.fut", runs
+    outer, num_x, num_y, steps = (4, 8, 16, 3) if small else (256, 256, 256, 64)  # LocVolCalib's large shape
+    r = np.random.default_rng(1)
+    grid = r.uniform(0, 1, (outer, num_x, num_y)).astype(np.float32)
+    coef = r.uniform(0, 1, num_y).astype(np.float32)
+    yield "locvolcalib", HERE / "locvolcalib.fut", [("large", None, [grid, coef, np.int64(steps)],
+                                                      locvolcalib_toy(grid, coef, steps))]
+
+
+def locvolcalib_toy(grid, coef, steps):
+    """The toy's time steps in numpy: each row solves the tridiagonal system (a, b, a) with the Thomas
+    algorithm, vectorised over all rows."""
+    rows = grid.astype(np.float64).reshape(-1, grid.shape[-1])
+    n = rows.shape[1]
+    for t in range(steps):
+        dt = 1 / (t + 1)
+        a = -0.25 * dt * coef.astype(np.float64)
+        b = 2 + dt * coef.astype(np.float64) ** 2
+        cp, dp = np.empty(n), np.empty_like(rows)
+        cp[0], dp[:, 0] = a[0] / b[0], rows[:, 0] / b[0]
+        for i in range(1, n):
+            m = b[i] - a[i] * cp[i - 1]
+            cp[i] = a[i] / m
+            dp[:, i] = (rows[:, i] - a[i] * dp[:, i - 1]) / m
+        for i in range(n - 2, -1, -1):
+            dp[:, i] -= cp[i] * dp[:, i + 1]
+        rows = dp
+    return rows.reshape(grid.shape)
 
 
 def worth_timing(version: str, x: int) -> bool:
@@ -124,10 +151,14 @@ def main(argv=None):
     ap.add_argument("--calls", type=int, default=12, help="calls a block (default 12)")
     ap.add_argument("--small", action="store_true", help="small inputs: a smoke test on a CPU device")
     ap.add_argument("--json", type=pathlib.Path)
+    ap.add_argument("--programs", help="comma-separated names to run (default: all)")
     args = ap.parse_args(argv)
+    wanted = set(args.programs.split(",")) if args.programs else None
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, fut, runs in cases(args.small):
+            if wanted is not None and name not in wanted:
+                continue
             modules = {side: compile_with(command, fut, pathlib.Path(tmp) / f"{side}_{name}.py", side)
                        for side, command in (("a", args.a), ("b", args.b))}
             every = versions_of(modules["a"])
