@@ -152,6 +152,7 @@ def main(argv=None):
     ap.add_argument("--small", action="store_true", help="small inputs: a smoke test on a CPU device")
     ap.add_argument("--json", type=pathlib.Path)
     ap.add_argument("--programs", help="comma-separated names to run (default: all)")
+    ap.add_argument("--versions", help="comma-separated versions to time, e.g. V2,V3 (default: all)")
     args = ap.parse_args(argv)
     wanted = set(args.programs.split(",")) if args.programs else None
     rows = []
@@ -164,6 +165,8 @@ def main(argv=None):
             every = versions_of(modules["a"])
             for label, x, inputs, expected in runs:
                 versions = every if x is None else {v: p for v, p in every.items() if worth_timing(v, x)}
+                if args.versions:
+                    versions = {v: p for v, p in versions.items() if v in args.versions.split(",")}
                 for version, params in versions.items():
                     result = compare(modules, args.device, params, inputs, expected, args.calls)
                     rows.append({"program": name, "case": label, "version": version, **result})
