@@ -4,7 +4,7 @@ and the `prune_unsupported` stage built on it."""
 
 import dataclasses
 
-from incflat.codegen import histogram, segops, tiling
+from incflat.codegen import coalescing, histogram, segops, tiling
 from incflat.codegen.emit import PyEmitter
 from incflat.codegen.kernel import ErrorTable, Kernel, Launch
 from incflat.codegen.opencl import neutral_ctypes, source_name
@@ -277,13 +277,15 @@ class HostWriter:
 
     # ---- segops ----
 
-    def alloc_outputs(self, pat, types, loc=None) -> list:
+    def alloc_outputs(self, pat, types, loc=None, interleave: int = 0, interleaved=()) -> list:
         """A segop's results; a negative size (computed from an invalid expression, such as the range 0..<-1
-        a map's body makes) is an error at the segop's position, unless the array has no element at all."""
+        a map's body makes) is an error at the segop's position, unless the array has no element at all.
+        The results marked in `interleaved` get their first `interleave` dimensions innermost."""
         self.device_scalars |= {p.name for p, t in zip(pat, types) if not isinstance(t, Array)}
         at = repr(str(loc) if loc else "")
-        for p, t in zip(pat, types):
-            self.emit(f"{p.name} = ctx.empty({self.shape(t)}, {numpy_type(t)}, {at})")
+        for k, (p, t) in enumerate(zip(pat, types)):
+            layout = f", interleave={interleave}" if k < len(interleaved) and interleaved[k] else ""
+            self.emit(f"{p.name} = ctx.empty({self.shape(t)}, {numpy_type(t)}, {at}{layout})")
         return [p.name for p in pat]
 
     def args(self, kernel: Kernel, outs: list, dests=(), gps: str = "gps") -> str:
@@ -302,7 +304,9 @@ class HostWriter:
             return self.tiled_segmap(name, e, plan, pat, loc)
         k = segops.segmap_kernel(name, e, loc, self.errors)
         self.kernels.append(k)
-        outs = self.alloc_outputs(pat, e.types, loc)
+        for array, inner in coalescing.coalesced_inputs(e).items():
+            self.emit(f"{array} = coalesced(ctx, {array}, {inner})")
+        outs = self.alloc_outputs(pat, e.types, loc, len(e.ctx), coalescing.interleaved_results(e))
         self.emit("space = " + " * ".join(f"int({self.atom(b.width)})" for b in e.ctx))
         level0 = [s.exp for s in e.body.stms if isinstance(s.exp, T.SEGOPS)]  # the intra-group version
         if level0:  # a workgroup per point, as wide as the widest level-0 segop

@@ -14,7 +14,8 @@ from .errors import ProgramError, fail
 from .prims import PRIMS
 from .scalars import prelude_function
 
-__all__ = ["DeviceArray", "array_literal", "ceil_div", "check_assertion", "check_coercion", "check_size", "compact",
+__all__ = ["DeviceArray", "array_literal", "ceil_div", "check_assertion", "check_coercion", "check_size", "coalesced",
+           "compact",
            "concat", "groups_per_segment", "index", "int_div", "int_pow", "iota", "manifest", "prim_call", "replicate", "reshape",
            "rotate", "scatter", "segment_group_size", "thread_parts", "to_host", "update", "wrap"]
 
@@ -55,6 +56,97 @@ def row_major_strides(shape):
         d = int(shape[k])
         strides[k - 1] = strides[k] * (d if d > 1 else 1)
     return tuple(strides)
+
+
+def interleaved_strides(shape, inner):
+    """Strides that put the first `inner` dimensions innermost: element (t, r) of an array whose first
+    `inner` dimensions are a segmap's context lies at r * threads + t (see codegen/coalescing.py)."""
+    outer, rest = shape[:inner], shape[inner:]
+    threads = math.prod(max(int(d), 1) for d in outer)
+    return tuple(row_major_strides(outer)) + tuple(s * threads for s in row_major_strides(rest))
+
+
+# Copies between layouts on the device. `incflat_copy_N` copies elements of N bytes between two views of up
+# to COPY_RANK dimensions, in the order of the destination's memory (writes coalesced); `incflat_transpose_N`
+# transposes a row-major [rows][cols] matrix through a tile in local memory (reads and writes coalesced).
+COPY_RANK = 8
+TRANSPOSE_TILE = 32
+_COPY_TYPES = {1: "uchar", 2: "ushort", 4: "uint", 8: "ulong"}
+
+
+def _copy_source() -> str:
+    dims = ", ".join(f"long d{k}" for k in range(COPY_RANK))
+    src = ", ".join(f"long s{k}" for k in range(COPY_RANK))
+    dst = ", ".join(f"long t{k}" for k in range(COPY_RANK))
+    steps = "".join(f"  i = rest % d{k}; rest /= d{k}; si += i * s{k}; di += i * t{k};\n"
+                    for k in range(COPY_RANK - 1, -1, -1))
+    tile = TRANSPOSE_TILE
+    out = []
+    for size, ctype in _COPY_TYPES.items():
+        out.append(
+            f"__kernel void incflat_copy_{size}(__global const {ctype} *src, long src_off, __global {ctype} *dst, "
+            f"long dst_off, long n, {dims}, {src}, {dst}) {{\n"
+            "  long g = get_global_id(0); if (g >= n) return;\n"
+            "  long rest = g, si = src_off, di = dst_off, i;\n" + steps + "  dst[di] = src[si];\n}\n"
+            f"__kernel void incflat_transpose_{size}(__global const {ctype} *src, long src_off, __global {ctype} *dst, "
+            "long dst_off, long rows, long cols) {\n"
+            f"  __local {ctype} block[{tile}][{tile + 1}];\n"
+            "  long bx = get_group_id(0), by = get_group_id(1); int lx = get_local_id(0), ly = get_local_id(1);\n"
+            f"  for (int k = ly; k < {tile}; k += get_local_size(1)) {{\n"
+            f"    long r = by * {tile} + k, c = bx * {tile} + lx;\n"
+            "    if (r < rows && c < cols) block[k][lx] = src[src_off + r * cols + c];\n  }\n"
+            "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+            f"  for (int k = ly; k < {tile}; k += get_local_size(1)) {{\n"
+            f"    long c = bx * {tile} + k, r = by * {tile} + lx;\n"
+            "    if (r < rows && c < cols) dst[dst_off + c * rows + r] = block[lx][k];\n  }\n}\n")
+    return "".join(out)
+
+
+COPY_SOURCE = _copy_source()
+
+
+def copy_into(ctx, src, dst):
+    """Copies the elements of the view `src` into the view `dst` of the same shape, on the device."""
+    rank, n = len(src.shape), math.prod(src.shape)
+    if n == 0:
+        return
+    size = src.dtype.itemsize
+    if rank > COPY_RANK or size not in _COPY_TYPES:
+        cl.enqueue_copy(ctx.queue, dst.buf, np.ascontiguousarray(ctx.from_device(src)))  # not expected
+        return
+    # the destination's smallest stride last: consecutive threads write consecutive addresses
+    order = sorted(range(rank), key=lambda k: -abs(dst.strides[k]))
+    pad = COPY_RANK - rank
+    dims = [1] * pad + [src.shape[k] for k in order]
+    sstr = [0] * pad + [src.strides[k] for k in order]
+    dstr = [0] * pad + [dst.strides[k] for k in order]
+    group = 256
+    kernel = ctx.device_state.copy_kernel(f"incflat_copy_{size}")
+    kernel(ctx.queue, (ceil_div(n, group) * group,), (group,), src.buf, np.int64(src.offset), dst.buf,
+           np.int64(dst.offset), np.int64(n), *(np.int64(v) for v in dims + sstr + dstr))
+
+
+def transpose_into(ctx, src, rows, cols, dst):
+    """dst (contiguous, [cols][rows]) = the transpose of the row-major [rows][cols] matrix at src's offset."""
+    tile, size = TRANSPOSE_TILE, src.dtype.itemsize
+    kernel = ctx.device_state.copy_kernel(f"incflat_transpose_{size}")
+    kernel(ctx.queue, (ceil_div(cols, tile) * tile, ceil_div(rows, tile) * 8), (tile, 8), src.buf,
+           np.int64(src.offset), dst.buf, np.int64(dst.offset), np.int64(rows), np.int64(cols))
+
+
+def coalesced(ctx, arr, inner):
+    """arr with its first `inner` dimensions innermost in memory (interleaved_strides): itself when it is
+    laid out so already, else a copy (a tiled transpose when arr is row-major)."""
+    strides = interleaved_strides(arr.shape, inner)
+    if arr.strides == strides or len(arr.shape) <= inner or math.prod(arr.shape) == 0:
+        return arr
+    out = ctx.empty(arr.shape, arr.dtype, interleave=inner)
+    threads, row = math.prod(arr.shape[:inner]), math.prod(arr.shape[inner:])
+    if arr.strides == row_major_strides(arr.shape) and arr.dtype.itemsize in _COPY_TYPES:
+        transpose_into(ctx, arr, threads, row, out)
+    else:
+        copy_into(ctx, arr, out)
+    return out
 
 
 def ceil_div(a, b):
@@ -180,7 +272,7 @@ def manifest(ctx, arr):
         cl.enqueue_copy(ctx.queue, out.buf, arr.buf, byte_count=n * arr.dtype.itemsize,
                         src_offset=arr.offset * arr.dtype.itemsize, dst_offset=0)
     else:
-        cl.enqueue_copy(ctx.queue, out.buf, np.ascontiguousarray(ctx.from_device(arr)))
+        copy_into(ctx, arr, out)
     return out
 
 

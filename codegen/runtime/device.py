@@ -16,7 +16,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.tools as cl_tools
 
-from .arrays import DeviceArray, check_sizes, row_major_strides, shape_text
+from .arrays import COPY_SOURCE, DeviceArray, check_sizes, interleaved_strides, row_major_strides, shape_text
 from .errors import KernelUnavailable, ProgramError, fail
 from .prims import PRIMS
 from .tuning import USER_PARAM, comparison_line, device_line
@@ -109,6 +109,14 @@ class DeviceState:
         # A reduction's count of finished workgroups per segment, zero between launches (the last
         # workgroup of a segment resets its count).
         self.finished, self.finished_size = None, 0
+        self.copy_kernels = None  # the runtime's own layout copies (arrays.COPY_SOURCE), built when first used
+
+    def copy_kernel(self, name):
+        if self.copy_kernels is None:
+            with compiler_quiet():
+                built = cl.Program(self.cl_ctx, COPY_SOURCE).build(options=["-w"])
+            self.copy_kernels = {k.function_name: k for k in built.all_kernels()}
+        return self.copy_kernels[name]
 
     def kernels(self, wide: bool) -> tuple:
         """({name: kernel}, {name: why it did not build}) of the 32-bit (or with wide, 64-bit) build."""
@@ -224,12 +232,15 @@ class Context:
 
     # ---- memory ----
 
-    def empty(self, shape, dtype, where="", what="an allocation"):
-        """A new array; a negative size or one too large for the device is a run-time error at `where`
-        naming `what` (iota, replicate...)."""
+    def empty(self, shape, dtype, where="", what="an allocation", interleave=0):
+        """A new array, row-major or, with `interleave`, with its first `interleave` dimensions innermost
+        (arrays.interleaved_strides); a negative size or one too large for the device is a run-time error at
+        `where` naming `what` (iota, replicate...)."""
         arr = DeviceArray(None, shape, dtype)
         if 0 in arr.shape:  # no element: a size no element computed cannot be wrong (a map over no rows)
             arr = DeviceArray(None, tuple(max(int(d), 0) for d in arr.shape), dtype)
+        if interleave and len(arr.shape) > interleave:
+            arr.strides = interleaved_strides(arr.shape, interleave)
         check_sizes(arr.shape, what, where)
         count = math.prod(arr.shape)
         nbytes = count * arr.dtype.itemsize

@@ -1,0 +1,66 @@
+"""Memory layouts for thread-level segmaps whose threads walk whole rows (Futhark's "babysitting").
+
+In a segmap at the thread level, thread t of the context works sequentially on its own rows: a row of an
+input array, and the rows of its array results. Stored row-major, neighbouring threads touch addresses a
+whole row apart at every step. Laid out interleaved instead (the context's dimensions innermost: element
+r of thread t at r * threads + t), the threads of a warp touch neighbouring addresses at each step, which
+the memory system serves in one transaction. Results of such segmaps are allocated interleaved; inputs that
+a thread traverses are given to the kernel interleaved (the runtime's `coalesced` transposes them, unless
+they already are: the result of the previous step of a loop usually is). Every kernel reads arrays through
+their strides, so a layout changes no result, only speed.
+"""
+
+from incflat.ir import source as S
+from incflat.ir import target as T
+from incflat.ir.analysis import free_in_exp
+from incflat.ir.types import Array
+
+
+def walks_rows(op: T.SegMap) -> bool:
+    """A segmap whose threads run the body alone (not a workgroup a point: the intra-group version)."""
+    return op.level == 1 and not any(isinstance(s.exp, T.SEGOPS) for s in op.body.stms)
+
+
+def interleaved_results(op: T.SegMap) -> tuple[bool, ...]:
+    """For each result, whether to allocate it interleaved: an array per thread, written by the thread."""
+    if not walks_rows(op):
+        return tuple(False for _ in op.types)
+    return tuple(isinstance(t, Array) and t.rank > len(op.ctx) for t in op.types)
+
+
+def coalesced_inputs(op: T.SegMap) -> dict[str, int]:
+    """The host arrays to pass interleaved: name -> the number of context dimensions to put innermost. An
+    array qualifies when the context indexes it at every level, outermost first, and the row each thread
+    gets is traversed by the body (used other than by indexing single elements)."""
+    if not walks_rows(op):
+        return {}
+    origin = {}  # a context parameter -> (the host array it is a part of, how many levels index it)
+    for level, binding in enumerate(op.ctx):
+        for p, a in zip(binding.params, binding.arrs):
+            if level == 0:
+                origin[p.name] = (a.name, 1)
+            elif a.name in origin and origin[a.name][1] == level:
+                origin[p.name] = (origin[a.name][0], level + 1)
+    depth = len(op.ctx)
+    wanted = {}
+    for p in op.ctx[-1].params:
+        if isinstance(p.type, Array) and origin.get(p.name, (None, 0))[1] == depth and traverses(op.body, p.name):
+            wanted[origin[p.name][0]] = depth
+    return wanted
+
+
+def traverses(body: S.Body, name: str) -> bool:
+    """Whether the body uses the array `name` other than by reading single elements at its top level."""
+    for stm in body.stms:
+        e = stm.exp
+        if isinstance(e, S.Index) and e.arr.name == name:
+            if any(isinstance(i, S.DimSlice) for i in e.idxs) or len(e.idxs) < e.arr.type.rank:
+                return True  # a slice or a row: a part of it goes on
+            continue
+        if isinstance(e, S.If):
+            if traverses(e.then, name) or traverses(e.else_, name):
+                return True
+            continue
+        if name in free_in_exp(e):
+            return True
+    return any(isinstance(a, S.Var) and a.name == name for a in body.result)

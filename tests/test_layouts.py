@@ -1,0 +1,97 @@
+"""Array layouts on the device (codegen/runtime/arrays.py, codegen/coalescing.py): the runtime's copies between
+layouts keep every element, and the segmaps whose threads walk rows get and give interleaved arrays."""
+
+import numpy as np
+import pytest
+
+from incflat.codegen import coalescing
+from incflat.codegen.runtime.arrays import DeviceArray, coalesced, interleaved_strides, manifest, row_major_strides
+from incflat.harness import compile_cached, import_module
+from incflat.ir import target as T
+from incflat import pipeline
+
+
+@pytest.fixture(scope="module")
+def ctx_of(tmp_path_factory):
+    """device -> a Context of a trivial compiled program on it (the runtime's functions need one)."""
+    folder = tmp_path_factory.mktemp("layouts")
+    fut = folder / "trivial.fut"
+    fut.write_text("entry main (x: i32): i32 = x + 1\n")
+    module = import_module(compile_cached(fut, cache=folder))
+    contexts = {}
+
+    def get(device):
+        if device not in contexts:
+            contexts[device] = module.load(device=device).ctx
+        return contexts[device]
+    return get
+
+
+def views(ctx, host: np.ndarray):
+    """The same values as device views in several layouts: row-major, reversed, transposed, interleaved."""
+    arr = ctx.to_device(host)
+    yield "row-major", arr, host
+    rank = host.ndim
+    strides = tuple(-s for s in arr.strides)
+    offset = sum((d - 1) * s for d, s in zip(arr.shape, arr.strides))
+    yield "reversed", DeviceArray(arr.buf, arr.shape, arr.dtype, strides, offset), host[(slice(None, None, -1),) * rank]
+    perm = tuple(reversed(range(rank)))
+    yield "transposed", arr.permute(perm), host.transpose(perm)
+    for inner in range(1, rank):
+        yield f"interleaved {inner}", coalesced(ctx, arr, inner), host
+
+
+@pytest.mark.parametrize("shape", [(7,), (33, 65), (1, 40), (40, 1), (3, 5, 37), (2, 3, 4, 5), (0, 4)])
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.float32, np.float64])
+def test_copies_between_layouts_keep_every_element(device, ctx_of, shape, dtype):
+    ctx = ctx_of(device)
+    host = (np.arange(np.prod(shape)) % 120).astype(dtype).reshape(shape)
+    for label, arr, expected in views(ctx, host):
+        copy = manifest(ctx, arr)
+        assert copy.strides == row_major_strides(expected.shape), label
+        np.testing.assert_array_equal(ctx.from_device(copy), expected, err_msg=label)
+        np.testing.assert_array_equal(ctx.from_device(arr), expected, err_msg=label)
+
+
+def test_interleaved_strides_put_the_context_innermost():
+    assert interleaved_strides((4, 5, 6), 1) == (1, 6 * 4, 4)
+    assert interleaved_strides((4, 5, 6), 2) == (5, 1, 20)
+    assert interleaved_strides((4, 5), 2) == (5, 1)
+
+
+def test_coalesced_keeps_an_array_already_interleaved(device, ctx_of):
+    ctx = ctx_of(device)
+    arr = coalesced(ctx, ctx.to_device(np.arange(60, dtype=np.float32).reshape(3, 4, 5)), 2)
+    assert arr.strides == interleaved_strides((3, 4, 5), 2)
+    assert coalesced(ctx, arr, 2) is arr
+
+
+def segmaps(source: str):
+    prog = pipeline.compile(source, "t.fut", until="prune_unsupported")
+    found = []
+
+    def walk(body):
+        for stm in body.stms:
+            if isinstance(stm.exp, T.SegMap):
+                found.append(stm.exp)
+            from incflat.ir.traverse import nested
+            for inner in nested(stm.exp):
+                walk(inner.body)
+    for fn in prog.funs:
+        walk(fn.body)
+    return found
+
+
+def test_a_thread_per_row_segmap_reads_rows_coalesced_and_writes_interleaved():
+    ops = segmaps("entry main [n][m] (xss: [n][m]f32): [n][m]f32 = map (\\xs -> scan (+) 0 xs) xss\n")
+    per_row = [op for op in ops if coalescing.walks_rows(op) and len(op.ctx) == 1]
+    assert per_row, "no thread-per-row version"
+    op = per_row[0]
+    assert list(coalescing.coalesced_inputs(op).values()) == [1]
+    assert coalescing.interleaved_results(op) == (True,)
+
+
+def test_reading_single_elements_of_a_row_does_not_transpose_it():
+    ops = segmaps("entry main [n][m] (xss: [n][m]f32): [n]f32 = map (\\xs -> xs[0] + xs[m-1]) xss\n")
+    assert ops and all(coalescing.coalesced_inputs(op) == {} for op in ops)
+    assert all(coalescing.interleaved_results(op) == (False,) for op in ops)
