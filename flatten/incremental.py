@@ -256,11 +256,13 @@ class Flattener:
 
     def extend_ctx(self, ctx: tuple, body: S.Body, expanded: dict) -> tuple:
         """The context, with each expanded variable that body uses bound again, level by level, to its
-        original name."""
+        original name (unless the context binds it already: a loop's initial values, say, are bound for the
+        loop and again for the nest that copies them)."""
         params = [list(b.params) for b in ctx]
         arrs = [list(b.arrs) for b in ctx]
+        bound = {p.name for p in params[-1]} if ctx else set()
         for name in free_in_body(body):
-            if name not in expanded:
+            if name not in expanded or name in bound:
                 continue
             src = expanded[name]
             for j in range(len(ctx)):
