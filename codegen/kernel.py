@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from incflat.codegen.emit import CEmitter
+from incflat.codegen.runtime.prims import CTYPE_SIZES
 
 # The type of the kernels' own index arithmetic (flat indices, offsets, strides, block and loop counters):
 # 32 bits, as 64-bit multiplications and divisions cost a memory-bound kernel a fifth to a third of its
@@ -176,7 +177,9 @@ class LocalParam(KernelParam):
 
 @dataclass(frozen=True)
 class ScratchParam(KernelParam):
-    """Global memory for an intermediate array: a row-major region per thread, or per workgroup when shared."""
+    """Memory for an intermediate array: global memory for one per thread (interleaved across the threads),
+    or, when shared by a workgroup (the intra-group level), the workgroup's local memory. A workgroup whose
+    arrays do not fit fails to launch, and the guard in front of its version falls back to the next."""
     name: str
     ctype: str
     numpy_type: str  # e.g. np.float32
@@ -184,15 +187,16 @@ class ScratchParam(KernelParam):
     shared: bool
 
     def declarations(self):
-        return [f"__global {self.ctype} *restrict {self.name}"]
+        return [f"__{'local' if self.shared else 'global'} {self.ctype} *restrict {self.name}"]
 
     def arg_types(self):
         return [None]
 
     def host(self, launch):
-        owners = "global_size // group_size" if self.shared else "global_size"
-        size = " * ".join([owners] + [f"int({d})" for d in self.shape])
-        return f"ctx.scratch({size}, {self.numpy_type})"
+        elements = " * ".join(f"int({d})" for d in self.shape) or "1"
+        if self.shared:
+            return f"ctx.local({elements} * {CTYPE_SIZES[self.ctype]})"
+        return f"ctx.scratch(global_size * {elements}, {self.numpy_type})"
 
 
 @dataclass(frozen=True)

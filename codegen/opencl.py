@@ -382,11 +382,11 @@ class KernelWriter:
         return tuple(d if d is not None else self.scratch(p.type, loc) for p, d in zip(pat, dests))
 
     def scratch(self, t: Array, loc) -> View:
-        """Global memory for an intermediate array, one per workgroup at the intra-group level (row-major: the
-        group's threads share it), else one per thread, interleaved: element f of thread t lies at
-        f * global_size + t, so that neighbouring threads walking their arrays in step touch neighbouring
-        addresses (coalesced), as Futhark lays out its thread-private arrays. Its size must be known on
-        the host."""
+        """Memory for an intermediate array: one per workgroup at the intra-group level, in local memory
+        (row-major: the group's threads share it), else one per thread in global memory, interleaved:
+        element f of thread t lies at f * global_size + t, so that neighbouring threads walking their arrays
+        in step touch neighbouring addresses (coalesced), as Futhark lays out its thread-private arrays. Its
+        size must be known on the host."""
         if any(isinstance(d, str) and d not in self.inputs for d in t.shape):
             raise Unsupported("an intermediate array inside a kernel whose size is computed in the kernel", loc)
         prim = PRIMS[t.elem.name]
@@ -394,9 +394,8 @@ class KernelWriter:
         self.k.params.append(ScratchParam(mem, prim.ctype, prim.numpy_spelling, tuple(t.shape), self.shared))
         dims = tuple(dim_expr(d) for d in t.shape)
         strides = [" * ".join(f"({d})" for d in dims[k + 1:]) or "1" for k in range(len(dims))]
-        if self.shared:
-            size = " * ".join(f"({d})" for d in dims)
-            return View(mem, prim.ctype, f"(({INDEX})get_group_id(0)) * ({size})", dims, tuple(strides))
+        if self.shared:  # in the workgroup's local memory
+            return View(mem, prim.ctype, "0", dims, tuple(strides))
         threads = f"(({INDEX})get_global_size(0))"
         return View(mem, prim.ctype, f"(({INDEX})get_global_id(0))", dims,
                     tuple(f"({s}) * {threads}" for s in strides))

@@ -6,6 +6,7 @@ import pytest
 
 from incflat.codegen import coalescing
 from incflat.codegen.runtime.arrays import DeviceArray, coalesced, interleaved_strides, manifest, row_major_strides
+from incflat.codegen.runtime import tuning
 from incflat.harness import compile_cached, import_module
 from incflat.ir import target as T
 from incflat import pipeline
@@ -95,3 +96,43 @@ def test_reading_single_elements_of_a_row_does_not_transpose_it():
     ops = segmaps("entry main [n][m] (xss: [n][m]f32): [n]f32 = map (\\xs -> xs[0] + xs[m-1]) xss\n")
     assert ops and all(coalescing.coalesced_inputs(op) == {} for op in ops)
     assert all(coalescing.interleaved_results(op) == (False,) for op in ops)
+
+
+# Twenty rows of f64 per workgroup in the intra-group version (each a rotation of the one before, so that no
+# two maps fuse): 20 x 8 x m bytes of local memory.
+ROWS = 20
+MANY_ROWS = "entry main [n][m] (xss: [n][m]f64): [n]f64 =\n  map (\\r0 ->\n" + "".join(
+    f"    let r{k} = map (\\i -> r{k - 1}[(i + 1) % m] * 0.5 + 1) (iota m)\n" for k in range(1, ROWS + 1)) + \
+    f"    in f64.sum r{ROWS}) xss\n"
+
+
+def many_rows(xss):
+    row = xss
+    for _ in range(ROWS):
+        row = np.roll(row, -1, axis=1) * 0.5 + 1
+    return row.sum(axis=1)
+
+
+def test_a_workgroup_whose_arrays_do_not_fit_local_memory_falls_back(tmp_path, device, ctx_of):
+    """The intra-group version keeps its intermediate rows in local memory; where they do not fit, the guard
+    in front of it falls back to the next version, with a warning, and the result is still right."""
+    from conftest import compile_program, run_program
+    import futhark_data
+    import io
+    ctx = ctx_of(device)
+    m = min(ctx.max_group_size, 4096)
+    if ROWS * 8 * m <= ctx.local_mem_size:
+        pytest.skip(f"{device}'s local memory holds the rows")
+    program = compile_program(MANY_ROWS, tmp_path)
+    xss = np.random.default_rng(0).uniform(0, 1e-3, (3, m))
+    expected = many_rows(xss)
+    stdin = futhark_data.dumpb(xss)
+    warned = 0
+    listing = run_program(program, b"", "--print-params").stdout.decode()
+    for params in tuning.version_assignments(tuning.build_forest(tuning.parse_listing(listing))):
+        options = [f"--param={k}={v}" for k, v in params.items()] + ["-b", "-d", device]
+        proc = run_program(program, stdin, *options)
+        got = next(futhark_data.load(io.BytesIO(proc.stdout)))
+        np.testing.assert_allclose(got, expected, rtol=1e-6, err_msg=str(params))
+        warned += "local memory" in proc.stderr.decode()
+    assert warned == 1, "exactly the intra-group version falls back"

@@ -302,15 +302,23 @@ class Context:
         # only the arguments that changed since this kernel's last launch are set.
         last = state.last_args[wide].setdefault(name, [None] * len(args))
         types = state.program.kernels[name].arg_types
+        local_bytes = 0
         for i, arg in enumerate(args):
             kind = type(arg)
-            key = arg if kind is int or kind is float else arg.size if kind is cl.LocalMemory else arg.int_ptr
+            if kind is cl.LocalMemory:
+                key = arg.size
+                local_bytes += key
+            else:
+                key = arg if kind is int or kind is float else arg.int_ptr
             if last[i] != key:
                 if types[i] is None:
                     kernel.set_arg(i, arg)
                 else:
                     set_scalar_arg(kernel, i, types[i], arg)
                 last[i] = key
+        if local_bytes > self.local_mem_size:  # a workgroup's arrays that do not fit (the guard falls back)
+            raise KernelUnavailable(f"kernel {name}'s workgroups need {local_bytes} bytes of local memory; "
+                                    f"{self.device.name.strip()} has {self.local_mem_size}")
         event = cl.enqueue_nd_range_kernel(self.queue, kernel, (int(global_size),), (int(local_size),))
         if self.profile:
             event.wait()
