@@ -5,8 +5,8 @@ input array, and the rows of its array results. Stored row-major, neighbouring t
 whole row apart at every step. Laid out interleaved instead (the context's dimensions innermost: element
 r of thread t at r * threads + t), the threads of a warp touch neighbouring addresses at each step, which
 the memory system serves in one transaction. Results of such segmaps are allocated interleaved; inputs that
-a thread traverses are given to the kernel interleaved (the runtime's `coalesced` transposes them, unless
-they already are: the result of the previous step of a loop usually is). Every kernel reads arrays through
+a thread walks through more than once are given to the kernel interleaved (the runtime's `coalesced`
+transposes them, unless they already are: the result of the previous step of a loop usually is). Every kernel reads arrays through
 their strides, so a layout changes no result, only speed.
 """
 
@@ -44,23 +44,25 @@ def coalesced_inputs(op: T.SegMap) -> dict[str, int]:
     depth = len(op.ctx)
     wanted = {}
     for p in op.ctx[-1].params:
-        if isinstance(p.type, Array) and origin.get(p.name, (None, 0))[1] == depth and traverses(op.body, p.name):
+        if isinstance(p.type, Array) and origin.get(p.name, (None, 0))[1] == depth \
+                and traversals(op.body, p.name) >= 2:
             wanted[origin[p.name][0]] = depth
     return wanted
 
 
-def traverses(body: S.Body, name: str) -> bool:
-    """Whether the body uses the array `name` other than by reading single elements at its top level."""
+def traversals(body: S.Body, name: str) -> int:
+    """How many times, at least, the body walks through the array `name`: each statement that uses it other
+    than by reading single elements counts once, a loop twice. The transposing copy costs a pass over the
+    array, so a row walked once is better read where it lies (the cache serves a thread's next elements);
+    a thread's rows written, on the other hand, are always interleaved (interleaved_results)."""
+    count = 0
     for stm in body.stms:
         e = stm.exp
         if isinstance(e, S.Index) and e.arr.name == name:
             if any(isinstance(i, S.DimSlice) for i in e.idxs) or len(e.idxs) < e.arr.type.rank:
-                return True  # a slice or a row: a part of it goes on
-            continue
-        if isinstance(e, S.If):
-            if traverses(e.then, name) or traverses(e.else_, name):
-                return True
-            continue
-        if name in free_in_exp(e):
-            return True
-    return any(isinstance(a, S.Var) and a.name == name for a in body.result)
+                count += 2  # a slice or a row that goes on: where it goes is not followed
+        elif isinstance(e, S.If):
+            count += max(traversals(e.then, name), traversals(e.else_, name))
+        elif name in free_in_exp(e):
+            count += 2 if isinstance(e, S.Loop) else 1
+    return count + sum(isinstance(a, S.Var) and a.name == name for a in body.result)

@@ -83,13 +83,25 @@ def segmaps(source: str):
     return found
 
 
-def test_a_thread_per_row_segmap_reads_rows_coalesced_and_writes_interleaved():
-    ops = segmaps("entry main [n][m] (xss: [n][m]f32): [n][m]f32 = map (\\xs -> scan (+) 0 xs) xss\n")
-    per_row = [op for op in ops if coalescing.walks_rows(op) and len(op.ctx) == 1]
+def thread_per_row(source: str) -> T.SegMap:
+    per_row = [op for op in segmaps(source) if coalescing.walks_rows(op) and len(op.ctx) == 1]
     assert per_row, "no thread-per-row version"
-    op = per_row[0]
-    assert list(coalescing.coalesced_inputs(op).values()) == [1]
+    return per_row[0]
+
+
+def test_a_thread_per_row_segmap_writes_its_rows_interleaved():
+    op = thread_per_row("entry main [n][m] (xss: [n][m]f32): [n][m]f32 = map (\\xs -> scan (+) 0 xs) xss\n")
     assert coalescing.interleaved_results(op) == (True,)
+    assert coalescing.coalesced_inputs(op) == {}, "a row walked once is read where it lies"
+
+
+def test_a_row_walked_twice_is_read_interleaved():
+    op = thread_per_row("entry main [n][m] (xss: [n][m]f32): [n][m]f32 =\n"
+                        "  map (\\xs -> let s = f32.sum xs in map (/ s) xs) xss\n")
+    assert list(coalescing.coalesced_inputs(op).values()) == [1]
+    op = thread_per_row("entry main [n][m] (xss: [n][m]f32) (k: i64): [n]f32 =\n"
+                        "  map (\\xs -> loop acc = 0 for i < k do acc + xs[i % m]) xss\n")
+    assert list(coalescing.coalesced_inputs(op).values()) == [1], "a loop walks it many times"
 
 
 def test_reading_single_elements_of_a_row_does_not_transpose_it():
