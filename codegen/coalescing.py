@@ -18,7 +18,7 @@ from incflat.ir.types import Array
 
 def walks_rows(op: T.SegMap) -> bool:
     """A segmap whose threads run the body alone (not a workgroup a point: the intra-group version)."""
-    return op.level == 1 and not any(isinstance(s.exp, T.SEGOPS) for s in op.body.stms)
+    return op.level == 1 and not T.level0_segops(op.body)
 
 
 def interleaved_results(op: T.SegMap) -> tuple[bool, ...]:

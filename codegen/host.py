@@ -308,7 +308,7 @@ class HostWriter:
             self.emit(f"{array} = coalesced(ctx, {array}, {inner})")
         outs = self.alloc_outputs(pat, e.types, loc, len(e.ctx), coalescing.interleaved_results(e))
         self.emit("space = " + " * ".join(f"int({self.atom(b.width)})" for b in e.ctx))
-        level0 = [s.exp for s in e.body.stms if isinstance(s.exp, T.SEGOPS)]  # the intra-group version
+        level0 = T.level0_segops(e.body)  # the intra-group version
         if level0:  # a workgroup per point, as wide as the widest level-0 segop
             widths = ", ".join(" * ".join(f"int({self.atom(b.width)})" for b in op.ctx) for op in level0)
             self.emit(f"group_size = min(max({widths}, 1), ctx.max_group_size)")

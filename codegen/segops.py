@@ -29,7 +29,7 @@ def segmap_kernel(name: str, op: T.SegMap, loc, errors: list) -> Kernel:
     kernel_inputs(w, op)
     outs = [w.output_param(i, t) for i, t in enumerate(op.types)]
     total = " * ".join(f"({w.atom(b.width)})" for b in op.ctx)
-    intra = any(isinstance(s.exp, T.SEGOPS) for s in op.body.stms)
+    intra = bool(T.level0_segops(op.body))
     w.shared = intra
     if intra:
         flat = w.declare(INDEX, "get_group_id(0)", "gid")

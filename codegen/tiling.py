@@ -37,7 +37,7 @@ def tile_plan(op: T.SegMap):
     shares and which fold a row bound by one of the two innermost dimensions."""
     if op.level != 1 or len(op.ctx) < 2 or any(isinstance(t, Array) for t in op.types[len(op.ctx):]):
         return None
-    if any(isinstance(s.exp, T.SEGOPS) for s in op.body.stms):
+    if T.level0_segops(op.body):
         return None
     outer_bound = {p.name for b in op.ctx[:-2] for p in b.params}
     y, x = op.ctx[-2], op.ctx[-1]

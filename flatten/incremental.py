@@ -102,8 +102,8 @@ class Flattener:
         # G3: e_top, e_middle (the body at workgroup level) and e_flat (keep flattening the body); a
         # version that would equal e_top is left out, and so is its threshold
         intra_body = self.intra_body(body)
-        intra_pars = [T.par_of_ctx(op.ctx) for op in _level0_segops(intra_body)]
-        if any(_names(par) & _bound_in(inner_ctx, body) for par in intra_pars):
+        intra_pars = [T.par_of_ctx(op.ctx) for op in T.level0_segops(intra_body)]
+        if any(_names(par) & _bound_anywhere(inner_ctx, body) for par in intra_pars):
             intra_pars = []  # the workgroup size must be known before the kernel starts
         flattens = self.nest_rule_applies(inner_ctx, body)
         if not intra_pars and not flattens:
@@ -275,10 +275,16 @@ class Flattener:
     # ---- • ⊢_0 e: the body of an intra-group version ----
 
     def intra_body(self, body: S.Body) -> S.Body:
+        """The body at workgroup level: its SOACs become level-0 segops, also in the loops and branches the
+        workgroup runs together (a loop over the rows of a grid holding a map over its columns)."""
         stms = []
         for stm in body.stms:
             e = stm.exp
-            if isinstance(e, S.Map):
+            if isinstance(e, S.Loop) and has_inner_soacs(e.body):
+                e = dataclasses.replace(e, body=self.intra_body(e.body))
+            elif isinstance(e, S.If) and (has_inner_soacs(e.then) or has_inner_soacs(e.else_)):
+                e = dataclasses.replace(e, then=self.intra_body(e.then), else_=self.intra_body(e.else_))
+            elif isinstance(e, S.Map):
                 e = T.SegMap(0, (T.Binding(e.width, e.lam.params, e.arrs),), e.lam.body, S.exp_types(e))
             elif isinstance(e, S.Redomap):
                 e = T.SegRed(0, (T.Binding(e.width, e.map_lam.params, e.arrs),), e.red, e.neutral,
@@ -323,12 +329,8 @@ def nest_types(e: S.Map) -> tuple:
 def _local_bytes(intra_body: S.Body) -> int:
     """Local memory per thread of an intra-group version: one element per thread for each value that a
     workgroup-level reduction or scan combines."""
-    return sum(np.dtype(a.type.dtype).itemsize for op in _level0_segops(intra_body)
+    return sum(np.dtype(a.type.dtype).itemsize for op in T.level0_segops(intra_body)
                if isinstance(op, (T.SegRed, T.SegScan)) for a in op.neutral)
-
-
-def _level0_segops(body: S.Body) -> list:
-    return [s.exp for s in body.stms if isinstance(s.exp, T.SEGOPS) and s.exp.level == 0]
 
 
 def _invariant_scalars(stms, variant: set) -> bool:
@@ -345,6 +347,20 @@ def _names(atoms) -> set:
 def _bound_in(ctx: tuple, body: S.Body) -> set:
     """The variables bound inside a nest: the context's parameters and the body's statements' patterns."""
     return {p.name for b in ctx for p in b.params} | {p.name for s in body.stms for p in s.pat}
+
+
+def _bound_anywhere(ctx: tuple, body: S.Body) -> set:
+    """_bound_in, with what the loops and branches of the body bind (a loop's parameters, its statements)."""
+    bound = _bound_in(ctx, body)
+    for stm in body.stms:
+        e = stm.exp
+        if isinstance(e, S.Loop):
+            bound |= {p.name for p in e.params} | _bound_anywhere((), e.body)
+            if isinstance(e.form, S.ForLoop):
+                bound.add(e.form.i.name)
+        elif isinstance(e, S.If):
+            bound |= _bound_anywhere((), e.then) | _bound_anywhere((), e.else_)
+    return bound
 
 
 def _uses_any(atoms, ctx) -> bool:

@@ -8,6 +8,7 @@ level 0 is the workgroup (inside a level-1 kernel, using local memory and barrie
 
 from dataclasses import dataclass
 
+from incflat.ir import source as S
 from incflat.ir.source import Atom, Body, Const, Functions, Lambda
 from incflat.ir.types import I64
 
@@ -70,6 +71,21 @@ class Guard:
 
 
 SEGOPS = (SegMap, SegRed, SegScan)
+
+
+def level0_segops(body: Body) -> list:
+    """The workgroup-level segops of a level-1 segmap's body (an intra-group version): its statements', and
+    those of the loops and branches it runs as a workgroup."""
+    found = []
+    for stm in body.stms:
+        e = stm.exp
+        if isinstance(e, SEGOPS) and e.level == 0:
+            found.append(e)
+        elif isinstance(e, S.Loop):
+            found += level0_segops(e.body)
+        elif isinstance(e, S.If):
+            found += level0_segops(e.then) + level0_segops(e.else_)
+    return found
 
 
 @dataclass(frozen=True)

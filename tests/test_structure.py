@@ -28,12 +28,15 @@ CASES = [
      {"SegMap1": 2, "SegRed0": 1, "SegRed1": 1}, 2),
     # G5: a map of transposes is one rearrange, no kernel at all
     ("entry main [k][n][m] (xsss: [k][n][m]i32): [k][m][n]i32 = map transpose xsss", {}, 0),
-    # G7: e_top runs the loop in a kernel; e_flat runs it on the host around a segmap
+    # G7: e_top runs the loop in a kernel; e_middle runs it in a workgroup, around a level-0 segmap; e_flat
+    # runs it on the host around a segmap
     ("entry main [n][m] (xss: [n][m]f32) (k: i64): [n][m]f32 =\n"
-     "  map (\\xs -> loop ys = xs for i < k do map (\\y -> y * 0.5 + f32.i64 i) ys) xss", {"SegMap1": 3}, 1),
-    # G8: e_flat moves the map into both branches
+     "  map (\\xs -> loop ys = xs for i < k do map (\\y -> y * 0.5 + f32.i64 i) ys) xss",
+     {"SegMap1": 4, "SegMap0": 1}, 2),
+    # G8: e_flat moves the map into both branches; e_middle reduces in a workgroup in either branch
     ("entry main [n][m] (xss: [n][m]f32) (b: bool): [n]f32 =\n"
-     "  map (\\xs -> if b then reduce (+) 0 xs else reduce (*) 1 xs) xss", {"SegMap1": 1, "SegRed1": 2}, 1),
+     "  map (\\xs -> if b then reduce (+) 0 xs else reduce (*) 1 xs) xss",
+     {"SegMap1": 2, "SegRed0": 2, "SegRed1": 2}, 2),
     # G9: one segred with the map function sequential, or the map's versions and then a segred
     ("entry main [n][m] (xss: [n][m]f32): f32 =\n"
      "  reduce (+) 0 (map (\\xs -> reduce f32.max 0 (map (\\x -> x * x) xs)) xss)",
@@ -51,7 +54,8 @@ CASES = [
      {"SegMap1": 10, "SegMap0": 7, "SegScan0": 3, "SegScan1": 3}, 2),
     ((ROOT / "tests" / "programs" / "backprop.fut").read_text(),
      {"SegMap1": 11, "SegMap0": 2, "SegRed0": 2, "SegRed1": 2}, 8),
-    ((ROOT / "tests" / "programs" / "option_pricing.fut").read_text(), {"SegMap1": 4, "SegRed1": 1}, 1),
+    ((ROOT / "tests" / "programs" / "option_pricing.fut").read_text(),
+     {"SegMap1": 5, "SegRed0": 1, "SegRed1": 1}, 2),
     ((ROOT / "futhark_examples" / "matmul.fut").read_text(),
      {"SegMap1": 4, "SegMap0": 1, "SegRed0": 1, "SegRed1": 1}, 4),
 ]

@@ -8,8 +8,9 @@ Every program of `futhark_examples/benchmarks/` has a module here with the same 
 - `reference(*inputs)`: the expected results (a tuple of numpy values), computed with numpy alone.
 
 Data is generated on demand (`futhark_examples/gen_data.py`, or `ensure` from Python) and never committed.
-A stamp beside each pair of files records what made it, so changing a generator or a reference regenerates
-the files instead of checking against stale ones.
+A stamp beside each pair of files records what made it (this module, the program's module and the sibling
+modules it imports from), so changing a generator or a reference regenerates the files instead of checking
+against stale ones.
 
 Tags: `ci` marks the small datasets that the test suite runs on PoCL; `paper` marks the PPoPP'19 shapes;
 `notune` (Futhark's own tag) marks the datasets the tuner must not train on.
@@ -22,6 +23,7 @@ import importlib
 import inspect
 import os
 import pathlib
+import re
 import zlib
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -87,10 +89,13 @@ def generate(program: str, name: str) -> tuple[list, list]:
 
 
 def _stamp(program: str, name: str) -> str:
-    """What the files of a dataset depend on: this module, the program's module and the dataset."""
+    """What the files of a dataset depend on: this module, the program's module and the sibling modules it
+    imports from, and the dataset."""
     digest = hashlib.sha256()
-    for mod in (module(program), importlib.import_module(__name__)):
-        digest.update(inspect.getsource(mod).encode())
+    mod = module(program)
+    siblings = sorted(set(re.findall(r"^from \.(\w+) import", inspect.getsource(mod), re.MULTILINE)))
+    for m in [mod, importlib.import_module(__name__)] + [importlib.import_module(f"{__name__}.{s}") for s in siblings]:
+        digest.update(inspect.getsource(m).encode())
     digest.update(repr(dataset(program, name)).encode())
     return digest.hexdigest()
 

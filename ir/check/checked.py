@@ -4,11 +4,21 @@ A mixin of `Checker` (ir.check.checker). Both emit an `S.Assert` statement, whic
 message at its source position when its condition is false (as out-of-bounds indexing does).
 """
 
+from typing import NamedTuple
+
 from incflat.ir import syntax as P
 from incflat.ir import source as S
 from incflat.ir.check.infer import TV, is_scalar, prune, require, unify
 from incflat.ir.check.values import atom_v
 from incflat.ir.types import BOOL, I32, I64, Array
+
+
+class RangeParts(NamedTuple):
+    t: object  # the elements' type
+    start: object  # atoms of type t
+    second: object  # None without a second element
+    kind: str  # "..<", "..>" or "..."
+    size: object  # an i64 atom
 
 
 class CheckedExpressions:
@@ -29,6 +39,18 @@ class CheckedExpressions:
         A stride of 0, or one pointing away from the end, or an end on the wrong side of the start, is a
         run-time error; an exclusive range whose end is its start is empty. Bounds are of one integer type,
         the elements too; the count is computed on i64 values (unsigned bounds zero-extended)."""
+        r = self.range_parts(e, env)
+        idx = self.bind(S.Iota(r.size, r.t), Array(r.t, (S.dim_of(r.size),)), e.loc, "range")
+        if _is_int(e.start, 0) and (e.second is None or _is_int(e.second, 1)) and e.end_kind != "..>":
+            return atom_v(idx)
+        k = S.Var(self.fresh("k"), r.t)
+        saved = self.push()
+        elem = self.range_element(r, k, e.loc)
+        lam = S.Lambda((k,), S.Body(tuple(self.pop(saved)), (elem,)), (r.t,))
+        return atom_v(self.bind(S.Map(r.size, lam, (idx,)), idx.type, e.loc, "range"))
+
+    def range_parts(self, e, env) -> "RangeParts":
+        """A range's element type, start, second element, kind and size, with its validity assertion."""
         loc, kind = e.loc, e.end_kind
         parts = {"start": e.start, "second": e.second, "end": e.end}
         atoms, t = {}, None
@@ -59,19 +81,15 @@ class CheckedExpressions:
         size = self.range_size(e, t, count, end)  # before the assertion, so that it can be hoisted
         self.stms.append(S.Stm((), S.Assert(self.emit(S.UnOp("!", invalid, BOOL), BOOL, loc),
                                             f"Range {{0}}{middle}{kind}{last} is invalid.", shown), loc))
-        idx = self.bind(S.Iota(size, t), Array(t, (S.dim_of(size),)), loc, "range")
-        if _is_int(e.start, 0) and (e.second is None or _is_int(e.second, 1)) and kind != "..>":
-            return atom_v(idx)
-        # element k is start + k * stride, in the elements' type (wrapping, as Futhark's iota does)
-        k = S.Var(self.fresh("k"), t)
-        saved = self.push()
-        if second is None:
-            r = self.emit(S.BinOp("-" if kind == "..>" else "+", start, k, t), t, loc, cse=False)
-        else:
-            stride = self.emit(S.BinOp("-", second, start, t), t, loc)
-            r = self.emit(S.BinOp("+", start, self.emit(S.BinOp("*", k, stride, t), t, loc), t), t, loc)
-        lam = S.Lambda((k,), S.Body(tuple(self.pop(saved)), (r,)), (t,))
-        return atom_v(self.bind(S.Map(size, lam, (idx,)), idx.type, loc, "range"))
+        return RangeParts(t, start, second, kind, size)
+
+    def range_element(self, r: "RangeParts", k, loc):
+        """Element k (an atom of the elements' type) of a range: start + k * stride, wrapping, as Futhark's
+        iota does."""
+        if r.second is None:
+            return self.emit(S.BinOp("-" if r.kind == "..>" else "+", r.start, k, r.t), r.t, loc, cse=False)
+        stride = self.emit(S.BinOp("-", r.second, r.start, r.t), r.t, loc)
+        return self.emit(S.BinOp("+", r.start, self.emit(S.BinOp("*", k, stride, r.t), r.t, loc), r.t), r.t, loc)
 
     def i64_op(self, op, x, y, loc, t=I64):
         return self.emit(S.BinOp(op, x, y, t), t, loc)

@@ -562,6 +562,9 @@ class Lowering:
             if not require(bound.type, "int"):
                 raise self.err(f"The bound of a for loop must be an integer, but has type "
                                f"{self.show(bound.type)}.", form.bound.loc)
+        elif isinstance(form, P.ForIn) and isinstance(form.arr, P.RangeE):
+            span = self.range_parts(form.arr, env)  # `for x in a..<b`: x computed, the range not built
+            bound = span.size
         elif isinstance(form, P.ForIn):
             arr = self.lower_val(form.arr, env)
             if not is_arr(prune(arr.t)):
@@ -594,7 +597,12 @@ class Lowering:
                 lform = S.ForLoop(i, bound)
             elif isinstance(form, P.ForIn):
                 i = S.Var(self.fresh("i"), I64)
-                elem = self.index_value(arr, [i], form.arr.loc)
+                if isinstance(form.arr, P.RangeE):
+                    k = i if span.t == I64 else self.emit(S.PrimCall(f"{span.t.name}.i64", (i,), span.t), span.t,
+                                                          form.arr.loc)
+                    elem = atom_v(self.range_element(span, k, form.arr.loc))
+                else:
+                    elem = self.index_value(arr, [i], form.arr.loc)
                 self.bind_pattern(form.pat, elem, env2, env2, "loop element")
                 lform = S.ForLoop(i, bound)
             else:
