@@ -17,7 +17,7 @@ import pyopencl as cl
 import pyopencl.tools as cl_tools
 
 from .arrays import COPY_SOURCE, DeviceArray, check_sizes, interleaved_strides, row_major_strides, shape_text
-from .errors import KernelUnavailable, ProgramError, fail
+from .errors import KernelUnavailable, ProgramError, WorkgroupTooLarge, fail
 from .prims import PRIMS
 from .tuning import USER_PARAM, comparison_line, device_line
 
@@ -220,8 +220,13 @@ class Context:
         return max(1, min(tile, math.isqrt(self.kernel_group_size((kernel,), tile * tile))))
 
     def warn_once(self, threshold, failure):
-        """A version that failed to launch; the program goes on with the next version."""
-        if threshold not in self.warned:
+        """A version that failed to launch; the program goes on with the next version (a warning once, or,
+        for a workgroup too large for the device, a line of the -L log)."""
+        if isinstance(failure, WorkgroupTooLarge):
+            if self.log:
+                print(f"{threshold}: the version does not fit ({failure}); using the next version.",
+                      file=sys.stderr)
+        elif threshold not in self.warned:
             self.warned.add(threshold)
             print(f"Warning: the version guarded by {threshold} could not be run on {self.device.name} "
                   f"({failure}); using the next version.", file=sys.stderr)
@@ -317,7 +322,7 @@ class Context:
                     set_scalar_arg(kernel, i, types[i], arg)
                 last[i] = key
         if local_bytes > self.local_mem_size:  # a workgroup's arrays that do not fit (the guard falls back)
-            raise KernelUnavailable(f"kernel {name}'s workgroups need {local_bytes} bytes of local memory; "
+            raise WorkgroupTooLarge(f"kernel {name}'s workgroups need {local_bytes} bytes of local memory; "
                                     f"{self.device.name.strip()} has {self.local_mem_size}")
         event = cl.enqueue_nd_range_kernel(self.queue, kernel, (int(global_size),), (int(local_size),))
         if self.profile:

@@ -9,6 +9,11 @@ class KernelUnavailable(ProgramError):
     """A kernel that the device's compiler could not build; a guard falls back to its next version."""
 
 
+class WorkgroupTooLarge(KernelUnavailable):
+    """A workgroup-level version whose arrays do not fit the device's local memory at these sizes: as a
+    guard's threshold, a limit of the device, so its fallback is expected (logged with -L, not warned)."""
+
+
 def fail(where, message):
     """A run-time error of the program at a source position (`file:line:col`, or "" for none)."""
     raise ProgramError(f"{where}: {message}" if where else message)
