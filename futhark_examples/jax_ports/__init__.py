@@ -5,7 +5,7 @@ returns its results as a tuple of JAX arrays."""
 
 import importlib
 
-PORTED = ()  # filled as the ports are written: locvolcalib, optionpricing, lud, nw
+PORTED = ("lud", "nw")  # to come: locvolcalib, optionpricing
 
 
 def port(program: str):
