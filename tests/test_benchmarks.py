@@ -6,7 +6,6 @@ import functools
 import pathlib
 import sys
 
-import numpy as np
 import pytest
 
 from incflat.harness import Compiled, Interpreter, check, compile_cached, load_program, prepare, version_assignments
@@ -37,23 +36,10 @@ def failures_of(program: str, cases, runner, label: str) -> list[str]:
     out = []
     for p in cases:
         outcome = runner.run(p.entry, p.inputs)
-        reason = p.problem or check(p, outcome) or closer_than_futhark_test(program, p, outcome)
+        reason = p.problem or check(p, outcome) or reference.closeness_problem(program, outcome.values, p.expected)
         if reason is not None:
             out.append(f"[{label}] {p.title}:\n{reason}")
     return out
-
-
-def closer_than_futhark_test(program: str, p, outcome) -> str | None:
-    """futhark test's tolerance is at least 0.002 in absolute terms: a program whose results are small (option
-    prices of a few thousandths) states a relative tolerance too, `TOLERANCE` in its reference module."""
-    tolerance = getattr(reference.module(program), "TOLERANCE", None)
-    if tolerance is None:
-        return None
-    for k, (got, expected) in enumerate(zip(outcome.values, p.expected)):
-        if not np.allclose(got, expected, **tolerance):
-            worst = np.max(np.abs(np.asarray(got, np.float64) - expected) / np.maximum(np.abs(expected), 1e-30))
-            return f"value #{k}: off by a relative {worst:.2e}, more than {tolerance}"
-    return None
 
 
 @pytest.mark.parametrize("program", reference.PROGRAMS)

@@ -5,7 +5,7 @@ returns its results as a tuple of JAX arrays."""
 
 import importlib
 
-PORTED = ("lud", "nw")  # to come: locvolcalib, optionpricing
+PORTED = ("locvolcalib", "lud", "nw")  # to come: optionpricing
 
 
 def port(program: str):

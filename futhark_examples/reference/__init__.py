@@ -135,3 +135,18 @@ def _futhark_value(v):
     if isinstance(v, (np.ndarray, np.generic)):
         return np.ascontiguousarray(v) if isinstance(v, np.ndarray) else v
     raise TypeError(f"dataset values must be numpy scalars or arrays, not {type(v).__name__}")
+
+
+def closeness_problem(program: str, got: list, expected: list) -> str | None:
+    """futhark test's tolerance is at least 0.002 in absolute terms: a program whose results are small (option
+    prices of a few thousandths) states a relative tolerance too, `TOLERANCE` in its module. The first value
+    off by more than it, described, or None."""
+    tolerance = getattr(module(program), "TOLERANCE", None)
+    if tolerance is None:
+        return None
+    for k, (g, e) in enumerate(zip(got, expected)):
+        g, e = np.asarray(g, np.float64), np.asarray(e, np.float64)
+        if g.shape != e.shape or not np.allclose(g, e, **tolerance):
+            worst = np.max(np.abs(g - e) / np.maximum(np.abs(e), 1e-30)) if g.shape == e.shape else np.inf
+            return f"value #{k}: off by a relative {worst:.2e}, more than {tolerance}"
+    return None
