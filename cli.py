@@ -129,14 +129,35 @@ def cmd_autotune(args) -> int:
     options = ["--runs", str(args.runs), "--timeout", str(args.timeout)]
     options += ["--entry", args.entry] if args.entry else []
     options += [f"--pass-option={o}" for o in args.pass_option]
+    options += [f"--exclude-case={t}" for t in args.exclude_case]
     return tuner.main([str(args.program), str(program), *options])
 
 
 def cmd_test(args) -> int:
     from incflat.harness import run_tests
     summary = run_tests(args.files, device=args.device, interpreted=args.interpreter, verbose=args.verbose,
-                        timeout=args.timeout, verify=args.verify)
+                        timeout=args.timeout, verify=args.verify, exclude=args.exclude_case)
     return 1 if summary.failed else 0
+
+
+def cmd_bench(args) -> int:
+    from incflat.tuner import bench
+    if args.tuning is not None and not args.tuning.is_file():
+        raise UsageError(f"--tuning {args.tuning}: no such file")
+    options = bench.Options(runs=args.runs, flattening=args.flattening, tuning=args.tuning,
+                            use_tuning=not args.no_tuning, device=args.device, platform=args.platform,
+                            entry=args.entry_point, exclude=tuple(args.exclude_case),
+                            convergence=not args.no_convergence_phase,
+                            convergence_max_seconds=args.convergence_max_seconds, json=args.json)
+    results = bench.bench(args.files, options)
+    return 1 if any(isinstance(r, str) for p in results.values() for r in p["datasets"].values()) else 0
+
+
+def cmd_benchcmp(args) -> int:
+    from incflat.tuner import bench
+    rows, missing = bench.compare(bench.load_results(args.a), bench.load_results(args.b))
+    sys.stdout.write(bench.benchcmp_text(rows, missing))
+    return 0
 
 
 def cmd_run(args) -> int:
@@ -190,6 +211,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=option_seconds, default=60.0, help="seconds per program run (default 60)")
     p.add_argument("-e", "--entry", help="tune only this entry point")
     p.add_argument("--pass-option", action="append", default=[], help="pass an option to the program")
+    p.add_argument("--exclude-case", action="append", default=[], metavar="TAG",
+                   help="neither tune on nor report the cases with this tag (repeatable)")
     p.add_argument("--force", action="store_true",
                    help="overwrite the compiled program's path (the source's name without .fut) though incflat "
                    "did not write it")
@@ -200,6 +223,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--interpreter", action="store_true", help="run the reference interpreter, not compiled code")
     p.add_argument("-v", "--verbose", action="store_true", help="name every program tested")
     p.add_argument("--timeout", type=option_seconds, default=300.0, help="seconds for one run (default 300)")
+
+    p.add_argument("--exclude-case", action="append", default=[], metavar="TAG",
+                   help="skip the cases with this tag (repeatable)")
+
+    p = command("bench", cmd_bench, "time the cases of the programs' -- == blocks (futhark bench's method)")
+    p.add_argument("files", type=pathlib.Path, nargs="+", metavar="FILE", help="a .fut file, or a folder of them")
+    p.add_argument("-r", "--runs", type=option_int, default=10, help="runs at least (default 10)")
+    flattening(p)
+    p.add_argument("--tuning", type=pathlib.Path, metavar="FILE",
+                   help="a tuning file (default: PROGRAM.fut.tuning when it exists)")
+    p.add_argument("--no-tuning", action="store_true", help="use no tuning file")
+    p.add_argument("-d", "--device", help="OpenCL device name substring")
+    p.add_argument("-p", "--platform", help="OpenCL platform name substring")
+    p.add_argument("-e", "--entry-point", help="only this entry point")
+    p.add_argument("--exclude-case", action="append", default=[], metavar="TAG",
+                   help="skip the cases with this tag (repeatable; nobench and disable always are)")
+    p.add_argument("--no-convergence-phase", action="store_true", help="stop after the minimum runs")
+    p.add_argument("--convergence-max-seconds", type=option_seconds, default=300.0,
+                   help="time limit of the convergence phase per dataset (default 300)")
+    p.add_argument("--json", type=pathlib.Path, metavar="FILE", help="write the results in futhark bench's JSON")
+
+    p = command("benchcmp", cmd_benchcmp, "speedups of B over A (two JSON files of incflat or futhark bench), "
+                "significant by Welch's t-test at 5%")
+    p.add_argument("a", type=pathlib.Path, metavar="A.json")
+    p.add_argument("b", type=pathlib.Path, metavar="B.json")
 
     p = command("run", cmd_run, "compile (cached) and run a program; options after FILE go to the program",
                 usage="incflat run [--interpreter] [--verify] FILE [PROGRAM OPTIONS...]")

@@ -89,19 +89,20 @@ def cache_dir() -> pathlib.Path:
     return pathlib.Path(base) / "incflat"
 
 
-def cache_key(path: pathlib.Path, text: str) -> str:
-    return hashlib.sha256(f"{compiler_hash()}\0{path.name}\0{text}".encode()).hexdigest()[:32]
+def cache_key(path: pathlib.Path, text: str, options: pipeline.Options = pipeline.Options()) -> str:
+    key = f"{compiler_hash()}\0{path.name}\0{text}\0{options!r}"
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
 def compile_cached(path: pathlib.Path, text: str | None = None, cache: pathlib.Path | None = None,
-                   verify: bool | None = None) -> pathlib.Path:
+                   verify: bool | None = None, options: pipeline.Options = pipeline.Options()) -> pathlib.Path:
     """The compiled program of `path` (an executable Python file `<stem>.py`, also importable), from the cache
     (`cache`, default `cache_dir()`) or compiled now. Raises CompileError as the compiler does."""
     text = read_source(path) if text is None else text
-    out = (cache or cache_dir()) / cache_key(path, text) / f"{_module_stem(path)}.py"
+    out = (cache or cache_dir()) / cache_key(path, text, options) / f"{_module_stem(path)}.py"
     if out.is_file():
         return out
-    generated = pipeline.compile(text, str(path), verify_stages=verify)
+    generated = pipeline.compile(text, str(path), verify_stages=verify, options=options)
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(out, program_text(generated).encode(), mode=0o755)
     return out
@@ -185,11 +186,13 @@ class Prepared:
         return f"{where}: entry {self.entry}, case {self.case.name}"
 
 
-def prepare(program: Program, interpreted: bool = False) -> list[Prepared]:
+def prepare(program: Program, interpreted: bool = False, exclude: Sequence[str] = ()) -> list[Prepared]:
     """Every (case, entry) of the program with inputs read or generated and expected values read or, for
-    `auto output`, computed by the reference interpreter."""
+    `auto output`, computed by the reference interpreter; cases with a tag in `exclude` are left out."""
     out = []
     for case in program.cases:
+        if (case.run_tags | case.block_tags) & set(exclude):
+            continue
         inputs, problem = _inputs(case)
         for entry in case.entries:
             p = Prepared(case, entry, inputs, "success", problem=problem)
@@ -204,7 +207,7 @@ def prepare(program: Program, interpreted: bool = False) -> list[Prepared]:
             elif isinstance(expected, (InlineValues, ValuesFile)):
                 p.kind = "values"
                 try:
-                    p.expected = _read(expected)
+                    p.expected = read_values_of(expected)
                 except (OSError, ValueError) as e:
                     p.problem = p.problem or f"cannot read the expected output: {e}"
             elif isinstance(expected, AutoOutput):
@@ -221,12 +224,13 @@ def _inputs(case: TestCase) -> tuple[list | None, str | None]:
             if case.input.kind != "random":
                 return None, f"{case.input.kind} input is not supported"
             return random_values(case.input.text), None
-        return _read(case.input), None
+        return read_values_of(case.input), None
     except (OSError, ValueError, TunerError) as e:
         return None, f"cannot read the input: {e}"
 
 
-def _read(values: InlineValues | ValuesFile) -> list:
+def read_values_of(values: InlineValues | ValuesFile) -> list:
+    """The values a test block writes or names (a file, gzipped or not)."""
     from incflat.codegen.runtime.values import read_values
 
     if isinstance(values, InlineValues):
@@ -503,19 +507,20 @@ def expand_paths(paths: Sequence[pathlib.Path]) -> list[pathlib.Path]:
 
 def run_tests(paths: Sequence[pathlib.Path], device: str | None = None, interpreted: bool = False,
               out: TextIO | None = None, verbose: bool = False, timeout: float = DEFAULT_TIMEOUT,
-              verify: bool | None = None) -> Summary:
+              verify: bool | None = None, exclude: Sequence[str] = ()) -> Summary:
     """Runs every case of every file (folders are searched for .fut files), prints what failed or was skipped
     and the summary line `N passed, M failed[, K skipped]`, and returns the counts."""
     out = out or sys.stdout
     summary = Summary()
     for path in expand_paths(paths):
-        run_test_file(path, summary, device, interpreted, out, verbose, timeout, verify)
+        run_test_file(path, summary, device, interpreted, out, verbose, timeout, verify, exclude)
     print(summary.line(), file=out)
     return summary
 
 
 def run_test_file(path: pathlib.Path, summary: Summary, device: str | None, interpreted: bool, out: TextIO,
-                  verbose: bool, timeout: float = DEFAULT_TIMEOUT, verify: bool | None = None) -> None:
+                  verbose: bool, timeout: float = DEFAULT_TIMEOUT, verify: bool | None = None,
+                  exclude: Sequence[str] = ()) -> None:
     def fail_file(message: str, count: int) -> None:
         print(f"{path}:\n{_indent(message)}", file=out)
         summary.failed += max(count, 1)
@@ -527,7 +532,7 @@ def run_test_file(path: pathlib.Path, summary: Summary, device: str | None, inte
         program = load_program(path)
         if program.error is not None:  # the front end rejects the program: every case fails
             return fail_file(format_error(program.error, program.text), len(program.cases))
-        prepared = prepare(program, interpreted)
+        prepared = prepare(program, interpreted, exclude)
     except TunerError as e:
         return fail_file(f"error: {e}", 1)
     except Exception as e:  # noqa: BLE001 - a crash of the front end or of the interpreter (auto output)

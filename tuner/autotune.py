@@ -67,6 +67,7 @@ def autotune(
     timeout: float = 60.0,
     entry: str | None = None,
     extra_args: Sequence[str] = (),
+    exclude: Sequence[str] = (),
     out: TextIO | None = None,
 ) -> TuneResult:
     """Tune the thresholds of a compiled program on the datasets of its .fut file and write them back.
@@ -83,9 +84,13 @@ def autotune(
         print(line, file=stream, flush=True)
 
     try:
-        selection = select_datasets(read_test_cases(fut_path), entry)
+        selection = select_datasets(read_test_cases(fut_path), entry, tuple(exclude))
         if not selection.tuning:
-            raise TunerError(f"{fut_path} has no datasets to tune on (every case is notune, disabled or skipped)")
+            why = "; ".join(f"{name}: {reason}" for name, reason in selection.skipped)
+            held = f"{len(selection.held_out)} held out (notune)" if selection.held_out else ""
+            detail = "; ".join(x for x in (held, why) if x) or (f"no case for entry point {entry!r}" if entry
+                                                              else "it has no test cases")
+            raise TunerError(f"{fut_path} has no datasets to tune on ({detail})")
         for name, reason in selection.skipped:
             log(f"skipping {name}: {reason}")
         every = selection.tuning + selection.held_out
@@ -193,6 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--pass-option", action="append", default=[], metavar="OPT",
         help="pass OPT to the program (repeatable; write --pass-option=-d for options that start with -)",
     )
+    parser.add_argument("--exclude-case", action="append", default=[], metavar="TAG",
+                        help="neither tune on nor report the cases with this tag (repeatable)")
     args = parser.parse_args(argv)
     if args.runs < 1 or args.timeout <= 0:
         parser.error("--runs must be at least 1 and --timeout positive")
@@ -211,6 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         autotune(
             args.program_fut, args.compiled,
             runs=args.runs, timeout=args.timeout, entry=args.entry, extra_args=args.pass_option,
+            exclude=args.exclude_case,
         )
         return 0
     except TunerError as e:

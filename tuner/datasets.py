@@ -12,6 +12,7 @@ parsed and dropped.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,17 +121,21 @@ def parse_test_cases(text: str, fut_path: Path) -> list[TestCase]:
     return cases
 
 
-def select_datasets(cases: list[TestCase], entry: str | None = None) -> Selection:
-    """Split cases into tuning and held-out (`notune`) datasets; check that their input files exist."""
+def select_datasets(cases: list[TestCase], entry: str | None = None, exclude: tuple = ()) -> Selection:
+    """Split cases into tuning and held-out (`notune`) datasets; check that their input files exist. `random
+    input` cases get their values written to a file (the same values each time); cases with a tag in
+    `exclude` are skipped."""
     tuning: list[Dataset] = []
     held_out: list[Dataset] = []
     skipped: list[tuple[str, str]] = []
     for case in cases:
         reason = _skip_reason(case)
-        if reason:
-            skipped.append((case.name, reason))
+        excluded = (case.run_tags | case.block_tags) & set(exclude)
+        if reason or excluded:
+            skipped.append((case.name, reason or f"tagged {', '.join(sorted(excluded))} (excluded)"))
             continue
-        assert isinstance(case.input, (InlineValues, ValuesFile))
+        if isinstance(case.input, GeneratedInput):
+            case = dataclasses.replace(case, input=random_input_file(case.input))
         entries = [e for e in case.entries if entry is None or e == entry]
         if entries:
             _require_input_file(case)
@@ -145,9 +150,30 @@ def _skip_reason(case: TestCase) -> str | None:
         return "disabled"
     if isinstance(case.expected, ExpectedError):
         return "expects an error"
-    if isinstance(case.input, GeneratedInput):
+    if isinstance(case.input, GeneratedInput) and case.input.kind != "random":
         return f"{case.input.kind} input is not supported by the tuner"
     return None
+
+
+def random_input_file(source: GeneratedInput) -> ValuesFile:
+    """The values of a `random input` block in a file of Futhark's binary format, in incflat's cache (made once:
+    the values depend only on the block's text)."""
+    import hashlib
+    import os
+
+    from incflat.codegen.runtime.values import write_binary
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    digest = hashlib.sha256(source.text.encode()).hexdigest()[:24]
+    path = Path(base) / "incflat" / "random" / f"{digest}.in"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as f:
+            for value in random_values(source.text):
+                write_binary(value, f)
+        os.replace(tmp, path)
+    return ValuesFile(" ".join(source.text.split()), path)
 
 
 def _require_input_file(case: TestCase) -> None:

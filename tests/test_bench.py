@@ -1,0 +1,118 @@
+"""`incflat bench` and `incflat benchcmp` (tuner/bench.py): futhark bench's methodology, JSON and comparison."""
+
+import json
+
+import pytest
+
+from conftest import needs_device
+from incflat.cli import main
+from incflat.tuner import bench
+
+PROGRAM = """\
+-- ==
+-- "named" input { [1i32, 2i32, 3i32] } output { 12i32 }
+-- input { [4i32] } output { 8i32 }
+-- "wrong" input { [1i32] } output { 5i32 }
+-- "skipped" slow input { [1i32] } output { 2i32 }
+-- "never" nobench input { [1i32] } output { 2i32 }
+-- random input { [1000]i32 }
+entry main [n] (xs: [n]i32): i32 = reduce (+) 0 (map (* 2) xs)
+"""
+
+
+def test_convergence_follows_the_relative_standard_error():
+    assert bench.converged([100.0] * 5)
+    assert not bench.converged([100.0, 200.0, 50.0, 300.0])
+    assert not bench.converged([100.0, 100.0])  # too few to know
+
+
+def test_measure_runs_at_least_the_minimum_runs_and_time():
+    ticks = iter(range(0, 10 ** 6, 1))
+    clock = lambda: next(ticks) * 0.01  # noqa: E731 - 10 ms between clock reads
+    runs = []
+    times = bench.measure(lambda: runs.append(1) or 100.0, bench.Options(runs=3, convergence=False), clock)
+    assert len(runs) == len(times) + 1, "one warm-up run, not reported"
+    assert len(times) >= 3
+
+
+def test_measure_goes_on_until_convergence_within_its_limit():
+    values = iter([500.0] + [100.0, 900.0] * 3 + [500.0] * 400)  # a warm-up, six noisy runs, then steady
+    ticks = iter(range(10 ** 6))
+    times = bench.measure(lambda: next(values), bench.Options(runs=2, convergence_max_seconds=60),
+                          lambda: next(ticks) * 0.1)
+    assert len(times) > 100 and bench.converged(times) and not bench.converged(times[:-1])
+    limited = iter([500.0] + [100.0, 900.0] * 300)
+    ticks = iter(range(10 ** 6))
+    times = bench.measure(lambda: next(limited), bench.Options(runs=2, convergence_max_seconds=3),
+                          lambda: next(ticks) * 0.1)
+    assert len(times) < 40, "the time limit ends a phase that does not converge"
+
+
+@needs_device
+def test_bench_writes_futhark_bench_json(tmp_path, capsys):
+    fut = tmp_path / "prog.fut"
+    fut.write_text(PROGRAM)
+    out = tmp_path / "results.json"
+    code = main(["bench", "-r", "2", "--no-convergence-phase", "--exclude-case", "slow", "--json", str(out),
+                 str(fut)])
+    assert code == 1, "a dataset with a wrong result fails the command"
+    results = json.loads(out.read_text())
+    datasets = results[str(fut)]["datasets"]
+    assert set(datasets) == {"named", '#1 ("[4i32]")', "wrong", "[1000]i32"}
+    assert len(datasets["named"]["runtimes"]) >= 2 and all(t > 0 for t in datasets["named"]["runtimes"])
+    assert datasets["wrong"].startswith("wrong result")
+    printed = capsys.readouterr().out
+    assert "named:" in printed and "μs (95% CI: [" in printed
+
+
+def test_benchcmp_tells_a_speedup_from_noise(tmp_path, capsys):
+    a = {"p.fut": {"datasets": {"fast": {"runtimes": [100, 101, 99, 100, 102]},
+                                "same": {"runtimes": [50, 52, 48, 51, 49]},
+                                "gone": {"runtimes": [1, 2]}}}}
+    b = {"p.fut": {"datasets": {"fast": {"runtimes": [50, 51, 49, 50, 50]},
+                                "same": {"runtimes": [51, 49, 52, 48, 50]}}}}
+    (tmp_path / "a.json").write_text(json.dumps(a))
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    assert main(["benchcmp", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("p.fut fast:   2.01x (significant") for line in lines)
+    assert any(line.startswith("p.fut same:") and "within the noise" in line for line in lines)
+    assert any("gone: not compared (only in one file)" in line for line in lines)
+
+
+@pytest.mark.parametrize("text", ["not json", '{"p.fut": 3}'])
+def test_benchcmp_refuses_what_is_not_bench_json(tmp_path, capsys, text):
+    (tmp_path / "a.json").write_text(text)
+    assert main(["benchcmp", str(tmp_path / "a.json"), str(tmp_path / "a.json")]) == 1
+    assert "futhark bench JSON" in capsys.readouterr().err
+
+
+RANDOM_ONLY = """\
+-- ==
+-- random input { [300]f32 }
+-- "tiny" notune input { [1f32, 2f32] } output { 6f32 }
+entry main [n] (xs: [n]f32): f32 = reduce (+) 0 (map (* 2) xs)
+"""
+
+
+@needs_device
+def test_autotune_tunes_on_random_input_and_says_why_when_nothing_is_left(tmp_path, capsys):
+    fut = tmp_path / "rand.fut"
+    fut.write_text(RANDOM_ONLY)
+    assert main(["autotune", "-r", "1", str(fut)]) == 0
+    assert "[300]f32" in capsys.readouterr().out
+    assert main(["autotune", "-r", "1", "--force", "-e", "nosuch", str(fut)]) == 1
+    assert "no case for entry point 'nosuch'" in capsys.readouterr().err
+    assert main(["autotune", "-r", "1", "--force", "--exclude-case", "random", str(fut)]) == 1
+    err = capsys.readouterr().err
+    assert "1 held out (notune)" in err and "tagged random (excluded)" in err
+
+
+@needs_device
+def test_incflat_test_excludes_tagged_cases(tmp_path, capsys):
+    fut = tmp_path / "t.fut"
+    fut.write_text(PROGRAM)
+    assert main(["test", "--exclude-case", "slow", "--exclude-case", "nobench", str(fut)]) == 1  # "wrong" fails
+    assert capsys.readouterr().out.splitlines()[-1] == "3 passed, 1 failed"
+    assert main(["test", str(fut)]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == "5 passed, 1 failed"

@@ -1,0 +1,259 @@
+"""`incflat bench` and `incflat benchcmp`: futhark bench's methodology, output and JSON.
+
+Each program is compiled (through the compile cache, with the flattening asked for) and loaded once, as a
+library in this process; each dataset's input is copied to the device once, then the entry point runs: one
+warm-up run, at least `runs` runs and at least MIN_SECONDS, then, unless turned off, more runs until the
+relative standard error of the mean is small enough for the runs' autocorrelation (futhark bench's criteria),
+for at most `convergence_max_seconds`. A run is timed from the call to the device's finishing its work, as
+futhark bench times a server's call. The first run's results are checked against the expected output; a
+dataset with wrong results is reported as failed, not timed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from incflat.tuner.datasets import (ExpectedError, GeneratedInput, InlineValues, TestCase, ValuesFile,
+                                    read_test_cases)
+from incflat.tuner.errors import TunerError
+
+MIN_SECONDS = 0.5
+# futhark bench's convergence criteria: (lag-1 autocorrelation at least, relative standard error at most)
+CONVERGENCE = ((0.95, 0.0010), (0.75, 0.0015), (0.65, 0.0025), (0.45, 0.0050), (0.00, 0.0100))
+ALWAYS_EXCLUDED = ("nobench", "disable")
+
+
+@dataclass
+class Options:
+    runs: int = 10
+    flattening: str = "incremental"
+    tuning: pathlib.Path | None = None  # None: PROGRAM.fut.tuning when it exists
+    use_tuning: bool = True
+    device: str | None = None
+    platform: str | None = None
+    entry: str | None = None
+    exclude: tuple = ()
+    convergence: bool = True
+    convergence_max_seconds: float = 300.0
+    json: pathlib.Path | None = None
+
+
+@dataclass
+class DatasetResult:
+    name: str
+    runtimes: list = field(default_factory=list)  # µs
+    error: str | None = None
+
+    def as_json(self):
+        return self.error if self.error is not None else {"runtimes": [round(t) for t in self.runtimes],
+                                                           "bytes": {}, "stderr": ""}
+
+
+def converged(runtimes: Sequence[float]) -> bool:
+    """Whether the mean of the runs is known well enough: the relative standard error against the bound that
+    the runs' lag-1 autocorrelation asks for (correlated runs need a smaller error)."""
+    n = len(runtimes)
+    if n < 3:
+        return False
+    mean = statistics.fmean(runtimes)
+    rse = statistics.stdev(runtimes) / math.sqrt(n) / mean if mean > 0 else 0.0
+    centred = np.asarray(runtimes) - mean
+    denominator = float(np.dot(centred, centred))
+    autocorrelation = float(np.dot(centred[:-1], centred[1:])) / denominator if denominator > 0 else 0.0
+    for least, bound in CONVERGENCE:
+        if autocorrelation >= least:
+            return rse <= bound
+    return rse <= CONVERGENCE[-1][1]
+
+
+def measure(run: Callable[[], float], options: Options, clock=time.perf_counter) -> list[float]:
+    """The runtimes (µs) of repeated runs, after one warm-up run, by futhark bench's rule."""
+    run()
+    runtimes, start = [], clock()
+    while len(runtimes) < options.runs or clock() - start < MIN_SECONDS:
+        runtimes.append(run())
+    while options.convergence and not converged(runtimes) and clock() - start < options.convergence_max_seconds:
+        runtimes.append(run())
+    return runtimes
+
+
+def mean_ci(runtimes: Sequence[float]) -> tuple[float, float, float]:
+    """The mean and its 95% confidence interval (Student's t)."""
+    from scipy import stats
+    mean = statistics.fmean(runtimes)
+    if len(runtimes) < 2:
+        return mean, mean, mean
+    half = stats.t.ppf(0.975, len(runtimes) - 1) * statistics.stdev(runtimes) / math.sqrt(len(runtimes))
+    return mean, mean - half, mean + half
+
+
+def selected(case: TestCase, entry: str | None, exclude: Sequence[str]) -> list[str]:
+    """The entry points a case is benchmarked for ([] when a tag excludes it or it expects an error)."""
+    tags = case.run_tags | case.block_tags
+    if tags & (set(ALWAYS_EXCLUDED) | set(exclude)) or isinstance(case.expected, ExpectedError):
+        return []
+    if isinstance(case.input, GeneratedInput) and case.input.kind != "random":
+        return []
+    return [e for e in case.entries if entry is None or e == entry]
+
+
+def case_inputs(case: TestCase) -> list:
+    from incflat.harness import read_values_of
+    from incflat.tuner.datasets import random_values
+    if isinstance(case.input, GeneratedInput):
+        return random_values(case.input.text)
+    return read_values_of(case.input)
+
+
+def expected_values(case: TestCase) -> list | None:
+    from incflat.harness import read_values_of
+    if isinstance(case.expected, (InlineValues, ValuesFile)):
+        return read_values_of(case.expected)
+    return None  # auto output or none: not checked
+
+
+def program_key(path: pathlib.Path, entry: str) -> str:
+    return str(path) if entry == "main" else f"{path}:{entry}"
+
+
+def bench_program(path: pathlib.Path, options: Options, out, progress) -> dict:
+    """{program key: {"datasets": {name: result}}} of one .fut file."""
+    from incflat import pipeline
+    from incflat.harness import compare_values, compile_cached, import_module
+    from incflat.codegen.runtime.program import read_tuning_file
+
+    cases = [(c, e) for c in read_test_cases(path) for e in selected(c, options.entry, options.exclude)]
+    if not cases:
+        return {}
+    module = import_module(compile_cached(path, options=pipeline.Options(flattening=options.flattening)))
+    tuning = options.tuning or path.with_name(path.name + ".tuning")
+    overrides = {}
+    if options.use_tuning and (options.tuning is not None or tuning.exists()):
+        try:
+            overrides = read_tuning_file(tuning, module.PROGRAM.params)
+        except Exception as e:
+            raise TunerError(str(e)) from None
+    try:
+        ctx = module.load(device=options.device, platform=options.platform, overrides=overrides).ctx
+    except Exception as e:  # the runtime's own errors (no such device, a bad tuning file): one line
+        raise TunerError(f"{path}: {e}") from None
+    results: dict = {}
+    for case, entry_name in cases:
+        entry = module.PROGRAM.entry_points.get(entry_name)
+        key = program_key(path, entry_name)
+        result = DatasetResult(case.name)
+        try:
+            if entry is None:
+                raise TunerError(f"no entry point {entry_name!r}")
+            args = entry.upload(ctx, case_inputs(case))
+
+            def run() -> float:
+                ctx.queue.finish()
+                start = time.perf_counter()
+                values = ctx.call(entry.fn, args)
+                ctx.queue.finish()
+                took = (time.perf_counter() - start) * 1e6
+                run.values = values
+                return took
+            run()
+            ctx.check_errors()
+            expected = expected_values(case)
+            got = [ctx.from_device(v) if hasattr(v, "buf") else v for v in run.values]
+            problem = compare_values(got, expected) if expected is not None else None
+            if problem is not None:
+                raise TunerError(f"wrong result: {problem}")
+            result.runtimes = measure(run, options)
+        except Exception as e:  # a failed dataset is reported and the others go on
+            result.error = str(e).splitlines()[0] if str(e) else type(e).__name__
+        results.setdefault(key, {"datasets": {}})["datasets"][case.name] = result.as_json()
+        out.write(report_line(key, result) + "\n")
+        out.flush()
+        progress()
+    return results
+
+
+def report_line(key: str, result: DatasetResult) -> str:
+    if result.error is not None:
+        return f"{key} {result.name}: failed: {result.error}"
+    mean, low, high = mean_ci(result.runtimes)
+    return f"{key} {result.name}: {mean:10.0f}μs (95% CI: [{low:10.1f}, {high:10.1f}])"
+
+
+def bench(paths: Sequence[pathlib.Path], options: Options, out=None) -> dict:
+    from incflat.harness import expand_paths
+    out = out or sys.stdout
+    files = expand_paths(paths)
+    total = sum(len(selected(c, options.entry, options.exclude)) for f in files for c in read_test_cases(f))
+    bar = progress_bar(total)
+    results = {}
+    try:
+        for path in files:
+            results.update(bench_program(path, options, out, lambda: bar.update(1) if bar else None))
+    finally:
+        if bar is not None:
+            bar.close()
+    if options.json is not None:
+        from incflat.tuner.writeback import atomic_write
+        atomic_write(options.json, (json.dumps(results, indent=2) + "\n").encode())
+    return results
+
+
+def progress_bar(total: int):
+    """A tqdm bar on stderr when stderr is a terminal (logs stay clean), else None."""
+    if not sys.stderr.isatty() or total == 0:
+        return None
+    from tqdm import tqdm
+    return tqdm(total=total, unit="dataset", file=sys.stderr, leave=False)
+
+
+# ---- benchcmp ----
+
+def load_results(path: pathlib.Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise TunerError(f"cannot read {path} as futhark bench JSON: {e}") from None
+    if not isinstance(data, dict) or not all(isinstance(v, dict) and "datasets" in v for v in data.values()):
+        raise TunerError(f"{path} is not futhark bench JSON (a program -> datasets object)")
+    return data
+
+
+def compare(a: dict, b: dict) -> tuple[list, list]:
+    """Rows (program, dataset, speedup of b over a, p-value of Welch's t-test) for the datasets timed in both,
+    and the (program, dataset, why) of those that are not."""
+    from scipy import stats
+    rows, missing = [], []
+    for program in sorted(set(a) | set(b)):
+        da, db = a.get(program, {}).get("datasets", {}), b.get(program, {}).get("datasets", {})
+        for name in sorted(set(da) | set(db)):
+            ra, rb = da.get(name), db.get(name)
+            if not (isinstance(ra, dict) and isinstance(rb, dict)):
+                why = "only in one file" if ra is None or rb is None else "failed in one file"
+                missing.append((program, name, why))
+                continue
+            ta, tb = ra["runtimes"], rb["runtimes"]
+            p = stats.ttest_ind(ta, tb, equal_var=False).pvalue if len(ta) > 1 and len(tb) > 1 else float("nan")
+            rows.append((program, name, statistics.fmean(ta) / statistics.fmean(tb), p))
+    return rows, missing
+
+
+def benchcmp_text(rows: list, missing: list, alpha: float = 0.05) -> str:
+    lines = []
+    for program, name, speedup, p in rows:
+        verdict = "significant" if p < alpha else "within the noise"
+        lines.append(f"{program} {name}: {speedup:6.2f}x ({verdict}, p = {p:.3g})")
+    for program, name, why in missing:
+        lines.append(f"{program} {name}: not compared ({why})")
+    if rows:
+        geomean = math.exp(statistics.fmean(math.log(s) for _, _, s, _ in rows))
+        lines.append(f"geometric mean speedup: {geomean:.2f}x over {len(rows)} datasets")
+    return "\n".join(lines) + "\n"
