@@ -63,11 +63,14 @@ def incflat(*args: str) -> None:
     subprocess.run(command, check=True)
 
 
+MAX_SECONDS = 60.0  # the convergence phase's limit per dataset
+
+
 def bench(program: str, out: pathlib.Path, device: str | None, *options: str) -> None:
     """`incflat bench` on the paper datasets (training and CI datasets excluded)."""
     device_options = ["-d", device] if device else []
     incflat("bench", *options, *device_options, "--exclude-case", "ci", "--exclude-case", "train",
-            "--json", str(out), str(reference.source(program)))
+            "--convergence-max-seconds", str(MAX_SECONDS), "--json", str(out), str(reference.source(program)))
 
 
 def run_incflat_part(program: str, part: str, out: pathlib.Path, device: str | None) -> None:
@@ -78,7 +81,7 @@ def run_incflat_part(program: str, part: str, out: pathlib.Path, device: str | N
     else:  # aif: tuned on the training datasets; the tuning file is kept with the results
         tuning = out.with_suffix(".tuning")
         if not tuning.exists():
-            device_options = ["--pass-option", f"-d{device}"] if device else []
+            device_options = [f"--pass-option=-d{device}"] if device else []
             incflat("autotune", "--force", *device_options, "--exclude-case", "ci", str(reference.source(program)))
             written = reference.source(program).with_name(reference.source(program).name + ".tuning")
             tmp = tuning.with_suffix(".tmp")
