@@ -63,7 +63,7 @@ def incflat(*args: str) -> None:
     subprocess.run(command, check=True)
 
 
-MAX_SECONDS = 60.0  # the convergence phase's limit per dataset
+MAX_SECONDS = 60.0  # the convergence phase's limit per dataset (--max-seconds)
 
 
 def bench(program: str, out: pathlib.Path, device: str | None, *options: str) -> None:
@@ -124,6 +124,8 @@ def run_python_part(program: str, part: str) -> dict:
 
 
 def cmd_run(args) -> int:
+    global MAX_SECONDS
+    MAX_SECONDS = args.max_seconds
     args.out.mkdir(parents=True, exist_ok=True)
     parts = args.parts.split(",")
     for part in parts:
@@ -259,6 +261,8 @@ def main(argv=None) -> int:
     p.add_argument("--out", type=pathlib.Path, default=HERE / "report")
     p.add_argument("-d", "--device", help="OpenCL device name substring")
     p.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated (default: {','.join(PARTS)})")
+    p.add_argument("--max-seconds", type=float, default=MAX_SECONDS,
+                   help=f"limit of incflat bench's convergence phase per dataset (default {MAX_SECONDS:.0f})")
     p.set_defaults(fn=cmd_run)
     p = sub.add_parser("render", help="write the table and the chart")
     p.add_argument("--out", type=pathlib.Path, default=HERE / "report")
