@@ -39,6 +39,12 @@ SOURCE_NAMES = {"Scanomap": "scan", "Scan": "scan", "Redomap": "reduce", "Reduce
                 "TuningParam": "#[param] (a tuning parameter)"}
 
 
+def unravel(flat: str, dims: tuple) -> list:
+    """The indices of the element at a row-major flat index in an array of these dimensions."""
+    return [f"(({flat}) / ({' * '.join(f'({d})' for d in dims[k + 1:]) or '1'})) % ({dims[k]})"
+            for k in range(len(dims))]
+
+
 def source_name(e) -> str:
     return SOURCE_NAMES.get(type(e).__name__, type(e).__name__)
 
@@ -212,7 +218,7 @@ class KernelWriter:
             self.seq_map(e, pat, dests, stm.loc)
             self.bind_dests(pat, dests)
             return True
-        elif isinstance(e, (S.Iota, S.Replicate, S.ArrayLit, S.Rotate, S.Concat, S.Update)):
+        elif isinstance(e, (S.Iota, S.Replicate, S.ArrayLit, S.Rotate, S.Concat, S.Update, S.Reshape)):
             dests = self.fill_dests(pat, dests, stm.loc)
             self.fill(e, dests[0], group, stm.loc)
             self.bind_dests(pat, dests)
@@ -524,6 +530,15 @@ class KernelWriter:
                 self.emit(f"{'if (get_local_id(0) == 0) ' if group else ''}{dst.elem(idxs)} = {self.atom(e.value)};")
             else:
                 self.copy(self.atom(e.value), target, group)
+            return
+        if isinstance(e, S.Reshape):  # the same elements in row-major order: a copy by flat index
+            src = self.env[e.arr.name]
+            f = self.fresh("f")
+            total = " * ".join(f"({d})" for d in dst.dims) or "1"
+            with self.block(f"for (long {f} = {start}; {f} < {total}; {f} += {step})"):
+                self.emit(f"{dst.elem(unravel(f, dst.dims))} = {src.elem(unravel(f, src.dims))};")
+            if group:
+                self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
             return
         if isinstance(e, S.Concat):
             offset = "0"
