@@ -153,6 +153,31 @@ def cmd_bench(args) -> int:
     return 1 if any(isinstance(r, str) for p in results.values() for r in p["datasets"].values()) else 0
 
 
+PRIMITIVE_TYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64")
+
+
+def cmd_dataset(args) -> int:
+    from incflat.tuner.datasets import dataset_values, parse_bounds
+    from incflat.codegen.runtime.values import write_values
+    bounds = {}
+    for prim in PRIMITIVE_TYPES:
+        text = getattr(args, f"{prim}_bounds")
+        if text is not None:
+            try:
+                bounds[prim] = parse_bounds(text, prim)
+            except ValueError as e:
+                raise UsageError(str(e)) from None
+    if not args.generate:
+        raise UsageError("nothing to generate: give -g TYPE (e.g. -g [100][200]f32), once per value")
+    try:
+        values = dataset_values(args.generate, args.seed, bounds)
+    except TunerError as e:
+        raise UsageError(f"-g: {e}") from None
+    write_values(values, sys.stdout, binary=args.binary)
+    sys.stdout.flush()
+    return 0
+
+
 def cmd_benchcmp(args) -> int:
     from incflat.tuner import bench
     rows, missing = bench.compare(bench.load_results(args.a), bench.load_results(args.b))
@@ -243,6 +268,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--convergence-max-seconds", type=option_seconds, default=300.0,
                    help="time limit of the convergence phase per dataset (default 300)")
     p.add_argument("--json", type=pathlib.Path, metavar="FILE", help="write the results in futhark bench's JSON")
+
+    p = command("dataset", cmd_dataset, "write random values, as futhark dataset does")
+    p.add_argument("-g", "--generate", action="append", default=[], metavar="TYPE",
+                   help="a value of this type, e.g. [100][200]f32 or i64 (repeatable: one value each)")
+    p.add_argument("-b", "--binary", action="store_true", help="Futhark's binary format (default: text)")
+    p.add_argument("--text", dest="binary", action="store_false", help="the text format (the default)")
+    p.add_argument("-s", "--seed", type=option_int, default=1, help="the first value's seed (default 1)")
+    for prim in PRIMITIVE_TYPES:
+        p.add_argument(f"--{prim}-bounds", metavar="LOW:HIGH",
+                       help=f"the range of {prim} values, both ends included" if prim == "i8" else argparse.SUPPRESS)
 
     p = command("benchcmp", cmd_benchcmp, "speedups of B over A (two JSON files of incflat or futhark bench), "
                 "significant by Welch's t-test at 5%")

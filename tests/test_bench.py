@@ -116,3 +116,31 @@ def test_incflat_test_excludes_tagged_cases(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines()[-1] == "3 passed, 1 failed"
     assert main(["test", str(fut)]) == 1
     assert capsys.readouterr().out.splitlines()[-1] == "5 passed, 1 failed"
+
+
+def test_dataset_writes_seeded_values_within_bounds(capsys):
+    import io
+
+    import futhark_data
+    import numpy as np
+    assert main(["dataset", "-g", "[3][4]f32", "-g", "[50]i32", "-g", "bool", "--f32-bounds=-2:-1",
+                 "--i32-bounds=5:9", "-s", "3"]) == 0
+    first = capsys.readouterr().out
+    values = list(futhark_data.load(io.BytesIO(first.encode())))
+    assert values[0].shape == (3, 4) and values[0].dtype == np.float32 and (-2 <= values[0]).all()
+    assert (values[0] <= -1).all() and set(values[1].tolist()) <= set(range(5, 10)) and values[2] in (True, False)
+    assert main(["dataset", "-g", "[3][4]f32", "-g", "[50]i32", "-g", "bool", "--f32-bounds=-2:-1",
+                 "--i32-bounds=5:9", "-s", "3"]) == 0
+    assert capsys.readouterr().out == first, "the same seed gives the same values"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["-g", "[5]q32"], "-g: '[5]q32' is not a type"),
+    (["-g", "i32", "--i32-bounds=9:0"], "--i32-bounds=9:0: expected LOW:HIGH"),
+    (["-g", "f32", "--f32-bounds=a:b"], "--f32-bounds=a:b"),
+    ([], "nothing to generate"),
+])
+def test_dataset_refuses_bad_options_in_one_line(capsys, argv, message):
+    assert main(["dataset", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.splitlines()) == 1

@@ -257,3 +257,4 @@ def benchcmp_text(rows: list, missing: list, alpha: float = 0.05) -> str:
         geomean = math.exp(statistics.fmean(math.log(s) for _, _, s, _ in rows))
         lines.append(f"geometric mean speedup: {geomean:.2f}x over {len(rows)} datasets")
     return "\n".join(lines) + "\n"
+

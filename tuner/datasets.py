@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
@@ -408,9 +409,6 @@ def random_values(text: str) -> list:
     value of that shape) or a literal value such as `100i64` (taken as it is)."""
     import io
 
-    import numpy as np
-
-    from incflat.codegen.runtime.prims import PRIMS
     from incflat.codegen.runtime.values import read_values
 
     values = []
@@ -425,16 +423,54 @@ def random_values(text: str) -> list:
                                  f"({e})") from None
             values.extend(literal)
             continue
-        dims, prim = typed.groups()
-        if prim == "f16":
-            raise TunerError("random input: f16 is not supported")
-        shape = tuple(int(d) for d in re.findall(r"[0-9]+", dims))
-        rng, p = np.random.default_rng(seed), PRIMS[prim]
-        if prim == "bool":
-            value = rng.integers(0, 1, size=shape, endpoint=True).astype(p.dtype)
-        elif p.is_float:
-            value = rng.uniform(0.0, 1.0, size=shape).astype(p.dtype)
-        else:
-            value = rng.integers(*p.range, size=shape, dtype=p.dtype, endpoint=True)
-        values.append(value if shape else value[()])
+        values.append(random_value(item, seed))
     return values
+
+
+def random_value(type_text: str, seed: int, bounds: dict | None = None):
+    """A random value of a type such as `[10][20]f32`, from numpy's PCG64 seeded with `seed`: integers over
+    their type's whole range and floats in [0, 1] (futhark dataset's defaults) unless `bounds` maps the
+    primitive type's name to (low, high), both included."""
+    import numpy as np
+
+    from incflat.codegen.runtime.prims import PRIMS
+
+    typed = RANDOM_TYPE.fullmatch(type_text.strip())
+    if typed is None:
+        raise TunerError(f"{type_text!r} is not a type such as [10]f32")
+    dims, prim = typed.groups()
+    if prim == "f16":
+        raise TunerError("f16 is not supported")
+    shape = tuple(int(d) for d in re.findall(r"[0-9]+", dims))
+    rng, p = np.random.default_rng(seed), PRIMS[prim]
+    low, high = (bounds or {}).get(prim, (None, None))
+    if prim == "bool":
+        value = rng.integers(0, 1, size=shape, endpoint=True).astype(p.dtype)
+    elif p.is_float:
+        value = rng.uniform(0.0 if low is None else low, 1.0 if high is None else high, size=shape).astype(p.dtype)
+    else:
+        lo, hi = p.range
+        value = rng.integers(lo if low is None else low, hi if high is None else high, size=shape, dtype=p.dtype,
+                             endpoint=True)
+    return value if shape else value[()]
+
+
+# --- `incflat dataset` ---
+
+def dataset_values(types: Sequence[str], seed: int, bounds: dict) -> list:
+    """`incflat dataset`'s values: one random value a type, the k'th from seed + k (futhark dataset seeds one
+    generator per value)."""
+    return [random_value(t, seed + k, bounds) for k, t in enumerate(types)]
+
+
+def parse_bounds(text: str, prim: str) -> tuple:
+    """`--T-bounds=LOW:HIGH` for a primitive type T: numbers of that kind, LOW at most HIGH."""
+    parts = text.split(":")
+    convert = float if prim.startswith("f") else int
+    try:
+        low, high = (convert(p) for p in parts) if len(parts) == 2 else (None, None)
+    except ValueError:
+        low = high = None
+    if low is None or low > high:
+        raise ValueError(f"--{prim}-bounds={text}: expected LOW:HIGH with LOW <= HIGH ({prim} numbers)")
+    return low, high
