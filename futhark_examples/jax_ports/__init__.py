@@ -5,7 +5,7 @@ returns its results as a tuple of JAX arrays."""
 
 import importlib
 
-PORTED = ("locvolcalib", "lud", "nw")  # to come: optionpricing
+PORTED = ("locvolcalib", "optionpricing", "lud", "nw")
 
 
 def port(program: str):
