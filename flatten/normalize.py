@@ -57,7 +57,9 @@ def _dim_atom(d):
 
 def hoist_invariants(prog: S.Program) -> S.Program:
     """Moves statements of a map lambda that do not depend on its parameters out of the map, so that
-    invariant work (a transpose, say) runs once, and the lambda body is a perfect nest where possible."""
+    invariant work (a transpose, say) runs once, and the lambda body is a perfect nest where possible; and
+    statements of a loop's body that depend on nothing the loop changes out of the loop (an `iota` a map of
+    each iteration walks is made once, not in every iteration)."""
     return map_bodies(prog, _hoist_body)
 
 
@@ -69,6 +71,13 @@ def _hoist_body(body: S.Body) -> S.Body:
             hoisted, lam_body = _split_invariant(e.lam.body, {p.name for p in e.lam.params})
             stms.extend(hoisted)
             e = dataclasses.replace(e, lam=dataclasses.replace(e.lam, body=lam_body))
+        elif isinstance(e, S.Loop):
+            variant = {p.name for p in e.params} | set(e.size_params)
+            if isinstance(e.form, S.ForLoop):
+                variant.add(e.form.i.name)
+            hoisted, loop_body = _split_invariant(e.body, variant)
+            stms.extend(hoisted)
+            e = dataclasses.replace(e, body=loop_body)
         stms.append(S.Stm(stm.pat, e, stm.loc))
     return S.Body(tuple(stms), body.result)
 

@@ -55,3 +55,24 @@ def test_a_chain_of_a_thousand_calls_is_inlined_into_the_entry_point():
     assert tuple(run_entry(inlined, "main", [np.int32(5)])) == (5 + n,)
     target = pipeline.compile(src, "chain.fut", until="prune_unsupported")
     assert [f.name for f in target.funs] == ["main"]
+
+
+def loop_and_before(source: str):
+    """The statements of main's body before its first loop, and the loop, after hoist_invariants."""
+    prog = pipeline.compile(source, "t.fut", until="hoist_invariants")
+    stms = prog.funs[0].body.stms
+    k = next(i for i, s in enumerate(stms) if isinstance(s.exp, S.Loop))
+    return stms[:k], stms[k].exp
+
+
+def test_invariant_statements_leave_a_loop():
+    before, loop = loop_and_before(
+        "entry main [n] (xs: [n]i32) (k: i64) (d: i64): [n]i32 =\n"
+        "  loop acc = xs for t < k do\n"
+        "    let is = iota n\n"
+        "    let q = n / d\n"
+        "    in map2 (\\a i -> a + i32.i64 (i + t + q)) acc is\n")
+    assert any(isinstance(s.exp, S.Iota) for s in before), "the iota is made once, before the loop"
+    inside = [s.exp for s in loop.body.stms]
+    assert not any(isinstance(e, S.Iota) for e in inside)
+    assert any(isinstance(e, S.BinOp) and e.op == "/" for e in inside), "a division that may fail stays"
