@@ -10,15 +10,20 @@
 -- Objective values that are not numbers (parameters where the characteristic function overflows) count as
 -- infinitely bad, so that the choice of the best candidate does not depend on the order of a reduction.
 --
+-- The search is chaotic: which of two close candidates wins depends on the last bits of the objective, which
+-- differ between devices (fused multiply-adds, the order of a reduction). Like futhark-benchmarks' heston32,
+-- the long searches (the training and paper datasets) are therefore timed but not validated; the CI
+-- datasets' short searches are, for every version.
+--
 -- Generate the data files first: python futhark_examples/gen_data.py heston32
 -- ==
 -- entry: main
 -- "ci" ci input @ data/heston32-ci.in output @ data/heston32-ci.out
 -- "ci-ten" ci input @ data/heston32-ci-ten.in output @ data/heston32-ci-ten.out
--- "train-1162" train input @ data/heston32-train-1162.in output @ data/heston32-train-1162.out
--- "train-9000" train input @ data/heston32-train-9000.in output @ data/heston32-train-9000.out
--- "1062" paper notune input @ data/heston32-1062.in output @ data/heston32-1062.out
--- "10000" paper notune input @ data/heston32-10000.in output @ data/heston32-10000.out
+-- "train-1162" train input @ data/heston32-train-1162.in
+-- "train-9000" train input @ data/heston32-train-9000.in
+-- "1062" paper notune input @ data/heston32-1062.in
+-- "10000" paper notune input @ data/heston32-10000.in
 
 -- Complex numbers ------------------------------------------------------------------------------------------
 
@@ -84,12 +89,11 @@ def psi_h ((v0, theta, rho, kappa, eta): (f32, f32, f32, f32, f32)) (t: f32) (xi
                                    (cmul (cre 2) (clog (cdiv one_minus_ge (csub (cre 1) g))))))
                 (cdiv (cmul coeff2 (cmul a_minus (csub (cre 1) e))) one_minus_ge))
 
--- The variance of the Black-Scholes control variate: a finite difference of psi_h.
-def control_variance (p: (f32, f32, f32, f32, f32)) (t: f32): f32 =
-  let eps = 0.01f32
-  let two_da = csub (psi_h p t (eps, -1)) (psi_h p t (0 - eps, -1))
-  let two_db = csub (psi_h p t (0, -1 + eps)) (psi_h p t (0, -1 - eps))
-  in 0.5 * (csub two_da (cmul (cim 1) two_db)).1 / (t * eps)
+-- The variance of the Black-Scholes control variate: the expected variance averaged over [0, t]. (FinPar's
+-- heston takes a finite difference of psi_h instead, which single precision computes with an error of a
+-- percent, and different devices with different errors.)
+def control_variance ((v0, theta, _, kappa, _): (f32, f32, f32, f32, f32)) (t: f32): f32 =
+  theta + (v0 - theta) * (1 - f32.exp (0 - kappa * t)) / (kappa * t)
 
 -- Squared vega-scaled distance between the quotes' prices and the Heston prices of parameters p.
 def objective [num_points][num_mats][n] (gl_x: [num_points]f32) (gl_w: [num_points]f32) (mat_t: [num_mats]f32)

@@ -17,13 +17,14 @@ TODAY = 20170126
 # The parameters are hundredths to units: futhark test's 0.002 absolute tolerance would hide a wrong search.
 TOLERANCE = dict(rtol=2e-3, atol=1e-6)
 
+# The long searches are timed, not checked: see the program's header.
 DATASETS = (
     Dataset("ci", dict(quotes=60, maturities=5, np_=6, max_global=30, points=20), ("ci",)),
     Dataset("ci-ten", dict(quotes=40, maturities=3, np_=5, max_global=20, points=10), ("ci",)),
-    Dataset("train-1162", dict(quotes=1162, maturities=17), ("train",)),
-    Dataset("train-9000", dict(quotes=9000, maturities=90), ("train",)),
-    Dataset("1062", dict(quotes=1062, maturities=17), ("paper", "notune")),
-    Dataset("10000", dict(quotes=10000, maturities=100), ("paper", "notune")),
+    Dataset("train-1162", dict(quotes=1162, maturities=17), ("train",), checked=False),
+    Dataset("train-9000", dict(quotes=9000, maturities=90), ("train",), checked=False),
+    Dataset("1062", dict(quotes=1062, maturities=17), ("paper", "notune"), checked=False),
+    Dataset("10000", dict(quotes=10000, maturities=100), ("paper", "notune"), checked=False),
 )
 
 F = np.float32
@@ -168,14 +169,9 @@ class Objective:
 
     def _objective(self, x):
         p = [x[:, k, None] for k in range(5)]                             # [c][1] against maturities
+        v0, theta, _, kappa, _ = p
         t = self.mat_t[None, :]
-        eps = F(0.01)
-        def at(re, im):
-            return psi_h(p, t, (np.full_like(t, re), np.full_like(t, im)))
-        two_da = csub(at(eps, -1), at(-eps, -1))
-        two_db = csub(at(0, F(-1) + eps), at(0, F(-1) - eps))
-        i_two_db = cmul((np.zeros_like(t), np.ones_like(t)), two_db)
-        variance = F(0.5) * csub(two_da, i_two_db)[1] / (t * eps)         # [c][m]
+        variance = theta + (v0 - theta) * (F(1) - np.exp(F(0) - kappa * t)) / (kappa * t)   # [c][m]
         # coefficients [c][j][m]
         xj = self.gl_x[None, :, None]
         wj = self.gl_w[None, :, None]
