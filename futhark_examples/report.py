@@ -4,13 +4,18 @@ side by side with real Futhark's figures; a Markdown table and a bar chart of sp
 the PPoPP'19 paper's Figure 8).
 
     python futhark_examples/report.py run [PROGRAM ...] [--out DIR] [-d DEVICE] [--parts mf,if,aif,numpy,jax]
+                                          [--tune-only]
+    python futhark_examples/report.py guards PROGRAM [--out DIR] [-d DEVICE]
     python futhark_examples/report.py render [--out DIR] [--markdown FILE] [--chart FILE]
 
 `run` measures; each (program, part) is saved as DIR/PROGRAM.PART.json as soon as it is done and skipped when
 that file exists, so a run that is cut off resumes where it stopped. MF, IF and AIF are timed by `incflat bench`
 (futhark bench's methodology and JSON); AIF is the program tuned by `incflat autotune` on its training
-datasets (tag `train`); numpy and JAX are timed here, after a warm-up, as the mean of RUNS calls (numpy's
-first call alone where it takes seconds). `render` writes the table and the chart from DIR.
+datasets (tag `train`); `--tune-only` writes the tuning files and times nothing, so that several programs can
+be tuned at once and timed alone afterwards. numpy and JAX are timed here, after a warm-up, as the mean of RUNS
+calls (numpy's first call alone where it takes seconds). `guards` runs the tuned program once per paper dataset
+with `-P` and keeps its guard records (which version each dataset took: the paper's Figure 7) in
+DIR/PROGRAM.guards.txt. `render` writes the table and the chart from DIR.
 """
 
 from __future__ import annotations
@@ -85,7 +90,8 @@ def bench(program: str, out: pathlib.Path, device: str | None, *options: str) ->
             failed_ok=True)
 
 
-def run_incflat_part(program: str, part: str, out: pathlib.Path, device: str | None) -> None:
+def run_incflat_part(program: str, part: str, out: pathlib.Path, device: str | None,
+                     tune_only: bool = False) -> None:
     if part == "mf":
         bench(program, out, device, "--flattening=moderate", "--no-tuning")
     elif part == "if":
@@ -100,7 +106,8 @@ def run_incflat_part(program: str, part: str, out: pathlib.Path, device: str | N
             tmp = tuning.with_suffix(".tmp")
             tmp.write_bytes(written.read_bytes())
             os.replace(tmp, tuning)
-        bench(program, out, device, "--tuning", str(tuning))
+        if not tune_only:
+            bench(program, out, device, "--tuning", str(tuning))
 
 
 def time_calls(call, runs: int = RUNS, long_call_s: float = 2.0) -> list[float]:
@@ -155,6 +162,8 @@ def cmd_run(args) -> int:
     for part in parts:
         if part not in PARTS:
             raise SystemExit(f"--parts: unknown part {part!r} (known: {', '.join(PARTS)})")
+    if args.tune_only:
+        parts = [p for p in parts if p == "aif"]
     for program in args.programs or reference.PROGRAMS:
         if not paper_datasets(program):
             print(f"{program}: not in the suite yet", flush=True)
@@ -169,7 +178,7 @@ def cmd_run(args) -> int:
             start = time.perf_counter()
             if part in ("mf", "if", "aif"):
                 try:
-                    run_incflat_part(program, part, out, args.device)
+                    run_incflat_part(program, part, out, args.device, args.tune_only)
                 except SystemExit as e:  # reported; the other programs and parts still run
                     print(f"{program} {part}: {e}", flush=True)
                     continue
@@ -180,6 +189,29 @@ def cmd_run(args) -> int:
                     tmp.write_text(json.dumps(result, indent=1))
                     os.replace(tmp, out)
             print(f"{program} {part}: {time.perf_counter() - start:.0f} s", flush=True)
+    return 0
+
+
+def cmd_guards(args) -> int:
+    """The tuned program's -P guard records on each paper dataset, in DIR/PROGRAM.guards.txt."""
+    from incflat.harness import compile_cached
+    tuning = args.out / f"{args.program}.aif.tuning"
+    if not tuning.exists():
+        raise SystemExit(f"{tuning}: no tuning file (run `report.py run {args.program} --parts aif` first)")
+    compiled = compile_cached(reference.source(args.program))
+    device_options = ["-d", args.device] if args.device else []
+    sections = []
+    for d in paper_datasets(args.program):
+        in_path, _ = reference.ensure(args.program, d.name)
+        with open(in_path, "rb") as stdin:
+            done = subprocess.run([sys.executable, str(compiled), "--tuning", str(tuning), "-P", *device_options],
+                                  stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"{args.program} {d.name}: exit status {done.returncode}\n{done.stderr}")
+        sections.append(f"== {args.program} {d.name} ({tuning.name})\n{done.stderr}")
+    text = "\n".join(sections)
+    (args.out / f"{args.program}.guards.txt").write_text(text)
+    print(text)
     return 0
 
 
@@ -296,14 +328,22 @@ def main(argv=None) -> int:
                    help=f"limit of incflat bench's convergence phase per dataset (default {MAX_SECONDS:.0f})")
     p.add_argument("--tuning-runs", type=int, default=TUNING_RUNS,
                    help=f"incflat autotune's timed runs per measurement (default {TUNING_RUNS})")
+    p.add_argument("--tune-only", action="store_true",
+                   help="only write the AIF tuning files (tuned on the training datasets), time nothing")
     p.set_defaults(fn=cmd_run)
+    p = sub.add_parser("guards", help="the tuned program's -P guard records on each paper dataset")
+    p.add_argument("program", metavar="PROGRAM")
+    p.add_argument("--out", type=pathlib.Path, default=HERE / "report")
+    p.add_argument("-d", "--device", help="OpenCL device name substring")
+    p.set_defaults(fn=cmd_guards)
     p = sub.add_parser("render", help="write the table and the chart")
     p.add_argument("--out", type=pathlib.Path, default=HERE / "report")
     p.add_argument("--markdown", type=pathlib.Path, help="write the table here (default: print it)")
     p.add_argument("--chart", type=pathlib.Path, help="write the bar chart here (PNG)")
     p.set_defaults(fn=cmd_render)
     args = ap.parse_args(argv)
-    for program in getattr(args, "programs", []):
+    named = list(getattr(args, "programs", [])) + ([args.program] if hasattr(args, "program") else [])
+    for program in named:
         if program not in reference.PROGRAMS:
             ap.error(f"no benchmark program {program!r}")
     return args.fn(args)

@@ -108,7 +108,7 @@ def check_every_entry(lib, n):
     np.testing.assert_array_equal(lib.col_last(wide32), [last_nonzero(c)[-1] if len(c) else 0 for c in wide32.T])
 
 
-ROW_SUMS_INTRA = {"main.suff_outer_par_0": 2 ** 31 - 1, "main.suff_intra_par_1": 1}  # a workgroup per row
+ROW_SUMS_INTRA = {"main.suff_outer_par_0": NEVER, "main.suff_intra_par_1": 1}  # a workgroup per row
 
 
 def row_sums_module(tmp_path):

@@ -13,7 +13,7 @@ from incflat.ir.interp import run_entry
 from incflat.codegen.runtime.values import read_values, write_binary
 
 SOURCE = (ROOT / "futhark_examples" / "matmul.fut").read_text()
-NEVER = 2 ** 31 - 1
+NEVER = tuning.NEVER
 T1, T2, T3, T4 = ("main.suff_outer_par_0", "main.suff_intra_par_1", "main.suff_outer_par_2",
                   "main.suff_intra_par_3")
 

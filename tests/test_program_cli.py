@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, compile_program, run_program
+from incflat.codegen.runtime import tuning
 from incflat.codegen.runtime.values import read_values, write_binary
 
 MATMUL = (ROOT / "futhark_examples" / "matmul.fut").read_text()
@@ -134,7 +135,7 @@ print(prog.main(np.eye(3, dtype=np.float32), np.full((3, 2), 2, np.float32)).tol
                                    ("--default-tile-size=3",),
                                    ("main.segred_4_tblock_size=3", "main.segred_4_num_tblocks=5")])
 def test_workgroup_grid_and_tile_sizes_are_tuning_parameters(matmul, device, sizes):
-    never = "2147483647"
+    never = str(tuning.NEVER)
     forced = ["--param", f"main.suff_outer_par_0={never}", "--param", f"main.suff_intra_par_1={never}"]
     forced += ["--param", f"main.suff_outer_par_2={never}" if "segred_4" in sizes[0] else "main.suff_outer_par_2=1"]
     forced += ["--param", f"main.suff_intra_par_3={never}"]
@@ -144,7 +145,7 @@ def test_workgroup_grid_and_tile_sizes_are_tuning_parameters(matmul, device, siz
 
 
 def test_profile_reports_kernels_and_versions(matmul, device, tmp_path):
-    never = "2147483647"
+    never = str(tuning.NEVER)
     args = [a for t in ("main.suff_outer_par_0", "main.suff_intra_par_1", "main.suff_outer_par_2",
                         "main.suff_intra_par_3") for a in ("--param", f"{t}={never}")]
     profile = tmp_path / "profile.json"
