@@ -280,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"the range of {prim} values, both ends included" if prim == "i8" else argparse.SUPPRESS)
 
     p = command("benchcmp", cmd_benchcmp, "speedups of B over A (two JSON files of incflat or futhark bench), "
-                "significant by Welch's t-test at 5%")
+                "significant by Welch's t-test at 5%%")
     p.add_argument("a", type=pathlib.Path, metavar="A.json")
     p.add_argument("b", type=pathlib.Path, metavar="B.json")
 

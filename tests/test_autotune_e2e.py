@@ -98,3 +98,15 @@ def test_interrupt_leaves_files_untouched_or_complete(tmp_path, delay, sig):
         assert len(lines) == 4 and all(re.fullmatch(r"main\.suff_\w+_par_\d=\d+", l) for l in lines)
     assert sorted(p.name for p in tmp_path.iterdir()) in (["mm", "mm.fut", "mm.fut.tuning"],
                                                            ["mm.fut", "mm.fut.tuning"])
+
+
+def test_a_program_without_thresholds_is_tuned_to_itself(tmp_path):
+    """One version: nothing to tune, whatever its datasets; an empty tuning file records that."""
+    fut = tmp_path / "inc.fut"
+    fut.write_text("-- ==\n-- notune input { [1i32, 2i32] }\n\nentry main (xs: []i32) = map (+1) xs\n")
+    proc = autotune(fut)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "no thresholds" in proc.stdout
+    assert [line for line in (tmp_path / "inc.fut.tuning").read_text().splitlines()
+            if not line.startswith("--")] == []
+    assert run_program(tmp_path / "inc", b"[1i32, 2i32]").stdout.split() == [b"[2i32,", b"3i32]"]

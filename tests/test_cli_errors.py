@@ -1,6 +1,7 @@
 """Errors of the `incflat` command itself (docs/errors.md): output paths it refuses, write failures named by
 the user's path, and option values; each a one-line error with its exit status, never a traceback."""
 
+import argparse
 import subprocess
 import sys
 
@@ -90,3 +91,14 @@ def test_interpreter_run_checks_its_runtimes_file_first(tmp_path):
                           timeout=300)
     one_line_error(proc, 1, "-t", "No such file or directory")
     assert not proc.stdout
+
+
+def test_every_help_text_renders():
+    """argparse formats help lazily: a stray % in one subcommand's help breaks `incflat --help`."""
+    from incflat.cli import build_parser
+
+    parser = build_parser()
+    parser.format_help()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, sub in commands.choices.items():
+        assert sub.format_help(), name

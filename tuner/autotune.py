@@ -84,6 +84,19 @@ def autotune(
         print(line, file=stream, flush=True)
 
     try:
+        read_program(program_path)  # fail now, not after tuning, if there is nowhere to write the results
+        bench = Bench(Program(program_path, extra_args), runs=runs, timeout=timeout, log=log)
+        forest = build_forest(bench.program.params(timeout))
+        if not forest:
+            # One version: the tuned program is the program; an empty tuning file says it was tuned.
+            log(f"{program_path} has no thresholds: it has one version and there is nothing to tune")
+            provenance = _provenance("unknown", ())
+            plan = plan_writeback(tuning_path, program_path, {}, provenance)
+            commit(plan, log)
+            result = TuneResult({}, (), (), tuning_path, program_path, provenance)
+            _report(result, log)
+            return result
+
         selection = select_datasets(read_test_cases(fut_path), entry, tuple(exclude))
         if not selection.tuning:
             why = "; ".join(f"{name}: {reason}" for name, reason in selection.skipped)
@@ -95,10 +108,6 @@ def autotune(
             log(f"skipping {name}: {reason}")
         every = selection.tuning + selection.held_out
         log(f"{len(selection.tuning)} tuning and {len(selection.held_out)} held-out (notune) datasets")
-
-        read_program(program_path)  # fail now, not after tuning, if there is nowhere to write the results
-        bench = Bench(Program(program_path, extra_args), runs=runs, timeout=timeout, log=log)
-        forest = build_forest(bench.program.params(timeout))
         log(f"{len(all_nodes(forest))} thresholds in {len(forest)} tree(s)")
 
         log("untuned (the program's current defaults):")
@@ -114,12 +123,7 @@ def autotune(
         outcome = tune_simple(forest, [Probed(d, probes[d.name].epars) for d in selection.tuning], bench, log)
 
         devices = [p.device for p in probes.values() if p.device]
-        provenance = Provenance(
-            device=devices[0] if devices else "unknown",
-            date=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            datasets=tuple(d.name for d in selection.tuning),
-            strategy=STRATEGY,
-        )
+        provenance = _provenance(devices[0] if devices else "unknown", tuple(d.name for d in selection.tuning))
         plan = plan_writeback(tuning_path, program_path, outcome.assignment, provenance)
         commit(plan, log)
 
@@ -143,6 +147,11 @@ def autotune(
         raise Interrupted(_interrupt_message(plan)) from None
 
 
+def _provenance(device: str, datasets: tuple[str, ...]) -> Provenance:
+    return Provenance(device=device, date=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                      datasets=datasets, strategy=STRATEGY)
+
+
 def _after(
     bench: Bench, forest: Forest, assignment: dict[str, int], d: Dataset, probes: dict[str, Probe]
 ) -> Measurement:
@@ -162,11 +171,14 @@ def _interrupt_message(plan: Sequence[PlannedFile]) -> str:
 
 def _report(result: TuneResult, log: Callable[[str], None]) -> None:
     log("")
-    log("tuned values:")
+    log("tuned values:" if result.assignment else "tuned values: none")
     for name in sorted(result.assignment):
         log(f"  {name}={result.assignment[name]}")
     for note in result.notes:
         log(f"note: {note}")
+    if not result.datasets:
+        log(f"wrote {result.tuning_file} and the defaults of {result.program}")
+        return
     width = max([len("dataset")] + [len(d.name) for d in result.datasets])
     log("runtimes: the fastest of the timed runs of one invocation, after a warm-up run")
     log(f"{'dataset':<{width}}  role      {'untuned':>12}  {'tuned':>12}  speedup   runs  cached")
