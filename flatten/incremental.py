@@ -210,6 +210,14 @@ class Flattener:
                 expanded.update((p.name, v) for p, v in zip(group[0].pat, pat))
                 stms.append(if_stm)
                 continue
+            view = _context_view(ctx, group[0], expanded) if len(group) == 1 else None
+            if view is not None:
+                # A transpose of a whole row of the nest is a transpose of the nest's array: no kernel, no copy.
+                x = group[0].pat[0]
+                v = S.Var(self.names.fresh(x.name), array_of(x.type, widths))
+                expanded[x.name] = v
+                stms.append(S.Stm((v,), view, group[0].loc))
+                continue
             if len(group) == 1 and self.parallel_stm(ctx, group[0], body):
                 outputs = group[0].pat
                 out_types = tuple(array_of(p.type, widths) for p in outputs)
@@ -338,6 +346,31 @@ def _invariant_scalars(stms, variant: set) -> bool:
     inside a nest of no points must not run)."""
     return all(not isinstance(p.type, Array) for s in stms for p in s.pat) and \
         not any(set(free_in_exp(s.exp)) & variant or has_assertions(s.exp) for s in stms)
+
+
+def _context_source(ctx: tuple, name: str):
+    """The host array that the context binds `name` from, level by level (each level's parameter a row of
+    the previous level's), or None."""
+    origin = {}  # a context parameter -> (the host array it is a part of, how many levels index it)
+    for level, binding in enumerate(ctx):
+        for p, a in zip(binding.params, binding.arrs):
+            if level == 0:
+                origin[p.name] = (a, 1)
+            elif isinstance(a, S.Var) and origin.get(a.name, (None, 0))[1] == level:
+                origin[p.name] = (origin[a.name][0], level + 1)
+    found, depth = origin.get(name, (None, 0))
+    return found if ctx and depth == len(ctx) and isinstance(found, S.Var) else None
+
+
+def _context_view(ctx: tuple, stm: S.Stm, expanded: dict):
+    """For `x = rearrange perm v`, where v is at each point of the nest that point's part of an array over
+    the whole context (expanded, or bound by the context from a host array): the same permutation of that
+    array, shifted past the context's dimensions. Else None."""
+    if not isinstance(stm.exp, S.Rearrange):
+        return None
+    source = expanded.get(stm.exp.arr.name) or _context_source(ctx, stm.exp.arr.name)
+    n = len(ctx)
+    return S.Rearrange(tuple(range(n)) + tuple(n + k for k in stm.exp.perm), source) if source else None
 
 
 def _names(atoms) -> set:

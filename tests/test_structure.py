@@ -28,6 +28,12 @@ CASES = [
      {"SegMap1": 2, "SegRed0": 1, "SegRed1": 1}, 2),
     # G5: a map of transposes is one rearrange, no kernel at all
     ("entry main [k][n][m] (xsss: [k][n][m]i32): [k][m][n]i32 = map transpose xsss", {}, 0),
+    # G6: a transpose of a row of the nest, distributed alone, is a rearrange of the nest's array, not a
+    # kernel whose threads copy whole rows (7 segmaps before); here on G7's loop-carried array
+    ("entry main [k][n] (xss: [k][n][n]f32): [k][n][n]f32 =\n"
+     "  map (\\xs -> loop ys = xs for i < 3 do\n"
+     "                let zs = map (map (*2)) ys in transpose zs) xss",
+     {"SegMap1": 6, "SegMap0": 2}, 4),
     # G7: e_top runs the loop in a kernel; e_middle runs it in a workgroup, around a level-0 segmap; e_flat
     # runs it on the host around a segmap
     ("entry main [n][m] (xss: [n][m]f32) (k: i64): [n][m]f32 =\n"

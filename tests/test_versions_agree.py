@@ -77,6 +77,15 @@ PROGRAMS = {
     "invariant_loop": ("entry main [n][m] (xss: [n][m]f32) (k: i64): [n][m]f32 =\n"
                        "  map (\\xs -> loop ys = xs for i < k do map (\\y -> y * 0.5 + f32.i64 i) ys) xss",
                        [[f32(4, 6), np.int64(3)], [f32(2, 3), np.int64(0)]]),
+    # G6 and G7: transposes of the loop-carried rows become views of the nest's array (the layout changes
+    # every iteration), also in a non-square case whose shapes would show a wrong permutation
+    "transposing_loop": ("entry main [k][n] (xss: [k][n][n]f32): [k][n][n]f32 =\n"
+                         "  map (\\xs -> loop ys = xs for i < 3 do\n"
+                         "                let zs = map (map (\\y -> y * 2 + f32.i64 i)) ys in transpose zs) xss",
+                         [[f32(3, 4, 4)], [f32(1, 5, 5)], [f32(0, 2, 2)]]),
+    "transpose_rows": ("entry main [k][n][m] (xss: [k][n][m]f32): [k][m][n]f32 =\n"
+                       "  map (\\xs -> let zs = map (map (+1)) xs let t = transpose zs in map (map (*3)) t) xss",
+                       [[f32(3, 4, 5)], [f32(2, 1, 7)]]),
     # G9: a redomap whose map function holds parallelism: one segred, or the map and the reduce apart
     "sum_of_row_maxima": ("entry main [n][m] (xss: [n][m]f32): f32 =\n"
                           "  reduce (+) 0 (map (\\xs -> reduce f32.max 0 (map (\\x -> x * x) xs)) xss)",
