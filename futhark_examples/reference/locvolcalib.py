@@ -13,9 +13,9 @@ DATASETS = (
     # spot of 0.03 and few strikes, every option is deep in the money and worth its payoff)
     Dataset("ci", dict(outer=8, num_x=8, num_y=9, num_t=5, market=(0.004, 1.0, 0.2, 0.6, 0.5)), ("ci",)),
     Dataset("ci-odd", dict(outer=7, num_x=13, num_y=6, num_t=4, market=(0.003, 2.0, 0.4, 0.3, 0.7)), ("ci",)),
-    Dataset("train-small", dict(outer=16, num_x=32, num_y=256, num_t=4), ("train",)),
-    Dataset("train-medium", dict(outer=128, num_x=256, num_y=32, num_t=4), ("train",)),
-    Dataset("train-large", dict(outer=256, num_x=256, num_y=256, num_t=4), ("train",)),
+    Dataset("train-small", dict(outer=16, num_x=32, num_y=256, num_t=16), ("train",)),
+    Dataset("train-medium", dict(outer=128, num_x=256, num_y=32, num_t=16), ("train",)),
+    Dataset("train-large", dict(outer=256, num_x=256, num_y=256, num_t=16), ("train",)),
     Dataset("small", dict(outer=16, num_x=32, num_y=256, num_t=256), ("paper", "notune")),
     Dataset("medium", dict(outer=128, num_x=256, num_y=32, num_t=64), ("paper", "notune")),
     Dataset("large", dict(outer=256, num_x=256, num_y=256, num_t=64), ("paper", "notune")),
