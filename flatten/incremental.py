@@ -19,7 +19,7 @@ from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.analysis import free_in_body, free_in_exp, has_assertions, has_inner_soacs, type_size_names
 from incflat.ir.rename import NameSource, all_names
-from incflat.ir.types import I64, Array, array_of
+from incflat.ir.types import BOOL, I64, Array, array_of
 
 
 class Flattener:
@@ -193,9 +193,13 @@ class Flattener:
         stms = []
         variant = {p.name for b in ctx for p in b.params}
         for k, group in enumerate(groups):
-            if not self.parallel_stm(ctx, group[0], body) and _invariant_scalars(group, variant):
-                stms.extend(group)  # the same for every point of the nest: computed once, on the host
-                continue
+            if not self.parallel_stm(ctx, group[0], body):
+                # what is the same for every point of the nest is computed once, on the host
+                hoisted = _hoistable(group, variant)
+                stms.extend(hoisted)
+                group = [s for s in group if s not in hoisted]
+                if not group:
+                    continue
             variant |= {p.name for s in group for p in s.pat}
             rest = S.Body(tuple(s for g in groups[k + 1:] for s in g), body.result)
             later = set(free_in_body(rest))
@@ -210,13 +214,18 @@ class Flattener:
                 expanded.update((p.name, v) for p, v in zip(group[0].pat, pat))
                 stms.append(if_stm)
                 continue
-            view = _context_view(ctx, group[0], expanded) if len(group) == 1 else None
+            view = _context_view(ctx, group[0], expanded, variant) if len(group) == 1 else None
             if view is not None:
-                # A transpose of a whole row of the nest is a transpose of the nest's array: no kernel, no copy.
+                # A transpose or a slice of each point's part of an array over the nest is a transpose or a
+                # slice of that array: a view, with no kernel whose threads copy whole rows.
                 x = group[0].pat[0]
                 v = S.Var(self.names.fresh(x.name), array_of(x.type, widths))
                 expanded[x.name] = v
-                stms.append(S.Stm((v,), view, group[0].loc))
+                if isinstance(view, S.Index):  # its bounds are checked only where the nest has points
+                    copy = T.SegMap(level, ctx_k, S.Body(tuple(group), (x,)), (v.type,))
+                    stms.extend(self.unless_empty(ctx, v, view, copy, group[0].loc))
+                else:
+                    stms.append(S.Stm((v,), view, group[0].loc))
                 continue
             if len(group) == 1 and self.parallel_stm(ctx, group[0], body):
                 outputs = group[0].pat
@@ -305,6 +314,23 @@ class Flattener:
 
     # ---- helpers ----
 
+    def unless_empty(self, ctx: tuple, v: S.Var, e, otherwise, loc) -> list:
+        """Statements binding v to e where every width of the context is positive, and to `otherwise`
+        (which computes the same where there are points) where one is zero."""
+        acc = ctx[0].width
+        stms = []
+        for b in ctx[1:]:
+            prod = S.Var(self.names.fresh("points"), I64)
+            stms.append(S.Stm((prod,), S.BinOp("*", acc, b.width, I64), loc))
+            acc = prod
+        empty = S.Var(self.names.fresh("empty"), BOOL)
+        stms.append(S.Stm((empty,), S.BinOp("==", acc, S.Const(0, I64), BOOL), loc))
+        branches = []
+        for branch in (otherwise, e):
+            r = S.Var(self.names.fresh(v.name), v.type)
+            branches.append(S.Body((S.Stm((r,), branch, loc),), (r,)))
+        return stms + [S.Stm((v,), S.If(empty, branches[0], branches[1], (v.type,)), loc)]
+
     def single(self, e, types: tuple, before=()) -> S.Body:
         pat = tuple(S.Var(self.names.fresh("res"), t) for t in types)
         return S.Body(tuple(before) + (S.Stm(pat, e),), pat)
@@ -341,6 +367,18 @@ def _local_bytes(intra_body: S.Body) -> int:
                if isinstance(op, (T.SegRed, T.SegScan)) for a in op.neutral)
 
 
+def _hoistable(run: list, variant: set) -> list:
+    """The statements of a run that are the same for every point of the nest (invariant scalars: see
+    _invariant_scalars), wherever they are in the run: none of them uses what the others compute."""
+    hoisted, local = [], set(variant)
+    for stm in run:
+        if _invariant_scalars([stm], local):
+            hoisted.append(stm)
+        else:
+            local |= {p.name for p in stm.pat}
+    return hoisted
+
+
 def _invariant_scalars(stms, variant: set) -> bool:
     """Scalar statements that use no variable bound inside the nest (and check nothing: an assertion
     inside a nest of no points must not run)."""
@@ -362,15 +400,25 @@ def _context_source(ctx: tuple, name: str):
     return found if ctx and depth == len(ctx) and isinstance(found, S.Var) else None
 
 
-def _context_view(ctx: tuple, stm: S.Stm, expanded: dict):
-    """For `x = rearrange perm v`, where v is at each point of the nest that point's part of an array over
-    the whole context (expanded, or bound by the context from a host array): the same permutation of that
-    array, shifted past the context's dimensions. Else None."""
-    if not isinstance(stm.exp, S.Rearrange):
+def _context_view(ctx: tuple, stm: S.Stm, expanded: dict, variant: set):
+    """For `x = rearrange perm v` or an array `x = v[i, ...]` with indices the same at every point, where v
+    is at each point of the nest that point's part of an array over the whole context (expanded, or bound
+    by the context from a host array): the same permutation, or index, of that array, past the context's
+    dimensions. Else None."""
+    e = stm.exp
+    if not isinstance(e, (S.Rearrange, S.Index)):
         return None
-    source = expanded.get(stm.exp.arr.name) or _context_source(ctx, stm.exp.arr.name)
+    source = expanded.get(e.arr.name) or _context_source(ctx, e.arr.name)
+    if source is None:
+        return None
     n = len(ctx)
-    return S.Rearrange(tuple(range(n)) + tuple(n + k for k in stm.exp.perm), source) if source else None
+    if isinstance(e, S.Rearrange):
+        return S.Rearrange(tuple(range(n)) + tuple(n + k for k in e.perm), source)
+    atoms = [a for i in e.idxs for a in ((i.start, i.end, i.stride, i.size) if isinstance(i, S.DimSlice) else (i,))]
+    if not isinstance(stm.pat[0].type, Array) or _names(atoms) & variant:
+        return None
+    whole = tuple(S.DimSlice(S.Const(0, I64), b.width, S.Const(1, I64), b.width) for b in ctx)
+    return S.Index(source, whole + tuple(e.idxs))
 
 
 def _names(atoms) -> set:

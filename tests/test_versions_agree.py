@@ -86,6 +86,14 @@ PROGRAMS = {
     "transpose_rows": ("entry main [k][n][m] (xss: [k][n][m]f32): [k][m][n]f32 =\n"
                        "  map (\\xs -> let zs = map (map (+1)) xs let t = transpose zs in map (map (*3)) t) xss",
                        [[f32(3, 4, 5)], [f32(2, 1, 7)]]),
+    # G6: a row of each point's array, at an index the same for all points, is a slice of the nest's array;
+    # with no points, an index out of bounds is no error (nothing reads it)
+    "invariant_row": ("entry main [b][n][m] (x: [b][n][m]i32) (i: i64): [b][m]i32 =\n"
+                      "  map (\\xs -> let r = xs[i] in map (*2) r) x",
+                      [[i32(3, 4, 5), np.int64(2)], [i32(1, 2, 6), np.int64(1)], [i32(0, 2, 3), np.int64(5)]]),
+    "row_per_step": ("entry main [b][n][m] (x: [b][n][m]i32): [b][m]i32 =\n"
+                     "  map (\\xs -> loop acc = copy xs[0] for t in 1..<n do map2 (+) acc xs[t]) x",
+                     [[i32(3, 4, 5)], [i32(1, 1, 6)], [i32(0, 3, 2)]]),
     # G9: a redomap whose map function holds parallelism: one segred, or the map and the reduce apart
     "sum_of_row_maxima": ("entry main [n][m] (xss: [n][m]f32): f32 =\n"
                           "  reduce (+) 0 (map (\\xs -> reduce f32.max 0 (map (\\x -> x * x) xs)) xss)",
