@@ -284,7 +284,7 @@ def render_chart(results: dict, path: pathlib.Path) -> None:
             mf = results.get((program, d.name, "mf"))
             if not isinstance(mf, tuple):
                 continue
-            labels.append(f"{program}\n{d.name}")
+            labels.append(f"{program} {d.name}")
             futhark = FUTHARK.get((program, d.name))
             for name, value in (("IF", results.get((program, d.name, "if"))),
                                 ("AIF", results.get((program, d.name, "aif"))),
@@ -298,7 +298,8 @@ def render_chart(results: dict, path: pathlib.Path) -> None:
     ax.axhline(1, color="black", linewidth=0.8)
     ax.set_yscale("log")
     ax.set_ylabel("speedup over moderate flattening (MF)")
-    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(labels))], labels, fontsize=7)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(labels))], labels, fontsize=7, rotation=40,
+                  ha="right", rotation_mode="anchor")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=130)
