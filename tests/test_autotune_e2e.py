@@ -110,3 +110,5 @@ def test_a_program_without_thresholds_is_tuned_to_itself(tmp_path):
     assert [line for line in (tmp_path / "inc.fut.tuning").read_text().splitlines()
             if not line.startswith("--")] == []
     assert run_program(tmp_path / "inc", b"[1i32, 2i32]").stdout.split() == [b"[2i32,", b"3i32]"]
+    misspelt = autotune(fut, "--force", "-e", "nosuch")  # still an error, though there is nothing to tune
+    assert misspelt.returncode == 1 and "no case for entry point 'nosuch'" in misspelt.stderr, misspelt.stderr

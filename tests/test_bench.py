@@ -89,9 +89,9 @@ def test_benchcmp_refuses_what_is_not_bench_json(tmp_path, capsys, text):
 
 RANDOM_ONLY = """\
 -- ==
--- random input { [300]f32 }
--- "tiny" notune input { [1f32, 2f32] } output { 6f32 }
-entry main [n] (xs: [n]f32): f32 = reduce (+) 0 (map (* 2) xs)
+-- random input { [30][10]f32 }
+-- "tiny" notune input { [[1f32, 2f32]] } output { [6f32] }
+entry main [n][m] (xss: [n][m]f32): [n]f32 = map (\\xs -> reduce (+) 0 (map (* 2) xs)) xss
 """
 
 
@@ -100,7 +100,7 @@ def test_autotune_tunes_on_random_input_and_says_why_when_nothing_is_left(tmp_pa
     fut = tmp_path / "rand.fut"
     fut.write_text(RANDOM_ONLY)
     assert main(["autotune", "-r", "1", str(fut)]) == 0
-    assert "[300]f32" in capsys.readouterr().out
+    assert "[30][10]f32" in capsys.readouterr().out
     assert main(["autotune", "-r", "1", "--force", "-e", "nosuch", str(fut)]) == 1
     assert "no case for entry point 'nosuch'" in capsys.readouterr().err
     assert main(["autotune", "-r", "1", "--force", "--exclude-case", "random", str(fut)]) == 1

@@ -84,6 +84,10 @@ def autotune(
         print(line, file=stream, flush=True)
 
     try:
+        selection = select_datasets(read_test_cases(fut_path), entry, tuple(exclude))
+
+        if not (selection.tuning or selection.held_out or selection.skipped):
+            raise _no_datasets(fut_path, selection, entry)  # a misspelt entry point, say: an error even where there is nothing to tune
         read_program(program_path)  # fail now, not after tuning, if there is nowhere to write the results
         bench = Bench(Program(program_path, extra_args), runs=runs, timeout=timeout, log=log)
         forest = build_forest(bench.program.params(timeout))
@@ -96,14 +100,8 @@ def autotune(
             result = TuneResult({}, (), (), tuning_path, program_path, provenance)
             _report(result, log)
             return result
-
-        selection = select_datasets(read_test_cases(fut_path), entry, tuple(exclude))
         if not selection.tuning:
-            why = "; ".join(f"{name}: {reason}" for name, reason in selection.skipped)
-            held = f"{len(selection.held_out)} held out (notune)" if selection.held_out else ""
-            detail = "; ".join(x for x in (held, why) if x) or (f"no case for entry point {entry!r}" if entry
-                                                              else "it has no test cases")
-            raise TunerError(f"{fut_path} has no datasets to tune on ({detail})")
+            raise _no_datasets(fut_path, selection, entry)
         for name, reason in selection.skipped:
             log(f"skipping {name}: {reason}")
         every = selection.tuning + selection.held_out
@@ -145,6 +143,14 @@ def autotune(
         return result
     except KeyboardInterrupt:
         raise Interrupted(_interrupt_message(plan)) from None
+
+
+def _no_datasets(fut_path: Path, selection, entry: str | None) -> TunerError:
+    why = "; ".join(f"{name}: {reason}" for name, reason in selection.skipped)
+    held = f"{len(selection.held_out)} held out (notune)" if selection.held_out else ""
+    detail = "; ".join(x for x in (held, why) if x) or (f"no case for entry point {entry!r}" if entry
+                                                      else "it has no test cases")
+    return TunerError(f"{fut_path} has no datasets to tune on ({detail})")
 
 
 def _provenance(device: str, datasets: tuple[str, ...]) -> Provenance:
