@@ -34,20 +34,9 @@ def coalesced_inputs(op: T.SegMap) -> dict[str, int]:
     gets is traversed by the body (used other than by indexing single elements)."""
     if not walks_rows(op):
         return {}
-    origin = {}  # a context parameter -> (the host array it is a part of, how many levels index it)
-    for level, binding in enumerate(op.ctx):
-        for p, a in zip(binding.params, binding.arrs):
-            if level == 0:
-                origin[p.name] = (a.name, 1)
-            elif a.name in origin and origin[a.name][1] == level:
-                origin[p.name] = (origin[a.name][0], level + 1)
-    depth = len(op.ctx)
-    wanted = {}
-    for p in op.ctx[-1].params:
-        if isinstance(p.type, Array) and origin.get(p.name, (None, 0))[1] == depth \
-                and traversals(op.body, p.name) >= 2:
-            wanted[origin[p.name][0]] = depth
-    return wanted
+    rows = T.whole_rows(op.ctx)
+    return {rows[p.name].name: len(op.ctx) for p in op.ctx[-1].params
+            if isinstance(p.type, Array) and p.name in rows and traversals(op.body, p.name) >= 2}
 
 
 def traversals(body: S.Body, name: str) -> int:

@@ -195,9 +195,8 @@ class Flattener:
         for k, group in enumerate(groups):
             if not self.parallel_stm(ctx, group[0], body):
                 # what is the same for every point of the nest is computed once, on the host
-                hoisted = _hoistable(group, variant)
+                hoisted, group = _hoisted(group, variant)
                 stms.extend(hoisted)
-                group = [s for s in group if s not in hoisted]
                 if not group:
                     continue
             variant |= {p.name for s in group for p in s.pat}
@@ -367,37 +366,19 @@ def _local_bytes(intra_body: S.Body) -> int:
                if isinstance(op, (T.SegRed, T.SegScan)) for a in op.neutral)
 
 
-def _hoistable(run: list, variant: set) -> list:
-    """The statements of a run that are the same for every point of the nest (invariant scalars: see
-    _invariant_scalars), wherever they are in the run: none of them uses what the others compute."""
-    hoisted, local = [], set(variant)
+def _hoisted(run: list, variant: set) -> tuple[list, list]:
+    """A run split into the statements that are the same for every point of the nest, wherever they are in
+    it (scalars that use no variable bound inside the nest, and check nothing: an assertion inside a nest of
+    no points must not run), and the rest."""
+    hoisted, rest, bound = [], [], set(variant)
     for stm in run:
-        if _invariant_scalars([stm], local):
-            hoisted.append(stm)
+        if any(isinstance(p.type, Array) for p in stm.pat) or set(free_in_exp(stm.exp)) & bound \
+                or has_assertions(stm.exp):
+            rest.append(stm)
+            bound |= {p.name for p in stm.pat}
         else:
-            local |= {p.name for p in stm.pat}
-    return hoisted
-
-
-def _invariant_scalars(stms, variant: set) -> bool:
-    """Scalar statements that use no variable bound inside the nest (and check nothing: an assertion
-    inside a nest of no points must not run)."""
-    return all(not isinstance(p.type, Array) for s in stms for p in s.pat) and \
-        not any(set(free_in_exp(s.exp)) & variant or has_assertions(s.exp) for s in stms)
-
-
-def _context_source(ctx: tuple, name: str):
-    """The host array that the context binds `name` from, level by level (each level's parameter a row of
-    the previous level's), or None."""
-    origin = {}  # a context parameter -> (the host array it is a part of, how many levels index it)
-    for level, binding in enumerate(ctx):
-        for p, a in zip(binding.params, binding.arrs):
-            if level == 0:
-                origin[p.name] = (a, 1)
-            elif isinstance(a, S.Var) and origin.get(a.name, (None, 0))[1] == level:
-                origin[p.name] = (origin[a.name][0], level + 1)
-    found, depth = origin.get(name, (None, 0))
-    return found if ctx and depth == len(ctx) and isinstance(found, S.Var) else None
+            hoisted.append(stm)
+    return hoisted, rest
 
 
 def _context_view(ctx: tuple, stm: S.Stm, expanded: dict, variant: set):
@@ -408,7 +389,7 @@ def _context_view(ctx: tuple, stm: S.Stm, expanded: dict, variant: set):
     e = stm.exp
     if not isinstance(e, (S.Rearrange, S.Index)):
         return None
-    source = expanded.get(e.arr.name) or _context_source(ctx, e.arr.name)
+    source = expanded.get(e.arr.name) or T.whole_rows(ctx).get(e.arr.name)
     if source is None:
         return None
     n = len(ctx)

@@ -98,3 +98,17 @@ class Program(Functions):
 def par_of_ctx(ctx: tuple) -> tuple:
     """Par(Σ): the widths whose product is the parallelism of a context."""
     return tuple(b.width for b in ctx) or (Const(1, I64),)
+
+
+def whole_rows(ctx: tuple) -> dict:
+    """The innermost context parameters that are, at each point, that point's part of one host array over the
+    whole context (bound level by level, each level's parameter a row of the previous level's): name -> that
+    host array."""
+    origin = {}  # a context parameter -> (the host array it is a part of, how many levels index it)
+    for level, binding in enumerate(ctx):
+        for p, a in zip(binding.params, binding.arrs):
+            if level == 0:
+                origin[p.name] = (a, 1)
+            elif isinstance(a, S.Var) and origin.get(a.name, (None, 0))[1] == level:
+                origin[p.name] = (origin[a.name][0], level + 1)
+    return {name: a for name, (a, depth) in origin.items() if depth == len(ctx) and isinstance(a, S.Var)}
