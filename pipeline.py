@@ -3,7 +3,7 @@
     source text --parse--> Syntax --check--> source IR (ir.source.Program)
       --inline_calls ... remove_dead_code--> normalised source IR (redomap / scanomap formed, G4 and G5 applied)
       --flatten--> target IR (ir.target.Program: guarded versions of segops)
-      --rename_interfaces, prune_unsupported--> target IR ready for code generation
+      --rename_interfaces, sink_iotas, prune_unsupported--> target IR ready for code generation
       --generate--> codegen.program.GeneratedProgram (kernels, host code, tuning parameters)
 
 `compile(text, filename, until=STAGE)` runs the list up to any stage, and `run(ir, after=STAGE, until=...)` goes
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from incflat.codegen.host import prune_unsupported
+from incflat.codegen.iotas import sink_iotas
 from incflat.codegen.program import GeneratedProgram, generate, generated_text, verify_generated
 from incflat.flatten import normalize as N
 from incflat.flatten.incremental import flatten
@@ -76,6 +77,7 @@ STAGES = (
     _normalisation(N.remove_dead_code),
     Stage("flatten", flatten, S.Program, T.Program, ("flattening",)),  # G0-G3, G6-G9: guarded versions
     Stage("rename_interfaces", rename_interfaces, T.Program, T.Program),
+    Stage("sink_iotas", sink_iotas, T.Program, T.Program),  # a kernel computes the iotas it reads
     Stage("prune_unsupported", prune_unsupported, T.Program, T.Program),
     Stage("generate", generate, T.Program, GeneratedProgram, ("checks",)),
 )

@@ -10,7 +10,7 @@ so that the host can test them without reading C back.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 from incflat.codegen.emit import CEmitter
@@ -53,7 +53,21 @@ class View:
     def slice(self, idxs) -> "View":
         k = len(idxs)
         off = " + ".join([self.offset] + [f"({i}) * ({s})" for i, s in zip(idxs, self.strides)])
-        return View(self.mem, self.ctype, f"({off})", self.dims[k:], self.strides[k:])
+        return replace(self, offset=f"({off})", dims=self.dims[k:], strides=self.strides[k:])
+
+
+@dataclass
+class IotaView(View):
+    """`iota n` inside a kernel: a view of no memory whose element at position p is p (so `offset` and
+    `strides`, which slices and rearranges change as for any view, give the value)."""
+
+    def elem(self, idxs) -> str:
+        terms = [self.offset] + [f"({i}) * ({s})" for i, s in zip(idxs, self.strides)]
+        return f"(({self.ctype})({' + '.join(terms)}))"
+
+
+def iota_view(n: str, ctype: str) -> IotaView:
+    return IotaView("", ctype, "0", (n,), ("1",))
 
 
 @dataclass(frozen=True)

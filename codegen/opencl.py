@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from incflat.codegen.cscalar import CTYPES, UNSIGNED, binop, c_const, dim_expr, neutral_ctypes, primcall
 from incflat.codegen.kernel import (INDEX, ArrayParam, CExpr, ErrorBuffer, IndexParam, Kernel, LocalParam,
-                                    ScalarParam, ScratchParam, View)
+                                    ScalarParam, ScratchParam, View, iota_view)
 from incflat.codegen.lifted import Lifted
 from incflat.codegen.runtime.prims import CTYPE_SIZES, PRIMS
 from incflat.ir import source as S
@@ -194,7 +194,7 @@ class KernelWriter:
                 if self.checks and new != value.dims:
                     bad = " || ".join(f"({a}) != ({b})" for a, b in zip(new, value.dims))
                     self.check(bad, stm.loc, "Cannot coerce an array to a type with other sizes.", [])
-                self.env[pat[0].name] = View(value.mem, value.ctype, value.offset, new, value.strides)
+                self.env[pat[0].name] = replace(value, dims=new)
             else:
                 self.env[pat[0].name] = self.declare(CTYPES[pat[0].type.name], value, pat[0].name)
         elif isinstance(e, S.Index):
@@ -207,8 +207,8 @@ class KernelWriter:
         elif isinstance(e, S.Rearrange):
             arr = self.env[e.arr.name]
             order = tuple(e.perm) + tuple(range(len(e.perm), len(arr.dims)))
-            self.env[pat[0].name] = View(arr.mem, arr.ctype, arr.offset, tuple(arr.dims[i] for i in order),
-                                         tuple(arr.strides[i] for i in order))
+            self.env[pat[0].name] = replace(arr, dims=tuple(arr.dims[i] for i in order),
+                                            strides=tuple(arr.strides[i] for i in order))
         elif isinstance(e, S.If):
             return self.if_(e, pat, dests, group, stm.loc)
         elif isinstance(e, S.Loop):
@@ -218,6 +218,8 @@ class KernelWriter:
             self.seq_map(e, pat, dests, stm.loc)
             self.bind_dests(pat, dests)
             return True
+        elif isinstance(e, S.Iota) and dests[0] is None:  # nothing to store: computed where it is read
+            self.env[pat[0].name] = iota_view(dim_expr(pat[0].type.shape[0]), CTYPES[e.elem.name])
         elif isinstance(e, (S.Iota, S.Replicate, S.ArrayLit, S.Rotate, S.Concat, S.Update, S.Reshape)):
             dests = self.fill_dests(pat, dests, stm.loc)
             self.fill(e, dests[0], group, stm.loc)
@@ -285,7 +287,7 @@ class KernelWriter:
             else:
                 offset = f"({offset} + ({self.atom(i)}) * ({s}))"
         k = len(idxs)
-        return View(arr.mem, arr.ctype, offset, tuple(dims) + arr.dims[k:], tuple(strides) + arr.strides[k:])
+        return replace(arr, offset=offset, dims=tuple(dims) + arr.dims[k:], strides=tuple(strides) + arr.strides[k:])
 
     def check_update(self, e: S.Update, arr: View, target: View, loc):
         """An update's indices must lie in the array, and its value must have the shape it replaces."""

@@ -8,7 +8,7 @@ them, in order); the result is valid source IR, so the reference interpreter can
 import dataclasses
 
 from incflat.ir import source as S
-from incflat.ir.analysis import free_in_exp, has_assertions, type_size_names, use_counts
+from incflat.ir.analysis import free_in_exp, has_assertions, has_inner_soacs, type_size_names, use_counts
 from incflat.ir.rename import NameSource, Renamer, all_names
 from incflat.ir.traverse import map_bodies, map_nested
 from incflat.ir.types import Array, array_of, shape_of
@@ -107,48 +107,101 @@ def _safe_to_hoist(e) -> bool:
 
 def fuse_into_reductions(prog: S.Program) -> S.Program:
     """Vertical fusion: `let t = map f xs in map g t` becomes one map of `g . f`, and `let t = map f xs in
-    reduce op ne t` a redomap (a scan likewise a scanomap), when t is used nowhere else."""
+    reduce op ne t` a redomap (a scan likewise a scanomap), when no result of the producer is used anywhere
+    else. A producer may have several results (`let (a, b) = map ...`); the consumer must then take all of
+    them. Each body is fused before the bodies nested in it, so that maps which an outer fusion brings
+    together (the inner maps of `map2 (map2 f) (map g xss) yss`) are fused in turn."""
     names = NameSource(all_names(prog))
     return map_bodies(prog, lambda body: _fuse_body(body, names))
 
 
 def _fuse_body(body: S.Body, names: NameSource) -> S.Body:
-    body = S.Body(tuple(S.Stm(s.pat, map_nested(s.exp, lambda b: _fuse_body(b, names)), s.loc)
-                        for s in body.stms), body.result)
     counts = use_counts(body)
     producers = {}  # output name -> (index in stms, the producing statement)
     stms = []
     for stm in body.stms:
         e = stm.exp
-        fusable = [a for a in getattr(e, "arrs", ()) if a.name in producers and counts.get(a.name) == 1]
-        if isinstance(e, S.Map) and len(fusable) == 1 and producers[fusable[0].name][1].exp.width == e.width:
-            idx, prod = producers.pop(fusable[0].name)
-            e = _compose(prod.exp, e, fusable[0], names)
-            stms[idx] = None
-        elif isinstance(e, (S.Reduce, S.Scan)) and len(e.arrs) == 1 and fusable:
-            idx, prod = producers.pop(e.arrs[0].name)
-            m = prod.exp
-            if isinstance(e, S.Reduce):
-                e = S.Redomap(e.width, e.lam, m.lam, e.neutral, m.arrs, e.commutative)
+        prod = _sole_producer(e, producers, counts)
+        if prod is not None:
+            idx, p = prod
+            if isinstance(e, S.Map):
+                e = _compose(p, e, names)
+            elif isinstance(e, S.Reduce):
+                e = S.Redomap(e.width, e.lam, _results_in_order(p, e.arrs), e.neutral, p.exp.arrs, e.commutative)
             else:
-                e = S.Scanomap(e.width, e.lam, m.lam, e.neutral, m.arrs)
+                e = S.Scanomap(e.width, e.lam, _results_in_order(p, e.arrs), e.neutral, p.exp.arrs)
             stms[idx] = None
-        if isinstance(e, S.Map) and len(stm.pat) == 1:
-            producers[stm.pat[0].name] = (len(stms), S.Stm(stm.pat, e, stm.loc))
+            for v in p.pat:
+                del producers[v.name]
+        if isinstance(e, S.Map):
+            for v in stm.pat:
+                producers[v.name] = (len(stms), S.Stm(stm.pat, e, stm.loc))
         stms.append(S.Stm(stm.pat, e, stm.loc))
-    return S.Body(tuple(s for s in stms if s is not None), body.result)
+    stms = _fuse_siblings([s for s in stms if s is not None])
+    return S.Body(tuple(S.Stm(s.pat, map_nested(s.exp, lambda b: _fuse_body(b, names)), s.loc)
+                        for s in stms), body.result)
 
 
-def _compose(producer: S.Map, consumer: S.Map, link: S.Var, names: NameSource) -> S.Map:
-    """One map computing `consumer` over the elements that `producer` computes into `link`."""
-    (result,) = producer.lam.body.result
-    keep = [(p, a) for p, a in zip(consumer.lam.params, consumer.arrs) if a.name != link.name]
-    bound = {p.name: result for p, a in zip(consumer.lam.params, consumer.arrs) if a.name == link.name}
+def _fuse_siblings(stms: list) -> list:
+    """Horizontal fusion: adjacent maps of one width, with no parallelism inside and the second not reading
+    the first's results, become one map with the results of both (one pass where a thread runs them, one
+    kernel where they are flattened)."""
+    out = []
+    for stm in stms:
+        prev = out[-1] if out else None
+        if (prev is not None and isinstance(stm.exp, S.Map) and isinstance(prev.exp, S.Map)
+                and stm.exp.width == prev.exp.width
+                and not has_inner_soacs(stm.exp.lam.body) and not has_inner_soacs(prev.exp.lam.body)
+                and not {p.name for p in prev.pat} & set(free_in_exp(stm.exp))):
+            a, b = prev.exp, stm.exp
+            lam = S.Lambda(a.lam.params + b.lam.params,
+                           S.Body(a.lam.body.stms + b.lam.body.stms, a.lam.body.result + b.lam.body.result),
+                           a.lam.ret + b.lam.ret)
+            out[-1] = S.Stm(prev.pat + stm.pat, S.Map(a.width, lam, a.arrs + b.arrs), prev.loc)
+        else:
+            out.append(stm)
+    return out
+
+
+def _sole_producer(e, producers: dict, counts: dict):
+    """The map statement (with its index) that `e` can absorb: a map of the same width whose results are
+    each read once, all by `e`; for a reduce or scan, its whole input. None if there is no such map."""
+    if not isinstance(e, (S.Map, S.Reduce, S.Scan)):
+        return None
+    found = {producers[a.name][0]: producers[a.name] for a in e.arrs if a.name in producers}
+    if len(found) != 1:
+        return None
+    ((idx, prod),) = found.values()
+    outputs = {v.name for v in prod.pat}
+    taken = [a.name for a in e.arrs if a.name in outputs]
+    if (sorted(taken) != sorted(outputs) or any(counts.get(n) != 1 for n in outputs)
+            or prod.exp.width != e.width):
+        return None
+    if not isinstance(e, S.Map) and len(taken) != len(e.arrs):
+        return None
+    return idx, prod
+
+
+def _results_in_order(producer: S.Stm, arrs) -> S.Lambda:
+    """The producer's lambda, its results reordered to follow `arrs` (a permutation of its outputs)."""
+    lam = producer.exp.lam
+    position = {v.name: k for k, v in enumerate(producer.pat)}
+    order = [position[a.name] for a in arrs]
+    return S.Lambda(lam.params, S.Body(lam.body.stms, tuple(lam.body.result[k] for k in order)),
+                    tuple(lam.ret[k] for k in order))
+
+
+def _compose(producer: S.Stm, consumer: S.Map, names: NameSource) -> S.Map:
+    """One map computing `consumer` over the elements that `producer` computes into its outputs."""
+    lam = producer.exp.lam
+    made = {v.name: r for v, r in zip(producer.pat, lam.body.result)}
+    keep = [(p, a) for p, a in zip(consumer.lam.params, consumer.arrs) if a.name not in made]
+    bound = {p.name: made[a.name] for p, a in zip(consumer.lam.params, consumer.arrs) if a.name in made}
     inner = Renamer(names, bound).body(consumer.lam.body)
-    params = tuple(producer.lam.params) + tuple(p for p, _ in keep)
-    body = S.Body(tuple(producer.lam.body.stms) + tuple(inner.stms), inner.result)
+    params = tuple(lam.params) + tuple(p for p, _ in keep)
+    body = S.Body(tuple(lam.body.stms) + tuple(inner.stms), inner.result)
     return S.Map(consumer.width, S.Lambda(params, body, consumer.lam.ret),
-                 tuple(producer.arrs) + tuple(a for _, a in keep))
+                 tuple(producer.exp.arrs) + tuple(a for _, a in keep))
 
 
 def reductions_to_redomaps(prog: S.Program) -> S.Program:

@@ -20,7 +20,7 @@ SHOWN_FAILURES = 5
 # The programs with a construct that code generation does not have yet, and what the error names.
 UNSUPPORTED = {
     "filter_in_map": "filter inside a kernel",
-    "irregular": "an intermediate array inside a kernel whose size is computed in the kernel",
+    "irregular_scan": "an intermediate array inside a kernel whose size is computed in the kernel",
     "array_operator_general": "a reduction or scan operator on arrays that is not elementwise",
 }
 

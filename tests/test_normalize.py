@@ -76,3 +76,41 @@ def test_invariant_statements_leave_a_loop():
     inside = [s.exp for s in loop.body.stms]
     assert not any(isinstance(e, S.Iota) for e in inside)
     assert any(isinstance(e, S.BinOp) and e.op == "/" for e in inside), "a division that may fail stays"
+
+
+def fused_main(source: str) -> list:
+    """The expressions of main's body after fuse_into_reductions."""
+    return [s.exp for s in pipeline.compile(source, "t.fut", until="fuse_into_reductions").funs[0].body.stms]
+
+
+def test_a_map_with_several_results_fuses_into_the_scan_that_takes_them_in_another_order():
+    source = ("entry main [n] (xs: [n]f32): ([n]f32, [n]f32) =\n"
+              "  let (a, b) = unzip (map (\\x -> (x + 1, x * 2)) xs)\n"
+              "  in unzip (scan (\\(p0, p1) (q0, q1) -> (p0 + q0, f32.max p1 q1)) (0, -f32.inf) (zip b a))")
+    exps = fused_main(source)
+    assert not any(isinstance(e, S.Map) for e in exps)
+    (scan,) = [e for e in exps if isinstance(e, S.Scanomap)]
+    assert len(scan.map_lam.body.result) == 2 and scan.arrs[0].name.startswith("xs")
+    xs = np.array([1, -2, 5], np.float32)
+    got = run_entry(pipeline.compile(source, "t.fut", until="fuse_into_reductions"), "main", [xs])
+    assert np.allclose(got[0], np.cumsum(xs * 2)) and np.allclose(got[1], np.maximum.accumulate(xs + 1))
+
+
+def test_maps_that_an_outer_fusion_brings_together_are_fused_in_turn():
+    exps = fused_main("entry main [n][m] (xss: [n][m]f32) (yss: [n][m]f32): [n][m]f32 =\n"
+                      "  map2 (map2 (*)) (map (map (\\x -> x + 1)) xss) yss")
+    (outer,) = exps
+    assert isinstance(outer, S.Map)
+    assert [type(s.exp) for s in outer.lam.body.stms] == [S.Map]
+
+
+def test_adjacent_maps_without_inner_parallelism_are_fused_side_by_side():
+    (both,) = fused_main("entry main [n] (xs: [n]f32) (ys: [n]f32): ([n]f32, [n]f32) =\n"
+                         "  (map (\\x -> x + 1) xs, map (\\y -> y * 2) ys)")
+    assert isinstance(both, S.Map) and len(both.lam.body.result) == 2
+    apart = fused_main("entry main [n] (xs: [n]f32): ([n]f32, [n]f32) =\n"
+                       "  let a = map (\\x -> x + 1) xs in (a, map (\\y -> y * a[0]) xs)")
+    assert sum(isinstance(e, S.Map) for e in apart) == 2, "the second reads the first's result"
+    nested = fused_main("entry main [n][m] (xss: [n][m]f32): ([n]f32, [n][m]f32) =\n"
+                        "  (map (\\xs -> f32.sum xs) xss, map (\\xs -> map (\\x -> x * 2) xs) xss)")
+    assert sum(isinstance(e, S.Map) for e in nested) == 2, "maps holding parallelism keep their own nests"

@@ -98,6 +98,27 @@ PROGRAMS = {
     "sum_of_row_maxima": ("entry main [n][m] (xss: [n][m]f32): f32 =\n"
                           "  reduce (+) 0 (map (\\xs -> reduce f32.max 0 (map (\\x -> x * x) xs)) xss)",
                           [[f32(7, 5)], [f32(1, 30)], [f32(0, 2)]]),
+    # in-kernel iotas (codegen.iotas): walked, sliced with a stride, reversed, of a length computed per point
+    "iota_views": ("entry main [n][m] (xss: [n][m]i32) (k: i64): [n]i64 =\n"
+                   "  map (\\xs -> let is = iota m\n"
+                   "              let a = reduce (+) 0 (map (\\j -> i64.i32 xs[j] * j) is)\n"
+                   "              let b = reduce (+) 0 is[1:m:2]\n"
+                   "              let c = reduce (+) 0 (map2 (*) (reverse is) is)\n"
+                   "              let d = reduce (+) 0 (iota (i64.i32 xs[0] % k + k))\n"
+                   "              in a + b * 3 + c * 5 + d * 7) xss",
+                   [[i32(4, 9), np.int64(3)], [i32(1, 1), np.int64(2)], [i32(0, 3), np.int64(1)]]),
+    # a map with several results fused into the scan that takes them in another order; a thread's maps
+    # fused side by side; the inner maps of an outer fusion fused in turn
+    "fused_forms": ("entry main [n][m] (xss: [n][m]f32) (yss: [n][m]f32): ([n][m]f32, [n][m]f32, [n][m]f32) =\n"
+                    "  let (ps, qs) = unzip (map2 (\\xs ys ->\n"
+                    "      let (a, b) = unzip (map2 (\\x y -> (x + y, x * y)) xs ys)\n"
+                    "      let (s, t) = unzip (scan (\\(a0, a1) (b0, b1) -> (a0 + b0, f32.max a1 b1))\n"
+                    "                               (0, -f32.inf) (zip b a))\n"
+                    "      let u = map (\\x -> x * 2) s\n"
+                    "      let v = map (\\y -> y - 1) ys\n"
+                    "      in (map2 (+) u t, v)) xss yss)\n"
+                    "  in (ps, qs, map2 (map2 (*)) (map (map (\\x -> x + 1)) xss) yss)",
+                    [[f32(3, 6), f32(3, 6)], [f32(1, 1), f32(1, 1)], [f32(0, 2), f32(0, 2)]]),
     "u8_wrap": ("entry main [n] (xs: [n]u8): [n]u8 = map (\\x -> x * 3 + 200) xs",
                 [[np.arange(0, 256, 17, dtype=np.uint8)]]),
 }
