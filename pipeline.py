@@ -3,7 +3,7 @@
     source text --parse--> Syntax --check--> source IR (ir.source.Program)
       --inline_calls ... remove_dead_code--> normalised source IR (redomap / scanomap formed, G4 and G5 applied)
       --flatten--> target IR (ir.target.Program: guarded versions of segops)
-      --rename_interfaces, sink_iotas, prune_unsupported--> target IR ready for code generation
+      --rename_interfaces, sink_iotas, fuse_scan_postmaps, prune_unsupported--> target IR ready for code generation
       --generate--> codegen.program.GeneratedProgram (kernels, host code, tuning parameters)
 
 `compile(text, filename, until=STAGE)` runs the list up to any stage, and `run(ir, after=STAGE, until=...)` goes
@@ -23,6 +23,7 @@ from typing import Callable
 
 from incflat.codegen.host import prune_unsupported
 from incflat.codegen.iotas import sink_iotas
+from incflat.codegen.postmaps import fuse_scan_postmaps
 from incflat.codegen.program import GeneratedProgram, generate, generated_text, verify_generated
 from incflat.flatten import normalize as N
 from incflat.flatten.incremental import flatten
@@ -78,6 +79,7 @@ STAGES = (
     Stage("flatten", flatten, S.Program, T.Program, ("flattening",)),  # G0-G3, G6-G9: guarded versions
     Stage("rename_interfaces", rename_interfaces, T.Program, T.Program),
     Stage("sink_iotas", sink_iotas, T.Program, T.Program),  # a kernel computes the iotas it reads
+    Stage("fuse_scan_postmaps", fuse_scan_postmaps, T.Program, T.Program),  # a thread's scan maps as it goes
     Stage("prune_unsupported", prune_unsupported, T.Program, T.Program),
     Stage("generate", generate, T.Program, GeneratedProgram, ("checks",)),
 )

@@ -474,9 +474,15 @@ class KernelWriter:
         with self.block(f"for (long {i} = 0; {i} < {self.atom(e.width)}; {i}++)"):
             self.bind_elems(e.map_lam.params, e.arrs, i)
             values = self.body(e.map_lam.body)
-            for acc, r, d in zip(accs, self.apply_red(e.scan, accs, values, loc), dests):
+            for acc, r in zip(accs, self.apply_red(e.scan, accs, values, loc)):
                 self.emit(f"{acc} = {r};")
-                self.emit(f"{d.elem([i])} = {acc};")
+            outputs = accs
+            if e.post is not None:  # the map that reads the prefixes, applied as they are made
+                for p, acc in zip(e.post.params, accs):
+                    self.env[p.name] = acc
+                outputs = self.body(e.post.body)
+            for value, d in zip(outputs, dests):
+                self.emit(f"{d.elem([i])} = {value};")
 
     def block_scan(self, e, dests, lo: str = "0", hi: str = None, carry_in: list = None):
         """The workgroup scans elements [lo, hi) of the innermost binding of e's context in blocks of its

@@ -688,7 +688,10 @@ class _Interp(Vectorising):
         k = len(e.neutral)
         mapped = self.map_values(e.map_lam, arrs, n, env, loc)
         ne = [self.atom(a, env, loc) for a in e.neutral]
-        return tuple(self.scan_values(e.scan, ne, mapped[:k], n, env, loc)) + tuple(mapped[k:])
+        scanned = self.scan_values(e.scan, ne, mapped[:k], n, env, loc)
+        if e.post is not None:
+            return tuple(self.map_values(e.post, scanned, n, env, loc))
+        return tuple(scanned) + tuple(mapped[k:])
 
     def e_reduce(self, e, env, loc):
         n, arrs = self.soac_arrays(e, env, loc, "reduce")

@@ -97,8 +97,9 @@ def exp(e, ind: int) -> str:
         return (f"redomap {atom(e.width)} {lam(e.red, ind)} {lam(e.map_lam, ind)} ({atoms(e.neutral)}) "
                 f"{atoms(e.arrs)}")
     if isinstance(e, S.Scanomap):
+        post = f" then {lam(e.post, ind)}" if e.post is not None else ""
         return (f"scanomap {atom(e.width)} {lam(e.scan, ind)} {lam(e.map_lam, ind)} ({atoms(e.neutral)}) "
-                f"{atoms(e.arrs)}")
+                f"{atoms(e.arrs)}{post}")
     if isinstance(e, T.SegMap):
         return f"segmap{e.level} <{ctx(e.ctx)}>\n{body(e.body, ind + 1)}"
     if isinstance(e, T.SegRed):

@@ -187,7 +187,7 @@ class Renamer:
                              tuple(map(a, e.arrs)), e.commutative)
         if isinstance(e, S.Scanomap):
             return S.Scanomap(a(e.width), self.lam(e.scan), self.lam(e.map_lam), tuple(map(a, e.neutral)),
-                              tuple(map(a, e.arrs)))
+                              tuple(map(a, e.arrs)), self.lam(e.post) if e.post is not None else None)
         if isinstance(e, T.SegMap):
             ctx = self.ctx(e.ctx)
             return T.SegMap(e.level, ctx, self.body(e.body), ts(e.types))

@@ -297,6 +297,9 @@ class Scanomap:
     map_lam: Lambda
     neutral: tuple
     arrs: tuple
+    # A map applied to each prefix as it is computed, whose results replace the scan's (formed only for
+    # sequential scans inside kernels, by codegen.postmaps: the prefixes are never stored).
+    post: Optional[Lambda] = None
 
 
 Exp = Union[AtomExp, BinOp, UnOp, PrimCall, Apply, If, Index, Update, Assert, TuningParam, ArrayLit, Concat, Rotate,
@@ -398,7 +401,8 @@ def exp_types(e: Exp) -> tuple:
     if isinstance(e, Scan):
         return tuple(array_of(a.type, (dim_of(e.width),)) for a in e.neutral)
     if isinstance(e, Scanomap):
-        return tuple(array_of(a.type, (dim_of(e.width),)) for a in e.neutral)
+        elems = e.post.ret if e.post is not None else tuple(a.type for a in e.neutral)
+        return tuple(array_of(t, (dim_of(e.width),)) for t in elems)
     raise TypeError(e)
 
 

@@ -47,7 +47,7 @@ def nested(e) -> tuple:
     if isinstance(e, S.Redomap):
         return (_lam(e.map_lam), _lam(e.red))
     if isinstance(e, S.Scanomap):
-        return (_lam(e.map_lam), _lam(e.scan))
+        return (_lam(e.map_lam), _lam(e.scan)) + ((_lam(e.post),) if e.post is not None else ())
     if isinstance(e, T.SEGOPS):
         point = Nested(e.body, tuple(p for b in e.ctx for p in b.params), False)
         if isinstance(e, T.SegRed):
@@ -72,7 +72,8 @@ def map_nested(e, f: Callable[[S.Body], S.Body]):
     if isinstance(e, S.Redomap):
         return dataclasses.replace(e, map_lam=lam(e.map_lam), red=lam(e.red))
     if isinstance(e, S.Scanomap):
-        return dataclasses.replace(e, map_lam=lam(e.map_lam), scan=lam(e.scan))
+        return dataclasses.replace(e, map_lam=lam(e.map_lam), scan=lam(e.scan),
+                                   post=lam(e.post) if e.post is not None else None)
     if isinstance(e, T.SegRed):
         return dataclasses.replace(e, body=f(e.body), red=lam(e.red))
     if isinstance(e, T.SegScan):

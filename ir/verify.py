@@ -264,8 +264,17 @@ class _Verifier:
             self.operator(e.red, e.neutral, stm)
         elif isinstance(e, S.Scanomap):
             self.operator(e.scan, e.neutral, stm)
+            if e.post is not None:
+                self.post_map(e, stm)
         if function is not None:
             self.elements(function.params, e.arrs, stm)
+
+    def post_map(self, e: S.Scanomap, stm):
+        if len(e.map_lam.ret) != len(e.neutral):
+            self.fail(f"a scan with a post-map whose function gives {len(e.map_lam.ret)} results for "
+                      f"{len(e.neutral)} neutral elements", stm)
+        if tuple(p.type for p in e.post.params) != tuple(a.type for a in e.neutral):
+            self.fail("a post-map whose parameters do not take the scan's prefixes", stm)
 
     def operator(self, op: S.Lambda, neutral: tuple, stm):
         if len(op.params) != 2 * len(neutral) or len(op.body.result) != len(neutral):

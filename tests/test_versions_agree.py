@@ -119,6 +119,17 @@ PROGRAMS = {
                     "      in (map2 (+) u t, v)) xss yss)\n"
                     "  in (ps, qs, map2 (map2 (*)) (map (map (\\x -> x + 1)) xss) yss)",
                     [[f32(3, 6), f32(3, 6)], [f32(1, 1), f32(1, 1)], [f32(0, 2), f32(0, 2)]]),
+    # a thread's scans with post-maps: all prefixes (one twice), a subset, and one read elsewhere too (kept)
+    "scan_postmaps": ("entry main [n][m] (xss: [n][m]f32): ([n][m]f32, [n][m]f32, [n]f32) =\n"
+                      "  unzip3 (map (\\xs ->\n"
+                      "      let (s, t) = unzip (scan (\\(a0, a1) (b0, b1) -> (a0 + b0, a1 * b1)) (0, 1)\n"
+                      "                               (map (\\x -> (x, x + 1)) xs))\n"
+                      "      let u = map3 (\\a b c -> a * b - c) s t s\n"
+                      "      let p = scan (+) 0 xs\n"
+                      "      let v = map (\\x -> x * 2) (scan f32.max (-f32.inf) xs)\n"
+                      "      let w = map (\\x -> x + 1) p\n"
+                      "      in (map2 (+) u v, w, if m > 0 then p[m - 1] else 0)) xss)",
+                      [[f32(3, 6)], [f32(1, 1)], [f32(2, 0)], [f32(0, 2)]]),
     "u8_wrap": ("entry main [n] (xs: [n]u8): [n]u8 = map (\\x -> x * 3 + 200) xs",
                 [[np.arange(0, 256, 17, dtype=np.uint8)]]),
 }
