@@ -121,17 +121,21 @@ def copy_into(ctx, src, dst):
     sstr = [0] * pad + [src.strides[k] for k in order]
     dstr = [0] * pad + [dst.strides[k] for k in order]
     group = 256
-    kernel = ctx.device_state.copy_kernel(f"incflat_copy_{size}")
-    kernel(ctx.queue, (ceil_div(n, group) * group,), (group,), src.buf, np.int64(src.offset), dst.buf,
-           np.int64(dst.offset), np.int64(n), *(np.int64(v) for v in dims + sstr + dstr))
+    name = f"incflat_copy_{size}"
+    kernel = ctx.device_state.copy_kernel(name)
+    event = kernel(ctx.queue, (ceil_div(n, group) * group,), (group,), src.buf, np.int64(src.offset), dst.buf,
+                   np.int64(dst.offset), np.int64(n), *(np.int64(v) for v in dims + sstr + dstr))
+    ctx.timed(name, event)
 
 
 def transpose_into(ctx, src, rows, cols, dst):
     """dst (contiguous, [cols][rows]) = the transpose of the row-major [rows][cols] matrix at src's offset."""
     tile, size = TRANSPOSE_TILE, src.dtype.itemsize
-    kernel = ctx.device_state.copy_kernel(f"incflat_transpose_{size}")
-    kernel(ctx.queue, (ceil_div(cols, tile) * tile, ceil_div(rows, tile) * 8), (tile, 8), src.buf,
-           np.int64(src.offset), dst.buf, np.int64(dst.offset), np.int64(rows), np.int64(cols))
+    name = f"incflat_transpose_{size}"
+    kernel = ctx.device_state.copy_kernel(name)
+    event = kernel(ctx.queue, (ceil_div(cols, tile) * tile, ceil_div(rows, tile) * 8), (tile, 8), src.buf,
+                   np.int64(src.offset), dst.buf, np.int64(dst.offset), np.int64(rows), np.int64(cols))
+    ctx.timed(name, event)
 
 
 def coalesced(ctx, arr, inner):

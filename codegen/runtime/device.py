@@ -324,7 +324,11 @@ class Context:
         if local_bytes > self.local_mem_size:  # a workgroup's arrays that do not fit (the guard falls back)
             raise WorkgroupTooLarge(f"kernel {name}'s workgroups need {local_bytes} bytes of local memory; "
                                     f"{self.device.name.strip()} has {self.local_mem_size}")
-        event = cl.enqueue_nd_range_kernel(self.queue, kernel, (int(global_size),), (int(local_size),))
+        self.timed(name, cl.enqueue_nd_range_kernel(self.queue, kernel, (int(global_size),), (int(local_size),)))
+
+    def timed(self, name, event):
+        """With profiling, waits for a launched kernel (the program's or the runtime's copies) and adds its
+        time to the kernel's total and to the versions being run."""
         if self.profile:
             event.wait()
             took = (event.profile.end - event.profile.start) / 1e3
