@@ -7,6 +7,10 @@ is the upper end of the intersection of these ranges; if it is empty, the faster
 summed over the datasets). Experiments are cached by each dataset's path, so a subtree already measured is
 never run again: with a consistent set of datasets, each dataset runs once per code version.
 
+Alg. 2 tunes each threshold once. Guards in sequence are not independent, though (a version's result layout
+changes the speed of the kernels after it), and a threshold tuned early saw the later ones at never; so the pass
+repeats, every other threshold at its tuned value, until a round changes nothing (at most MAX_ROUNDS).
+
 A threshold compared against several values in one run (inside a loop) has no single range; it falls back to
 trying each observed value and never, keeping the lowest summed runtime.
 """
@@ -25,6 +29,10 @@ from incflat.codegen.runtime.tuning import Forest, Node, all_nodes
 from incflat.tuner.tree import never_value, path, pins, tuning_order
 
 STRATEGY = "simple"
+# Thresholds of sibling subtrees interact (one version's result layout speeds or slows the next kernel), and a
+# threshold tuned first saw the later ones at never: the pass repeats, with every other threshold at its tuned
+# value, until a round changes nothing (the cache answers every run already made).
+MAX_ROUNDS = 3
 
 
 @dataclass(frozen=True)
@@ -48,28 +56,43 @@ def tune_simple(
     notes: list[str] = []
 
     def note(text: str) -> None:
-        notes.append(text)
-        log(f"note: {text}")
+        if text not in notes:
+            notes.append(text)
+            log(f"note: {text}")
 
-    for node in tuning_order(forest):
-        reaching = [d for d in datasets if node.name in d.epars]
-        if not reaching:
-            note(f"{node.name}: no tuning dataset reaches it; it keeps the program's default")
-            continue
-        log(f"tuning {node.name}")
-        experiment = _Experiment(forest, bench, node, current | pins(node, never), never)
-        looped = [d.dataset.name for d in reaching if len(d.epars[node.name]) > 1]
-        if looped:
-            note(
-                f"{node.name}: compared against several values in one run of {', '.join(looped)} (a loop); "
-                "the simple algorithm does not apply, so each observed value and never were tried"
-            )
-            value = _best_of_values(experiment, reaching)
-        else:
-            value = _from_ranges(experiment, reaching, note)
-        log(f"  {node.name} = {experiment.show(value)}")
-        current[node.name] = tuned[node.name] = value
+    rounds = MAX_ROUNDS if len(current) > 1 else 1
+    for round_number in range(1, rounds + 1):
+        if round_number > 1:
+            log(f"round {round_number}: each threshold again, the others at their tuned values")
+        changed = False
+        for node in tuning_order(forest):
+            reaching = [d for d in datasets if node.name in d.epars]
+            if not reaching:
+                note(f"{node.name}: no tuning dataset reaches it; it keeps the program's default")
+                continue
+            log(f"tuning {node.name}")
+            experiment = _Experiment(forest, bench, node, current | pins(node, never), never)
+            value = _tune_node(experiment, reaching, note)
+            log(f"  {node.name} = {experiment.show(value)}")
+            changed |= round_number > 1 and value != current[node.name]
+            current[node.name] = tuned[node.name] = value
+        if round_number > 1 and not changed:
+            break
     return Outcome(tuned, tuple(notes))
+
+
+def _tune_node(experiment: _Experiment, reaching: Sequence[Probed], note: Callable[[str], None]) -> int:
+    name = experiment.node.name
+    looped = [d.dataset.name for d in reaching if len(d.epars[name]) > 1]
+    if looped:
+        note(
+            f"{name}: compared against several values in one run of {', '.join(looped)} (a loop); "
+            "the simple algorithm does not apply, so each observed value and never were tried"
+        )
+        value = _best_of_values(experiment, reaching)
+    else:
+        value = _from_ranges(experiment, reaching, note)
+    return value
 
 
 @dataclass(frozen=True)
