@@ -9,6 +9,7 @@ bodies are rewritten; the level-0 and level-1 segscans are left alone.
 """
 
 import dataclasses
+from collections import Counter
 
 from incflat.ir import source as S
 from incflat.ir import target as T
@@ -58,10 +59,8 @@ def _only_reader(e, prefixes: dict, counts: dict) -> bool:
         return False
     if not all(isinstance(a, S.Var) and a.name in prefixes for a in e.arrs):
         return False
-    reads = {}
-    for a in e.arrs:
-        reads[a.name] = reads.get(a.name, 0) + 1
-    return all(counts.get(name, 0) == reads.get(name, 0) for name in prefixes)
+    reads = Counter(a.name for a in e.arrs)
+    return all(counts.get(name, 0) == reads[name] for name in prefixes)
 
 
 def _with_post(scan: S.Scanomap, consumer: S.Map, prefixes: dict, names: NameSource) -> S.Scanomap:

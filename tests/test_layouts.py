@@ -150,3 +150,15 @@ def test_a_workgroup_whose_arrays_do_not_fit_local_memory_falls_back(tmp_path, d
         assert "Warning" not in proc.stderr.decode(), "a limit of the device is not a warning"
         warned += "does not fit" in proc.stderr.decode()
     assert warned == 1, "exactly the intra-group version falls back (and -L says so)"
+
+
+def test_profiling_counts_the_runtimes_copies(device, tmp_path):
+    """`-P`'s kernel totals include the transposes and strided copies the runtime launches."""
+    fut = tmp_path / "trivial.fut"
+    fut.write_text("entry main (x: i32): i32 = x + 1\n")
+    ctx = import_module(compile_cached(fut, cache=tmp_path)).load(device=device, profile=True).ctx
+    arr = ctx.to_device(np.arange(12, dtype=np.float32).reshape(3, 4))
+    coalesced(ctx, arr, 1)
+    manifest(ctx, arr.permute((1, 0)))
+    assert {name: count for name, (_, count) in ctx.kernel_times.items()} == \
+        {"incflat_transpose_4": 1, "incflat_copy_4": 1}
