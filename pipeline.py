@@ -21,6 +21,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable
 
+from incflat.codegen.context import prune_context
 from incflat.codegen.host import prune_unsupported
 from incflat.codegen.iotas import sink_iotas
 from incflat.codegen.postmaps import fuse_scan_postmaps
@@ -80,6 +81,7 @@ STAGES = (
     Stage("rename_interfaces", rename_interfaces, T.Program, T.Program),
     Stage("sink_iotas", sink_iotas, T.Program, T.Program),  # a kernel computes the iotas it reads
     Stage("fuse_scan_postmaps", fuse_scan_postmaps, T.Program, T.Program),  # a thread's scan maps as it goes
+    Stage("prune_context", prune_context, T.Program, T.Program),  # kernels take only the arrays they read
     Stage("prune_unsupported", prune_unsupported, T.Program, T.Program),
     Stage("generate", generate, T.Program, GeneratedProgram, ("checks",)),
 )

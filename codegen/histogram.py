@@ -65,14 +65,11 @@ class LocalBins(KernelParam):
     ctype: str
     size: int  # bytes of one element
 
-    def declarations(self):
+    def memory(self):
         return [f"__local {self.ctype} *{self.name}"]
 
-    def arg_types(self):
-        return [None]
-
-    def host(self, launch):
-        return f"ctx.local({launch.outputs[0]}.shape[0] * {self.size})"
+    def host_memory(self, launch):
+        return [f"ctx.local({launch.outputs[0]}.shape[0] * {self.size})"]
 
 
 def combine_atomically(w: KernelWriter, lam: S.Lambda, bin_ref: str, value: str, type_name: str, loc,

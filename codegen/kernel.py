@@ -1,11 +1,11 @@
 """A kernel as code generation builds it: typed parameter records, the statements of its body, its source.
 
-Each parameter record knows the C declarations it stands for, the type of each (so that the host packs scalar
-arguments without looking at C text) and the Python expression the host passes for it at a launch (`host`,
-given the launch's `Launch`). Arrays inside kernels are views (`View`): a buffer, an element offset, and a
-size and a stride per dimension. A view's strides are `CExpr`s: C text that also carries the Python
-expression of the same value on the host, where the host can compute it (the strides of an array it passes),
-so that the host can test them without reading C back.
+Each parameter record knows the C declarations of its memory arguments, its scalars (typed `ScalarField`s, which
+travel in one struct argument per kernel, so that the host packs them without looking at C text) and the Python
+expressions the host passes for both at a launch (given the launch's `Launch`). Arrays inside kernels are views
+(`View`): a buffer, an element offset, and a size and a stride per dimension. A view's strides are `CExpr`s: C
+text that also carries the Python expression of the same value on the host, where the host can compute it (the
+strides of an array it passes), so that the host can test them without reading C back.
 """
 
 from __future__ import annotations
@@ -14,13 +14,14 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 from incflat.codegen.emit import CEmitter
-from incflat.codegen.runtime.prims import CTYPE_SIZES
+from incflat.codegen.runtime.prims import CTYPE_SIZES, PRIMS
 
 # The type of the kernels' own index arithmetic (flat indices, offsets, strides, block and loop counters):
 # 32 bits, as 64-bit multiplications and divisions cost a memory-bound kernel a fifth to a third of its
 # speed; a launch whose arrays or iteration space reach the runtime's INDEX32_LIMIT runs the build made with
 # INDEX64. The program's own i64 values stay long. Index parameters arrive as long either way.
 INDEX = "idx_t"
+SCALARS = "incflat_scalars"  # the name of a kernel's struct of scalars
 
 
 class CExpr(str):
@@ -81,20 +82,40 @@ class Launch:
 
 # ---- parameter records ----
 
+@dataclass(frozen=True)
+class ScalarField:
+    """A scalar argument: one field of the struct that carries all of a kernel's scalars (a launch on NVIDIA
+    costs about 0.25 us per argument; one struct costs about as much as one argument)."""
+    ctype: str
+    name: str
+    prim: str  # the type's name the host packs it as
+
+    @property
+    def size(self) -> int:
+        return PRIMS[self.prim].size
+
+
 class KernelParam:
-    def declarations(self) -> list:
-        raise NotImplementedError
+    """A parameter's memory arguments (buffers and local memory, each its own kernel argument) and scalars
+    (fields of the kernel's struct argument), with the Python expressions the host passes for them."""
 
-    def arg_types(self) -> list:
-        """Per declaration: the primitive type's name of a scalar, None for memory."""
-        raise NotImplementedError
+    def memory(self) -> list:
+        """C declarations of the memory arguments."""
+        return []
 
-    def host(self, launch: Launch) -> str:
-        raise NotImplementedError
+    def scalars(self) -> list:
+        """ScalarFields, all of one size (so that ordering the struct's fields keeps a parameter's together)."""
+        return []
+
+    def host_memory(self, launch: Launch) -> list:
+        return []
+
+    def host_scalars(self, launch: Launch) -> list:
+        return []
 
 
-def index_declaration(name: str) -> str:
-    return f"long {name}_arg"
+def index_field(name: str) -> ScalarField:
+    return ScalarField("long", f"{name}_arg", "i64")
 
 
 @dataclass(frozen=True)
@@ -103,26 +124,20 @@ class IndexParam(KernelParam):
     name: str
     source: str  # "segments", "groups_per_segment" or "tile": the host variable that holds it
 
-    def declarations(self):
-        return [index_declaration(self.name)]
+    def scalars(self):
+        return [index_field(self.name)]
 
-    def arg_types(self):
-        return ["i64"]
-
-    def host(self, launch):
-        return launch.groups_per_segment if self.source == "groups_per_segment" else self.source
+    def host_scalars(self, launch):
+        return [launch.groups_per_segment if self.source == "groups_per_segment" else self.source]
 
 
 @dataclass(frozen=True)
 class ErrorBuffer(KernelParam):
-    def declarations(self):
+    def memory(self):
         return ["__global long *error"]
 
-    def arg_types(self):
-        return [None]
-
-    def host(self, launch):
-        return "ctx.error_buf"
+    def host_memory(self, launch):
+        return ["ctx.error_buf"]
 
 
 @dataclass(frozen=True)
@@ -137,17 +152,21 @@ class ArrayParam(KernelParam):
     index: int = 0
     flat: bool = False
 
-    def declarations(self):
-        return ([f"__global {self.ctype} *restrict {self.base}_mem", index_declaration(f"{self.base}_off")]
-                + [index_declaration(f"{self.base}_s{i}") for i in range(self.rank)])
+    def memory(self):
+        return [f"__global {self.ctype} *restrict {self.base}_mem"]
 
-    def arg_types(self):
-        return [None] + ["i64"] * (self.rank + 1)
+    def scalars(self):
+        return [index_field(f"{self.base}_off")] + [index_field(f"{self.base}_s{i}") for i in range(self.rank)]
 
-    def host(self, launch):
-        array = (self.base if self.role == "input" else
-                 launch.outputs[self.index] if self.role == "output" else launch.dests[self.index])
-        return f"*{array}.{'flat_args' if self.flat else 'kernel_args'}()"
+    def array(self, launch):
+        return (self.base if self.role == "input" else
+                launch.outputs[self.index] if self.role == "output" else launch.dests[self.index])
+
+    def host_memory(self, launch):
+        return [f"{self.array(launch)}.buf"]
+
+    def host_scalars(self, launch):
+        return [f"*{self.array(launch)}.{'flat_index_args' if self.flat else 'index_args'}()"]
 
 
 @dataclass(frozen=True)
@@ -157,14 +176,11 @@ class ScalarParam(KernelParam):
     prim: str  # its type's name
     ctype: str
 
-    def declarations(self):
-        return [f"{self.ctype} {self.name}"]
+    def scalars(self):
+        return [ScalarField(self.ctype, self.name, "u8" if self.prim == "bool" else self.prim)]  # bool: a uchar
 
-    def arg_types(self):
-        return ["u8" if self.prim == "bool" else self.prim]  # a bool arrives as a uchar
-
-    def host(self, launch):
-        return f"{'float' if self.prim in ('f32', 'f64') else 'int'}({launch.scalar(self.name)})"
+    def host_scalars(self, launch):
+        return [f"{'float' if self.prim in ('f32', 'f64') else 'int'}({launch.scalar(self.name)})"]
 
 
 @dataclass(frozen=True)
@@ -177,16 +193,13 @@ class LocalParam(KernelParam):
     per_thread: int = 1
     tile: bool = False
 
-    def declarations(self):
+    def memory(self):
         return [f"__local {self.ctype} *{self.name}"]
 
-    def arg_types(self):
-        return [None]
-
-    def host(self, launch):
+    def host_memory(self, launch):
         if self.tile:
-            return f"ctx.local(tile * (tile + 1) * {self.size})"
-        return f"ctx.local(group_size * {self.per_thread * self.size})"
+            return [f"ctx.local(tile * (tile + 1) * {self.size})"]
+        return [f"ctx.local(group_size * {self.per_thread * self.size})"]
 
 
 @dataclass(frozen=True)
@@ -200,45 +213,42 @@ class ScratchParam(KernelParam):
     shape: tuple  # dims: constants, or names of host variables
     shared: bool
 
-    def declarations(self):
+    def memory(self):
         return [f"__{'local' if self.shared else 'global'} {self.ctype} *restrict {self.name}"]
 
-    def arg_types(self):
-        return [None]
-
-    def host(self, launch):
+    def host_memory(self, launch):
         elements = " * ".join(f"int({d})" for d in self.shape) or "1"
         if self.shared:
-            return f"ctx.local({elements} * {CTYPE_SIZES[self.ctype]})"
-        return f"ctx.scratch(global_size * {elements}, {self.numpy_type})"
+            return [f"ctx.local({elements} * {CTYPE_SIZES[self.ctype]})"]
+        return [f"ctx.scratch(global_size * {elements}, {self.numpy_type})"]
 
 
 @dataclass(frozen=True)
 class LookbackParams(KernelParam):
     """A single-pass scan's block statuses, block counters and launch epoch."""
 
-    def declarations(self):
-        return ["__global volatile ulong *status", "__global volatile uint *counters", "ulong epoch"]
+    def memory(self):
+        return ["__global volatile ulong *status", "__global volatile uint *counters"]
 
-    def arg_types(self):
-        return [None, None, "u64"]
+    def scalars(self):
+        return [ScalarField("ulong", "epoch", "u64")]
 
-    def host(self, launch):
-        return "*ctx.lookback(blocks)"
+    def host_memory(self, launch):
+        return ["*ctx.lookback(blocks)"]  # starts a new epoch: the host passes memory before scalars
+
+    def host_scalars(self, launch):
+        return ["ctx.scan_epoch()"]
 
 
 @dataclass(frozen=True)
 class SegmentCounters(KernelParam):
     """A reduction's count of finished workgroups per segment."""
 
-    def declarations(self):
+    def memory(self):
         return ["__global volatile uint *finished"]
 
-    def arg_types(self):
-        return [None]
-
-    def host(self, launch):
-        return "ctx.segment_counters(segments)"
+    def host_memory(self, launch):
+        return ["ctx.segment_counters(segments)"]
 
 
 # ---- kernels ----
@@ -252,17 +262,36 @@ class Kernel:
     chunk: int = 1  # elements per thread of a scan kernel: the host sizes its grid by it
     inner_strides: tuple = ()  # a segred's: the strides of the segment's arrays (CExpr)
 
-    def source(self) -> str:
-        declarations = ", ".join(d for p in self.params for d in p.declarations())
-        body = "\n".join([CEmitter.INDENT + statement for statement in self.preamble] + self.body.lines)
-        return f"__kernel void {self.name}({declarations})\n{{\n{body}\n}}\n"
+    def scalar_params(self) -> list:
+        """The parameters with scalars, in the struct's order: the widest first, so that no field needs
+        padding before it."""
+        return sorted((p for p in self.params if p.scalars()), key=lambda p: -p.scalars()[0].size)
 
-    def arg_types(self) -> tuple:
-        return tuple(t for p in self.params for t in p.arg_types())
+    def scalar_fields(self) -> list:
+        return [f for p in self.scalar_params() for f in p.scalars()]
+
+    def scalar_prims(self) -> tuple:
+        return tuple(f.prim for f in self.scalar_fields())
+
+    def source(self) -> str:
+        fields = self.scalar_fields()
+        declarations = [d for p in self.params for d in p.memory()]
+        unpack = []
+        struct = ""
+        if fields:
+            struct = (f"typedef struct {{ {' '.join(f'{f.ctype} {f.name};' for f in fields)} }} "
+                      f"{self.name}_scalars;\n")
+            declarations.append(f"const {self.name}_scalars {SCALARS}")
+            unpack = [f"const {f.ctype} {f.name} = {SCALARS}.{f.name};" for f in fields]
+        body = "\n".join([CEmitter.INDENT + statement for statement in unpack + self.preamble] + self.body.lines)
+        return f"{struct}__kernel void {self.name}({', '.join(declarations)})\n{{\n{body}\n}}\n"
 
     def host_args(self, launch: Launch) -> str:
-        """The Python list of the launch's arguments."""
-        return "[" + ", ".join(p.host(launch) for p in self.params) + "]"
+        """The Python expressions of the launch's memory arguments (a list) and scalars (a tuple, in the
+        struct's order)."""
+        memory = [m for p in self.params for m in p.host_memory(launch)]
+        scalars = [s for p in self.scalar_params() for s in p.host_scalars(launch)]
+        return f"[{', '.join(memory)}], ({''.join(s + ', ' for s in scalars)})"
 
 
 class ErrorTable(list):

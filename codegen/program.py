@@ -80,9 +80,11 @@ def verify_generated(program: GeneratedProgram, stage: str = "") -> None:
     except ContractError as e:
         fail(f"the thresholds do not form a version tree: {e}")
     for k in program.kernels:
-        declared = [d for p in k.params for d in p.declarations()]
-        if len(declared) != len(k.arg_types()):
-            fail(f"kernel {k.name} declares {len(declared)} parameters but types {len(k.arg_types())}")
+        if any(len({f.size for f in p.scalars()}) > 1 for p in k.params):
+            fail(f"kernel {k.name} has a parameter whose scalars differ in size (the struct would need padding)")
+        names = [f.name for f in k.scalar_fields()]
+        if len(set(names)) != len(names):
+            fail(f"kernel {k.name} has two scalars of one name")
     try:
         compile(program.host_code, "<host code>", "exec")
     except SyntaxError as e:
@@ -163,10 +165,10 @@ def program_text(program: GeneratedProgram, tuned: dict = None, provenance: dict
     out.lines += defaults_block(tuned or {}, provenance).splitlines()
     out.line()
     out.line(f"OPENCL_PRELUDE = {python_string(PRELUDE)}")
-    out.line("KERNELS = (  # (name, OpenCL source, argument types)")
+    out.line("KERNELS = (  # (name, OpenCL source, the types of the scalars' struct's fields)")
     with out.indented():
         for k in program.kernels:
-            out.line(f"({k.name!r}, {python_string(k.source())}, {k.arg_types()!r}),")
+            out.line(f"({k.name!r}, {python_string(k.source())}, {k.scalar_prims()!r}),")
     out.line(")")
     out.line("PARAMS = (  # the fields of codegen.runtime.tuning.Param")
     with out.indented():

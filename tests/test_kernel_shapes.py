@@ -122,11 +122,11 @@ def test_a_version_that_cannot_launch_falls_back_with_one_warning(tmp_path, devi
     lib = row_sums_module(tmp_path).load(device=device, overrides=ROW_SUMS_INTRA)
     launch, intra = lib.ctx.launch, []
 
-    def failing_launch(name, global_size, local_size, args, reach):
+    def failing_launch(name, global_size, local_size, memory, scalars, reach):
         if not intra or intra[0] == name:  # the first kernel is the workgroup-level version
             intra[:1] = [name]
             raise cl.Error("simulated: out of resources")
-        return launch(name, global_size, local_size, args, reach)
+        return launch(name, global_size, local_size, memory, scalars, reach)
 
     lib.ctx.launch = failing_launch
     xss = np.arange(12, dtype=np.float32).reshape(3, 4)

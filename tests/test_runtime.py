@@ -67,7 +67,7 @@ def test_two_programs_share_one_runtime_in_a_process(tmp_path):
         spec.loader.exec_module(module)
         modules.append(module)
     assert runtime_package() in sys.modules
-    assert modules[0].PROGRAM.kernels["segmap_0"].arg_types != modules[1].PROGRAM.kernels["segmap_0"].arg_types
+    assert modules[0].PROGRAM.kernels["segmap_0"].scalar_prims != modules[1].PROGRAM.kernels["segmap_0"].scalar_prims
     one, two = (m.load() for m in modules)
     assert one.main(np.array([1, 2], np.float32)).tolist() == [2.0, 3.0]
     assert two.main(np.array([1, 2], np.int64), np.int64(3)).tolist() == [3, 6]

@@ -40,14 +40,15 @@ class DeviceArray:
         return DeviceArray(self.buf, [self.shape[i] for i in order], self.dtype,
                            [self.strides[i] for i in order], self.offset)
 
-    def kernel_args(self):
+    def index_args(self):
+        """The offset and strides a kernel takes with this array's buffer."""
         if self._args is None:  # an array is passed to many kernels: its arguments are made once
-            self._args = [self.buf, self.offset, *self.strides]
+            self._args = (self.offset, *self.strides)
         return self._args
 
-    def flat_args(self):
-        """Arguments for a kernel that indexes this (contiguous) array as one dimension."""
-        return [self.buf, self.offset, 1]
+    def flat_index_args(self):
+        """The offset and stride for a kernel that indexes this (contiguous) array as one dimension."""
+        return self.offset, 1
 
 
 def row_major_strides(shape):

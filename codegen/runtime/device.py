@@ -100,6 +100,7 @@ class DeviceState:
         self.error_buf = cl.Buffer(self.cl_ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
                                    hostbuf=np.zeros(8, np.int64))
         self.last_args = {False: {}, True: {}}  # build -> kernel name -> the keys of its last arguments
+        self.scalar_structs = {k.name: ScalarStruct(k.scalar_prims) for k in program.kernels.values()}
         self.group_limits = {}  # kernel name -> the most threads a workgroup of it can have
         # The single-pass scan's block statuses, tagged with the launch's epoch so that they never need
         # clearing, and its block counters (reset by each launch's last block).
@@ -140,7 +141,7 @@ class DeviceState:
             cl.enqueue_fill_buffer(queue, self.scan_status, np.uint64(0), 0, self.scan_blocks * 8)
             self.scan_epoch = 0
         self.scan_epoch += 1
-        return [self.scan_status, self.scan_counters, self.scan_epoch]
+        return [self.scan_status, self.scan_counters]
 
 
 _DEVICE_STATES = {}
@@ -295,9 +296,10 @@ class Context:
 
     # ---- kernels ----
 
-    def launch(self, name, global_size, local_size, args, reach):
-        """reach: a bound on the flat indices the kernel forms. With it, the buffers and the grid below
-        INDEX32_LIMIT elements, the kernel's index arithmetic fits in 32 bits."""
+    def launch(self, name, global_size, local_size, memory, scalars, reach):
+        """memory: the kernel's buffers and local memory, in order; scalars: the fields of its struct of
+        scalars (its last argument). reach: a bound on the flat indices the kernel forms. With it, the
+        buffers and the grid below INDEX32_LIMIT elements, the kernel's index arithmetic fits in 32 bits."""
         if global_size == 0:
             return
         state = self.device_state
@@ -305,22 +307,24 @@ class Context:
         kernel = state.kernels(wide)[0].get(name) or self.unavailable(name, wide)
         # Setting an argument costs more than launching (on some drivers several microseconds each), so
         # only the arguments that changed since this kernel's last launch are set.
-        last = state.last_args[wide].setdefault(name, [None] * len(args))
-        types = state.program.kernels[name].arg_types
+        last = state.last_args[wide].get(name)
+        if last is None:
+            last = state.last_args[wide][name] = [None] * (len(memory) + 1)
         local_bytes = 0
-        for i, arg in enumerate(args):
-            kind = type(arg)
-            if kind is cl.LocalMemory:
+        for i, arg in enumerate(memory):
+            if type(arg) is cl.LocalMemory:
                 key = arg.size
                 local_bytes += key
             else:
-                key = arg if kind is int or kind is float else arg.int_ptr
+                key = arg.int_ptr
             if last[i] != key:
-                if types[i] is None:
-                    kernel.set_arg(i, arg)
-                else:
-                    set_scalar_arg(kernel, i, types[i], arg)
+                kernel.set_arg(i, arg)
                 last[i] = key
+        if scalars:
+            packed = state.scalar_structs[name].pack(scalars)
+            if last[-1] != packed:
+                set_struct_arg(kernel, len(memory), packed)
+                last[-1] = packed
         if local_bytes > self.local_mem_size:  # a workgroup's arrays that do not fit (the guard falls back)
             raise WorkgroupTooLarge(f"kernel {name}'s workgroups need {local_bytes} bytes of local memory; "
                                     f"{self.device.name.strip()} has {self.local_mem_size}")
@@ -388,7 +392,11 @@ class Context:
         return max(1, min(group_size, (self.local_mem_size - 256) // bytes_per_thread))
 
     def lookback(self, blocks):
+        """A single-pass scan's buffers, for a new launch (a new epoch)."""
         return self.device_state.lookback(self.queue, blocks)
+
+    def scan_epoch(self):
+        return self.device_state.scan_epoch
 
     def segment_counters(self, segments):
         return self.device_state.segment_counters(self.queue, segments)
@@ -427,18 +435,33 @@ class Context:
                 "versions": self.version_log}
 
 
-# A kernel's scalar parameter (by its type's name) as the bytes that set it.
+# A scalar (by its type's name) as the bytes that set it, where the packing of a whole struct failed.
 PACKERS = {name: struct.Struct("=" + p.struct).pack for name, p in PRIMS.items()}
 PACKERS["f32"] = lambda x: np.float32(x).tobytes()  # rounds as numpy does (struct rejects overflow)
 _SET_ARG_BUF = hasattr(cl.Kernel, "_set_arg_buf")
 
 
-def set_scalar_arg(kernel, i, prim, value):
-    """Kernel.set_arg with a numpy scalar takes microseconds in pyopencl's type dispatch; its invokers
-    set packed bytes instead (`_set_arg_buf`), and so does this where that method exists."""
+class ScalarStruct:
+    """Packs a kernel's scalars as the bytes of its struct argument: the fields in order (the compiler puts
+    the widest first, so only the tail needs padding, to the widest field's alignment, as in C)."""
+
+    def __init__(self, prims):
+        self.prims = prims
+        size = sum(PRIMS[p].size for p in prims)
+        self.padding = bytes(-size % max((PRIMS[p].size for p in prims), default=1))
+        self.fast = struct.Struct("=" + "".join(PRIMS[p].struct for p in prims) + "x" * len(self.padding)).pack
+
+    def pack(self, values):
+        try:
+            return self.fast(*values)
+        except OverflowError:  # an f32 beyond its range, which numpy rounds to infinity
+            return b"".join(PACKERS[p](v) for p, v in zip(self.prims, values)) + self.padding
+
+
+def set_struct_arg(kernel, i, packed):
+    """Kernel.set_arg takes microseconds in pyopencl's type dispatch; its invokers set packed bytes instead
+    (`_set_arg_buf`), and so does this where that method exists."""
     if _SET_ARG_BUF:
-        kernel._set_arg_buf(i, PACKERS[prim](value))
+        kernel._set_arg_buf(i, packed)
     else:
-        kernel.set_arg(i, PRIMS[prim].dtype.type(value))
-
-
+        kernel.set_arg(i, np.frombuffer(packed, np.uint8))

@@ -27,7 +27,7 @@ from .values import read_values, type_name, write_values
 class KernelSource:
     name: str
     source: str  # OpenCL C, built after the program's prelude
-    arg_types: tuple  # per parameter: the primitive type's name of a scalar, None for memory
+    scalar_prims: tuple  # the types' names of the fields of the kernel's struct of scalars (its last argument)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,54 @@
+"""A kernel takes its scalars in one struct argument: the fields of every width arrive intact on the device,
+whatever padding the struct's tail needs, and an unchanged struct is not set again."""
+
+import struct
+
+import numpy as np
+import pytest
+
+from incflat.codegen.runtime.device import ScalarStruct
+from test_kernel_shapes import compile_library
+
+SOURCE = """
+entry mixed [n] (xs: [n]f32) (a: f32) (b: i8) (c: bool) (d: f64) (e: i64) (u: u16) : [n]f32 =
+  map (\\x -> if c then x * a + f32.i8 b else f32.f64 d + f32.i64 e + f32.u16 u) xs
+entry padded [n] (xs: [n]i64) (a: f32) (b: i8) : [n]f32 =
+  map (\\x -> f32.i64 x * a + f32.i8 b) xs
+"""
+
+
+@pytest.fixture(scope="module")
+def module(tmp_path_factory):
+    return compile_library(tmp_path_factory.mktemp("scalars"), "scalars", SOURCE)
+
+
+@pytest.mark.parametrize("c", [True, False])
+def test_scalars_of_every_width_reach_the_kernel(module, device, c):
+    lib = module.load(device=device)
+    xs = np.arange(5, dtype=np.float32)
+    got = lib.mixed(xs, np.float32(2.5), np.int8(-3), np.bool_(c), np.float64(0.25), np.int64(-(2 ** 40)),
+                    np.uint16(65535))
+    want = xs * np.float32(2.5) - 3 if c else np.full(5, np.float32(0.25 - 2 ** 40 + 65535), np.float32)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_a_struct_whose_tail_needs_padding(module, device):
+    lib = module.load(device=device)
+    for a, b in [(0.5, 7), (-1.0, -128), (3.0, 127)]:  # changed scalars are set anew at each launch
+        got = lib.padded(np.arange(4, dtype=np.int64), np.float32(a), np.int8(b))
+        np.testing.assert_array_equal(got, np.arange(4, dtype=np.float32) * np.float32(a) + np.float32(b))
+
+
+def test_the_packed_struct_has_the_c_layout():
+    packer = ScalarStruct(("i64", "f32", "u8"))
+    packed = packer.pack((-2, 1.5, 1))
+    assert len(packed) == 16  # 13 bytes of fields, padded to the long's alignment
+    assert struct.unpack("=qfB", packed[:13]) == (-2, 1.5, 1) and packed[13:] == bytes(3)
+    c_layout = np.dtype([("a", np.int64), ("b", np.float32), ("c", np.uint8)], align=True)
+    assert c_layout.itemsize == 16 and c_layout.fields["c"][1] == 12
+    assert ScalarStruct(()).pack(()) == b""
+
+
+def test_an_f32_beyond_its_range_packs_as_infinity():
+    packed = ScalarStruct(("f64", "f32")).pack((1.0, 1e39))
+    assert struct.unpack("=df", packed[:12]) == (1.0, float("inf")) and len(packed) == 16
