@@ -127,6 +127,7 @@ def cmd_autotune(args) -> int:
     program = compile_file(args.program, default_output(args.program), verify=args.verify, force=args.force)
     print(f"compiled {args.program} to {program}", flush=True)
     options = ["--runs", str(args.runs), "--timeout", str(args.timeout)]
+    options += ["--max-runs", str(args.max_runs)] if args.max_runs is not None else []
     options += ["--entry", args.entry] if args.entry else []
     options += [f"--pass-option={o}" for o in args.pass_option]
     options += [f"--exclude-case={t}" for t in args.exclude_case]
@@ -233,6 +234,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("autotune", cmd_autotune, "compile, tune the thresholds on the -- == datasets, bake them in")
     p.add_argument("program", type=pathlib.Path)
     p.add_argument("-r", "--runs", type=option_int, default=5, help="timed runs per measurement (default 5)")
+    p.add_argument("--max-runs", type=option_int, default=None,
+                   help="runs per measurement at most, while a comparison is not significant (default 4x --runs)")
     p.add_argument("--timeout", type=option_seconds, default=60.0, help="seconds per program run (default 60)")
     p.add_argument("-e", "--entry", help="tune only this entry point")
     p.add_argument("--pass-option", action="append", default=[], help="pass an option to the program")

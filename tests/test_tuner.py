@@ -30,7 +30,7 @@ from incflat.tuner.datasets import (
     select_datasets,
 )
 from incflat.tuner.errors import TunerError
-from incflat.tuner.measure import Bench, Measurement
+from incflat.tuner.measure import Bench, Candidate, Measurement, compare
 from incflat.tuner.probe import Probe, probe
 from incflat.codegen.runtime.tuning import (NEVER, TUNED_BEGIN, TUNED_END, Param, parse_comparisons, parse_device,
                                             parse_listing)
@@ -266,6 +266,32 @@ def test_bench_drops_the_warm_up_caches_by_key_and_kills_slow_candidates():
     assert (bench.run_count["d"], bench.hit_count["d"]) == (3, 1)
 
 
+def test_a_comparison_measures_more_until_the_difference_is_significant():
+    warm = 900.0
+    program = _StubProgram([
+        RunResult(None, "", 1.0, (warm, 100.0, 106.0)),  # a
+        RunResult(None, "", 1.0, (warm, 104.0, 108.0)),  # b: not yet significant
+        RunResult(None, "", 1.0, (warm, 101.0, 103.0)),  # a again
+        RunResult(None, "", 1.0, (warm, 107.0, 105.0)),  # b again
+        RunResult(None, "", 1.0, (warm, 102.0, 104.0)),  # a a third time: now significant
+    ])
+    bench = Bench(program, runs=2, timeout=60.0, log=lambda _: None, max_runs=8)
+    dataset = Dataset("d", "main", InlineValues("1"), False)
+    a, b = Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b")
+    assert compare(bench, dataset, a, b) == -1 and compare(bench, dataset, b, a) == 1
+    assert bench.run_count["d"] == 5 and not program.outcomes
+    assert bench.measure(dataset, {T1: 1}, key="a").times_us == (100.0, 106.0, 101.0, 103.0, 102.0, 104.0)
+    assert compare(bench, dataset, a, Candidate({T1: 3}, "a")) == 0  # one experiment
+
+
+def test_a_difference_inside_the_noise_after_max_runs_is_a_tie():
+    program = _StubProgram([RunResult(None, "", 1.0, (500.0, 100.0 + k % 3, 103.0 - k % 3)) for k in range(4)])
+    bench = Bench(program, runs=2, timeout=60.0, log=lambda _: None, max_runs=4)
+    dataset = Dataset("d", "main", InlineValues("1"), False)
+    assert compare(bench, dataset, Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b")) == 0
+    assert bench.run_count["d"] == 4  # two invocations each, then no more
+
+
 # --- the version tree ---
 
 
@@ -343,11 +369,16 @@ def test_probing_pins_ancestors_to_reach_thresholds_under_true_outcomes():
 
 
 class _ModelBench:
-    """Measures with a cost function of (dataset, path) and caches by key as Bench does."""
+    """Measures with a cost function of (dataset, path) and caches by key as Bench does; one run each."""
+
+    max_runs = 1
 
     def __init__(self, forest, cost):
         self.forest, self.cost = forest, cost
         self.runs, self.hits, self.seen = 0, 0, {}
+
+    def measure_more(self, dataset, candidate, found):
+        return found
 
     def measure(self, dataset, params, *, key=None, label=""):
         if (dataset.name, key) in self.seen:
@@ -403,6 +434,40 @@ def test_thresholds_that_no_dataset_reaches_keep_the_default():
     assert "other.u: no tuning dataset reaches it" in outcome.notes[0]
 
 
+class _NoisyBench(_ModelBench):
+    """True and false alike in the noise on dataset `a`; on `b`, true is clearly faster."""
+
+    max_runs = 6
+
+    def measure(self, dataset, params, *, key=None, label=""):
+        found = self.seen.get((dataset.name, key))
+        if found is None:
+            self.runs += 1
+            found = self.seen[dataset.name, key] = Measurement(self._times(dataset.name, key, 0))
+        return found
+
+    def measure_more(self, dataset, candidate, found):
+        self.runs += 1
+        more = self.seen[dataset.name, candidate.key] = found.merged(
+            Measurement(self._times(dataset.name, candidate.key, len(found.times_us))))
+        return more
+
+    def _times(self, name, key, start):
+        true = key[0][1][0]
+        base = 10.0 if name == "b" and true else 20.0
+        return tuple(base + (0.5 if (start + i + true) % 2 else -0.5) for i in range(2))
+
+
+def test_a_dataset_whose_outcomes_tie_constrains_nothing():
+    forest = build_forest([threshold("m.t", None, ())])
+    bench = _NoisyBench(forest, None)
+    outcome = tune_simple(forest, [_probed("a", {"m.t": (100,)}), _probed("b", {"m.t": (50,)})], bench,
+                          lambda _: None)
+    # Without a, b's range [1, 50] decides; a (E = 100, true and false equally fast) does not move it.
+    assert outcome.assignment == {"m.t": 50}
+    assert any("on a both outcomes ran equally fast" in n for n in outcome.notes)
+
+
 # --- end to end, on the fake program ---
 
 
@@ -428,7 +493,7 @@ def _run_fake(program: Path, stdin: str, *args: str) -> str:
 def test_tuning_sends_each_dataset_to_its_cheapest_version_and_writes_back(tmp_path):
     fut, program = _workspace(tmp_path)
     out = io.StringIO()
-    result = autotune(fut, program, runs=1, out=out)
+    result = autotune(fut, program, runs=2, out=out)  # two runs, no spread: every difference is significant
     selection = select_datasets(read_test_cases(fut))
 
     def cheapest(d):

@@ -14,7 +14,8 @@ from typing import Callable, TextIO
 
 from incflat.tuner.datasets import Dataset, read_test_cases, select_datasets
 from incflat.tuner.errors import TunerError
-from incflat.tuner.measure import Bench, Measurement
+from incflat.tuner.bench import welch_pvalue
+from incflat.tuner.measure import ALPHA, Bench, Measurement
 from incflat.tuner.probe import Probe, probe
 from incflat.tuner.program import Program
 from incflat.tuner.simple import STRATEGY, Probed, tune_simple
@@ -35,6 +36,11 @@ class DatasetReport:
     @property
     def speedup(self) -> float:
         return self.before.runtime_us / self.after.runtime_us if self.before.ok and self.after.ok else float("nan")
+
+    @property
+    def significant(self) -> bool:
+        """Whether tuned and untuned differ by more than the noise (Welch's test at ALPHA)."""
+        return self.before.ok and self.after.ok and welch_pvalue(self.before.times_us, self.after.times_us) < ALPHA
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,7 @@ def autotune(
     program_path: Path | str,
     *,
     runs: int = 5,
+    max_runs: int | None = None,
     timeout: float = 60.0,
     entry: str | None = None,
     extra_args: Sequence[str] = (),
@@ -89,7 +96,7 @@ def autotune(
         if not (selection.tuning or selection.held_out or selection.skipped):
             raise _no_datasets(fut_path, selection, entry)  # a misspelt entry point, say: an error even where there is nothing to tune
         read_program(program_path)  # fail now, not after tuning, if there is nowhere to write the results
-        bench = Bench(Program(program_path, extra_args), runs=runs, timeout=timeout, log=log)
+        bench = Bench(Program(program_path, extra_args), runs=runs, timeout=timeout, log=log, max_runs=max_runs)
         forest = build_forest(bench.program.params(timeout))
         if not forest:
             # One version: the tuned program is the program; an empty tuning file says it was tuned.
@@ -186,12 +193,14 @@ def _report(result: TuneResult, log: Callable[[str], None]) -> None:
         log(f"wrote {result.tuning_file} and the defaults of {result.program}")
         return
     width = max([len("dataset")] + [len(d.name) for d in result.datasets])
-    log("runtimes: the fastest of the timed runs of one invocation, after a warm-up run")
-    log(f"{'dataset':<{width}}  role      {'untuned':>12}  {'tuned':>12}  speedup   runs  cached")
+    log("runtimes: the mean of the timed runs (after a warm-up run) and its 95% confidence interval; a speedup")
+    log("inside the noise (Welch's t-test, p >= 0.05) is shown as 'same'")
+    log(f"{'dataset':<{width}}  role      {'untuned':>24}  {'tuned':>24}  speedup   runs  cached")
     for d in result.datasets:
         role = "held-out" if d.held_out else "tuning"
+        speedup = f"{d.speedup:>6.2f}x" if d.significant else f"{'same':>7}"
         log(
-            f"{d.name:<{width}}  {role:<8}  {_us(d.before):>12}  {_us(d.after):>12}  {d.speedup:>6.2f}x  "
+            f"{d.name:<{width}}  {role:<8}  {_us(d.before):>24}  {_us(d.after):>24}  {speedup}  "
             f"{d.runs:>5}  {d.cache_hits:>6}"
         )
     log(f"program runs: {result.runs} ({result.cache_hits} more answered from the cache)")
@@ -199,7 +208,10 @@ def _report(result: TuneResult, log: Callable[[str], None]) -> None:
 
 
 def _us(m: Measurement) -> str:
-    return f"{m.runtime_us:.1f}us" if m.ok else "failed"
+    if not m.ok:
+        return "failed"
+    low, high = m.interval_us()
+    return f"{m.runtime_us:.1f}us ±{(high - low) / 2:.1f}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -210,6 +222,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("program_fut", type=Path, help="the .fut file with the -- == test blocks")
     parser.add_argument("compiled", type=Path, help="the compiled program (incflat compile)")
     parser.add_argument("--runs", type=option_int, default=5, help="timed runs per measurement, after one warm-up (5)")
+    parser.add_argument("--max-runs", type=option_int, default=None,
+                        help="runs per measurement at most, while a comparison is not significant (4x --runs)")
     parser.add_argument("--timeout", type=option_seconds, default=60.0, help="seconds allowed per program invocation (60)")
     parser.add_argument("--entry", help="tune only the datasets of this entry point")
     parser.add_argument(
@@ -221,6 +235,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.runs < 1 or args.timeout <= 0:
         parser.error("--runs must be at least 1 and --timeout positive")
+    if args.max_runs is not None and args.max_runs < args.runs:
+        parser.error(f"--max-runs {args.max_runs}: must be at least --runs ({args.runs})")
 
     received: list[int] = []
 
@@ -235,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         autotune(
             args.program_fut, args.compiled,
-            runs=args.runs, timeout=args.timeout, entry=args.entry, extra_args=args.pass_option,
+            runs=args.runs, max_runs=args.max_runs, timeout=args.timeout, entry=args.entry, extra_args=args.pass_option,
             exclude=args.exclude_case,
         )
         return 0

@@ -96,6 +96,18 @@ def mean_ci(runtimes: Sequence[float]) -> tuple[float, float, float]:
     return mean, mean - half, mean + half
 
 
+def welch_pvalue(a: Sequence[float], b: Sequence[float]) -> float:
+    """The two-sided p-value of Welch's t-test that two samples have the same mean (nan with fewer than two
+    values in either). Runs with no spread at all (a deterministic program) differ exactly when their means do."""
+    from scipy import stats
+    if len(a) < 2 or len(b) < 2:
+        return math.nan
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    if va + vb == 0:
+        return 0.0 if statistics.fmean(a) != statistics.fmean(b) else 1.0
+    return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
+
+
 def selected(case: TestCase, entry: str | None, exclude: Sequence[str]) -> list[str]:
     """The entry points a case is benchmarked for ([] when a tag excludes it or it expects an error)."""
     tags = case.run_tags | case.block_tags
@@ -230,7 +242,6 @@ def load_results(path: pathlib.Path) -> dict:
 def compare(a: dict, b: dict) -> tuple[list, list]:
     """Rows (program, dataset, speedup of b over a, p-value of Welch's t-test) for the datasets timed in both,
     and the (program, dataset, why) of those that are not."""
-    from scipy import stats
     rows, missing = [], []
     for program in sorted(set(a) | set(b)):
         da, db = a.get(program, {}).get("datasets", {}), b.get(program, {}).get("datasets", {})
@@ -241,7 +252,7 @@ def compare(a: dict, b: dict) -> tuple[list, list]:
                 missing.append((program, name, why))
                 continue
             ta, tb = ra["runtimes"], rb["runtimes"]
-            p = stats.ttest_ind(ta, tb, equal_var=False).pvalue if len(ta) > 1 and len(tb) > 1 else float("nan")
+            p = welch_pvalue(ta, tb)
             rows.append((program, name, statistics.fmean(ta) / statistics.fmean(tb), p))
     return rows, missing
 

@@ -1,9 +1,15 @@
-"""Measurement: one program invocation per (dataset, assignment), a discarded warm-up, timeouts, a cache.
+"""Measurement: program invocations per (dataset, assignment), a discarded warm-up, timeouts, a cache, and
+comparisons that measure until they are significant.
 
-A measurement runs the program once with `-r R+1 -t FILE` and drops the first time (the warm-up: kernel
+A measurement runs the program with `-r R+1 -t FILE` and drops the first time (the warm-up: kernel
 compilation, first allocations). Failures and timeouts are recorded as infinitely slow, never raised. After a
 dataset's first successful measurement, a candidate may run at most SLOWDOWN_LIMIT times the wall time of the
 best invocation so far: anything slower cannot win, so it is killed early.
+
+Two measurements are compared by Welch's t-test on their runs. While the difference is not significant at
+ALPHA, the one with fewer runs is measured again (another invocation of R runs, added to the cached
+measurement), up to `max_runs` runs each; a difference still inside the noise then is a tie, which a strategy
+must not read as a preference.
 """
 
 from __future__ import annotations
@@ -14,10 +20,12 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
+from incflat.tuner.bench import mean_ci, welch_pvalue
 from incflat.tuner.datasets import Dataset
 from incflat.tuner.program import Program, RunResult
 
 SLOWDOWN_LIMIT = 10.0
+ALPHA = 0.05  # the significance level of a comparison
 TIMEOUT_SLACK_S = 1.0  # start-up noise that the wall time of a fast run does not show
 
 
@@ -40,24 +48,70 @@ class Measurement:
 
     @property
     def runtime_us(self) -> float:
-        """The figure the tuner compares: the fastest run, least disturbed by other load (as futhark autotune)."""
-        return self.min_us
+        """The figure the tuner sums and reports: the mean of the timed runs."""
+        return self.mean_us
+
+    def interval_us(self) -> tuple[float, float]:
+        """The 95% confidence interval of the mean."""
+        _, low, high = mean_ci(self.times_us)
+        return low, high
+
+    def merged(self, more: "Measurement") -> "Measurement":
+        return Measurement(self.times_us + more.times_us) if more.ok else more
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An assignment to measure a dataset under: its --params, the key of the experiment, a label for the log."""
+    params: Mapping[str, int] | None
+    key: Hashable = None
+    label: str = ""
 
 
 class Measurer(Protocol):
-    """What a search strategy needs: measure a dataset under an assignment, reusing equal experiments."""
+    """What a search strategy needs: measure a dataset under an assignment, reusing equal experiments, and
+    measure it more (for a comparison that is not yet significant)."""
+
+    max_runs: int
 
     def measure(
         self, dataset: Dataset, params: Mapping[str, int] | None, *, key: Hashable = None, label: str = ""
     ) -> Measurement: ...
 
+    def measure_more(self, dataset: Dataset, candidate: Candidate, found: Measurement) -> Measurement: ...
+
+
+def compare(bench: Measurer, dataset: Dataset, first: Candidate, second: Candidate) -> int:
+    """-1 if `first` is significantly faster on `dataset`, 1 if `second` is, 0 for a tie: the same experiment,
+    both failed, or a difference inside the noise after `max_runs` runs of each. A failure loses to a run."""
+    if first.key is not None and first.key == second.key:
+        return 0
+    found = [bench.measure(dataset, c.params, key=c.key, label=c.label) for c in (first, second)]
+    while True:
+        a, b = found
+        if not (a.ok and b.ok):
+            return 0 if not (a.ok or b.ok) else (-1 if a.ok else 1)
+        if welch_pvalue(a.times_us, b.times_us) < ALPHA:
+            return -1 if a.mean_us < b.mean_us else 1
+        fewer = 0 if len(a.times_us) <= len(b.times_us) else 1
+        if len(found[fewer].times_us) >= bench.max_runs:
+            if len(a.times_us) < 2 or len(b.times_us) < 2:  # single runs (--runs 1): no test, the means decide
+                return (a.mean_us > b.mean_us) - (a.mean_us < b.mean_us)
+            return 0
+        more = bench.measure_more(dataset, (first, second)[fewer], found[fewer])
+        if len(more.times_us) <= len(found[fewer].times_us) and more.ok:
+            return (a.mean_us > b.mean_us) - (a.mean_us < b.mean_us)  # a measurer that gives no more runs
+        found[fewer] = more
+
 
 class Bench:
     """Runs a program on datasets, counting runs and cache hits per dataset, and logging each measurement."""
 
-    def __init__(self, program: Program, *, runs: int, timeout: float, log: Callable[[str], None]):
+    def __init__(self, program: Program, *, runs: int, timeout: float, log: Callable[[str], None],
+                 max_runs: int | None = None):
         self.program = program
         self.runs = runs
+        self.max_runs = max(runs, max_runs if max_runs is not None else 4 * runs)
         self.timeout = timeout
         self.log = log
         self.run_count: Counter[str] = Counter()
@@ -83,6 +137,17 @@ class Bench:
         self.log(f"  {dataset.name} [{label}]: {describe(found)}")
         return found
 
+    def measure_more(self, dataset: Dataset, candidate: Candidate, found: Measurement) -> Measurement:
+        """`found` with the runs of another invocation added (and cached under the candidate's key)."""
+        runs, timeout = min(self.runs, self.max_runs - len(found.times_us)), self._timeout(dataset.name)
+        result = self.program.run(dataset, params=candidate.params, timeout=timeout, timing_runs=runs + 1)
+        self.run_count[dataset.name] += 1
+        more = found.merged(self._record(dataset.name, result, timeout))
+        if candidate.key is not None:
+            self._cache[dataset.name, candidate.key] = more
+        self.log(f"  {dataset.name} [{candidate.label}]: {describe(more)} (measured again)")
+        return more
+
     def run_once(self, dataset: Dataset, params: Mapping[str, int], options: Sequence[str]) -> RunResult:
         """One untimed run (for `-L`), counted like a measurement."""
         self.run_count[dataset.name] += 1
@@ -103,4 +168,7 @@ class Bench:
 
 
 def describe(m: Measurement) -> str:
-    return f"{m.min_us:.1f} us (mean {m.mean_us:.1f})" if m.ok else f"failed: {m.failure}"
+    if not m.ok:
+        return f"failed: {m.failure}"
+    low, high = m.interval_us()
+    return f"mean {m.mean_us:.1f} us (95% CI {low:.1f}-{high:.1f}, {len(m.times_us)} runs)"

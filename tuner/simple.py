@@ -2,7 +2,9 @@
 
 Thresholds are tuned children first. For threshold T, each dataset D that reaches it runs with T=1 (true) and
 T=never (false), ancestors pinned so that T is reached, descendants at their tuned values. With D's ePar E,
-"true was faster" means any T in [1, E] suits D, and "false was faster" any T in [E+1, never]. The chosen value
+"true was significantly faster" means any T in [1, E] suits D, and "false was" any T in [E+1, never]; a dataset
+on which the two differ by less than the noise (measurement.compare: Welch's test, measuring more until
+significant or `max_runs`) suits any T. The chosen value
 is the upper end of the intersection of these ranges; if it is empty, the faster of its two ends (runtime
 summed over the datasets). Experiments are cached by each dataset's path, so a subtree already measured is
 never run again: with a consistent set of datasets, each dataset runs once per code version.
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from incflat.tuner.datasets import Dataset
-from incflat.tuner.measure import Measurer
+from incflat.tuner.measure import Candidate, Measurer, compare
 from incflat.tuner.program import EPars
 from incflat.codegen.runtime.tuning import Forest, Node, all_nodes
 from incflat.tuner.tree import never_value, path, pins, tuning_order
@@ -105,11 +107,17 @@ class _Experiment:
     base: dict[str, int]
     never: int
 
-    def runtime(self, d: Probed, value: int) -> float:
+    def candidate(self, d: Probed, value: int) -> Candidate:
         assignment = self.base | {self.node.name: value}
-        key = path(self.forest, assignment, d.epars)
-        label = f"{self.node.name}={self.show(value)}"
-        return self.bench.measure(d.dataset, assignment, key=key, label=label).runtime_us
+        return Candidate(assignment, path(self.forest, assignment, d.epars), f"{self.node.name}={self.show(value)}")
+
+    def runtime(self, d: Probed, value: int) -> float:
+        c = self.candidate(d, value)
+        return self.bench.measure(d.dataset, c.params, key=c.key, label=c.label).runtime_us
+
+    def compare(self, d: Probed, first: int, second: int) -> int:
+        """-1 if `first` is significantly faster on d, 1 if `second` is, 0 for a tie."""
+        return compare(self.bench, d.dataset, self.candidate(d, first), self.candidate(d, second))
 
     def total(self, datasets: Sequence[Probed], value: int) -> float:
         return sum(self.runtime(d, value) for d in datasets)
@@ -121,13 +129,20 @@ class _Experiment:
 def _from_ranges(experiment: _Experiment, reaching: Sequence[Probed], note: Callable[[str], None]) -> int:
     name, never = experiment.node.name, experiment.never
     ranges: list[tuple[int, int]] = []
+    tied = []
     for d in reaching:
         (e,) = d.epars[name]
-        on_true, on_false = experiment.runtime(d, 1), experiment.runtime(d, never)
-        if math.isinf(on_true) and math.isinf(on_false):
-            note(f"{name}: {d.dataset.name} failed both ways, so it gives no range")
+        faster = experiment.compare(d, 1, never)
+        if faster == 0:
+            if math.isinf(experiment.runtime(d, 1)):
+                note(f"{name}: {d.dataset.name} failed both ways, so it gives no range")
+            elif experiment.candidate(d, 1).key != experiment.candidate(d, never).key:
+                tied.append(d.dataset.name)
             continue
-        ranges.append((1, e) if on_true < on_false else (e + 1, never))
+        ranges.append((1, e) if faster < 0 else (e + 1, never))
+    if tied:
+        note(f"{name}: on {', '.join(tied)} both outcomes ran equally fast (the difference was inside the noise "
+             f"after {experiment.bench.max_runs} runs), so {'they give' if len(tied) > 1 else 'it gives'} no range")
     if not ranges:
         return never
     lo, hi = max(r[0] for r in ranges), min(r[1] for r in ranges)
