@@ -124,6 +124,8 @@ def cmd_compile(args) -> int:
 
 def cmd_autotune(args) -> int:
     from incflat import tuner
+    if args.max_runs is not None and args.max_runs < args.runs:
+        raise UsageError(f"--max-runs {args.max_runs}: must be at least --runs ({args.runs})")
     program = compile_file(args.program, default_output(args.program), verify=args.verify, force=args.force)
     print(f"compiled {args.program} to {program}", flush=True)
     options = ["--runs", str(args.runs), "--timeout", str(args.timeout)]

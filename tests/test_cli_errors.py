@@ -74,6 +74,7 @@ def test_number_options_take_ascii_digits_only(tmp_path):
     fut.write_text(SOURCE)
     for args, words in ((["autotune", fut, "-r", "\u0663"], ["-r/--runs", "invalid integer"]),
                         (["autotune", fut, "--timeout", "nan"], ["--timeout", "invalid number of seconds"]),
+                        (["autotune", fut, "-r", "5", "--max-runs", "2"], ["--max-runs 2", "at least --runs (5)"]),
                         (["test", fut, "--timeout", "\u0663"], ["--timeout", "invalid number of seconds"])):
         proc = incflat(*args)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
