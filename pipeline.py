@@ -3,7 +3,7 @@
     source text --parse--> Syntax --check--> source IR (ir.source.Program)
       --inline_calls ... remove_dead_code--> normalised source IR (redomap / scanomap formed, G4 and G5 applied)
       --flatten--> target IR (ir.target.Program: guarded versions of segops)
-      --rename_interfaces, sink_iotas, fuse_scan_postmaps, prune_unsupported--> target IR ready for code generation
+      --rename_interfaces, sink_iotas, fuse_scan_postmaps, prune_context, prune_unsupported--> target IR for codegen
       --generate--> codegen.program.GeneratedProgram (kernels, host code, tuning parameters)
 
 `compile(text, filename, until=STAGE)` runs the list up to any stage, and `run(ir, after=STAGE, until=...)` goes

@@ -251,8 +251,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         autotune(
             args.program_fut, args.compiled,
-            runs=args.runs, max_runs=args.max_runs, timeout=args.timeout, entry=args.entry, extra_args=args.pass_option,
-            exclude=args.exclude_case,
+            runs=args.runs, max_runs=args.max_runs, timeout=args.timeout, entry=args.entry,
+            extra_args=args.pass_option, exclude=args.exclude_case,
         )
         return 0
     except TunerError as e:

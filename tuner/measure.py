@@ -91,17 +91,14 @@ def compare(bench: Measurer, dataset: Dataset, first: Candidate, second: Candida
         a, b = found
         if not (a.ok and b.ok):
             return 0 if not (a.ok or b.ok) else (-1 if a.ok else 1)
+        by_means = (a.mean_us > b.mean_us) - (a.mean_us < b.mean_us)
         if welch_pvalue(a.times_us, b.times_us) < ALPHA:
-            return -1 if a.mean_us < b.mean_us else 1
+            return by_means
         fewer = 0 if len(a.times_us) <= len(b.times_us) else 1
         if len(found[fewer].times_us) >= bench.max_runs:
-            if len(a.times_us) < 2 or len(b.times_us) < 2:  # single runs (--runs 1): no test, the means decide
-                return (a.mean_us > b.mean_us) - (a.mean_us < b.mean_us)
-            return 0
-        more = bench.measure_more(dataset, (first, second)[fewer], found[fewer])
-        if len(more.times_us) <= len(found[fewer].times_us) and more.ok:
-            return (a.mean_us > b.mean_us) - (a.mean_us < b.mean_us)  # a measurer that gives no more runs
-        found[fewer] = more
+            # single runs (--runs 1 --max-runs 1) allow no test: the means decide
+            return by_means if min(len(a.times_us), len(b.times_us)) < 2 else 0
+        found[fewer] = bench.measure_more(dataset, (first, second)[fewer], found[fewer])
 
 
 class Bench:

@@ -4,9 +4,8 @@ Thresholds are tuned children first. For threshold T, each dataset D that reache
 T=never (false), ancestors pinned so that T is reached, descendants at their tuned values. With D's ePar E,
 "true was significantly faster" means any T in [1, E] suits D, and "false was" any T in [E+1, never]; a dataset
 on which the two differ by less than the noise (measurement.compare: Welch's test, measuring more until
-significant or `max_runs`) suits any T. The chosen value
-is the upper end of the intersection of these ranges; if it is empty, the faster of its two ends (runtime
-summed over the datasets). Experiments are cached by each dataset's path, so a subtree already measured is
+significant or `max_runs`) suits any T. The chosen value is the upper end of the intersection of these ranges;
+if it is empty, the faster of its two ends (mean runtime summed over the datasets). Experiments are cached by each dataset's path, so a subtree already measured is
 never run again: with a consistent set of datasets, each dataset runs once per code version.
 
 Alg. 2 tunes each threshold once. Guards in sequence are not independent, though (a version's result layout
@@ -133,10 +132,10 @@ def _from_ranges(experiment: _Experiment, reaching: Sequence[Probed], note: Call
     for d in reaching:
         (e,) = d.epars[name]
         faster = experiment.compare(d, 1, never)
-        if faster == 0:
+        if faster == 0:  # (true and false are different paths: the guard's outcome is on each)
             if math.isinf(experiment.runtime(d, 1)):
                 note(f"{name}: {d.dataset.name} failed both ways, so it gives no range")
-            elif experiment.candidate(d, 1).key != experiment.candidate(d, never).key:
+            else:
                 tied.append(d.dataset.name)
             continue
         ranges.append((1, e) if faster < 0 else (e + 1, never))
