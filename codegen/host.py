@@ -309,15 +309,10 @@ class HostWriter:
         outs = self.alloc_outputs(pat, e.types, loc, len(e.ctx), coalescing.interleaved_results(e))
         self.emit("space = " + " * ".join(f"int({self.atom(b.width)})" for b in e.ctx))
         level0 = T.level0_segops(e.body)  # the intra-group version
-        if level0:  # a workgroup per point, as wide as the widest level-0 segop (or one for several points)
+        if level0:  # a workgroup per point, as wide as the widest level-0 segop
             widths = ", ".join(" * ".join(f"int({self.atom(b.width)})" for b in op.ctx) for op in level0)
             self.emit(f"group_size = min(max({widths}, 1), ctx.max_group_size)")
-            if k.packed:
-                self.emit(f"group_rows = ctx.group_rows({k.name!r}, space, group_size, {k.local_bytes()})")
-                self.emit("group_size *= group_rows")
-                self.launch(k, "space // group_rows * group_size", self.args(k, outs), "space")
-            else:
-                self.launch(k, "space * group_size", self.args(k, outs), "space")
+            self.launch(k, "space * group_size", self.args(k, outs), "space")
         else:
             self.emit(self.group_size(name, [k]))
             self.launch(k, "ceil_div(space, group_size) * group_size", self.args(k, outs), "space")

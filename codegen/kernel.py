@@ -113,10 +113,6 @@ class KernelParam:
     def host_scalars(self, launch: Launch) -> list:
         return []
 
-    def local_bytes(self) -> str:
-        """A host expression: the local memory this parameter takes in a workgroup of group_size threads."""
-        return "0"
-
 
 def index_field(name: str) -> ScalarField:
     return ScalarField("long", f"{name}_arg", "i64")
@@ -200,11 +196,10 @@ class LocalParam(KernelParam):
     def memory(self):
         return [f"__local {self.ctype} *{self.name}"]
 
-    def local_bytes(self):
-        return f"tile * (tile + 1) * {self.size}" if self.tile else f"group_size * {self.per_thread * self.size}"
-
     def host_memory(self, launch):
-        return [f"ctx.local({self.local_bytes()})"]
+        if self.tile:
+            return [f"ctx.local(tile * (tile + 1) * {self.size})"]
+        return [f"ctx.local(group_size * {self.per_thread * self.size})"]
 
 
 @dataclass(frozen=True)
@@ -217,21 +212,14 @@ class ScratchParam(KernelParam):
     numpy_type: str  # e.g. np.float32
     shape: tuple  # dims: constants, or names of host variables
     shared: bool
-    packed: bool = False  # shared by the group_rows points of a packed workgroup, one array each
 
     def memory(self):
         return [f"__{'local' if self.shared else 'global'} {self.ctype} *restrict {self.name}"]
 
-    def local_bytes(self) -> str:
-        """A host expression: the local memory of one point's array (0 for global memory)."""
-        if not self.shared:
-            return "0"
-        return " * ".join([f"int({d})" for d in self.shape] + [str(CTYPE_SIZES[self.ctype])])
-
     def host_memory(self, launch):
         elements = " * ".join(f"int({d})" for d in self.shape) or "1"
         if self.shared:
-            return [f"ctx.local({'group_rows * ' if self.packed else ''}{self.local_bytes()})"]
+            return [f"ctx.local({elements} * {CTYPE_SIZES[self.ctype]})"]
         return [f"ctx.scratch(global_size * {elements}, {self.numpy_type})"]
 
 
@@ -273,16 +261,11 @@ class Kernel:
     body: CEmitter = field(default_factory=lambda: CEmitter(depth=1))
     chunk: int = 1  # elements per thread of a scan kernel: the host sizes its grid by it
     inner_strides: tuple = ()  # a segred's: the strides of the segment's arrays (CExpr)
-    packed: bool = False  # an intra-group segmap running group_rows points per workgroup (codegen.packing)
 
     def scalar_params(self) -> list:
         """The parameters with scalars, in the struct's order: the widest first, so that no field needs
         padding before it."""
         return sorted((p for p in self.params if p.scalars()), key=lambda p: -p.scalars()[0].size)
-
-    def local_bytes(self) -> str:
-        """A host expression: the local memory a workgroup of group_size threads takes."""
-        return " + ".join(b for b in (p.local_bytes() for p in self.params) if b != "0") or "0"
 
     def scalar_fields(self) -> list:
         return [f for p in self.scalar_params() for f in p.scalars()]

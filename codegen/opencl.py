@@ -60,9 +60,6 @@ class KernelWriter:
         self.errors = errors  # the program's run-time error table: (where, message template)
         self.inputs = set()  # names of the kernel's scalar inputs: host values too
         self.shared = False  # whether intermediate arrays belong to the workgroup (the intra-group level)
-        # The thread's index in its point's workgroup and that workgroup's size; a packed kernel (pack_rows)
-        # runs several points in one workgroup, each on a slice of it: `row` numbers the slice.
-        self.local_id, self.local_size, self.row = "get_local_id(0)", "get_local_size(0)", None
         self.checks = errors.checks  # bounds, division and coercion checks
         self.k.params.append(ErrorBuffer())
 
@@ -135,22 +132,10 @@ class KernelWriter:
         return self.array_param(f"out{i}", t, "output", i)
 
     def local_param(self, ctype: str, per_thread: int = 1) -> str:
-        """Local memory of per_thread elements for each thread of the workgroup (of the point's slice of it,
-        in a packed kernel)."""
+        """Local memory of per_thread elements for each thread of the workgroup."""
         name = self.fresh("local")
         self.k.params.append(LocalParam(name, ctype, CTYPE_SIZES[ctype], per_thread))
-        if self.row is None:
-            return name
-        return self.declare(f"__local {ctype} *", f"{name} + {self.row} * {self.local_size} * {per_thread}", name)
-
-    def pack_rows(self) -> str:
-        """Makes the kernel run `group_rows` points per workgroup (codegen.packing), each on a slice of the
-        workgroup's threads and local memory; returns the point's index among the workgroup's."""
-        rows = self.index_param("group_rows")
-        self.local_size = self.declare("long", f"(long)get_local_size(0) / {rows}", "lsize")
-        self.row = self.declare("long", f"(long)get_local_id(0) / {self.local_size}", "row")
-        self.local_id = self.declare("long", f"(long)get_local_id(0) % {self.local_size}", "lid")
-        return f"(({INDEX})get_group_id(0) * {rows} + {self.row})"
+        return name
 
     # ---- atoms and scalar expressions ----
 
@@ -414,13 +399,11 @@ class KernelWriter:
             raise Unsupported("an intermediate array inside a kernel whose size is computed in the kernel", loc)
         prim = PRIMS[t.elem.name]
         mem = self.fresh("scratch")
-        self.k.params.append(ScratchParam(mem, prim.ctype, prim.numpy_spelling, tuple(t.shape), self.shared,
-                                          self.shared and self.row is not None))
+        self.k.params.append(ScratchParam(mem, prim.ctype, prim.numpy_spelling, tuple(t.shape), self.shared))
         dims = tuple(dim_expr(d) for d in t.shape)
         strides = [" * ".join(f"({d})" for d in dims[k + 1:]) or "1" for k in range(len(dims))]
-        if self.shared:  # in the workgroup's local memory (the point's part of it, in a packed kernel)
-            offset = "0" if self.row is None else f"{self.row} * ({' * '.join(f'({d})' for d in dims) or '1'})"
-            return View(mem, prim.ctype, offset, dims, tuple(strides))
+        if self.shared:  # in the workgroup's local memory
+            return View(mem, prim.ctype, "0", dims, tuple(strides))
         threads = f"(({INDEX})get_global_size(0))"
         return View(mem, prim.ctype, f"(({INDEX})get_global_id(0))", dims,
                     tuple(f"({s}) * {threads}" for s in strides))
@@ -473,7 +456,7 @@ class KernelWriter:
         idxs, vals = self.env[e.idxs.name], self.env[e.vals.name]
         with ExitStack() as first_thread:
             if group:
-                first_thread.enter_context(self.block(f"if ({self.local_id} == 0)"))
+                first_thread.enter_context(self.block("if (get_local_id(0) == 0)"))
             i = self.fresh("i")
             with self.block(f"for (long {i} = 0; {i} < {self.atom(e.width)}; {i}++)"):
                 index = self.declare("long", idxs.elem([i]), "index")
@@ -506,8 +489,8 @@ class KernelWriter:
         size, carrying the running total (from carry_in, else the neutral element) from block to block:
         order preserved, so any associative operator works. `dests` are the views of the segment's results."""
         ctypes = neutral_ctypes(e)
-        lid = self.declare("long", self.local_id, "lid")
-        lsize = self.declare("long", self.local_size, "lsize")
+        lid = self.declare("long", "get_local_id(0)", "lid")
+        lsize = self.declare("long", "get_local_size(0)", "lsize")
         width = hi or self.atom(e.ctx[-1].width)
         carry = [self.declare(c, v, "carry") for c, v in zip(ctypes, carry_in or [self.atom(a) for a in e.neutral])]
         block = self.fresh("block")
@@ -537,7 +520,7 @@ class KernelWriter:
         workgroup's threads together at the intra-group level)."""
         n = dst.dims[0]
         i = self.fresh("i")
-        start, step = (self.local_id, self.local_size) if group else ("0", "1")
+        start, step = ("get_local_id(0)", "get_local_size(0)") if group else ("0", "1")
         if isinstance(e, S.ArrayLit):
             for k, a in enumerate(e.elems):
                 self.put(self.atom(a), dst.slice([str(k)]), group)
@@ -552,7 +535,7 @@ class KernelWriter:
             idxs = [self.atom(x) for x in e.idxs]
             target = dst.slice(idxs) if len(idxs) < len(dst.dims) else dst
             if len(idxs) == len(dst.dims):
-                self.emit(f"{f'if ({self.local_id} == 0) ' if group else ''}{dst.elem(idxs)} = {self.atom(e.value)};")
+                self.emit(f"{'if (get_local_id(0) == 0) ' if group else ''}{dst.elem(idxs)} = {self.atom(e.value)};")
             else:
                 self.copy(self.atom(e.value), target, group)
             return
@@ -591,7 +574,7 @@ class KernelWriter:
         if isinstance(value, View):
             self.copy(value, dst, group)
         elif group:
-            self.emit(f"if ({self.local_id} == 0) {dst.elem([])} = {value};")
+            self.emit(f"if (get_local_id(0) == 0) {dst.elem([])} = {value};")
         else:
             self.emit(f"{dst.elem([])} = {value};")
 
@@ -604,7 +587,7 @@ class KernelWriter:
         with ExitStack() as loops:
             for depth, d in enumerate(src.dims):
                 i = self.fresh("c")
-                start, step = (self.local_id, self.local_size) if group and depth == 0 else ("0", "1")
+                start, step = ("get_local_id(0)", "get_local_size(0)") if group and depth == 0 else ("0", "1")
                 loops.enter_context(self.block(f"for (long {i} = {start}; {i} < {d}; {i} += {step})"))
                 idxs.append(i)
             self.emit(f"{dst.elem(idxs)} = {src.elem(idxs)};")
@@ -632,7 +615,7 @@ class KernelWriter:
     def segmap0(self, e: T.SegMap, pat, dests, loc):
         total = " * ".join(f"({self.atom(b.width)})" for b in e.ctx)
         i = self.fresh("ltid")
-        with self.block(f"for (long {i} = {self.local_id}; {i} < {total}; {i} += {self.local_size})"):
+        with self.block(f"for (long {i} = get_local_id(0); {i} < {total}; {i} += get_local_size(0))"):
             self.bind_ctx(e.ctx, i, "long")
             n_ctx = len(e.ctx)
             # the destination is row-major over the context: index it with the flat thread index
@@ -685,7 +668,7 @@ class KernelWriter:
         k = self.fresh("k")
         if per_thread or e.commutative:
             # UNROLL elements `apart` from each other a round, then the next round `advance` further
-            lid, lsize = f"({ctype}){self.local_id}", f"({ctype}){self.local_size}"
+            lid, lsize = f"({ctype})get_local_id(0)", f"({ctype})get_local_size(0)"
             part, parts = interleave or ("0", "1")
             start, apart, advance = ((lo, "1", f"{self.UNROLL}") if per_thread else
                                      (f"{lo} + {part} * {self.UNROLL} * {lsize} + {lid}", lsize,
@@ -697,9 +680,9 @@ class KernelWriter:
                     self.fold(e, accs, vs)
             head = f"for (; {k} < {hi}; {k} += {apart})"  # the last round's elements before hi
         else:
-            chunk = self.declare(ctype, f"(({hi}) - ({lo}) + ({ctype}){self.local_size} - 1) / ({ctype}){self.local_size}",
+            chunk = self.declare(ctype, f"(({hi}) - ({lo}) + ({ctype})get_local_size(0) - 1) / ({ctype})get_local_size(0)",
                                  "chunk")
-            begin = self.declare(ctype, f"({lo}) + ({ctype}){self.local_id} * {chunk}", "begin")
+            begin = self.declare(ctype, f"({lo}) + ({ctype})get_local_id(0) * {chunk}", "begin")
             head = f"for ({ctype} {k} = {begin}; {k} < min(({ctype})({hi}), {begin} + {chunk}); {k}++)"
         with self.block(head):
             self.fold(e, accs, self.element(e, k, ctype))
@@ -720,8 +703,8 @@ class KernelWriter:
     def group_reduce(self, red: S.Lambda, commutative: bool, accs: list, ctypes: list) -> list:
         """Combines the threads' accumulators through local memory; every thread gets the result."""
         bufs = [self.local_param(c) for c in ctypes]
-        lid = self.declare(INDEX, self.local_id, "lid")
-        lsize = self.declare(INDEX, self.local_size, "lsize")
+        lid = self.declare(INDEX, "get_local_id(0)", "lid")
+        lsize = self.declare(INDEX, "get_local_size(0)", "lsize")
         for b, acc in zip(bufs, accs):
             self.emit(f"{b}[{lid}] = {acc};")
         self.emit("barrier(CLK_LOCAL_MEM_FENCE);")

@@ -6,7 +6,6 @@ from incflat.codegen.cscalar import CTYPES, neutral_ctypes
 from incflat.codegen.kernel import INDEX, Kernel, LookbackParams, SegmentCounters, View
 from incflat.codegen.lifted import Lifted
 from incflat.codegen.opencl import KernelWriter, require_scalar_operator
-from incflat.codegen.packing import packable
 from incflat.codegen.runtime.prims import CTYPE_SIZES
 from incflat.ir import source as S
 from incflat.ir import target as T
@@ -32,10 +31,7 @@ def segmap_kernel(name: str, op: T.SegMap, loc, errors: list) -> Kernel:
     total = " * ".join(f"({w.atom(b.width)})" for b in op.ctx)
     intra = bool(T.level0_segops(op.body))
     w.shared = intra
-    if intra and packable(op):
-        flat = w.declare(INDEX, w.pack_rows(), "gid")
-        w.k.packed = True
-    elif intra:
+    if intra:
         flat = w.declare(INDEX, "get_group_id(0)", "gid")
     else:
         flat = w.declare(INDEX, "get_global_id(0)", "gtid")
@@ -47,7 +43,7 @@ def segmap_kernel(name: str, op: T.SegMap, loc, errors: list) -> Kernel:
     results = w.body(op.body, tuple(d if d.dims else None for d in dests), group=intra)
     for r, d in zip(results, dests):
         if not d.dims:
-            w.emit(f"{f'if ({w.local_id} == 0) ' if intra else ''}{d.mem}[{d.offset}] = {r};")
+            w.emit(f"{'if (get_local_id(0) == 0) ' if intra else ''}{d.mem}[{d.offset}] = {r};")
     return w.k
 
 

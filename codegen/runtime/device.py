@@ -23,7 +23,6 @@ from .tuning import USER_PARAM, comparison_line, device_line
 
 GPU_DEFAULT_THRESHOLD = 32768
 DEFAULT_TILE_SIZE = 16  # the tile size at which the thesis's tuner tunes the thresholds (§3.1)
-PACKED_GROUP_THREADS = 256  # a packed intra-group kernel's workgroups fill up to this many threads
 # Below this many elements in every buffer and in a launch's reach, kernels index in 32 bits (idx_t).
 INDEX32_LIMIT = 2 ** 31 - 2 ** 16
 
@@ -387,17 +386,6 @@ class Context:
                                    for build in state.builds.values() if name in build[0])
             group_size = min(group_size, limits[name])
         return group_size
-
-    def group_rows(self, name, points, width, local_bytes):
-        """How many points of a packed intra-group kernel (codegen.packing) share a workgroup: a power of
-        two that divides the points, so that every workgroup is full, with at most PACKED_GROUP_THREADS
-        threads in all (one point's width, if that is more), within the kernel's limit and the local memory."""
-        most = min(max(PACKED_GROUP_THREADS, width), self.kernel_group_size([name], self.max_group_size))
-        rows = 1
-        while (points % (2 * rows) == 0 and 2 * rows * width <= most
-               and 2 * rows * local_bytes <= self.local_mem_size):
-            rows *= 2
-        return rows
 
     def fit_local(self, group_size, bytes_per_thread):
         """The largest workgroup size up to group_size whose local memory fits the device."""
