@@ -9,7 +9,7 @@ from incflat.codegen.emit import PyEmitter
 from incflat.codegen.kernel import ErrorTable, Kernel, Launch
 from incflat.codegen.opencl import neutral_ctypes, source_name
 from incflat.codegen.runtime.prims import CTYPE_SIZES, PRIMS
-from incflat.codegen.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, USER_PARAM, Param
+from incflat.codegen.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, USER_PARAM, Param, size_name
 from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.analysis import use_counts
@@ -71,14 +71,14 @@ class HostWriter:
     def group_size(self, kernel: str, kernels: list) -> str:
         """The workgroup size of a segop's kernels: its own tuning parameter, else the device default, and
         no more than every one of them can be launched with (registers)."""
-        name = f"{self.entry_name}.{kernel}_tblock_size"
+        name = size_name(self.entry_name, kernel, THREAD_BLOCK_SIZE)
         self.size_params.append(Param(name, THREAD_BLOCK_SIZE))
         names = tuple(k.name for k in kernels)
         return f"group_size = ctx.kernel_group_size({names!r}, ctx.size({name!r}, ctx.group_size, ctx.max_group_size))"
 
     def groups_per_segment(self, kernel: str, how: str = "groups_per_segment") -> str:
         """How many workgroups (or threads) share a segment, from the kernel's grid size."""
-        param = Param(f"{self.entry_name}.{kernel}_num_tblocks", GRID_SIZE)
+        param = Param(size_name(self.entry_name, kernel, GRID_SIZE), GRID_SIZE)
         if param not in self.size_params:
             self.size_params.append(param)
         return f"gps = {how}(segments, width, ctx.size({param.name!r}, ctx.num_groups, 2 ** 31 - 1), group_size)"
@@ -322,7 +322,7 @@ class HostWriter:
         k = tiling.tiled_segmap_kernel(name, e, plan, self.errors)
         self.kernels.append(k)
         outs = self.alloc_outputs(pat, e.types, loc)
-        param = Param(f"{self.entry_name}.{name}_tile_size", TILE_SIZE)
+        param = Param(size_name(self.entry_name, name, TILE_SIZE), TILE_SIZE)
         self.size_params.append(param)
         widths = [f"int({self.atom(b.width)})" for b in e.ctx]
         self.emit(f"tile = ctx.tile_size({name!r}, {param.name!r})")
@@ -347,7 +347,7 @@ class HostWriter:
             self.emit(f"{out} = manifest(ctx, {e.dest.name})")
         self.emit(self.group_size(name, [local, direct]))
         self.emit(f"space, bins = int({self.atom(e.width)}), {out}.shape[0]")
-        grid = Param(f"{self.entry_name}.{name}_num_tblocks", GRID_SIZE)
+        grid = Param(size_name(self.entry_name, name, GRID_SIZE), GRID_SIZE)
         self.size_params.append(grid)
         self.emit(f"groups = min(ceil_div(space, group_size), ctx.size({grid.name!r}, ctx.num_groups, 2 ** 31 - 1))")
         size = PRIMS[e.dest.type.elem.name].size
@@ -410,7 +410,7 @@ class HostWriter:
                 self.launch(k4, "ceil_div(segments, group_size) * group_size", self.args(k4, outs, parts), space)
         with self.out.block("else"):  # workgroups per segment
             self.emit(self.groups_per_segment(name))
-            with self.out.block(f"if gps == 1 and not ctx.values[{f'{self.entry_name}.{name}_tblock_size'!r}]"):
+            with self.out.block(f"if gps == 1 and not ctx.values[{size_name(self.entry_name, name, THREAD_BLOCK_SIZE)!r}]"):
                 self.emit("group_size = segment_group_size(group_size, width)")
             with self.out.block("if gps == 1"):  # no parts: the outputs stand in for their buffers
                 self.launch(k1, "segments * group_size", self.args(k1, outs, outs), space + " + 4 * global_size")

@@ -59,6 +59,21 @@ def parse_threshold_name(name: str) -> Optional[tuple]:
     return (match["entry"], match["kind"], int(match["k"])) if match else None
 
 
+_SIZE_SUFFIX = {THREAD_BLOCK_SIZE: "tblock_size", GRID_SIZE: "num_tblocks", TILE_SIZE: "tile_size"}
+
+
+def size_name(entry: str, segop: str, cls: str) -> str:
+    """The name of a segop's size parameter of class cls (one of SIZE_CLASSES), e.g. main.segred_4_num_tblocks."""
+    return f"{entry}.{segop}_{_SIZE_SUFFIX[cls]}"
+
+
+def sized_kernels(name: str, cls: str, kernels) -> list:
+    """The kernels among `kernels` (names) whose launches the size parameter `name` of class cls sets: the
+    segop's own kernel and those named after it (segred_4, segred_4_threads, ...)."""
+    segop = name.partition(".")[2].removesuffix("_" + _SIZE_SUFFIX[cls])
+    return [k for k in kernels if k == segop or k.startswith(segop + "_")]
+
+
 @dataclass(frozen=True)
 class Param:
     name: str

@@ -1,0 +1,206 @@
+"""The search strategies (tuner.strategies) on cost models: each finds what it promises, within its runs."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+
+from incflat.codegen.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, Param
+from incflat.tuner.datasets import Dataset, InlineValues
+from incflat.tuner.measure import Measurement
+from incflat.tuner.program import RunResult
+from incflat.tuner.search import Objective, SearchStopped, Space
+from incflat.tuner.simple import Probed
+from incflat.tuner.sizes import tune_sizes
+from incflat.tuner.strategies import STRATEGIES, combinations
+from incflat.tuner.tree import build_forest
+
+import fake_program as fake
+
+CHAIN = fake.THRESHOLDS  # matmul's: T1 -> (V1 | T2 -> (V2 | T3 -> (V3 | T4 -> (V4 | V5))))
+
+
+def chain_forest():
+    params, ancestors = [], ()
+    for name in CHAIN:
+        params.append(Param(name, "threshold", None, ancestors))
+        ancestors += ((name, False),)
+    return build_forest(params)
+
+
+def leaf(assignment, epars) -> int:
+    """The version of the chain a dataset with these ePars runs."""
+    for k, name in enumerate(CHAIN):
+        if assignment[name] <= epars[name][0]:
+            return k + 1
+    return 5
+
+
+class ModelBench:
+    """Measures a dataset with cost(dataset, assignment), one run each, cached by key as Bench is; profiled
+    runs (`-P --profile-json F`) write records from profile(dataset, assignment)."""
+
+    max_runs = 1
+    runs = 1
+    kernels: dict = {}  # the kernel times profiled runs report
+
+    def __init__(self, cost, profile=None):
+        self.cost, self.profile = cost, profile
+        self.invocations, self.seen = 0, {}
+
+    def measure(self, dataset, params, *, key=None, label=""):
+        if key is not None and (dataset.name, key) in self.seen:
+            return self.seen[dataset.name, key]
+        self.invocations += 1
+        found = Measurement(times_us=(self.cost(dataset.name, params),))
+        self.seen[dataset.name, key] = found
+        return found
+
+    def measure_more(self, dataset, candidate, found):
+        raise AssertionError("one run each")
+
+    def run_once(self, dataset, params, options):
+        self.invocations += 1
+        out = options[options.index("--profile-json") + 1]
+        records = self.profile(dataset.name, params) * int(options[options.index("-r") + 1])
+        with open(out, "w") as file:
+            json.dump({"kernels": self.kernels, "versions": records}, file)
+        return RunResult(None, "", 0.0)
+
+
+def probed(name, epars):
+    return Probed(Dataset(name, "main", InlineValues(""), False), epars)
+
+
+# The fake program's cost model (matmul's five versions) on four shapes (n, m, p) whose best versions are
+# 4, 5, 2 and 1, and which one assignment serves (t1 in (2048, 32768], t2 in (64, 2048], t3 > 4096,
+# t4 in (64, 1024]).
+SHAPES = {"a": (1, 1024, 1), "b": (64, 64, 64), "c": (2048, 16, 2048), "d": (32768, 8, 1)}
+DATASETS = [probed(name, {t: (e,) for t, e in zip(CHAIN, fake.epars(*shape))}) for name, shape in SHAPES.items()]
+BEST_LEAF = {"a": 4, "b": 5, "c": 2, "d": 1}
+
+
+def chain_cost(name, assignment):
+    epars = next(d.epars for d in DATASETS if d.dataset.name == name)
+    return fake.runtime_us(leaf(assignment, epars), *SHAPES[name])
+
+
+def optimum(space, cost):
+    return min(sum(cost(d.dataset.name, a) for d in space.datasets) for a in combinations(space))
+
+
+def test_combinations_are_the_distinct_experiments():
+    space = Space.of(chain_forest(), DATASETS[1:2])
+    found = list(combinations(space))
+    assert len(found) == 5  # one dataset: one experiment per version
+    assert len({space.paths(a) for a in found}) == 5
+    space = Space.of(chain_forest(), DATASETS)
+    # every assignment of plateaus gives a path tuple among those enumerated
+    every = {space.paths(dict(zip(space.names, vs))) for vs in itertools.product(*(space.values[n] for n in space.names))}
+    assert every == {space.paths(a) for a in combinations(space)}
+
+
+@pytest.mark.parametrize("name", ["tree", "monotonic", "exhaustive", "binary", "active", "cma", "random"])
+def test_each_strategy_finds_the_optimum_of_a_consistent_chain(name):
+    space = Space.of(chain_forest(), DATASETS)
+    bench = ModelBench(chain_cost)
+    objective = Objective(space, bench, budget=40 if name in ("cma", "random") else None)
+    outcome = STRATEGIES[name](space, objective, np.random.default_rng(1), lambda _: None)
+    chosen = space.start() | outcome.assignment
+    if name in ("binary", "cma", "random"):  # a local minimum, or a sample: within 2% of the optimum
+        assert sum(chain_cost(d.dataset.name, chosen) for d in DATASETS) <= 1.02 * optimum(space, chain_cost)
+    else:
+        assert {d.dataset.name: leaf(chosen, d.epars) for d in DATASETS} == BEST_LEAF
+    if name in ("tree", "monotonic"):
+        assert bench.invocations <= 5 * len(DATASETS)  # each dataset once per version at most
+
+
+def test_exhaustive_refuses_a_space_too_large_without_a_budget():
+    params = [Param(f"m.t{k}", "threshold", None, ()) for k in range(8)]  # eight independent guards
+    data = [probed(f"d{i}", {f"m.t{k}": (10 * i + k + 1,) for k in range(8)}) for i in range(4)]
+    space = Space.of(build_forest(params), data)
+    objective = Objective(space, ModelBench(lambda name, a: 1.0))
+    with pytest.raises(SearchStopped, match="infeasible"):
+        STRATEGIES["exhaustive"](space, objective, np.random.default_rng(0), lambda _: None)
+    objective = Objective(space, ModelBench(lambda name, a: 1.0), budget=10)
+    outcome = STRATEGIES["exhaustive"](space, objective, np.random.default_rng(0), lambda _: None)
+    assert objective.experiments == 10 and "budget of 10" in outcome.notes[0]
+
+
+def test_random_and_cma_stay_within_their_budget_and_are_reproducible():
+    space = Space.of(chain_forest(), DATASETS)
+    for name in ("random", "cma"):
+        results = []
+        for _ in range(2):
+            objective = Objective(space, ModelBench(chain_cost), budget=6)
+            results.append(STRATEGIES[name](space, objective, np.random.default_rng(5), lambda _: None).assignment)
+            assert objective.experiments <= 6
+        assert results[0] == results[1]
+
+
+def test_monotonic_warns_when_a_parent_leaves_a_dataset_slower_than_its_child_did():
+    """As futhark autotune: t2 (under t1 false) is tuned first; at t1, dataset a (E=100, fastest true) sets the
+    interval to (1, 100], which leaves b (E=200, fastest false) on its slow true version."""
+    forest = build_forest([Param("m.t1", "threshold", None, ()),
+                           Param("m.t2", "threshold", None, (("m.t1", False),))])
+    epars = {"a": 100, "b": 200}
+    fast_true = {"a": (5.0, 10.0), "b": (50.0, 20.0)}  # (t1 true, t1 false)
+    data = [probed(name, {"m.t1": (e,), "m.t2": (7,)}) for name, e in epars.items()]
+    space = Space.of(forest, data)
+
+    def cost(name, a):
+        return fast_true[name][0 if a["m.t1"] <= epars[name] else 1]
+
+    outcome = STRATEGIES["monotonic"](space, Objective(space, ModelBench(cost)), np.random.default_rng(0),
+                                      lambda _: None)
+    assert outcome.assignment["m.t1"] == 100
+    assert outcome.notes == ("m.t1: possible non-monotonicity: dataset b took 20.0 us before and 50.0 us after",)
+
+
+def test_objectives_weigh_datasets_as_named():
+    space = Space.of(chain_forest(), DATASETS[:2])
+    found = [Measurement((100.0,)), Measurement((10.0,))]
+    baselines = {"a": 50.0, "b": 20.0}
+    assert Objective(space, None).combine(found) == 110.0
+    assert Objective(space, None, "weighted", baselines).combine(found) == 2.5
+    assert Objective(space, None, "geomean", baselines).combine(found) == pytest.approx(1.0)
+    assert Objective(space, None).combine([Measurement(failure="crash"), found[1]]) == float("inf")
+
+
+def test_instrumented_computes_a_loop_thresholds_breakpoint_from_two_profiled_runs():
+    """A threshold compared in every iteration of a loop against 10, 100 and 1000: the true version is
+    faster from 100 on. Two profiled runs give each comparison's time both ways; no run tries 100."""
+    forest = build_forest([Param("m.t", "threshold", None, ())])
+    epars = (10, 100, 1000)
+    space = Space.of(forest, [probed("d", {"m.t": epars})])
+
+    def profile(name, assignment):
+        return [{"threshold": "m.t", "outcome": assignment["m.t"] <= e, "epar": e,
+                 "time_us": (5.0 if e >= 100 else 50.0) if assignment["m.t"] <= e else 20.0} for e in epars]
+
+    bench = ModelBench(lambda name, a: 0.0, profile)
+    outcome = STRATEGIES["instrumented"](space, Objective(space, bench), np.random.default_rng(0), lambda _: None)
+    assert outcome.assignment == {"m.t": 100}
+    assert bench.invocations == 2
+
+
+def test_sizes_of_the_kernels_that_ran_are_tuned_one_after_another():
+    """Only segred_4's kernels run: its workgroup count is tuned (best at 256), its workgroup size left at the
+    default (every candidate is as fast), and segmap_0's size, whose kernel never ran, is left alone."""
+    space = Space.of(chain_forest(), DATASETS[:2])
+    grid, block, idle = "main.segred_4_num_tblocks", "main.segred_4_tblock_size", "main.segmap_0_tblock_size"
+    params = [Param(grid, GRID_SIZE), Param(block, THREAD_BLOCK_SIZE), Param(idle, THREAD_BLOCK_SIZE)]
+
+    def cost(name, a):
+        return 100.0 + abs(math.log2(a.get(grid, 1024)) - 8) * 10
+
+    bench = ModelBench(cost, lambda name, a: [])
+    bench.kernels = {"segred_4": {"runs": 1, "total_us": 80.0}, "segred_4_threads": {"runs": 1, "total_us": 5.0}}
+    outcome = tune_sizes(space, bench, space.start(), params, lambda _: None)
+    assert outcome.sizes == {grid: 256}
+    assert outcome.notes == (f"sizes of kernels the tuned program does not run on the tuning datasets were left "
+                             f"alone: {idle}",)

@@ -1,0 +1,150 @@
+"""What every search strategy works on: the thresholds' plateaus and an objective over assignments.
+
+A threshold T compared against the sorted distinct values e_1 < ... < e_k (over the tuning datasets, every
+iteration of a loop) behaves alike for every T in (e_(i-1), e_i]: the runtime is a step function with k + 1
+plateaus (digest of Breddam's thesis, §1.5). A strategy therefore chooses, per threshold, one of the values
+e_1, ..., e_k, never: a plateau's upper end, as the simple-case algorithm does.
+
+The objective of an assignment combines the tuning datasets' mean runtimes (`--objective`): `sum` (the
+thesis's and futhark autotune's: long datasets weigh most), `weighted` (the sum of each dataset's runtime
+over its untuned runtime: every dataset weighs alike) or `geomean` (the geometric mean of those ratios). A
+failure makes it infinite. Assignments that send every dataset down the same paths are one experiment: the
+objective remembers each by its paths and the bench's cache answers its runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from incflat.codegen.runtime.tuning import Forest, Node, all_nodes
+from incflat.tuner.measure import Candidate, Measurement, Measurer
+from incflat.tuner.simple import Probed
+from incflat.tuner.tree import never_value, path, pins, tuning_order
+
+OBJECTIVES = ("sum", "weighted", "geomean")
+
+
+def profile(bench: Measurer, dataset, params: Mapping[str, int], runs: int = 1) -> dict | None:
+    """The `-P` records (kernels' times; each guard decision's ePar, outcome and time) of one invocation of
+    `runs` runs, as the program writes them with --profile-json; None if it failed."""
+    with tempfile.TemporaryDirectory(prefix="incflat-profile-") as folder:
+        out = Path(folder) / "profile.json"
+        result = bench.run_once(dataset, dict(params), ["-r", str(runs), "-P", "--profile-json", str(out)])
+        return json.loads(out.read_text()) if result.ok else None
+
+
+class SearchStopped(Exception):
+    """The evaluation budget is spent: a strategy stops and the best assignment so far stands."""
+
+
+@dataclass(frozen=True)
+class Space:
+    """The thresholds some tuning dataset reaches, children before parents, and each one's plateau values."""
+
+    forest: Forest
+    datasets: tuple[Probed, ...]
+    never: int
+    order: tuple[Node, ...]  # tuning order (tree.tuning_order), reached thresholds only
+    values: Mapping[str, tuple[int, ...]]  # per threshold: its plateaus' upper ends, ascending, never last
+
+    @staticmethod
+    def of(forest: Forest, datasets: Sequence[Probed]) -> "Space":
+        never = never_value(d.epars for d in datasets)
+        order = tuple(n for n in tuning_order(forest) if any(n.name in d.epars for d in datasets))
+        values = {n.name: tuple(sorted({e for d in datasets for e in d.epars.get(n.name, ()) if 0 < e < never}))
+                  + (never,) for n in order}
+        return Space(forest, tuple(datasets), never, order, values)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(n.name for n in self.order)
+
+    def start(self) -> dict[str, int]:
+        """Every threshold at never (the fully flattened program): the thesis's starting point."""
+        return {n.name: self.never for n in all_nodes(self.forest)}
+
+    def pinned(self, node: Node, assignment: Mapping[str, int]) -> dict[str, int]:
+        """The assignment with node's ancestors set so that every dataset that can reach node does."""
+        return dict(assignment) | pins(node, self.never)
+
+    def reaching(self, node: Node) -> list[Probed]:
+        return [d for d in self.datasets if node.name in d.epars]
+
+    def paths(self, assignment: Mapping[str, int]) -> tuple:
+        return tuple(path(self.forest, assignment, d.epars) for d in self.datasets)
+
+    def show(self, value: int) -> str:
+        return "never" if value == self.never else str(value)
+
+
+@dataclass
+class Evaluation:
+    value: float
+    assignment: dict[str, int]
+    runs: int  # program invocations made until it was known
+    seconds: float  # since the search started
+
+
+@dataclass
+class Objective:
+    """Measures assignments on the tuning datasets; remembers every experiment and the best one."""
+
+    space: Space
+    bench: Measurer
+    kind: str = "sum"
+    baselines: Mapping[str, float] = field(default_factory=dict)  # untuned mean runtimes, for weighted/geomean
+    budget: int | None = None  # experiments (distinct paths) at most
+    count_runs: Callable[[], int] = lambda: 0  # program invocations so far (for the history)
+    history: list[Evaluation] = field(default_factory=list)
+    best: Evaluation | None = None
+    _known: dict = field(default_factory=dict)
+    _started: float = field(default_factory=time.monotonic)
+
+    def __post_init__(self):
+        if self.kind not in OBJECTIVES:
+            raise ValueError(f"unknown objective {self.kind!r}")
+
+    def runtime(self, d: Probed, assignment: Mapping[str, int], label: str = "") -> Measurement:
+        """One dataset's measurement under an assignment (cached by its path)."""
+        key = path(self.space.forest, assignment, d.epars)
+        return self.bench.measure(d.dataset, dict(assignment), key=key, label=label)
+
+    def candidate(self, d: Probed, assignment: Mapping[str, int], label: str = "") -> Candidate:
+        return Candidate(dict(assignment), path(self.space.forest, assignment, d.epars), label)
+
+    def __call__(self, assignment: Mapping[str, int], label: str = "") -> float:
+        key = self.space.paths(assignment)
+        if key in self._known:
+            return self._known[key]
+        if self.budget is not None and len(self._known) >= self.budget:
+            raise SearchStopped(f"the budget of {self.budget} experiments is spent")
+        found = [self.runtime(d, assignment, label) for d in self.space.datasets]
+        value = self.combine(found)
+        self._known[key] = value
+        evaluation = Evaluation(value, dict(assignment), self.count_runs(), time.monotonic() - self._started)
+        self.history.append(evaluation)
+        if self.best is None or value < self.best.value:
+            self.best = evaluation
+        return value
+
+    @property
+    def experiments(self) -> int:
+        return len(self._known)
+
+    def combine(self, found: Sequence[Measurement]) -> float:
+        if not all(m.ok for m in found):
+            return math.inf
+        means = [m.runtime_us for m in found]
+        if self.kind == "sum":
+            return sum(means)
+        ratios = [m / self.baselines.get(d.dataset.name, 1.0) for m, d in zip(means, self.space.datasets)]
+        if self.kind == "weighted":
+            return sum(ratios)
+        return math.exp(sum(math.log(r) for r in ratios) / len(ratios))

@@ -1,0 +1,68 @@
+"""`--tune-sizes`: workgroup sizes, workgroup counts and tile sizes, after the thresholds.
+
+Which sizes matter depends on the versions the tuned thresholds choose, so the search starts with one
+profiled run (`-P`) of each tuning dataset under the tuned thresholds: it names the kernels that ran and their
+time. Each size parameter that sets one of those kernels (codegen.runtime.tuning.sized_kernels) is then
+tuned in turn, those of the slowest kernels first (coordinate descent): each candidate value is compared
+with the value so far on every tuning dataset (measure.compare: measured until significant), and taken only
+if it is significantly faster on some dataset and significantly slower on none. A value a kernel cannot
+launch with fails its runs, which the comparison counts as slower: it is recorded, never chosen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Callable
+
+from incflat.codegen.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, Param, sized_kernels
+from incflat.tuner.measure import Candidate, Measurer, compare
+from incflat.tuner.search import Space, profile
+
+CANDIDATES = {
+    THREAD_BLOCK_SIZE: (64, 128, 256, 512, 1024),
+    GRID_SIZE: (16, 64, 256, 1024, 4096, 16384),
+    TILE_SIZE: (4, 8, 16, 32),
+}
+
+
+@dataclass(frozen=True)
+class SizeOutcome:
+    sizes: dict[str, int]  # the size parameters whose tuned value is not the program's default
+    notes: tuple[str, ...]
+
+
+def kernel_times(space: Space, bench: Measurer, assignment: Mapping[str, int]) -> dict[str, float]:
+    """µs per kernel over one profiled run of each tuning dataset."""
+    times: dict[str, float] = {}
+    for d in space.datasets:
+        for name, k in (profile(bench, d.dataset, assignment) or {"kernels": {}})["kernels"].items():
+            times[name] = times.get(name, 0.0) + k["total_us"]
+    return times
+
+
+def tune_sizes(space: Space, bench: Measurer, assignment: Mapping[str, int], params: Sequence[Param],
+               log: Callable[[str], None]) -> SizeOutcome:
+    times = kernel_times(space, bench, assignment)
+    weight = {p.name: sum(times[k] for k in sized_kernels(p.name, p.cls, times)) for p in params if p.cls in CANDIDATES}
+    order = sorted((p for p in params if weight.get(p.name)), key=lambda p: -weight[p.name])
+    unused = [p.name for p in params if p.cls in CANDIDATES and not weight.get(p.name)]
+    notes = [f"sizes of kernels the tuned program does not run on the tuning datasets were left alone: "
+             f"{', '.join(unused)}"] if unused else []
+    chosen: dict[str, int] = {}
+
+    def candidate(d, sizes: Mapping[str, int]) -> Candidate:
+        params = dict(assignment) | dict(sizes)
+        key = (space.paths(assignment)[space.datasets.index(d)], tuple(sorted(sizes.items())))
+        shown = ", ".join(f"{k}={v}" for k, v in sorted(sizes.items())) or "default sizes"
+        return Candidate(params, key, shown)
+
+    for p in order:
+        log(f"tuning {p.name} (its kernels took {weight[p.name]:.0f} us)")
+        for value in CANDIDATES[p.cls]:
+            trial = chosen | {p.name: value}
+            verdicts = [compare(bench, d.dataset, candidate(d, trial), candidate(d, chosen)) for d in space.datasets]
+            if -1 in verdicts and 1 not in verdicts:
+                chosen = trial
+        log(f"  {p.name} = {chosen.get(p.name, 'default')}")
+    return SizeOutcome(chosen, tuple(notes))

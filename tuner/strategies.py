@@ -1,0 +1,320 @@
+"""The search strategies of `incflat autotune --strategy NAME` (docs/tuning.md compares them).
+
+Each works on a search.Space (per threshold, the upper ends of its plateaus) through a search.Objective, and
+returns an Outcome: the assignment of the thresholds some tuning dataset reaches, and notes. Stopped by the
+budget (search.SearchStopped), a strategy that measures whole assignments returns the best one so far.
+
+- tree: the simple-case algorithm (tuner.simple; Breddam's Alg. 2), per-dataset ranges, children first.
+- monotonic: futhark autotune's (TFP'21): children first; per threshold, the datasets in turn, each
+  binary-searching the ePars left between the bounds the datasets before it set.
+- exhaustive: every combination of plateaus that some dataset can tell apart (the oracle for small trees).
+- binary: the thesis's Alg. 5, per threshold a binary search over its plateaus on the objective.
+- active: the thesis's Alg. 6-7, per threshold a quadratic model over the plateau index, with endpoint sampling.
+- cma: CMA-ES (the `cma` package) over all thresholds' plateau indices jointly, starting from never.
+- instrumented: the thesis's Alg. 8: per threshold two profiled runs per dataset (true and false at every
+  comparison), each comparison's own time read from the program's `-P` records, and the best breakpoint
+  computed (Eq. 3.1), not searched.
+- random: uniformly random plateaus, the baseline of the study.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from incflat.codegen.runtime.tuning import Node, all_nodes
+from incflat.tuner.search import Objective, SearchStopped, Space, profile
+from incflat.tuner.simple import Outcome, tune_simple
+
+Log = Callable[[str], None]
+DEFAULT_BUDGET = 60  # experiments for the stochastic strategies when --budget is not given
+EXHAUSTIVE_LIMIT = 4096  # combinations exhaustive will enumerate without a --budget
+NON_MONOTONIC = 1.02  # futhark autotune's epsilon
+
+
+def tree(space: Space, objective: Objective, rng: np.random.Generator, log: Log) -> Outcome:
+    return tune_simple(space.forest, space.datasets, objective.bench, log)
+
+
+def _result(space: Space, assignment: Mapping[str, int], notes: Sequence[str] = ()) -> Outcome:
+    return Outcome({name: assignment[name] for name in space.names}, tuple(notes))
+
+
+def _best_so_far(space: Space, objective: Objective, fallback: Mapping[str, int], why: str) -> Outcome:
+    chosen = objective.best.assignment if objective.best else fallback
+    return _result(space, chosen, [f"{why}; kept the best assignment measured"])
+
+
+# ---- whole assignments: exhaustive, random, cma ----
+
+def combinations(space: Space):
+    """Every assignment that some dataset can tell apart: a threshold that no dataset reaches under its
+    ancestors' values stays at never instead of taking each of its values."""
+    nodes = [n for n in all_nodes(space.forest) if n.name in space.values]
+
+    def reached(node: Node, assignment: Mapping[str, int]) -> bool:
+        for d in space.reaching(node):
+            if all(any((assignment[a] <= e) == outcome for e in d.epars.get(a, ())) for a, outcome in node.ancestors):
+                return True
+        return False
+
+    def extend(k: int, assignment: dict):
+        if k == len(nodes):
+            yield dict(assignment)
+            return
+        node = nodes[k]
+        for value in space.values[node.name] if reached(node, assignment) else (space.never,):
+            assignment[node.name] = value
+            yield from extend(k + 1, assignment)
+        assignment[node.name] = space.never
+
+    yield from extend(0, space.start())
+
+
+def exhaustive(space: Space, objective: Objective, rng: np.random.Generator, log: Log) -> Outcome:
+    count = sum(1 for _ in itertools.islice(combinations(space), EXHAUSTIVE_LIMIT + 1))
+    if count > EXHAUSTIVE_LIMIT and objective.budget is None:
+        raise SearchStopped(f"more than {EXHAUSTIVE_LIMIT} combinations of plateaus: exhaustive search is "
+                            "infeasible here without --budget")
+    log(f"exhaustive: {count if count <= EXHAUSTIVE_LIMIT else 'over ' + str(EXHAUSTIVE_LIMIT)} combinations")
+    try:
+        for assignment in combinations(space):
+            objective(assignment, "exhaustive")
+    except SearchStopped as stop:
+        return _best_so_far(space, objective, space.start(), str(stop))
+    return _result(space, objective.best.assignment)
+
+
+def _from_indices(space: Space, indices: Sequence[int]) -> dict[str, int]:
+    chosen = space.start()
+    for name, i in zip(space.names, indices):
+        values = space.values[name]
+        chosen[name] = values[min(max(int(i), 0), len(values) - 1)]
+    return chosen
+
+
+def random_search(space: Space, objective: Objective, rng: np.random.Generator, log: Log) -> Outcome:
+    budget = objective.budget or DEFAULT_BUDGET
+    objective.budget = budget
+    tries = 0
+    try:
+        objective(space.start(), "random")
+        while objective.experiments < budget and tries < 20 * budget:  # (repeats cost nothing but a draw)
+            tries += 1
+            objective(_from_indices(space, [rng.integers(len(space.values[n])) for n in space.names]), "random")
+    except SearchStopped:
+        pass
+    return _best_so_far(space, objective, space.start(), f"random search: {objective.experiments} experiments")
+
+
+def cma_search(space: Space, objective: Objective, rng: np.random.Generator, log: Log) -> Outcome:
+    """CMA-ES on plateau indices (the thesis's CMAIndex), from every threshold at never."""
+    import cma
+    budget = objective.budget or DEFAULT_BUDGET
+    objective.budget = budget
+    lengths = [len(space.values[n]) for n in space.names]
+    if len(lengths) == 1:  # CMA-ES needs two dimensions; one threshold's plateaus are few enough to try
+        return exhaustive(space, objective, rng, log)
+    upper = [n - 1 for n in lengths]
+    options = {"bounds": [[0] * len(lengths), upper], "seed": int(rng.integers(1, 2 ** 31)), "verbose": -9,
+               "maxfevals": 20 * budget}
+    strategy = cma.CMAEvolutionStrategy([float(u) for u in upper], 0.4 * max(lengths), options)
+    try:
+        objective(space.start(), "cma")
+        while not strategy.stop() and objective.experiments < budget:
+            xs = strategy.ask()
+            strategy.tell(xs, [_finite(objective(_from_indices(space, np.rint(x)), "cma")) for x in xs])
+    except SearchStopped:
+        pass
+    return _best_so_far(space, objective, space.start(), f"cma: {objective.experiments} experiments")
+
+
+def _finite(value: float) -> float:
+    return value if math.isfinite(value) else 1e30  # a failure: worse than anything that ran
+
+
+# ---- one threshold at a time: binary, active ----
+
+def per_threshold(choose: Callable[[Space, Objective, Node, dict, np.random.Generator], int]):
+    """A strategy that tunes each threshold in turn, children first, the others at their values so far."""
+    def strategy(space: Space, objective: Objective, rng: np.random.Generator, log: Log) -> Outcome:
+        current = space.start()
+        try:
+            for node in space.order:
+                base = space.pinned(node, current)
+                current[node.name] = choose(space, objective, node, base, rng)
+                log(f"  {node.name} = {space.show(current[node.name])}")
+        except SearchStopped as stop:
+            return _result(space, current, [f"{stop}; thresholds not reached yet keep never"])
+        return _result(space, current)
+    return strategy
+
+
+def _total(space: Space, objective: Objective, node: Node, base: dict, value: int) -> float:
+    return objective(base | {node.name: value}, f"{node.name}={space.show(value)}")
+
+
+def _binary(space: Space, objective: Objective, node: Node, base: dict, rng) -> int:
+    values = space.values[node.name]
+    lo, hi = 0, len(values) - 1
+    best_i = hi
+    best_t = _total(space, objective, node, base, values[hi])  # from the all-false plateau
+    while hi - lo > 0:
+        mid = (hi + lo + 1) // 2
+        if mid == best_i:
+            mid -= 1
+        t = _total(space, objective, node, base, values[mid])
+        if t < best_t:
+            best_t, best_i, lo = t, mid, mid + 1
+        else:
+            hi = mid - 1
+    return values[best_i]
+
+
+ACTIVE_EXHAUSTIVE = 5  # plateaus up to which active learning tries them all (as the thesis's tuner does)
+
+
+def _active(space: Space, objective: Objective, node: Node, base: dict, rng: np.random.Generator) -> int:
+    values = space.values[node.name]
+    known: dict[int, float] = {}
+
+    def label(i: int) -> float:
+        if i not in known:
+            known[i] = _total(space, objective, node, base, values[i])
+        return known[i]
+
+    if len(values) <= ACTIVE_EXHAUSTIVE:
+        return values[min(range(len(values)), key=lambda i: (label(i), -i))]
+    for i in rng.choice(len(values), 3, replace=False):
+        label(int(i))
+    while True:
+        best = min(known, key=lambda i: (known[i], -i))
+        xs = np.array(sorted(known), dtype=float)
+        model = np.polyfit(xs, [_finite(known[int(i)]) for i in xs], 2)
+        unlabeled = [i for i in range(len(values)) if i not in known]
+        if not unlabeled:
+            break
+        guess = min(unlabeled, key=lambda i: np.polyval(model, i))
+        if label(guess) < known[best]:
+            continue
+        # endpoint sampling (Alg. 7): the model's guess did not help; try the best one's neighbours
+        neighbours = [i for i in (best - 1, best + 1) if 0 <= i < len(values) and i not in known]
+        if not any(label(i) < known[best] for i in neighbours):
+            break
+    return values[min(known, key=lambda i: (known[i], -i))]
+
+
+binary = per_threshold(_binary)
+active = per_threshold(_active)
+
+
+# ---- futhark autotune's monotonic tuner ----
+
+def monotonic(space: Space, objective: Objective, rng: np.random.Generator, log: Log) -> Outcome:
+    """futhark autotune's algorithm (TFP'21; src/Futhark/CLI/Autotune.hs): for each threshold, children
+    first, the datasets in turn narrow an interval (t_min, t_max), starting at (1, never). A dataset runs at
+    t_max, then binary-searches its ePars inside the interval, two middle candidates a step, into the half of
+    the faster one; its best value becomes t_max and the ePar below it t_min. The threshold takes the final
+    t_max. A dataset whose best time after a threshold is more than 2% above its best after an earlier one
+    shows the assumption of monotonicity broken: a note says so."""
+    current = space.start()
+    notes: list[str] = []
+    best_times: dict[str, float] = {}
+    for node in space.order:
+        base = space.pinned(node, current)
+
+        def runtime(d, value: int) -> float:
+            return objective.runtime(d, base | {node.name: value}, f"{node.name}={space.show(value)}").runtime_us
+
+        t_min, t_max = 1, space.never
+        for d in space.reaching(node):
+            sample = runtime(d, t_max)
+            if math.isinf(sample):
+                continue  # no information: an ancestor's value keeps the dataset off this path
+            epars = sorted(e for e in set(d.epars[node.name]) if t_min < e < t_max)
+            best_time, new_max = _halving_search(lambda v: runtime(d, v), (sample, t_max), epars)
+            below = epars.index(new_max) - 1 if new_max in epars else -1
+            t_min, t_max = max(t_min, epars[below]) if below >= 0 else t_min, new_max
+            before = best_times.get(d.dataset.name)
+            if before is not None and before * NON_MONOTONIC < best_time:
+                notes.append(f"{node.name}: possible non-monotonicity: dataset {d.dataset.name} took "
+                             f"{before:.1f} us before and {best_time:.1f} us after")
+            else:
+                best_times[d.dataset.name] = min(best_time, before if before is not None else math.inf)
+        current[node.name] = t_max
+        log(f"  {node.name} = {space.show(t_max)}")
+    return _result(space, current, notes)
+
+
+def _halving_search(runtime: Callable[[int], float], best: tuple[float, int], epars: list[int]) -> tuple[float, int]:
+    """futhark autotune's binarySearch: the two middle ePars are run, and the half of the faster one searched
+    next; two or fewer are all run. Returns the best (time, ePar) seen, `best` included."""
+    while len(epars) > 2:
+        half = len(epars) // 2
+        lower, middle, upper = epars[:half], epars[half:half + 2], epars[half + 2:]
+        times = [runtime(v) for v in middle]
+        k = 0 if times[0] < times[1] else 1
+        best = min(best, (times[k], middle[k]), key=lambda pair: pair[0])
+        epars = lower if k == 0 else upper
+    for v in epars:
+        best = min(best, (runtime(v), v), key=lambda pair: pair[0])
+    return best
+
+
+# ---- the instrumentation tuner ----
+
+def instrumented(space: Space, objective: Objective, rng: np.random.Generator, log: Log) -> Outcome:
+    """Alg. 8 / Eq. 3.1: with the threshold at 1 every comparison takes the true version, at never the false
+    one; the program's `-P` records give each comparison's ePar and the time of the version it ran. A
+    breakpoint c then costs sum(t_true(e) for e >= c) + sum(t_false(e) for e < c), for every c at once."""
+    current = space.start()
+    notes: list[str] = []
+    for node in space.order:
+        base = space.pinned(node, current)
+        records = {}
+        for value in (1, space.never):
+            records[value] = [_profiled(objective, d, base | {node.name: value}, node.name) for d in space.reaching(node)]
+        aligned = all(t is not None and f is not None and [e for e, _ in t] == [e for e, _ in f]
+                      for t, f in zip(records[1], records[space.never]))
+        if not aligned:
+            notes.append(f"{node.name}: the true and false runs did not make the same comparisons; "
+                         "searched its plateaus instead")
+            current[node.name] = _binary(space, objective, node, base, rng)
+        else:
+            def cost(c):
+                return sum(tt if e >= c else tf
+                           for t, f in zip(records[1], records[space.never])
+                           for (e, tt), (_, tf) in zip(t, f))
+            current[node.name] = min(space.values[node.name], key=lambda c: (cost(c), -c))
+        log(f"  {node.name} = {space.show(current[node.name])}")
+    return _result(space, current, notes)
+
+
+def _profiled(objective: Objective, d, assignment: Mapping[str, int], name: str):
+    """(ePar, µs) of each comparison of threshold `name`, averaged over the bench's runs after a warm-up
+    run; None if the run failed."""
+    runs = getattr(objective.bench, "runs", 1)
+    records = profile(objective.bench, d.dataset, assignment, runs + 1)
+    if records is None:
+        return None
+    mine = [(r["epar"], r["time_us"]) for r in records["versions"] if r["threshold"] == name]
+    if len(mine) % (runs + 1):
+        return None
+    per_run = len(mine) // (runs + 1)
+    timed = [mine[k * per_run:(k + 1) * per_run] for k in range(1, runs + 1)]
+    return [(timed[0][i][0], sum(run[i][1] for run in timed) / runs) for i in range(per_run)]
+
+
+STRATEGIES: dict[str, Callable[[Space, Objective, np.random.Generator, Log], Outcome]] = {
+    "tree": tree,
+    "monotonic": monotonic,
+    "exhaustive": exhaustive,
+    "binary": binary,
+    "active": active,
+    "cma": cma_search,
+    "instrumented": instrumented,
+    "random": random_search,
+}
