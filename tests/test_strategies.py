@@ -21,6 +21,7 @@ from incflat.tuner.tree import build_forest
 
 import fake_program as fake
 
+STOCHASTIC = ("random", "cma", "bandit", "aco")
 CHAIN = fake.THRESHOLDS  # matmul's: T1 -> (V1 | T2 -> (V2 | T3 -> (V3 | T4 -> (V4 | V5))))
 
 
@@ -104,14 +105,15 @@ def test_combinations_are_the_distinct_experiments():
     assert every == {space.paths(a) for a in combinations(space)}
 
 
-@pytest.mark.parametrize("name", ["tree", "monotonic", "exhaustive", "binary", "active", "cma", "random"])
+@pytest.mark.parametrize("name", ["tree", "monotonic", "exhaustive", "binary", "active", "cma", "random", "bandit",
+                                  "aco"])
 def test_each_strategy_finds_the_optimum_of_a_consistent_chain(name):
     space = Space.of(chain_forest(), DATASETS)
     bench = ModelBench(chain_cost)
-    objective = Objective(space, bench, budget=40 if name in ("cma", "random") else None)
+    objective = Objective(space, bench, budget=40 if name in STOCHASTIC else None)
     outcome = STRATEGIES[name](space, objective, np.random.default_rng(1), lambda _: None)
     chosen = space.start() | outcome.assignment
-    if name in ("binary", "cma", "random"):  # a local minimum, or a sample: within 2% of the optimum
+    if name in ("binary",) + STOCHASTIC:  # a local minimum, or a sample: within 2% of the optimum
         assert sum(chain_cost(d.dataset.name, chosen) for d in DATASETS) <= 1.02 * optimum(space, chain_cost)
     else:
         assert {d.dataset.name: leaf(chosen, d.epars) for d in DATASETS} == BEST_LEAF
@@ -129,11 +131,12 @@ def test_exhaustive_refuses_a_space_too_large_without_a_budget():
     objective = Objective(space, ModelBench(lambda name, a: 1.0), budget=10)
     outcome = STRATEGIES["exhaustive"](space, objective, np.random.default_rng(0), lambda _: None)
     assert objective.experiments == 10 and "budget of 10" in outcome.notes[0]
+    assert len(list(itertools.islice(combinations(space), 4097))) == 4097
 
 
-def test_random_and_cma_stay_within_their_budget_and_are_reproducible():
+def test_the_stochastic_strategies_stay_within_their_budget_and_are_reproducible():
     space = Space.of(chain_forest(), DATASETS)
-    for name in ("random", "cma"):
+    for name in STOCHASTIC:
         results = []
         for _ in range(2):
             objective = Objective(space, ModelBench(chain_cost), budget=6)

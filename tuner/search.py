@@ -77,6 +77,19 @@ class Space:
     def reaching(self, node: Node) -> list[Probed]:
         return [d for d in self.datasets if node.name in d.epars]
 
+    def reached(self, node: Node, assignment: Mapping[str, int]) -> bool:
+        """Whether some dataset reaches node under the assignment of its ancestors."""
+        return any(all(any((assignment[a] <= e) == outcome for e in d.epars.get(a, ())) for a, outcome in node.ancestors)
+                   for d in self.reaching(node))
+
+    def from_indices(self, indices: Sequence[int]) -> dict[str, int]:
+        """The assignment of each threshold (in `names` order) to its plateau at the index (clamped)."""
+        chosen = self.start()
+        for name, i in zip(self.names, indices):
+            values = self.values[name]
+            chosen[name] = values[min(max(int(i), 0), len(values) - 1)]
+        return chosen
+
     def paths(self, assignment: Mapping[str, int]) -> tuple:
         return tuple(path(self.forest, assignment, d.epars) for d in self.datasets)
 

@@ -10,11 +10,10 @@ budget (search.SearchStopped), a strategy that measures whole assignments return
 - exhaustive: every combination of plateaus that some dataset can tell apart (the oracle for small trees).
 - binary: the thesis's Alg. 5, per threshold a binary search over its plateaus on the objective.
 - active: the thesis's Alg. 6-7, per threshold a quadratic model over the plateau index, with endpoint sampling.
-- cma: CMA-ES (the `cma` package) over all thresholds' plateau indices jointly, starting from never.
 - instrumented: the thesis's Alg. 8: per threshold two profiled runs per dataset (true and false at every
   comparison), each comparison's own time read from the program's `-P` records, and the best breakpoint
   computed (Eq. 3.1), not searched.
-- random: uniformly random plateaus, the baseline of the study.
+- random, cma, aco, bandit: budgeted samplers of whole assignments (tuner.stochastic).
 """
 
 from __future__ import annotations
@@ -28,9 +27,9 @@ import numpy as np
 from incflat.codegen.runtime.tuning import Node, all_nodes
 from incflat.tuner.search import Objective, SearchStopped, Space, profile
 from incflat.tuner.simple import Outcome, tune_simple
+from incflat.tuner.stochastic import aco, bandit, cma_search, random_search
 
 Log = Callable[[str], None]
-DEFAULT_BUDGET = 60  # experiments for the stochastic strategies when --budget is not given
 EXHAUSTIVE_LIMIT = 4096  # combinations exhaustive will enumerate without a --budget
 NON_MONOTONIC = 1.02  # futhark autotune's epsilon
 
@@ -55,18 +54,12 @@ def combinations(space: Space):
     ancestors' values stays at never instead of taking each of its values."""
     nodes = [n for n in all_nodes(space.forest) if n.name in space.values]
 
-    def reached(node: Node, assignment: Mapping[str, int]) -> bool:
-        for d in space.reaching(node):
-            if all(any((assignment[a] <= e) == outcome for e in d.epars.get(a, ())) for a, outcome in node.ancestors):
-                return True
-        return False
-
     def extend(k: int, assignment: dict):
         if k == len(nodes):
             yield dict(assignment)
             return
         node = nodes[k]
-        for value in space.values[node.name] if reached(node, assignment) else (space.never,):
+        for value in space.values[node.name] if space.reached(node, assignment) else (space.never,):
             assignment[node.name] = value
             yield from extend(k + 1, assignment)
         assignment[node.name] = space.never
@@ -86,54 +79,6 @@ def exhaustive(space: Space, objective: Objective, rng: np.random.Generator, log
     except SearchStopped as stop:
         return _best_so_far(space, objective, space.start(), str(stop))
     return _result(space, objective.best.assignment)
-
-
-def _from_indices(space: Space, indices: Sequence[int]) -> dict[str, int]:
-    chosen = space.start()
-    for name, i in zip(space.names, indices):
-        values = space.values[name]
-        chosen[name] = values[min(max(int(i), 0), len(values) - 1)]
-    return chosen
-
-
-def random_search(space: Space, objective: Objective, rng: np.random.Generator, log: Log) -> Outcome:
-    budget = objective.budget or DEFAULT_BUDGET
-    objective.budget = budget
-    tries = 0
-    try:
-        objective(space.start(), "random")
-        while objective.experiments < budget and tries < 20 * budget:  # (repeats cost nothing but a draw)
-            tries += 1
-            objective(_from_indices(space, [rng.integers(len(space.values[n])) for n in space.names]), "random")
-    except SearchStopped:
-        pass
-    return _best_so_far(space, objective, space.start(), f"random search: {objective.experiments} experiments")
-
-
-def cma_search(space: Space, objective: Objective, rng: np.random.Generator, log: Log) -> Outcome:
-    """CMA-ES on plateau indices (the thesis's CMAIndex), from every threshold at never."""
-    import cma
-    budget = objective.budget or DEFAULT_BUDGET
-    objective.budget = budget
-    lengths = [len(space.values[n]) for n in space.names]
-    if len(lengths) == 1:  # CMA-ES needs two dimensions; one threshold's plateaus are few enough to try
-        return exhaustive(space, objective, rng, log)
-    upper = [n - 1 for n in lengths]
-    options = {"bounds": [[0] * len(lengths), upper], "seed": int(rng.integers(1, 2 ** 31)), "verbose": -9,
-               "maxfevals": 20 * budget}
-    strategy = cma.CMAEvolutionStrategy([float(u) for u in upper], 0.4 * max(lengths), options)
-    try:
-        objective(space.start(), "cma")
-        while not strategy.stop() and objective.experiments < budget:
-            xs = strategy.ask()
-            strategy.tell(xs, [_finite(objective(_from_indices(space, np.rint(x)), "cma")) for x in xs])
-    except SearchStopped:
-        pass
-    return _best_so_far(space, objective, space.start(), f"cma: {objective.experiments} experiments")
-
-
-def _finite(value: float) -> float:
-    return value if math.isfinite(value) else 1e30  # a failure: worse than anything that ran
 
 
 # ---- one threshold at a time: binary, active ----
@@ -193,7 +138,7 @@ def _active(space: Space, objective: Objective, node: Node, base: dict, rng: np.
     while True:
         best = min(known, key=lambda i: (known[i], -i))
         xs = np.array(sorted(known), dtype=float)
-        model = np.polyfit(xs, [_finite(known[int(i)]) for i in xs], 2)
+        model = np.polyfit(xs, [min(known[int(i)], 1e30) for i in xs], 2)  # (a failure is infinite)
         unlabeled = [i for i in range(len(values)) if i not in known]
         if not unlabeled:
             break
@@ -317,4 +262,6 @@ STRATEGIES: dict[str, Callable[[Space, Objective, np.random.Generator, Log], Out
     "cma": cma_search,
     "instrumented": instrumented,
     "random": random_search,
+    "bandit": bandit,
+    "aco": aco,
 }

@@ -1,0 +1,187 @@
+"""The budgeted, randomised strategies: each samples whole assignments (plateau indices per threshold) until
+the budget of experiments (distinct paths; --budget, default DEFAULT_BUDGET) is spent, and keeps the best.
+Reproducible with --seed.
+
+- random: uniformly random plateaus, the baseline of the study.
+- cma: CMA-ES (the `cma` package) over all thresholds' plateau indices jointly, starting from never
+  (the thesis's CMAIndex, §3.3).
+- aco: a Max-Min ant system in the hyper-cube framework (Coding Ants, seed 001): ants walk the version tree
+  parents first, choosing each reached threshold's plateau with probability proportional to its
+  pheromone; the iteration's best ant (the best so far, in the later iterations) deposits.
+- bandit: OpenTuner's AUC bandit over three techniques (uniform random, mutation of the best, Nelder-Mead on
+  the plateau indices, which are log-scaled values), each credited with the new bests it found recently.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+
+from incflat.codegen.runtime.tuning import all_nodes
+from incflat.tuner.search import Objective, SearchStopped, Space
+from incflat.tuner.simple import Outcome
+
+Log = Callable[[str], None]
+DEFAULT_BUDGET = 60  # experiments when --budget is not given
+DRAWS_PER_EXPERIMENT = 20  # a sampler that only repeats known experiments stops after this many draws each
+
+
+def budgeted(sample: Callable[[Space, Objective, np.random.Generator], None]):
+    """A strategy that runs `sample` (which calls the objective until it raises SearchStopped or returns)
+    within the budget, starting from never, and returns the best assignment measured."""
+    def strategy(space: Space, objective: Objective, rng: np.random.Generator, log: Log) -> Outcome:
+        objective.budget = objective.budget or DEFAULT_BUDGET
+        try:
+            objective(space.start(), "never")
+            sample(space, objective, rng)
+        except SearchStopped:
+            pass
+        log(f"  {objective.experiments} experiments")
+        best = objective.best.assignment if objective.best else space.start()
+        return Outcome({name: best[name] for name in space.names},
+                       (f"{objective.experiments} experiments (budget {objective.budget}); kept the best measured",))
+    return strategy
+
+
+def _draws(objective: Objective) -> range:
+    return range(DRAWS_PER_EXPERIMENT * objective.budget)
+
+
+def _random_point(space: Space, rng: np.random.Generator) -> list[int]:
+    return [int(rng.integers(len(space.values[n]))) for n in space.names]
+
+
+@budgeted
+def random_search(space: Space, objective: Objective, rng: np.random.Generator) -> None:
+    for _ in _draws(objective):
+        objective(space.from_indices(_random_point(space, rng)), "random")
+
+
+def _finite(value: float) -> float:
+    return value if math.isfinite(value) else 1e30  # a failure: worse than anything that ran
+
+
+@budgeted
+def cma_search(space: Space, objective: Objective, rng: np.random.Generator) -> None:
+    import cma
+    upper = [len(space.values[n]) - 1 for n in space.names]
+    if len(upper) == 1:  # CMA-ES needs two dimensions; one threshold's plateaus are few enough to try
+        for i in range(upper[0] + 1):
+            objective(space.from_indices([i]), "cma")
+        return
+    options = {"bounds": [[0] * len(upper), upper], "seed": int(rng.integers(1, 2 ** 31)), "verbose": -9,
+               "maxfevals": DRAWS_PER_EXPERIMENT * objective.budget}
+    es = cma.CMAEvolutionStrategy([float(u) for u in upper], 0.4 * (max(upper) + 1), options)
+    while not es.stop():
+        xs = es.ask()
+        es.tell(xs, [_finite(objective(space.from_indices(np.rint(x)), "cma")) for x in xs])
+
+
+ANTS, EVAPORATION, PHEROMONE_MIN = 10, 0.1, 0.05  # the paper's 10 ants and rho; tau in [0.05, 1]
+BEST_SO_FAR_AFTER = 0.6  # the share of the budget after which the best so far deposits, not the iteration's
+
+
+@budgeted
+def aco(space: Space, objective: Objective, rng: np.random.Generator) -> None:
+    nodes = [n for n in all_nodes(space.forest) if n.name in space.values]
+    pheromone = {n.name: np.ones(len(space.values[n.name])) for n in nodes}
+    best: tuple[float, dict] | None = None
+    for _ in range(DRAWS_PER_EXPERIMENT * objective.budget // ANTS):
+        iteration_best: tuple[float, dict] | None = None
+        for _ant in range(ANTS):
+            walk, assignment = {}, space.start()
+            for node in nodes:  # parents first: a threshold no dataset reaches keeps never
+                if space.reached(node, assignment):
+                    tau = pheromone[node.name]
+                    walk[node.name] = int(rng.choice(len(tau), p=tau / tau.sum()))
+                    assignment[node.name] = space.values[node.name][walk[node.name]]
+            value = objective(assignment, "aco")
+            if iteration_best is None or value < iteration_best[0]:
+                iteration_best = (value, walk)
+        if best is None or iteration_best[0] < best[0]:
+            best = iteration_best
+        late = objective.experiments >= BEST_SO_FAR_AFTER * objective.budget
+        _, deposit = best if late else iteration_best
+        for name, tau in pheromone.items():
+            tau *= 1 - EVAPORATION
+            if name in deposit:
+                tau[deposit[name]] += EVAPORATION
+            np.clip(tau, PHEROMONE_MIN, 1.0, out=tau)
+
+
+# ---- the AUC bandit ----
+
+BANDIT_WINDOW, BANDIT_EXPLORATION = 50, 0.05  # OpenTuner's AUCBanditMetaTechnique defaults (window, C)
+
+
+def _mutated(space: Space, rng: np.random.Generator, point: Sequence[int]) -> list[int]:
+    """The point with one threshold moved by one or two plateaus."""
+    moved = list(point)
+    k = int(rng.integers(len(moved)))
+    moved[k] += int(rng.choice([-2, -1, 1, 2]))
+    return moved
+
+
+def _nelder_mead(space: Space, rng: np.random.Generator, best: Sequence[int]):
+    """Nelder-Mead on the continuous plateau indices, from a simplex around the best point; a generator that
+    yields points and is sent their values."""
+    n = len(best)
+    simplex = [np.array(best, dtype=float)] + [np.array(best, dtype=float) + np.eye(n)[k] * (1 if best[k] == 0 else -1)
+                                              for k in range(n)]
+    values = []
+    for x in simplex:
+        values.append((yield x))
+    while True:
+        order = np.argsort(values)
+        simplex, values = [simplex[i] for i in order], [values[i] for i in order]
+        centroid = np.mean(simplex[:-1], axis=0)
+        reflected = centroid + (centroid - simplex[-1])
+        r = yield reflected
+        if r < values[0]:
+            expanded = centroid + 2 * (centroid - simplex[-1])
+            e = yield expanded
+            simplex[-1], values[-1] = (expanded, e) if e < r else (reflected, r)
+        elif r < values[-2]:
+            simplex[-1], values[-1] = reflected, r
+        else:
+            contracted = centroid + 0.5 * (simplex[-1] - centroid)
+            c = yield contracted
+            if c < values[-1]:
+                simplex[-1], values[-1] = contracted, c
+            else:  # shrink towards the best
+                for k in range(1, len(simplex)):
+                    simplex[k] = simplex[0] + 0.5 * (simplex[k] - simplex[0])
+                    values[k] = yield simplex[k]
+
+
+@budgeted
+def bandit(space: Space, objective: Objective, rng: np.random.Generator) -> None:
+    """Each step, the technique with the highest area-under-the-curve credit (its recent results that were new
+    bests, the recent ones weighing most) plus an exploration bonus proposes the next point."""
+    best_point = [len(space.values[n]) - 1 for n in space.names]
+    best_value = objective(space.from_indices(best_point), "bandit")
+    simplex = _nelder_mead(space, rng, best_point)
+    proposals = {"uniform": lambda: _random_point(space, rng), "mutation": lambda: _mutated(space, rng, best_point),
+                 "nelder-mead": lambda: nelder_mead_point}
+    nelder_mead_point = next(simplex)
+    history: deque[tuple[str, bool]] = deque(maxlen=BANDIT_WINDOW)
+    uses = dict.fromkeys(proposals, 0)
+
+    def score(name: str, step: int) -> float:
+        mine = [won for used, won in history if used == name]
+        auc = sum((k + 1) * won for k, won in enumerate(mine)) / max(1, len(mine) * (len(mine) + 1) / 2)
+        return auc + BANDIT_EXPLORATION * math.sqrt(2 * math.log(step + 2) / (uses[name] + 1))
+
+    for step in _draws(objective):
+        name = max(proposals, key=lambda n: score(n, step))
+        uses[name] += 1
+        point = [int(round(min(max(x, 0), len(space.values[n]) - 1))) for x, n in zip(proposals[name](), space.names)]
+        value = _finite(objective(space.from_indices(point), name))
+        history.append((name, value < best_value))
+        if value < best_value:
+            best_point, best_value = point, value
+        if name == "nelder-mead":
+            nelder_mead_point = simplex.send(value)
