@@ -25,7 +25,9 @@ from incflat.ir.verify import IRError  # noqa: E402
 from incflat.tuner.errors import TunerError  # noqa: E402
 from incflat.codegen.program import is_compiled_program, program_text  # noqa: E402
 from incflat.codegen.runtime.tuning import option_int, option_seconds  # noqa: E402
-from incflat.tuner.writeback import atomic_write  # noqa: E402
+from incflat.tuner.autotune import add_run_options, option_problem, run_options_argv  # noqa: E402
+from incflat.tuner.lock import tuning_lock  # noqa: E402
+from incflat.tuner.writeback import PlannedFile, atomic_write, write_temporary  # noqa: E402
 
 for _signum, _handler in _handlers_before_import.items():
     signal.signal(_signum, _handler)
@@ -61,9 +63,14 @@ def compile_file(fut_path: pathlib.Path, out_path: pathlib.Path, options: pipeli
     """Writes the executable compiled program (atomically, so a reader never sees half a program); the
     output path is checked first (check_output_path)."""
     check_output_path(out_path, fut_path, force)
-    generated = pipeline.compile(read_program(fut_path), str(fut_path), verify_stages=verify, options=options)
-    atomic_write(out_path, program_text(generated).encode(), mode=0o755)
+    atomic_write(out_path, compiled_text(fut_path, options, verify), mode=0o755)
     return out_path
+
+
+def compiled_text(fut_path: pathlib.Path, options: pipeline.Options = pipeline.Options(),
+                  verify: bool = None) -> bytes:
+    generated = pipeline.compile(read_program(fut_path), str(fut_path), verify_stages=verify, options=options)
+    return program_text(generated).encode()
 
 
 def default_output(fut_path: pathlib.Path) -> pathlib.Path:
@@ -123,17 +130,28 @@ def cmd_compile(args) -> int:
 
 
 def cmd_autotune(args) -> int:
+    """Compiles into a temporary file beside the program, tunes that, and installs it with the tuned values
+    when the tuning file is written (both together): a kill at any moment leaves both files as they were, or
+    both new. The lock is taken first, so that a second tuner of the program refuses before compiling."""
     from incflat import tuner
-    if args.max_runs is not None and args.max_runs < args.runs:
-        raise UsageError(f"--max-runs {args.max_runs}: must be at least --runs ({args.runs})")
-    program = compile_file(args.program, default_output(args.program), verify=args.verify, force=args.force)
-    print(f"compiled {args.program} to {program}", flush=True)
-    options = ["--runs", str(args.runs), "--timeout", str(args.timeout)]
-    options += ["--max-runs", str(args.max_runs)] if args.max_runs is not None else []
-    options += ["--entry", args.entry] if args.entry else []
-    options += [f"--pass-option={o}" for o in args.pass_option]
-    options += [f"--exclude-case={t}" for t in args.exclude_case]
-    return tuner.main([str(args.program), str(program), *options])
+    problem = option_problem(args)
+    if problem:
+        raise UsageError(problem)
+    program = default_output(args.program)
+    check_output_path(program, args.program, args.force)
+    with tuning_lock(args.program):
+        temporary = write_temporary(PlannedFile(program, compiled_text(args.program, verify=args.verify), 0o755))
+        try:
+            print(f"compiled {args.program}; {program} is replaced when tuning ends", flush=True)
+            options = ["--runs", str(args.runs), "--timeout", str(args.timeout)]
+            options += ["--max-runs", str(args.max_runs)] if args.max_runs is not None else []
+            options += ["--entry", args.entry] if args.entry else []
+            options += [f"--pass-option={o}" for o in args.pass_option]
+            options += [f"--exclude-case={t}" for t in args.exclude_case]
+            return tuner.main([str(args.program), str(temporary), *options, *run_options_argv(args)],
+                              install_as=program)
+        finally:
+            temporary.unlink(missing_ok=True)
 
 
 def cmd_test(args) -> int:
@@ -246,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true",
                    help="overwrite the compiled program's path (the source's name without .fut) though incflat "
                    "did not write it")
+    add_run_options(p)
 
     p = command("test", cmd_test, "run the cases of the programs' -- == blocks and check the results")
     p.add_argument("files", type=pathlib.Path, nargs="+", metavar="FILE", help="a .fut file, or a folder of them")

@@ -5,7 +5,9 @@ T1 -> (V1 | T2 -> (V2 | T3 -> (V3 | T4 -> (V4 | V5)))). It reads three i64 value
 compares n, T2 p, T3 n*p and T4 m. A "run" picks a leaf and reports a synthetic, deterministic runtime from a
 cost model in which the best version depends on the sizes. The result written to stdout is the leaf's number.
 
-Environment: FAKE_PROGRAM_SLEEP (seconds to sleep per run), FAKE_PROGRAM_FAIL_LEAF (a leaf that fails).
+Environment: FAKE_PROGRAM_SLEEP (seconds to sleep per run), FAKE_PROGRAM_FAIL_LEAF (a leaf that fails),
+FAKE_PROGRAM_LOG_SLEEP=N:SECONDS (in a run with -L, the tuner's probe, of a dataset whose n is N, sleep SECONDS),
+FAKE_PROGRAM_LEAF_SLEEP=LEAF:SECONDS (a run that takes this leaf sleeps SECONDS).
 Its listing, -L and -D lines and tuning files are the tuning contract's (incflat.codegen.runtime.tuning).
 """
 
@@ -118,6 +120,12 @@ def main():
         print(device_line("Fake GPU", "Fake OpenCL"), file=sys.stderr)
         print(f"Tuning provenance: {TUNING_PROVENANCE}", file=sys.stderr)
     leaf = choose_leaf(values, sizes, args.log)
+    slow_n, _, seconds = os.environ.get("FAKE_PROGRAM_LOG_SLEEP", "").partition(":")
+    if args.log and slow_n == str(sizes[0]):
+        time.sleep(float(seconds))
+    slow_leaf, _, seconds = os.environ.get("FAKE_PROGRAM_LEAF_SLEEP", "").partition(":")
+    if slow_leaf == str(leaf):
+        time.sleep(float(seconds))
     if os.environ.get("FAKE_PROGRAM_FAIL_LEAF") == str(leaf):
         fail(f"version V{leaf} ran out of memory")
     times = []

@@ -2,6 +2,7 @@
 the user's path, and option values; each a one-line error with its exit status, never a traceback."""
 
 import argparse
+import os
 import subprocess
 import sys
 
@@ -58,6 +59,32 @@ def test_autotune_does_not_overwrite_a_file_it_did_not_write(tmp_path):
     (tmp_path / "m2").write_text("a script of the user's\n")
     one_line_error(incflat("autotune", fut), 2, str(tmp_path / "m2"))
     assert (tmp_path / "m2").read_text() == "a script of the user's\n"
+
+
+def test_autotune_refuses_while_another_tuner_runs_before_compiling(tmp_path):
+    from incflat.tuner.lock import lock_path, tuning_lock
+    fut = tmp_path / "m2.fut"
+    fut.write_text(SOURCE)
+    with tuning_lock(fut):
+        proc = incflat("autotune", fut)
+    one_line_error(proc, 1, f"another tuner (pid {os.getpid()}) is tuning {fut}", str(lock_path(fut).absolute()))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m2.fut"]
+
+
+def test_autotune_checks_its_new_options_before_compiling(tmp_path):
+    fut = tmp_path / "m2.fut"
+    fut.write_text(SOURCE)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("precious\n")
+    for args, words in ((["--budget", "0"], ["--budget 0: must be at least 1"]),
+                        (["--stop-after", "soon"], ["--stop-after", "invalid number of seconds"]),
+                        (["--store", "s.db", "--no-store"], ["--no-store: not allowed with argument --store"]),
+                        (["--log", notes], [f"--log {notes}", "refusing to overwrite it"])):
+        proc = incflat("autotune", fut, *args)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert all(w in proc.stderr.strip().splitlines()[-1] for w in words), proc.stderr
+    assert notes.read_text() == "precious\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m2.fut", "notes.txt"]
 
 
 def test_write_errors_name_the_users_path_not_a_temporary_file(tmp_path):

@@ -1,27 +1,36 @@
-"""The autotune driver: datasets, untuned runs, ePar probes, the search, write-back and the report."""
+"""The autotune driver: datasets, untuned runs, ePar probes, the search, write-back and the report.
+
+docs/tuning.md describes the whole run: how it measures, stores, resumes, locks, and what an interrupt does.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
 from collections.abc import Sequence
+from contextlib import ExitStack, closing
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
 from typing import Callable, TextIO
 
-from incflat.tuner.datasets import Dataset, read_test_cases, select_datasets
-from incflat.tuner.errors import TunerError
-from incflat.tuner.bench import welch_pvalue
-from incflat.tuner.measure import ALPHA, Bench, Measurement
-from incflat.tuner.probe import Probe, probe
-from incflat.tuner.program import Program
-from incflat.tuner.simple import STRATEGY, Probed, tune_simple
 from incflat.codegen.runtime.tuning import NEVER, Forest, all_nodes, option_int, option_seconds
+from incflat.tuner.bench import progress_bar, welch_pvalue
+from incflat.tuner.datasets import Dataset, Selection, read_test_cases, select_datasets
+from incflat.tuner.errors import TunerError
+from incflat.tuner.jsonlog import EvaluationLog, log_path_problem
+from incflat.tuner.lock import tuning_lock
+from incflat.tuner.measure import ALPHA, MORE, RUN, UNTIMED, Bench, Limits, Measurement, Record, Stopped
+from incflat.tuner.probe import Probe, probe
+from incflat.tuner.program import Program, kill_children
+from incflat.tuner.simple import STRATEGY, Probed, tune_simple
+from incflat.tuner.store import ProgramKey, Store, default_store_path
 from incflat.tuner.tree import build_forest, path
-from incflat.tuner.writeback import PlannedFile, Provenance, commit, plan_writeback, read_program, written
+from incflat.tuner.writeback import (PlannedFile, Provenance, commit, plan_writeback, read_program,
+                                     remove_stale_temporaries, written)
 
 
 @dataclass(frozen=True)
@@ -29,18 +38,31 @@ class DatasetReport:
     name: str
     held_out: bool
     before: Measurement  # the program's current defaults, no --param
-    after: Measurement  # the tuned values
+    after: Measurement | None  # the tuned values; None: not measured (stopped)
     runs: int  # program invocations for this dataset, all phases
     cache_hits: int
+    stored_hits: int = 0  # measurements and probes answered from the tuning store
+    probe_failure: str | None = None  # the -L run failed: the dataset was not tuned on
 
     @property
     def speedup(self) -> float:
-        return self.before.runtime_us / self.after.runtime_us if self.before.ok and self.after.ok else float("nan")
+        ok = self.after is not None and self.before.ok and self.after.ok
+        return self.before.runtime_us / self.after.runtime_us if ok else float("nan")
 
     @property
     def significant(self) -> bool:
         """Whether tuned and untuned differ by more than the noise (Welch's test at ALPHA)."""
-        return self.before.ok and self.after.ok and welch_pvalue(self.before.times_us, self.after.times_us) < ALPHA
+        return (self.after is not None and self.before.ok and self.after.ok
+                and welch_pvalue(self.before.times_us, self.after.times_us) < ALPHA)
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """What went wrong on this dataset, for the report: failures, and what was not measured."""
+        found = [f"failed: untuned: {self.before.failure}" if not self.before.ok else "",
+                 f"failed: {self.probe_failure}" if self.probe_failure else "",
+                 "tuned: not measured (stopped)" if self.after is None else "",
+                 f"failed: tuned: {self.after.failure}" if self.after is not None and not self.after.ok else ""]
+        return tuple(p for p in found if p)
 
 
 @dataclass(frozen=True)
@@ -51,6 +73,8 @@ class TuneResult:
     tuning_file: Path
     program: Path
     provenance: Provenance
+    stopped: str | None = None  # why measuring stopped early (the budget, the time, an interrupt), if it did
+    store: Path | None = None
 
     @property
     def runs(self) -> int:
@@ -59,6 +83,10 @@ class TuneResult:
     @property
     def cache_hits(self) -> int:
         return sum(d.cache_hits for d in self.datasets)
+
+    @property
+    def stored_hits(self) -> int:
+        return sum(d.stored_hits for d in self.datasets)
 
 
 class Interrupted(KeyboardInterrupt):
@@ -76,80 +104,188 @@ def autotune(
     extra_args: Sequence[str] = (),
     exclude: Sequence[str] = (),
     out: TextIO | None = None,
+    install_as: Path | str | None = None,
+    store: Path | str | None = None,
+    limits: Limits | None = None,
+    log_file: Path | str | None = None,
 ) -> TuneResult:
     """Tune the thresholds of a compiled program on the datasets of its .fut file and write them back.
 
-    Progress and the report go to `out` (default: sys.stdout). Raises TunerError for problems the user must
-    fix, and Interrupted (a KeyboardInterrupt) on an interrupt.
+    The tuned program is written to `install_as` if given (`incflat autotune` tunes a temporary copy), else
+    over `program_path`. `store` is the tuning store's file (None: no store); `limits` bound the measuring
+    (its `interrupted` is set by the first Ctrl-C); `log_file` gets every evaluation as JSON lines. Progress
+    and the report go to `out` (default: sys.stdout), a progress bar to stderr when it is a terminal. Raises
+    TunerError for problems the user must fix, and Interrupted (a KeyboardInterrupt) on an interrupt.
     """
     fut_path, program_path = Path(fut_path), Path(program_path)
+    install = Path(install_as) if install_as is not None else None
+    target = install or program_path
     stream = out or sys.stdout
     tuning_path = fut_path.with_name(fut_path.name + ".tuning")
+    limits = limits or Limits()
     plan: tuple[PlannedFile, ...] = ()
+    progress = _Progress()
 
     def log(line: str) -> None:
-        print(line, file=stream, flush=True)
+        progress.write(line, stream)
 
     try:
         selection = select_datasets(read_test_cases(fut_path), entry, tuple(exclude))
-
         if not (selection.tuning or selection.held_out or selection.skipped):
             raise _no_datasets(fut_path, selection, entry)  # a misspelt entry point, say: an error even where there is nothing to tune
-        read_program(program_path)  # fail now, not after tuning, if there is nowhere to write the results
-        bench = Bench(Program(program_path, extra_args), runs=runs, timeout=timeout, log=log, max_runs=max_runs)
-        forest = build_forest(bench.program.params(timeout))
-        if not forest:
-            # One version: the tuned program is the program; an empty tuning file says it was tuned.
-            log(f"{program_path} has no thresholds: it has one version and there is nothing to tune")
-            provenance = _provenance("unknown", ())
-            plan = plan_writeback(tuning_path, program_path, {}, provenance)
+        with ExitStack() as cleanup:
+            cleanup.enter_context(tuning_lock(fut_path))
+            for written_by_us in (tuning_path, target):
+                remove_stale_temporaries(written_by_us)  # of a tuner that was killed
+            program_text = read_program(program_path)  # fail now, not after tuning, if there is nowhere to write
+            opened = cleanup.enter_context(closing(Store(Path(store)))) if store is not None else None
+            records = cleanup.enter_context(closing(EvaluationLog(Path(log_file), target))) if log_file else None
+            cleanup.enter_context(closing(progress.start(limits.budget)))
+
+            def observe(record: Record) -> None:
+                progress.add(record)
+                if records:
+                    records.add(record)
+
+            bench = Bench(Program(program_path, extra_args), runs=runs, timeout=timeout, log=log, max_runs=max_runs,
+                          limits=limits, observe=observe)
+            params = bench.program.params(timeout)
+            forest = build_forest(params)
+            if opened:
+                key = ProgramKey.of(program_text, [p.name for p in params], extra_args)
+                bench.store = opened.for_program(key, warn=lambda text: log(f"warning: {text}"))
+            if not forest:
+                # One version: the tuned program is the program; an empty tuning file says it was tuned.
+                log(f"{program_path} has no thresholds: it has one version and there is nothing to tune")
+                provenance = _provenance("unknown", ())
+                plan = plan_writeback(tuning_path, program_path, {}, provenance, install)
+                commit(plan, log)
+                result = TuneResult({}, (), (), tuning_path, target, provenance)
+                _report(result, log)
+                return result
+            if not selection.tuning:
+                raise _no_datasets(fut_path, selection, entry)
+            for name, reason in selection.skipped:
+                log(f"skipping {name}: {reason}")
+            every = selection.tuning + selection.held_out
+            log(f"{len(selection.tuning)} tuning and {len(selection.held_out)} held-out (notune) datasets")
+            log(f"{len(all_nodes(forest))} thresholds in {len(forest)} tree(s)")
+
+            try:
+                before, probes = _untuned_and_probes(bench, forest, selection, log)
+            except Stopped as stop:
+                raise _nothing_tuned(str(stop), limits) from None
+            probed = [Probed(d, probes[d.name].epars) for d in selection.tuning if not probes[d.name].failure]
+            if not probed:
+                raise TunerError("the -L run failed on every tuning dataset: "
+                                 + "; ".join(f"{name}: {p.failure}" for name, p in probes.items()))
+            # a run per version a dataset reaches, twice where one run per side cannot be tested; then the held-out
+            per_version = 2 if runs < 2 else 1
+            progress.estimate(bench.invocations + sum((len(d.epars) + 1) * per_version for d in probed)
+                              + len(selection.held_out))
+            outcome = tune_simple(forest, probed, bench, log)
+            if outcome.stopped and not outcome.assignment:
+                raise _nothing_tuned(outcome.stopped, limits)
+
+            devices = [p.device for p in probes.values() if p.device]
+            provenance = _provenance(devices[0] if devices else "unknown", tuple(d.dataset.name for d in probed))
+            plan = plan_writeback(tuning_path, program_path, outcome.assignment, provenance, install)
             commit(plan, log)
-            result = TuneResult({}, (), (), tuning_path, program_path, provenance)
+
+            log("tuned:")
+            after: dict[str, Measurement | None] = {}
+            stopped = outcome.stopped
+            for d in every:
+                try:
+                    after[d.name] = _after(bench, forest, outcome.assignment, d, probes)
+                except Stopped as stop:  # the cache and the store still answer; nothing else is measured
+                    after[d.name], stopped = None, stopped or str(stop)
+            result = TuneResult(
+                outcome.assignment,
+                tuple(
+                    DatasetReport(d.name, d.held_out, before[d.name], after[d.name], bench.run_count[d.name],
+                                  bench.hit_count[d.name], bench.stored_count[d.name],
+                                  probes[d.name].failure if d.name in probes else None)
+                    for d in every
+                ),
+                outcome.notes,
+                tuning_path,
+                target,
+                provenance,
+                stopped,
+                store=opened.path if opened else None,
+            )
             _report(result, log)
             return result
-        if not selection.tuning:
-            raise _no_datasets(fut_path, selection, entry)
-        for name, reason in selection.skipped:
-            log(f"skipping {name}: {reason}")
-        every = selection.tuning + selection.held_out
-        log(f"{len(selection.tuning)} tuning and {len(selection.held_out)} held-out (notune) datasets")
-        log(f"{len(all_nodes(forest))} thresholds in {len(forest)} tree(s)")
-
-        log("untuned (the program's current defaults):")
-        before = {d.name: bench.measure(d, None, label="untuned") for d in every}
-        for d in every:
-            if not before[d.name].ok:
-                raise TunerError(f"the untuned program fails on dataset {d.name}: {before[d.name].failure}")
-
-        log("ePar values (-L):")
-        probes = {d.name: probe(forest, bench, d, NEVER) for d in selection.tuning}
-        for name, found in probes.items():
-            log(f"  {name}: " + ", ".join(f"{t} <= {list(vs)}" for t, vs in found.epars.items()))
-        outcome = tune_simple(forest, [Probed(d, probes[d.name].epars) for d in selection.tuning], bench, log)
-
-        devices = [p.device for p in probes.values() if p.device]
-        provenance = _provenance(devices[0] if devices else "unknown", tuple(d.name for d in selection.tuning))
-        plan = plan_writeback(tuning_path, program_path, outcome.assignment, provenance)
-        commit(plan, log)
-
-        log("tuned:")
-        after = {d.name: _after(bench, forest, outcome.assignment, d, probes) for d in every}
-        result = TuneResult(
-            outcome.assignment,
-            tuple(
-                DatasetReport(d.name, d.held_out, before[d.name], after[d.name],
-                              bench.run_count[d.name], bench.hit_count[d.name])
-                for d in every
-            ),
-            outcome.notes,
-            tuning_path,
-            program_path,
-            provenance,
-        )
-        _report(result, log)
-        return result
+    except TunerError:
+        if limits.interrupted:  # e.g. --print-params, killed by the interrupt
+            raise Interrupted(_interrupt_message(plan)) from None
+        raise
     except KeyboardInterrupt:
         raise Interrupted(_interrupt_message(plan)) from None
+
+
+def _untuned_and_probes(bench: Bench, forest: Forest, selection: Selection, log: Callable[[str], None]
+                        ) -> tuple[dict[str, Measurement], dict[str, Probe]]:
+    """The untuned measurements of every dataset, and the probes of the tuning datasets."""
+    log("untuned (the program's current defaults):")
+    before = {d.name: bench.measure(d, None, label="untuned") for d in selection.tuning + selection.held_out}
+    for d in selection.tuning:  # (a held-out dataset's failure is only reported)
+        if not before[d.name].ok:
+            raise TunerError(f"the untuned program fails on dataset {d.name}: {before[d.name].failure}")
+    log("ePar values (-L):")
+    probes = {d.name: probe(forest, bench, d, NEVER) for d in selection.tuning}
+    for name, found in probes.items():
+        shown = found.failure and f"{found.failure}; not tuned on"
+        log(f"  {name}: " + (shown or ", ".join(f"{t} <= {list(vs)}" for t, vs in found.epars.items())))
+    return before, probes
+
+
+def _nothing_tuned(reason: str, limits: Limits) -> BaseException:
+    if limits.interrupted:
+        return Interrupted("interrupted; nothing was written")
+    return TunerError(f"stopped: {reason} before any threshold was tuned; nothing was written")
+
+
+class _Progress:
+    """The progress bar (tqdm on stderr, when it is a terminal): program runs, an estimate of their number,
+    and the sum over the datasets of the fastest mean measured on each so far."""
+
+    def __init__(self) -> None:
+        self.bar = None
+        self.budget: int | None = None
+        self.fastest: dict[str, float] = {}
+
+    def start(self, budget: int | None) -> "_Progress":
+        self.bar, self.budget = progress_bar(budget, unit="run"), budget
+        return self
+
+    def add(self, record: Record) -> None:
+        if self.bar is None:
+            return
+        if record.source in (RUN, MORE, UNTIMED):
+            self.bar.update(1)
+        if record.measurement.ok and record.measurement.times_us:
+            name = record.dataset.name
+            self.fastest[name] = min(record.measurement.mean_us, self.fastest.get(name, math.inf))
+            self.bar.set_postfix_str(f"fastest sum {sum(self.fastest.values()):.1f}us", refresh=False)
+
+    def estimate(self, total: int) -> None:
+        if self.bar is not None and self.budget is None:
+            self.bar.total = total
+            self.bar.refresh()
+
+    def write(self, line: str, stream: TextIO) -> None:
+        if self.bar is not None:
+            self.bar.clear()
+        print(line, file=stream, flush=True)
+        if self.bar is not None:
+            self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 def _no_datasets(fut_path: Path, selection, entry: str | None) -> TunerError:
@@ -195,26 +331,73 @@ def _report(result: TuneResult, log: Callable[[str], None]) -> None:
     width = max([len("dataset")] + [len(d.name) for d in result.datasets])
     log("runtimes: the mean of the timed runs (after a warm-up run) and its 95% confidence interval; a speedup")
     log("inside the noise (Welch's t-test, p >= 0.05) is shown as 'same'")
-    log(f"{'dataset':<{width}}  role      {'untuned':>24}  {'tuned':>24}  speedup   runs  cached")
+    log(f"{'dataset':<{width}}  role      {'untuned':>24}  {'tuned':>24}  speedup   runs  cached  stored")
     for d in result.datasets:
         role = "held-out" if d.held_out else "tuning"
-        speedup = f"{d.speedup:>6.2f}x" if d.significant else f"{'same':>7}"
+        speedup = "-" if math.isnan(d.speedup) else f"{d.speedup:.2f}x" if d.significant else "same"
+        problems = "  " + "; ".join(d.problems) if d.problems else ""
         log(
-            f"{d.name:<{width}}  {role:<8}  {_us(d.before):>24}  {_us(d.after):>24}  {speedup}  "
-            f"{d.runs:>5}  {d.cache_hits:>6}"
+            f"{d.name:<{width}}  {role:<8}  {_us(d.before):>24}  {_us(d.after):>24}  {speedup:>7}  "
+            f"{d.runs:>5}  {d.cache_hits:>6}  {d.stored_hits:>6}{problems}"
         )
-    log(f"program runs: {result.runs} ({result.cache_hits} more answered from the cache)")
+    stored = f", {result.stored_hits} from the store {result.store}" if result.store else ""
+    log(f"program runs: {result.runs} ({result.cache_hits} more answered from the cache{stored})")
+    if result.stopped:
+        log(f"stopped early: {result.stopped}; the values written are the best found so far")
     log(f"wrote {result.tuning_file} and the defaults of {result.program}")
 
 
-def _us(m: Measurement) -> str:
+def _us(m: Measurement | None) -> str:
+    if m is None:
+        return "not measured"
     if not m.ok:
         return "failed"
     low, high = m.interval_us()
     return f"{m.runtime_us:.1f}us ±{(high - low) / 2:.1f}"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+# ---- the command line (also the options `incflat autotune` passes on) ----
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """The options that bound, store and log a tuner run: `incflat autotune` has them too, and passes them on
+    (run_options_argv)."""
+    parser.add_argument("--budget", type=option_int, metavar="N",
+                        help="program runs at most; then the best values found so far are written")
+    parser.add_argument("--stop-after", type=option_seconds, metavar="SECONDS",
+                        help="measure no more after this many seconds; the best values so far are written")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--store", type=Path, metavar="FILE",
+                       help="the tuning store, where every measurement is kept so that a tuner run again resumes "
+                       "(default: PROGRAM.fut.tuning.db)")
+    where.add_argument("--no-store", action="store_true", help="measure everything again, and keep nothing")
+    parser.add_argument("--log", type=Path, metavar="FILE", help="write every evaluation to FILE, a JSON object a line")
+
+
+def run_options_argv(args: argparse.Namespace) -> list[str]:
+    """The options of add_run_options in `args`, as arguments again."""
+    argv = ["--budget", str(args.budget)] if args.budget is not None else []
+    argv += ["--stop-after", str(args.stop_after)] if args.stop_after is not None else []
+    argv += ["--store", str(args.store)] if args.store is not None else []
+    argv += ["--no-store"] if args.no_store else []
+    return argv + (["--log", str(args.log)] if args.log is not None else [])
+
+
+def option_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the values of the options both commands have, naming the option; None if nothing."""
+    if args.runs < 1:  # (option_seconds refuses seconds that are not positive)
+        return f"--runs {args.runs}: must be at least 1"
+    if args.max_runs is not None and args.max_runs < args.runs:
+        return f"--max-runs {args.max_runs}: must be at least --runs ({args.runs})"
+    if args.budget is not None and args.budget < 1:
+        return f"--budget {args.budget}: must be at least 1"
+    problem = log_path_problem(args.log) if args.log is not None else None
+    return f"--log {args.log}: {problem}" if problem else None
+
+
+def main(argv: Sequence[str] | None = None, *, install_as: Path | None = None) -> int:
+    """The tuner's command line; `install_as` is for `incflat autotune`, which tunes a temporary copy of the
+    program it compiled and installs it there (see autotune)."""
     parser = argparse.ArgumentParser(
         prog="incflat autotune",
         description="Tune the thresholds of a compiled program on the datasets in its .fut file's test blocks.",
@@ -232,16 +415,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--exclude-case", action="append", default=[], metavar="TAG",
                         help="neither tune on nor report the cases with this tag (repeatable)")
+    add_run_options(parser)
     args = parser.parse_args(argv)
-    if args.runs < 1 or args.timeout <= 0:
-        parser.error("--runs must be at least 1 and --timeout positive")
-    if args.max_runs is not None and args.max_runs < args.runs:
-        parser.error(f"--max-runs {args.max_runs}: must be at least --runs ({args.runs})")
+    problem = option_problem(args)
+    if problem:
+        parser.error(problem)
 
+    limits = Limits(budget=args.budget, seconds=args.stop_after)
     received: list[int] = []
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
-        # Later signals would interrupt the clean-up; the first one is enough.
+        if signum == signal.SIGINT and not limits.interrupted:
+            # The first Ctrl-C stops the measuring: the search ends with the best values so far, which are written.
+            limits.interrupted = True
+            kill_children()
+            return
+        # A second Ctrl-C, or SIGTERM: abort, writing nothing more. Later signals would interrupt the clean-up.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         received.append(signum)
@@ -249,11 +438,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        autotune(
+        result = autotune(
             args.program_fut, args.compiled,
             runs=args.runs, max_runs=args.max_runs, timeout=args.timeout, entry=args.entry,
-            extra_args=args.pass_option, exclude=args.exclude_case,
+            extra_args=args.pass_option, exclude=args.exclude_case, install_as=install_as,
+            store=None if args.no_store else args.store or default_store_path(args.program_fut),
+            limits=limits, log_file=args.log,
         )
+        if limits.interrupted:
+            print(f"interrupted; stopped measuring, and {result.tuning_file} and {result.program} are complete",
+                  file=sys.stderr)
+            return 128 + signal.SIGINT
         return 0
     except TunerError as e:
         print(f"Error: {e}", file=sys.stderr)

@@ -219,12 +219,15 @@ def bench(paths: Sequence[pathlib.Path], options: Options, out=None) -> dict:
     return results
 
 
-def progress_bar(total: int):
-    """A tqdm bar on stderr when stderr is a terminal (logs stay clean), else None."""
+def progress_bar(total: int | None, unit: str = "dataset"):
+    """A tqdm bar on stderr when stderr is a terminal (logs stay clean), else None; a total of None is not
+    known yet (the bar counts, and shows an estimate once its total is set)."""
     if not sys.stderr.isatty() or total == 0:
         return None
     from tqdm import tqdm
-    return tqdm(total=total, unit="dataset", file=sys.stderr, leave=False)
+    # No monitor thread: the tuner starts its measurement children with a preexec_fn, which threads make unsafe.
+    tqdm.monitor_interval = 0
+    return tqdm(total=total, unit=unit, file=sys.stderr, leave=False)
 
 
 # ---- benchcmp ----

@@ -10,23 +10,35 @@ Two measurements are compared by Welch's t-test on their runs. While the differe
 ALPHA, the one with fewer runs is measured again (another invocation of R runs, added to the cached
 measurement), up to `max_runs` runs each; a difference still inside the noise then is a tie, which a strategy
 must not read as a preference.
+
+With a store (tuner.store), a measurement found there is not run again, and every invocation is added to it.
+Limits (`--budget`, `--stop-after`, the first Ctrl-C) are checked before each invocation: when one is reached,
+the invocation raises Stopped, and the strategy returns the best assignment it has so far. Answers from the
+cache or the store cost nothing and go on after a stop.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Callable, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from incflat.tuner.bench import mean_ci, welch_pvalue
 from incflat.tuner.datasets import Dataset
 from incflat.tuner.program import Program, RunResult
 
+if TYPE_CHECKING:
+    from incflat.tuner.store import ProgramStore
+
 SLOWDOWN_LIMIT = 10.0
 ALPHA = 0.05  # the significance level of a comparison
 TIMEOUT_SLACK_S = 1.0  # start-up noise that the wall time of a fast run does not show
+# Where a Record comes from: a program invocation, more runs added to a measurement, the cache of this run, the
+# store, or an untimed run (the -L probe).
+RUN, MORE, CACHED, STORED, UNTIMED = "run", "run again", "cached", "stored", "untimed"
 
 
 @dataclass(frozen=True)
@@ -68,6 +80,42 @@ class Candidate:
     label: str = ""
 
 
+class Stopped(Exception):
+    """Measuring stopped before the search ended (its message says why: the budget, the time, an interrupt)."""
+
+
+@dataclass
+class Limits:
+    """When to stop measuring: checked before each program invocation."""
+
+    budget: int | None = None  # program invocations at most
+    seconds: float | None = None  # from the start
+    interrupted: bool = False  # set by the first Ctrl-C
+    started: float = field(default_factory=time.monotonic)
+
+    def reason(self, invocations: int) -> str | None:
+        if self.interrupted:
+            return "interrupted"
+        if self.budget is not None and invocations >= self.budget:
+            return f"the budget of {self.budget} program runs is spent"
+        if self.seconds is not None and time.monotonic() - self.started >= self.seconds:
+            return f"the time limit of {self.seconds:g} s (--stop-after) is reached"
+        return None
+
+
+@dataclass(frozen=True)
+class Record:
+    """One evaluation, for the --log file and the progress bar."""
+
+    dataset: Dataset
+    params: Mapping[str, int] | None
+    key: Hashable
+    label: str
+    measurement: Measurement  # MORE: the runs of this invocation only
+    wall_s: float  # of the invocation; 0 for an answer from the cache or the store
+    source: str  # RUN, MORE, CACHED, STORED or UNTIMED
+
+
 class Measurer(Protocol):
     """What a search strategy needs: measure a dataset under an assignment, reusing equal experiments, and
     measure it more (for a comparison that is not yet significant)."""
@@ -102,19 +150,31 @@ def compare(bench: Measurer, dataset: Dataset, first: Candidate, second: Candida
 
 
 class Bench:
-    """Runs a program on datasets, counting runs and cache hits per dataset, and logging each measurement."""
+    """Runs a program on datasets, counting runs, cache hits and store hits per dataset, and logging each
+    measurement."""
 
     def __init__(self, program: Program, *, runs: int, timeout: float, log: Callable[[str], None],
-                 max_runs: int | None = None):
+                 max_runs: int | None = None, limits: Limits | None = None, store: ProgramStore | None = None,
+                 observe: Callable[[Record], None] | None = None):
         self.program = program
         self.runs = runs
         self.max_runs = max(runs, max_runs if max_runs is not None else 4 * runs)
         self.timeout = timeout
         self.log = log
+        self.limits = limits or Limits()
+        self.store = store
+        self.observe = observe or (lambda record: None)
         self.run_count: Counter[str] = Counter()
         self.hit_count: Counter[str] = Counter()
+        self.stored_count: Counter[str] = Counter()
         self._cache: dict[tuple[str, Hashable], Measurement] = {}
+        # The --params under which a cached measurement is stored (runs added to it are stored with them).
+        self._stored_as: dict[tuple[str, Hashable], Mapping[str, int] | None] = {}
         self._best_wall: dict[str, float] = {}
+
+    @property
+    def invocations(self) -> int:
+        return sum(self.run_count.values())
 
     def measure(
         self, dataset: Dataset, params: Mapping[str, int] | None, *, key: Hashable = None, label: str = ""
@@ -124,31 +184,70 @@ class Bench:
             self.hit_count[dataset.name] += 1
             found = self._cache[dataset.name, key]
             self.log(f"  {dataset.name} [{label}]: {describe(found)} (cached)")
+            self.observe(Record(dataset, params, key, label, found, 0.0, CACHED))
             return found
         timeout = self._timeout(dataset.name)
-        result = self.program.run(dataset, params=params, timeout=timeout, timing_runs=self.runs + 1)
-        self.run_count[dataset.name] += 1
+        stored = self.store.measurement(dataset, params, timeout) if self.store else None
+        if stored and (not stored.measurement.ok or len(stored.measurement.times_us) >= self.runs):
+            self.stored_count[dataset.name] += 1
+            found = stored.measurement
+            if stored.best_wall_s is not None:
+                self._best_wall[dataset.name] = min(stored.best_wall_s, self._best_wall.get(dataset.name, math.inf))
+            self._remember(dataset, key, params, found)
+            self.log(f"  {dataset.name} [{label}]: {describe(found)} (stored)")
+            self.observe(Record(dataset, params, key, label, found, 0.0, STORED))
+            return found
+        result = self._invoke(dataset, params, timeout, timing_runs=self.runs + 1)
         found = self._record(dataset.name, result, timeout)
-        if key is not None:
-            self._cache[dataset.name, key] = found
+        self._store(dataset, params, found, result, timeout, more=False)
+        self._remember(dataset, key, params, found)
         self.log(f"  {dataset.name} [{label}]: {describe(found)}")
+        self.observe(Record(dataset, params, key, label, found, result.wall_s, RUN))
         return found
 
     def measure_more(self, dataset: Dataset, candidate: Candidate, found: Measurement) -> Measurement:
         """`found` with the runs of another invocation added (and cached under the candidate's key)."""
         runs, timeout = min(self.runs, self.max_runs - len(found.times_us)), self._timeout(dataset.name)
-        result = self.program.run(dataset, params=candidate.params, timeout=timeout, timing_runs=runs + 1)
-        self.run_count[dataset.name] += 1
-        more = found.merged(self._record(dataset.name, result, timeout))
+        result = self._invoke(dataset, candidate.params, timeout, timing_runs=runs + 1)
+        added = self._record(dataset.name, result, timeout)
+        more = found.merged(added)
+        stored_as = self._stored_as.get((dataset.name, candidate.key), candidate.params)
+        self._store(dataset, stored_as, added, result, timeout, more=True)
         if candidate.key is not None:
             self._cache[dataset.name, candidate.key] = more
         self.log(f"  {dataset.name} [{candidate.label}]: {describe(more)} (measured again)")
+        self.observe(Record(dataset, candidate.params, candidate.key, candidate.label, added, result.wall_s, MORE))
         return more
 
-    def run_once(self, dataset: Dataset, params: Mapping[str, int], options: Sequence[str]) -> RunResult:
+    def run_once(self, dataset: Dataset, params: Mapping[str, int], options: Sequence[str],
+                 label: str = "") -> RunResult:
         """One untimed run (for `-L`), counted like a measurement."""
+        result = self._invoke(dataset, params, self.timeout, options=options)
+        found = Measurement(failure=result.failure)
+        self.observe(Record(dataset, params, None, label or " ".join(options), found, result.wall_s, UNTIMED))
+        return result
+
+    def _invoke(self, dataset: Dataset, params: Mapping[str, int] | None, timeout: float, *,
+                timing_runs: int | None = None, options: Sequence[str] = ()) -> RunResult:
+        reason = self.limits.reason(self.invocations)
+        if reason:
+            raise Stopped(reason)
+        result = self.program.run(dataset, params=params, timeout=timeout, options=options, timing_runs=timing_runs)
+        if self.limits.interrupted:  # the interrupt may have killed this run: it is no result
+            raise Stopped("interrupted")
         self.run_count[dataset.name] += 1
-        return self.program.run(dataset, params=params, timeout=self.timeout, options=options)
+        return result
+
+    def _remember(self, dataset: Dataset, key: Hashable, params: Mapping[str, int] | None,
+                  found: Measurement) -> None:
+        if key is not None:
+            self._cache[dataset.name, key] = found
+            self._stored_as[dataset.name, key] = params
+
+    def _store(self, dataset: Dataset, params: Mapping[str, int] | None, found: Measurement, result: RunResult,
+               timeout: float, more: bool) -> None:
+        if self.store:
+            self.store.add(dataset, params, found, result.wall_s, timeout if result.timed_out else None, more)
 
     def _timeout(self, name: str) -> float:
         best = self._best_wall.get(name)
@@ -157,7 +256,7 @@ class Bench:
     def _record(self, name: str, result: RunResult, timeout: float) -> Measurement:
         if not result.ok:
             assert result.failure is not None
-            early = timeout < self.timeout and result.failure.startswith("timed out")
+            early = timeout < self.timeout and result.timed_out
             reason = f"{result.failure} (over {SLOWDOWN_LIMIT:g}x the best so far)" if early else result.failure
             return Measurement(failure=reason)
         self._best_wall[name] = min(result.wall_s, self._best_wall.get(name, math.inf))

@@ -1,13 +1,22 @@
-"""Talking to a compiled program through its command line (docs/contracts.md), and nothing else."""
+"""Talking to a compiled program through its command line (docs/contracts.md), and nothing else.
+
+A program runs as a child process that dies with the tuner: on Linux the kernel kills it when the tuner dies,
+even by SIGKILL (PR_SET_PDEATHSIG), and an interrupt kills it before it propagates. The files a program writes
+for the tuner (`-t`) are unnamed temporary files, passed as `/dev/fd/N`: nothing is left in a temporary folder,
+whatever happens to the tuner.
+"""
 
 from __future__ import annotations
 
+import ctypes
 import gzip
+import os
+import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +38,7 @@ class RunResult:
     stderr: str
     wall_s: float
     times_us: tuple[float, ...] = ()
+    timed_out: bool = False  # the failure is the time limit: a longer one might succeed
 
     @property
     def ok(self) -> bool:
@@ -73,13 +83,12 @@ class Program:
         args = ["-e", dataset.entry, *options, *param_args(params or {})]
         if timing_runs is None:
             return self._invoke(args, dataset, timeout)[0]
-        with tempfile.TemporaryDirectory(prefix="incflat-tune-") as folder:
-            times_file = Path(folder) / "times"
-            result, _ = self._invoke([*args, "-r", str(timing_runs), "-t", str(times_file)], dataset, timeout)
+        with output_file() as (times_path, read_times):
+            result, _ = self._invoke([*args, "-r", str(timing_runs), "-t", times_path], dataset, timeout)
             if not result.ok:
                 return result
             try:
-                times = parse_times(times_file.read_text())
+                times = parse_times(read_times())
             except (OSError, ValueError) as e:
                 return RunResult(f"unreadable runtimes file ({e})", result.stderr, result.wall_s)
         if len(times) != timing_runs:
@@ -94,16 +103,92 @@ class Program:
         start = time.monotonic()
         try:
             with _stdin(dataset) as (stdin, data):
-                done = subprocess.run(
-                    argv, stdin=stdin, input=data, stdout=stdout, stderr=subprocess.PIPE, timeout=timeout, check=False
-                )
+                returncode, out, err = _run_child(argv, stdin, data, stdout, timeout)
         except subprocess.TimeoutExpired as e:
-            return RunResult(f"timed out after {timeout:.3g} s", _decode(e.stderr), time.monotonic() - start), ""
+            return RunResult(f"timed out after {timeout:.3g} s", _decode(e.stderr), time.monotonic() - start,
+                             timed_out=True), ""
         except OSError as e:
             return RunResult(f"{e.filename or argv[0]}: {e.strerror or e}", "", 0.0), ""
-        stderr = _decode(done.stderr)
-        reason = None if done.returncode == 0 else _failure_reason(done.returncode, stderr)
-        return RunResult(reason, stderr, time.monotonic() - start), _decode(done.stdout)
+        stderr = _decode(err)
+        reason = None if returncode == 0 else _failure_reason(returncode, stderr)
+        return RunResult(reason, stderr, time.monotonic() - start), _decode(out)
+
+
+# The measurement children running now: an interrupt's handler kills them (kill_children).
+_children: set[subprocess.Popen] = set()
+
+
+def kill_children() -> None:
+    """Kills the program runs in progress (their results are then failures, which the caller discards)."""
+    for child in list(_children):
+        child.kill()
+
+
+def _run_child(
+    argv: list[str], stdin: int | IO[bytes] | None, data: bytes | None, stdout: int, timeout: float
+) -> tuple[int, bytes, bytes]:
+    """subprocess.run's work, with the child registered for kill_children, dying with the tuner, and sharing
+    the tuner's inherited-for-output files (output_file)."""
+    with subprocess.Popen(argv, stdin=subprocess.PIPE if data is not None else stdin, stdout=stdout,
+                          stderr=subprocess.PIPE, pass_fds=tuple(_output_fds),
+                          preexec_fn=_die_with_parent()) as child:
+        _children.add(child)
+        try:
+            out, err = child.communicate(data, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            out, err = child.communicate()
+            raise subprocess.TimeoutExpired(argv, timeout, out, err) from None
+        except BaseException:  # an interrupt: the child must not outlive it
+            child.kill()
+            raise
+        finally:
+            _children.discard(child)
+    return child.returncode, out or b"", err or b""
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A preexec_fn that has the kernel SIGKILL the child when the tuner dies (Linux's PR_SET_PDEATHSIG);
+    None where that does not exist."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def die_with_parent() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # the tuner died before the request took effect
+            os._exit(1)
+
+    return die_with_parent
+
+
+# The descriptors of the output files in use, which the children inherit.
+_output_fds: set[int] = set()
+
+
+@contextmanager
+def output_file() -> Iterator[tuple[str, Callable[[], str]]]:
+    """An unnamed temporary file for a program's output option (`-t FILE`): the path to give the program
+    (/dev/fd/N), and a function that reads what it wrote. It has no name on disk, so nothing can be left
+    behind."""
+    with tempfile.TemporaryFile() as file:
+        fd = file.fileno()
+        _output_fds.add(fd)
+        try:
+            def read() -> str:
+                file.seek(0)
+                return file.read().decode()
+
+            yield f"/dev/fd/{fd}", read
+        finally:
+            _output_fds.discard(fd)
 
 
 @contextmanager

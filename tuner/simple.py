@@ -14,17 +14,20 @@ repeats, every other threshold at its tuned value, until a round changes nothing
 
 A threshold compared against several values in one run (inside a loop) has no single range; it falls back to
 trying each observed value and never, keeping the lowest summed runtime.
+
+Stopped early (measure.Stopped: the budget, the time limit, Ctrl-C), the search keeps what it has: see
+stopped_outcome.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Callable
 
 from incflat.tuner.datasets import Dataset
-from incflat.tuner.measure import Candidate, Measurer, compare
+from incflat.tuner.measure import Candidate, Measurer, Stopped, compare
 from incflat.tuner.program import EPars
 from incflat.codegen.runtime.tuning import Forest, Node, all_nodes
 from incflat.tuner.tree import never_value, path, pins, tuning_order
@@ -46,6 +49,22 @@ class Probed:
 class Outcome:
     assignment: dict[str, int]  # the thresholds some tuning dataset reaches; the others keep the program default
     notes: tuple[str, ...]
+    stopped: str | None = None  # why the search stopped early, if it did
+
+
+def stopped_outcome(current: Mapping[str, int], tuned: Collection[str], reached: Collection[str],
+                    notes: Sequence[str], reason: str, never: int) -> Outcome:
+    """The best assignment so far when a search stops early: the thresholds tuned so far at their values, and
+    those some dataset reaches but not tuned yet at their value in `current` (the one the tuned ones were tuned
+    with); nothing at all if none was tuned."""
+    if not tuned:
+        return Outcome({}, (*notes, f"stopped ({reason}) before any threshold was tuned"), reason)
+    untuned = sorted(set(reached) - set(tuned))
+    note = f"stopped ({reason}); kept the best assignment so far"
+    if untuned:
+        shown = ", ".join(f"{name}={'never' if current[name] == never else current[name]}" for name in untuned)
+        note += f": not tuned yet, as during the search: {shown}"
+    return Outcome({name: current[name] for name in reached}, (*notes, note), reason)
 
 
 def tune_simple(
@@ -61,6 +80,18 @@ def tune_simple(
             notes.append(text)
             log(f"note: {text}")
 
+    reached = [node.name for node in all_nodes(forest) if any(node.name in d.epars for d in datasets)]
+    try:
+        _rounds(forest, datasets, bench, log, never, current, tuned, note)
+    except Stopped as stop:
+        log(f"stopped: {stop}")
+        return stopped_outcome(current, tuned, reached, notes, str(stop), never)
+    return Outcome(tuned, tuple(notes))
+
+
+def _rounds(forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Callable[[str], None], never: int,
+            current: dict[str, int], tuned: dict[str, int], note: Callable[[str], None]) -> None:
+    """Tunes each threshold in turn, round after round, into `current` and `tuned`."""
     rounds = MAX_ROUNDS if len(current) > 1 else 1
     for round_number in range(1, rounds + 1):
         if round_number > 1:
@@ -79,7 +110,6 @@ def tune_simple(
             current[node.name] = tuned[node.name] = value
         if round_number > 1 and not changed:
             break
-    return Outcome(tuned, tuple(notes))
 
 
 def _tune_node(experiment: _Experiment, reaching: Sequence[Probed], note: Callable[[str], None]) -> int:

@@ -1,17 +1,23 @@
 """Writing tuned values back: `prog.fut.tuning`, and the tuned-defaults block of the compiled program.
 
-Both files are replaced atomically: the new content goes to a temporary file in the same folder (flushed,
-fsynced, mode bits copied), which then replaces the old one with `os.replace`. An interrupt at any moment
-leaves each file either untouched or complete, and the temporary file is removed on the way out.
+Both files are replaced together: each new content goes to a temporary file in its folder (flushed, fsynced,
+mode bits copied), and only when all are written do they replace the old files with `os.replace`, one right
+after the other, with SIGINT and SIGTERM held back until both are in place. An interrupt at any moment leaves
+both files untouched or both complete (a SIGKILL could only fall between the two renames, a few microseconds);
+the temporary files are removed on the way out. A temporary file carries its writer's pid in its name, so that
+one left by a killed writer is recognised and removed later (remove_stale_temporaries).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import secrets
+import signal
 import stat
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -20,8 +26,9 @@ from incflat.codegen.runtime.tuning import ContractError, tuning_file_text, with
 from incflat.tuner.errors import TunerError
 
 TOOL = "incflat"
-# Test hook: seconds to sleep between writing a temporary file and renaming it, to interrupt write-back there.
+# Test hook: seconds to sleep between writing the temporary files and renaming them, to interrupt write-back there.
 SLEEP_BEFORE_RENAME_ENV = "INCFLAT_TUNER_TEST_SLEEP_BEFORE_RENAME"
+_TEMPORARY = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)-[0-9a-f]{12}\.tmp")
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,7 @@ class Provenance:
 class PlannedFile:
     path: Path
     data: bytes
+    mode: int | None = None  # None: the old file's mode bits
 
 
 def tuning_header(provenance: Provenance) -> str:
@@ -67,21 +75,27 @@ def read_program(program: Path) -> str:
 
 
 def plan_writeback(
-    tuning_path: Path, program: Path, values: Mapping[str, int], provenance: Provenance
+    tuning_path: Path, program: Path, values: Mapping[str, int], provenance: Provenance,
+    install_as: Path | None = None,
 ) -> tuple[PlannedFile, ...]:
+    """The tuning file and `program` with `values` baked in, written back to `program` or, given `install_as`,
+    to that path (with `program`'s mode bits: `incflat autotune` tunes a temporary copy, then installs it)."""
     new_program = with_defaults(read_program(program), dict(values), provenance.as_dict())
+    mode = None if install_as is None else stat.S_IMODE(program.stat().st_mode)
     return (
         PlannedFile(tuning_path, tuning_file_text(dict(values), tuning_header(provenance)).encode()),
-        PlannedFile(program, new_program.encode()),
+        PlannedFile(install_as or program, new_program.encode(), mode),
     )
 
 
 def commit(plan: Sequence[PlannedFile], log: Callable[[str], None]) -> None:
+    """Replaces every planned file, all or none (see the module's docstring)."""
+    try:
+        # (logged once signals are held back: from this line on, an interrupt leaves every file complete)
+        replace_together(plan, lambda: log(f"writing {' and '.join(str(planned.path) for planned in plan)}"))
+    except OSError as e:
+        raise TunerError(f"cannot write {e.filename}: {e.strerror}") from None
     for planned in plan:
-        try:
-            atomic_write(planned.path, planned.data)
-        except OSError as e:
-            raise TunerError(f"cannot write {planned.path}: {e.strerror}") from None
         log(f"wrote {planned.path}")
 
 
@@ -98,28 +112,98 @@ def written(plan: Sequence[PlannedFile]) -> list[Path]:
 
 def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
     """Replaces path with data, complete or not at all; the mode bits are `mode`, else the old file's."""
-    # A fresh random name, so that removing it on the way out can only remove our own file.
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    replace_together([PlannedFile(path, data, mode)])
+
+
+def replace_together(files: Sequence[PlannedFile], started: Callable[[], None] = lambda: None) -> None:
+    """Writes each file's temporary copy, then renames them all, SIGINT and SIGTERM held back meanwhile (and
+    `started` is called once they are). An OSError is named by the path the caller gave, not by the hidden
+    temporary file."""
+    temporaries: list[Path] = []
     try:
+        with _signals_held_back():
+            started()
+            for planned in files:
+                temporaries.append(write_temporary(planned))
+            if SLEEP_BEFORE_RENAME_ENV in os.environ:
+                time.sleep(float(os.environ[SLEEP_BEFORE_RENAME_ENV]))
+            for temporary, planned in zip(temporaries, files):
+                _named(planned.path, os.replace, temporary, planned.path)
+            for folder in {planned.path.parent for planned in files}:
+                _named(folder, _fsync_folder, folder)
+    finally:
+        for temporary in temporaries:
+            temporary.unlink(missing_ok=True)
+
+
+def temporary_path(path: Path) -> Path:
+    """A fresh name beside path for a temporary file of this process (removing it can only remove our own)."""
+    return path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(6)}.tmp")
+
+
+def remove_stale_temporaries(path: Path) -> None:
+    """Removes the temporary files of path (temporary_path) whose writer is no longer running: a SIGKILL leaves
+    them behind."""
+    try:
+        siblings = list(path.parent.iterdir())
+    except OSError:
+        return
+    for sibling in siblings:
+        match = _TEMPORARY.fullmatch(sibling.name)
+        if match and match["name"] == path.name and not _running(int(match["pid"])):
+            sibling.unlink(missing_ok=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def write_temporary(planned: PlannedFile) -> Path:
+    """A new temporary file beside planned.path (temporary_path) with its data, flushed and fsynced, and its
+    mode; an OSError is named by planned.path, and leaves no temporary file."""
+    temporary = temporary_path(planned.path)
+
+    def write() -> None:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         with os.fdopen(fd, "wb") as file:
-            file.write(data)
+            file.write(planned.data)
             file.flush()
             os.fsync(file.fileno())
-        if mode is not None:
-            os.chmod(temporary, mode)
-        elif path.exists():
-            os.chmod(temporary, stat.S_IMODE(path.stat().st_mode))
-        if SLEEP_BEFORE_RENAME_ENV in os.environ:
-            time.sleep(float(os.environ[SLEEP_BEFORE_RENAME_ENV]))
-        os.replace(temporary, path)
-    except OSError as e:  # named by the path the caller gave, not by the hidden temporary file
-        temporary.unlink(missing_ok=True)
-        raise OSError(e.errno, e.strerror, str(path)) from None
+        if planned.mode is not None:
+            os.chmod(temporary, planned.mode)
+        elif planned.path.exists():
+            os.chmod(temporary, stat.S_IMODE(planned.path.stat().st_mode))
+
+    try:
+        _named(planned.path, write)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
-    _fsync_folder(path.parent)
+    return temporary
+
+
+def _named(path: Path, action: Callable, *args) -> None:
+    try:
+        action(*args)
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, str(path)) from None
+
+
+@contextmanager
+def _signals_held_back() -> Iterator[None]:
+    """SIGINT and SIGTERM are delivered when the block ends (their handlers then run), not inside it."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _fsync_folder(folder: Path) -> None:

@@ -1,0 +1,462 @@
+"""The tuner's persistence and robustness: the store and resuming, the lock, kills, budgets and early stops,
+failures that are reported rather than fatal, the --log file and the progress bar (docs/tuning.md).
+
+They run tests/fake_program.py in place of a compiled program."""
+
+from __future__ import annotations
+
+import collections
+import fcntl
+import io
+import json
+import os
+import pty
+import re
+import shutil
+import signal
+import sqlite3
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+from incflat.codegen.runtime.tuning import NEVER, with_defaults
+from incflat.tuner.autotune import autotune, main
+from incflat.tuner.datasets import Dataset, InlineValues, ValuesFile
+from incflat.tuner.errors import TunerError
+from incflat.tuner.lock import lock_path, tuning_lock
+from incflat.tuner.measure import Bench, Candidate, Limits, compare
+from incflat.tuner.program import RunResult
+from incflat.tuner.store import ProgramKey, Store, dataset_key, default_store_path
+
+REPO = Path(__file__).resolve().parent.parent
+FAKE = REPO / "tests" / "fake_program.py"
+T1, T2, T3, T4 = "main.suff_outer_par_0", "main.suff_intra_par_1", "main.suff_outer_par_2", "main.suff_intra_par_3"
+# Two tuning datasets (the untuned program takes V1 and V5) and one held out.
+FUT = ("-- ==\n-- input { 65536i64 64i64 64i64 }\n-- input { 64i64 256i64 32i64 }\n"
+       "-- notune input { 16i64 64i64 64i64 }\n")
+OLD_TUNING = f"-- from an earlier run\n{T1}=5\n"
+RUNS = ("run", "run again", "untimed")  # the sources of --log records that are program invocations
+
+
+def workspace(folder: Path, fut_text: str = FUT) -> tuple[Path, Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    fut, program = folder / "prog.fut", folder / "prog"
+    fut.write_text(fut_text)
+    shutil.copy(FAKE, program)
+    return fut, program
+
+
+def start_tuner(fut: Path, program: Path, *args: str, env: dict | None = None, **popen) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "incflat.tuner", str(fut), str(program), "--runs", "1", *args],
+                            cwd=REPO, env=os.environ | (env or {}), text=True, **popen)
+
+
+def run_tuner(fut: Path, program: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    tuner = start_tuner(fut, program, *args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    stdout, stderr = tuner.communicate(timeout=120)
+    return subprocess.CompletedProcess(tuner.args, tuner.returncode, stdout, stderr)
+
+
+def wait_for(tuner: subprocess.Popen, text: str) -> None:
+    for line in tuner.stdout:
+        if text in line:
+            return
+    pytest.fail(f"the tuner finished before {text!r}")
+
+
+def log_records(path: Path) -> list[dict]:
+    header, *records = (json.loads(line) for line in path.read_text().splitlines())
+    assert header["incflat_autotune_log"] == 1
+    return records
+
+
+def invocations(records: list[dict]) -> collections.Counter:
+    return collections.Counter((r["dataset"], json.dumps(r["params"], sort_keys=True), r["label"], r["source"])
+                               for r in records if r["source"] in RUNS)
+
+
+def running(program: Path) -> list[int]:
+    """The live processes (not zombies) whose command line names program."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if str(program).encode() in argv and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+# --- the store's keys ---
+
+
+def test_the_program_key_ignores_the_tuned_defaults_but_untuned_runs_do_not():
+    text = FAKE.read_text()
+    tuned = with_defaults(text, {T1: 5}, {"device": "x"})
+    names = [T1, T2, T3, T4, "main.segmap_tblock_size_4"]
+    before, after = ProgramKey.of(text, names, ()), ProgramKey.of(tuned, names, ())
+    assert before.program == after.program and before.whole != after.whole
+    # a run that leaves a parameter to the program (untuned: all of them) runs the baked defaults
+    assert before.config(None) == before.config({}) != after.config(None)
+    assert before.config({T1: 1}) != after.config({T1: 1})
+    everything = dict.fromkeys(names, 7)
+    assert before.config(everything) == after.config(everything)
+    assert ProgramKey.of(text, names, ["-d", "gpu"]).device != before.device
+
+
+def test_a_dataset_is_keyed_by_its_entry_point_and_content_not_its_name(tmp_path):
+    a = Dataset("a", "main", InlineValues("1i64 2i64 3i64"), False)
+    assert dataset_key(a) == dataset_key(Dataset("b", "main", a.input, True))
+    assert dataset_key(a) != dataset_key(Dataset("a", "main", InlineValues("1i64 2i64 4i64"), False))
+    assert dataset_key(a) != dataset_key(Dataset("a", "other", a.input, False))
+    values = tmp_path / "x.in"
+    values.write_text("1i64 2i64 3i64")
+    in_file = Dataset("a", "main", ValuesFile("x.in", values), False)
+    first = dataset_key(in_file)
+    values.write_text("1i64 2i64 5i64")
+    assert dataset_key(in_file) != first
+
+
+# --- resuming from the store ---
+
+
+class _StubProgram:
+    """A program whose invocations are scripted; it fails the test if run once more than scripted."""
+
+    def __init__(self, outcomes):
+        self.outcomes = list(outcomes)
+
+    def run(self, dataset, *, params, timeout, options=(), timing_runs=None):
+        assert self.outcomes, "a measurement was run again"
+        return self.outcomes.pop(0)
+
+
+def _store_for(tmp_path: Path, text: str = "# BEGIN INCFLAT TUNED DEFAULTS\n# END INCFLAT TUNED DEFAULTS\n"):
+    store = Store(tmp_path / "store.db")
+    return store, store.for_program(ProgramKey.of(text, [T1], ()), warn=pytest.fail)
+
+
+def test_a_comparison_resumed_from_the_store_runs_nothing_again(tmp_path):
+    store, stored = _store_for(tmp_path)
+    warm = 900.0
+    program = _StubProgram([
+        RunResult(None, "", 1.0, (warm, 100.0, 106.0)),  # a
+        RunResult(None, "", 1.0, (warm, 104.0, 108.0)),  # b: not yet significant
+        RunResult(None, "", 1.0, (warm, 101.0, 103.0)),  # a again (measure_more)
+        RunResult(None, "", 1.0, (warm, 107.0, 105.0)),  # b again
+        RunResult(None, "", 1.0, (warm, 102.0, 104.0)),  # a a third time: now significant
+    ])
+    dataset = Dataset("d", "main", InlineValues("1"), False)
+    a, b = Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b")
+    first = Bench(program, runs=2, timeout=60.0, log=lambda _: None, max_runs=8, store=stored)
+    assert compare(first, dataset, a, b) == -1 and not program.outcomes
+    again = Bench(_StubProgram([]), runs=2, timeout=60.0, log=lambda _: None, max_runs=8, store=stored)
+    assert compare(again, dataset, a, b) == -1
+    assert again.measure(dataset, {T1: 1}, key="a").times_us == (100.0, 106.0, 101.0, 103.0, 102.0, 104.0)
+    assert (again.invocations, again.stored_count["d"], again.hit_count["d"]) == (0, 2, 1)
+    store.close()
+
+
+def test_a_timeout_is_reused_only_under_a_time_limit_no_longer(tmp_path):
+    store, stored = _store_for(tmp_path)
+    dataset = Dataset("d", "main", InlineValues("1"), False)
+    slow = Bench(_StubProgram([RunResult("timed out after 5 s", "", 5.0, timed_out=True)]), runs=1, timeout=5.0,
+                 log=lambda _: None, store=stored)
+    assert not slow.measure(dataset, {T1: 1}, key="k").ok
+    same = Bench(_StubProgram([]), runs=1, timeout=5.0, log=lambda _: None, store=stored)
+    assert same.measure(dataset, {T1: 1}).failure == "timed out after 5 s" and same.invocations == 0
+    longer = Bench(_StubProgram([RunResult(None, "", 6.0, (9.0, 3.0))]), runs=1, timeout=60.0, log=lambda _: None,
+                   store=stored)
+    assert longer.measure(dataset, {T1: 1}).times_us == (3.0,) and longer.invocations == 1
+    store.close()
+
+
+def test_untuned_runs_are_stored_with_the_baked_defaults(tmp_path):
+    text = FAKE.read_text()
+    store = Store(tmp_path / "store.db")
+    dataset = Dataset("d", "main", InlineValues("1"), False)
+    plain = store.for_program(ProgramKey.of(text, [T1], ()), warn=pytest.fail)
+    Bench(_StubProgram([RunResult(None, "", 1.0, (9.0, 3.0))]), runs=1, timeout=9.0, log=lambda _: None,
+          store=plain).measure(dataset, None)
+    tuned = store.for_program(ProgramKey.of(with_defaults(text, {T1: 5}, None), [T1], ()), warn=pytest.fail)
+    assert plain.measurement(dataset, None, 9.0) is not None
+    assert tuned.measurement(dataset, None, 9.0) is None
+    store.close()
+
+
+def test_a_run_killed_at_any_moment_and_restarted_measures_nothing_twice(tmp_path):
+    """SIGKILL in the middle of the search: the measurement child dies with the tuner, nothing is left in the
+    temporary folder, both files are as they were, and the restarted run measures only what the killed one had
+    not measured: together they make exactly the invocations of an uninterrupted run."""
+    reference_fut, reference_program = workspace(tmp_path / "reference")
+    done = run_tuner(reference_fut, reference_program, "--log", str(tmp_path / "reference.jsonl"))
+    assert done.returncode == 0, done.stderr
+    expected = invocations(log_records(tmp_path / "reference.jsonl"))
+
+    fut, program = workspace(tmp_path / "work")
+    tuning = fut.with_name("prog.fut.tuning")
+    tuning.write_text(OLD_TUNING)
+    program_before = program.read_bytes()
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {"TMPDIR": str(scratch)}
+    # T4 is tuned; T3's first experiment takes V3, which hangs until the tuner is killed
+    tuner = start_tuner(fut, program, "--log", str(tmp_path / "first.jsonl"),
+                        env=env | {"FAKE_PROGRAM_LEAF_SLEEP": "3:120"}, stdout=subprocess.PIPE)
+    wait_for(tuner, f"tuning {T3}")
+    deadline = time.monotonic() + 10
+    while not [pid for pid in running(program) if pid != tuner.pid] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [pid for pid in running(program) if pid != tuner.pid], "a measurement is running"
+    tuner.kill()
+    tuner.wait()
+    deadline = time.monotonic() + 10
+    while running(program) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not running(program), "the measurement child outlived the tuner"
+    assert program.read_bytes() == program_before and tuning.read_text() == OLD_TUNING
+    assert lock_path(fut).exists()  # left by the killed tuner; it must not block
+
+    again = run_tuner(fut, program, "--log", str(tmp_path / "second.jsonl"), env=env)
+    assert again.returncode == 0, again.stderr
+    first, second = log_records(tmp_path / "first.jsonl"), log_records(tmp_path / "second.jsonl")
+    assert invocations(first) + invocations(second) == expected
+    assert not set(invocations(first)) & set(invocations(second))
+    stored = {(r["dataset"], r["label"]) for r in second if r["source"] == "stored"}
+    assert stored == {(r["dataset"], r["label"]) for r in first if r["source"] in RUNS}
+    assert list(scratch.iterdir()) == []
+    assert sorted(p.name for p in fut.parent.iterdir()) == ["prog", "prog.fut", "prog.fut.tuning",
+                                                           "prog.fut.tuning.db"]
+
+
+def test_no_store_stores_nothing_and_store_file_chooses_the_file(tmp_path):
+    fut, program = workspace(tmp_path)
+    assert run_tuner(fut, program, "--no-store").returncode == 0
+    assert not default_store_path(fut).exists()
+    program.write_bytes(FAKE.read_bytes())  # untuned again (its baked defaults are part of the untuned runs' key)
+    elsewhere = tmp_path / "elsewhere.db"
+    done = run_tuner(fut, program, "--store", str(elsewhere))
+    assert done.returncode == 0 and elsewhere.exists() and not default_store_path(fut).exists()
+    assert f"0 from the store {elsewhere}" in done.stdout
+    program.write_bytes(FAKE.read_bytes())
+    resumed = run_tuner(fut, program, "--store", str(elsewhere))
+    assert "program runs: 0 " in resumed.stdout, resumed.stdout
+
+
+@pytest.mark.parametrize("content, why", [
+    (b"not a database, but a file of the user's" * 100, "cannot be used (file is not a database)"),
+    (b"", "exists and is empty (not a tuning store that incflat wrote)"),
+    (None, "is an sqlite database that incflat did not write"),
+])
+def test_a_store_that_is_not_a_tuning_store_is_a_one_line_error_and_left_alone(tmp_path, capsys, content, why):
+    fut, program = workspace(tmp_path)
+    store = default_store_path(fut)
+    if content is None:
+        with sqlite3.connect(store) as connection:
+            connection.execute("CREATE TABLE mine (x)")
+        content = store.read_bytes()
+    else:
+        store.write_bytes(content)
+    assert main([str(fut), str(program)]) == 1
+    err = capsys.readouterr().err
+    assert err == (f"Error: the tuning store {store} {why}; remove it, or tune with --store FILE or --no-store\n")
+    assert store.read_bytes() == content and program.read_bytes() == FAKE.read_bytes()
+    assert not fut.with_name("prog.fut.tuning").exists() and not lock_path(fut).exists()
+
+
+# --- the lock ---
+
+
+def test_a_second_tuner_of_the_program_refuses_naming_the_first(tmp_path):
+    fut, program = workspace(tmp_path)
+    first = start_tuner(fut, program, env={"FAKE_PROGRAM_SLEEP": "0.2"}, stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE)
+    wait_for(first, "untuned")
+    second = run_tuner(fut, program)
+    assert second.returncode == 1
+    assert second.stderr == (f"Error: another tuner (pid {first.pid}) is tuning {fut}: wait for it to finish or "
+                             f"stop it (its lock is {lock_path(fut).absolute()})\n")
+    first.send_signal(signal.SIGTERM)
+    first.communicate(timeout=60)
+    assert not lock_path(fut).exists()
+
+
+def test_the_lock_is_held_per_program_reentrant_and_checked(tmp_path):
+    fut = tmp_path / "prog.fut"
+    with tuning_lock(fut):
+        with tuning_lock(fut):  # incflat autotune takes it, then the tuner it runs
+            assert lock_path(fut).read_text() == f"{os.getpid()}\n"
+        assert lock_path(fut).exists()
+        with tuning_lock(tmp_path / "other.fut"):
+            pass
+    assert not lock_path(fut).exists()
+    lock_path(fut).write_text("a note of the user's\n")
+    with pytest.raises(TunerError, match="is not a tuner's lock file"):
+        with tuning_lock(fut):
+            pass
+    assert lock_path(fut).read_text() == "a note of the user's\n"
+
+
+def test_a_stale_lock_and_temporary_files_of_a_killed_tuner_are_cleaned_up(tmp_path):
+    fut, program = workspace(tmp_path)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    lock_path(fut).write_text(f"{pid}\n")
+    stale = [tmp_path / f".prog.fut.tuning.{pid}-0123456789ab.tmp", tmp_path / f".prog.{pid}-0123456789ab.tmp"]
+    for path in stale:
+        path.write_text("half")
+    alive = tmp_path / f".prog.{os.getpid()}-0123456789ab.tmp"  # a live writer's: kept
+    alive.write_text("mine")
+    done = run_tuner(fut, program)
+    assert done.returncode == 0, done.stderr
+    assert not lock_path(fut).exists() and not any(p.exists() for p in stale) and alive.exists()
+
+
+# --- budgets, early stops and Ctrl-C ---
+
+
+def test_the_budget_stops_the_search_and_writes_the_best_so_far(tmp_path):
+    fut, program = workspace(tmp_path)
+    # 3 untuned runs and 2 probes; T4 takes 2 runs per tuning dataset; then T3's first run exhausts 10
+    out = io.StringIO()
+    result = autotune(fut, program, runs=2, out=out, limits=Limits(budget=10))
+    assert result.runs == 10 and result.stopped == "the budget of 10 program runs is spent"
+    assert set(result.assignment) == {T1, T2, T3, T4}
+    assert result.assignment[T4] != NEVER and result.assignment[T1] == result.assignment[T3] == NEVER
+    text = out.getvalue()
+    assert "not tuned yet" in text and "stopped early: the budget of 10 program runs is spent" in text
+    held = next(d for d in result.datasets if d.held_out)
+    assert held.after is None and "tuned: not measured (stopped)" in held.problems
+    tuning = fut.with_name("prog.fut.tuning").read_text().splitlines()
+    assert sorted(tuning[1:]) == sorted(f"{k}={v}" for k, v in result.assignment.items())
+
+
+def test_a_budget_spent_before_anything_was_tuned_writes_nothing(tmp_path):
+    fut, program = workspace(tmp_path)
+    fut.with_name("prog.fut.tuning").write_text(OLD_TUNING)
+    done = run_tuner(fut, program, "--budget", "6")
+    assert done.returncode == 1
+    assert done.stderr == ("Error: stopped: the budget of 6 program runs is spent before any threshold was tuned; "
+                           "nothing was written\n")
+    assert program.read_bytes() == FAKE.read_bytes() and fut.with_name("prog.fut.tuning").read_text() == OLD_TUNING
+
+
+def test_stop_after_stops_measuring(tmp_path):
+    fut, program = workspace(tmp_path)
+    done = run_tuner(fut, program, "--stop-after", "0.2", env={"FAKE_PROGRAM_SLEEP": "0.2"})  # one run: 0.4 s
+    assert done.returncode == 1 and "the time limit of 0.2 s (--stop-after) is reached" in done.stderr
+    assert Limits(seconds=5, started=time.monotonic() - 10).reason(0) == \
+        "the time limit of 5 s (--stop-after) is reached"
+    assert Limits(seconds=5, budget=3).reason(2) is None
+
+
+def test_sigint_then_sigterm_aborts_without_writing(tmp_path):
+    """The first Ctrl-C would write the best so far; a second signal before that aborts."""
+    fut, program = workspace(tmp_path)
+    fut.with_name("prog.fut.tuning").write_text(OLD_TUNING)
+    tuner = start_tuner(fut, program, env={"FAKE_PROGRAM_SLEEP": "0.2"}, stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE)
+    wait_for(tuner, f"tuning {T3}")
+    os.kill(tuner.pid, signal.SIGINT)
+    os.kill(tuner.pid, signal.SIGTERM)
+    _, stderr = tuner.communicate(timeout=60)
+    assert tuner.returncode == 128 + signal.SIGTERM and stderr == "interrupted; nothing was written\n", stderr
+    assert program.read_bytes() == FAKE.read_bytes() and fut.with_name("prog.fut.tuning").read_text() == OLD_TUNING
+
+
+# --- failures that are reported, not fatal ---
+
+
+def test_a_probe_that_times_out_is_reported_and_the_run_goes_on(tmp_path):
+    fut, program = workspace(tmp_path)
+    done = run_tuner(fut, program, "--timeout", "2", env={"FAKE_PROGRAM_LOG_SLEEP": "64:5"})
+    assert done.returncode == 0, done.stderr
+    row = next(line for line in done.stdout.splitlines() if line.startswith('#1 ("64i64'))
+    assert row.endswith("failed: the -L run failed: timed out after 2 s"), row
+    baked = fut.with_name("prog.fut.tuning").read_text().splitlines()[0]
+    assert "datasets: #0" in baked and "#1" not in baked  # tuned on the other dataset only
+
+
+def test_a_crash_on_a_held_out_dataset_is_reported_and_the_run_goes_on(tmp_path):
+    # The untuned program takes V1 on the held-out dataset only (n >= 32768, the device's default threshold).
+    fut, program = workspace(tmp_path, "-- ==\n-- input { 64i64 256i64 32i64 }\n-- input { 4096i64 1024i64 16i64 }\n"
+                                       "-- notune input { 65536i64 64i64 64i64 }\n")
+    done = run_tuner(fut, program, env={"FAKE_PROGRAM_FAIL_LEAF": "1"})
+    assert done.returncode == 0, done.stderr
+    row = next(line for line in done.stdout.splitlines() if line.startswith('#2 ("65536i64'))
+    assert "failed: untuned: exit status 1: Error: version V1 ran out of memory" in row, row
+
+
+# --- the --log file and the progress bar ---
+
+
+def test_the_log_has_every_evaluation_and_overwrites_only_its_own_file(tmp_path, capsys):
+    fut, program = workspace(tmp_path)
+    log = tmp_path / "evaluations.jsonl"
+    out = io.StringIO()
+    result = autotune(fut, program, runs=1, out=out, log_file=log)
+    records = log_records(log)
+    assert sum(invocations(records).values()) == result.runs
+    assert sum(r["source"] == "cached" for r in records) == result.cache_hits
+    first = records[0]
+    assert set(first) == {"dataset", "params", "key", "label", "times_us", "failure", "wall_s", "source", "seconds"}
+    assert first["params"] is None and first["label"] == "untuned" and first["source"] == "run"
+    assert any(r["source"] == "untimed" and r["label"] == "probe" for r in records)
+    assert any(r["key"] and r["params"] and r["times_us"] for r in records)
+    assert main([str(fut), str(program), "--no-store", "--log", str(log)]) == 0  # its own log: replaced
+    assert len(log_records(log)) > 0
+    notes = tmp_path / "notes.txt"
+    notes.write_text("precious\n")
+    with pytest.raises(SystemExit) as exit:
+        main([str(fut), str(program), "--log", str(notes)])
+    assert exit.value.code == 2 and notes.read_text() == "precious\n"
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"incflat autotune: error: --log {notes}: the file exists and is not a log that incflat autotune wrote; "
+        "refusing to overwrite it")
+
+
+def test_the_progress_bar_shows_on_a_terminal_only(tmp_path):
+    fut, program = workspace(tmp_path)
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))  # rows, columns (tqdm's width)
+    tuner = start_tuner(fut, program, "--no-store", env={"FAKE_PROGRAM_SLEEP": "0.1"}, stdout=subprocess.PIPE,
+                        stderr=slave)
+    os.close(slave)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the terminal is closed
+            break
+        if not chunk:
+            break
+        shown += chunk
+    stdout, _ = tuner.communicate(timeout=60)
+    os.close(master)
+    assert tuner.returncode == 0
+    text = shown.decode(errors="replace")
+    assert re.search(r"\| \d+/\d+ \[", text) and "fastest sum" in text, text  # runs of an estimate; best so far
+    assert "program runs:" in stdout and "fastest sum" not in stdout
+    assert run_tuner(fut, program, "--no-store").stderr == ""  # not a terminal: no bar
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--budget", "0"], "--budget 0: must be at least 1"),
+    (["--budget", "x"], "argument --budget: invalid integer"),
+    (["--stop-after", "0"], "argument --stop-after: invalid number of seconds: '0' (a positive decimal number)"),
+    (["--store", "a.db", "--no-store"], "argument --no-store: not allowed with argument --store"),
+])
+def test_bad_option_values_are_usage_errors_naming_the_option(tmp_path, capsys, args, words):
+    with pytest.raises(SystemExit) as exit:
+        main([str(tmp_path / "prog.fut"), str(tmp_path / "prog"), *args])
+    err = capsys.readouterr().err
+    assert exit.value.code == 2 and words in err.strip().splitlines()[-1] and "Traceback" not in err, err

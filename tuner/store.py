@@ -1,0 +1,266 @@
+"""The tuning store: every measurement and ePar probe of the tuner in an sqlite file, so that a tuner run again
+(after an interrupt, a kill, or a finished run) resumes: what was measured is not measured again.
+
+By default the store is `prog.fut.tuning.db` beside the .fut file (`--store FILE`, `--no-store`). Its rows are
+keyed by
+- program: the sha256 of the compiled program with its tuned-defaults block emptied (by the module that owns
+  the block, codegen.runtime.tuning): tuning rewrites the block, the code stays the same;
+- device: the host's name and the options passed to the program (`--pass-option`): `-d`/`-p` choose the
+  device on a host, and any other option may change what is measured. The device's own name is known only
+  after a run, so it cannot be part of a key that must be found before running;
+- dataset: the sha256 of the entry point and the input's content (inline text, or the file's bytes), not its
+  name;
+- configuration: the `--param` values, and the sha256 of the whole program when some parameter is left out:
+  such a run uses the defaults baked into the block (the untuned measurements are runs with no --param at all).
+
+A measurement is one row per program invocation: the first, then one per `measure_more`. A measurement that
+timed out is used again only under a time limit no longer than the one it failed under. Probe failures are not
+stored (a longer --timeout may cure them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+import socket
+import sqlite3
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from incflat.codegen.runtime.tuning import with_defaults
+from incflat.tuner.datasets import Dataset, InlineValues
+from incflat.tuner.errors import TunerError
+from incflat.tuner.measure import Measurement
+
+APPLICATION_ID = 0x1CF1A701  # sqlite's application_id of a tuning store: a file incflat created
+SCHEMA_VERSION = 1
+SCHEMA = """
+CREATE TABLE evaluations (
+    id INTEGER PRIMARY KEY,
+    program TEXT NOT NULL, device TEXT NOT NULL, dataset TEXT NOT NULL, config TEXT NOT NULL,
+    more INTEGER NOT NULL,  -- 0: a measurement's first invocation, 1: runs added to it
+    times_us TEXT NOT NULL,  -- JSON list of the timed runs
+    failure TEXT,  -- NULL when the invocation succeeded
+    timed_out_after_s REAL,  -- the time limit it exceeded, if that was the failure
+    wall_s REAL NOT NULL,
+    dataset_name TEXT NOT NULL, recorded TEXT NOT NULL
+);
+CREATE INDEX evaluation_keys ON evaluations (program, device, dataset, config);
+CREATE TABLE probes (
+    program TEXT NOT NULL, device TEXT NOT NULL, dataset TEXT NOT NULL, config TEXT NOT NULL,
+    epars TEXT NOT NULL,  -- JSON {threshold: [values]}
+    device_name TEXT,
+    dataset_name TEXT NOT NULL, recorded TEXT NOT NULL,
+    PRIMARY KEY (program, device, dataset, config)
+);
+"""
+
+
+def default_store_path(fut_path: Path) -> Path:
+    return fut_path.with_name(fut_path.name + ".tuning.db")
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class ProgramKey:
+    """What a stored row of one program is keyed by, besides its dataset and configuration."""
+
+    program: str  # sha256 of the program, its tuned-defaults block emptied
+    whole: str  # sha256 of the whole program, block included
+    device: str
+    params: frozenset[str]  # every parameter the program lists
+
+    @staticmethod
+    def of(program_text: str, params: Collection[str], extra_args: Sequence[str]) -> "ProgramKey":
+        code = with_defaults(program_text, {}, None)
+        device = " ".join([socket.gethostname(), shlex.join(extra_args)]).strip()
+        return ProgramKey(_sha256(code.encode()), _sha256(program_text.encode()), device, frozenset(params))
+
+    def config(self, params: Mapping[str, int] | None) -> str:
+        given = dict(params or {})
+        defaults = None if self.params <= set(given) else self.whole
+        return json.dumps({"params": given, "defaults": defaults}, sort_keys=True)
+
+
+def dataset_key(dataset: Dataset) -> str:
+    digest = hashlib.sha256(f"{dataset.entry}\0".encode())
+    if isinstance(dataset.input, InlineValues):
+        digest.update(b"inline\0" + dataset.input.text.encode())
+    else:
+        digest.update(b"file\0")
+        try:
+            with open(dataset.input.path, "rb") as file:
+                for chunk in iter(lambda: file.read(1 << 20), b""):
+                    digest.update(chunk)
+        except OSError as e:
+            raise TunerError(f"cannot read {dataset.input.path}: {e.strerror}") from None
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Stored:
+    measurement: Measurement
+    best_wall_s: float | None  # the shortest successful invocation, for the adaptive timeout
+
+
+class Store:
+    """An open store file; `for_program` gives the view a tuner measures through."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._connection = _open(path)
+
+    def close(self) -> None:
+        self._connection.close()
+
+    def for_program(self, key: ProgramKey, warn: Callable[[str], None]) -> "ProgramStore":
+        return ProgramStore(self, key, warn)
+
+
+@dataclass
+class ProgramStore:
+    """The rows of one program on one device. A failure of the file during the run is reported once (`warn`),
+    then the tuner goes on without the store."""
+
+    store: Store
+    key: ProgramKey
+    warn: Callable[[str], None]
+    _datasets: dict[Dataset, str] = field(default_factory=dict)
+    _broken: bool = False
+
+    def measurement(self, dataset: Dataset, params: Mapping[str, int] | None, limit_s: float) -> Stored | None:
+        """The stored measurement of this configuration, or None: not stored, or a timeout under a shorter
+        time limit than `limit_s`."""
+        rows = self._query(
+            "SELECT times_us, failure, timed_out_after_s, wall_s FROM evaluations"
+            " WHERE program = ? AND device = ? AND dataset = ? AND config = ? ORDER BY id",
+            (*self._where(dataset), self.key.config(params)))
+        if not rows:
+            return None
+        found, walls = Measurement(), []
+        for index, (times, failure, timed_out_after, wall) in enumerate(rows):
+            if timed_out_after is not None and timed_out_after < limit_s:
+                return None
+            run = Measurement(tuple(json.loads(times)), failure)
+            found = run if index == 0 else found.merged(run)
+            if run.ok:
+                walls.append(wall)
+        return Stored(found, min(walls) if walls else None)
+
+    def add(self, dataset: Dataset, params: Mapping[str, int] | None, run: Measurement, wall_s: float,
+            timed_out_after_s: float | None, more: bool) -> None:
+        """Stores one invocation: a new measurement (replacing what was stored for it), or `more` runs of one."""
+        where = (*self._where(dataset), self.key.config(params))
+        row = (*where, int(more), json.dumps(list(run.times_us)), run.failure, timed_out_after_s, wall_s,
+               dataset.name, _now())
+        statements = [] if more else [("DELETE FROM evaluations WHERE program = ? AND device = ? AND dataset = ?"
+                                       " AND config = ?", where)]
+        statements.append(("INSERT INTO evaluations (program, device, dataset, config, more, times_us, failure,"
+                           " timed_out_after_s, wall_s, dataset_name, recorded) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                           row))
+        self._write(statements)
+
+    def probe(self, dataset: Dataset) -> tuple[dict[str, tuple[int, ...]], str | None] | None:
+        """The stored ePars and device name of a dataset's probe, or None."""
+        rows = self._query("SELECT epars, device_name FROM probes WHERE program = ? AND device = ? AND dataset = ?"
+                           " AND config = ?", (*self._where(dataset), self.key.whole))
+        if not rows:
+            return None
+        epars, device = rows[0]
+        return {name: tuple(values) for name, values in json.loads(epars).items()}, device
+
+    def add_probe(self, dataset: Dataset, epars: Mapping[str, Sequence[int]], device: str | None) -> None:
+        row = (*self._where(dataset), self.key.whole, json.dumps({k: list(v) for k, v in epars.items()}),
+               device, dataset.name, _now())
+        self._write([("INSERT OR REPLACE INTO probes (program, device, dataset, config, epars, device_name,"
+                      " dataset_name, recorded) VALUES (?,?,?,?,?,?,?,?)", row)])
+
+    def _where(self, dataset: Dataset) -> tuple[str, str, str]:
+        if dataset not in self._datasets:
+            self._datasets[dataset] = dataset_key(dataset)
+        return self.key.program, self.key.device, self._datasets[dataset]
+
+    def _query(self, sql: str, args: tuple) -> list[tuple]:
+        if self._broken:
+            return []
+        try:
+            return self.store._connection.execute(sql, args).fetchall()
+        except sqlite3.Error as e:
+            self._fail(e)
+            return []
+
+    def _write(self, statements: list[tuple[str, tuple]]) -> None:
+        if self._broken:
+            return
+        try:
+            with _transaction(self.store._connection) as connection:
+                for sql, args in statements:
+                    connection.execute(sql, args)
+        except sqlite3.Error as e:
+            self._fail(e)
+
+    def _fail(self, error: sqlite3.Error) -> None:
+        self._broken = True
+        self.warn(f"the tuning store {self.store.path} failed ({error}); going on without it")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    """Opens (or creates) a store; a file that is not one, or that sqlite cannot read, is a TunerError and is
+    left as it was."""
+    def refuse(why: str) -> TunerError:
+        return TunerError(f"the tuning store {path} {why}; remove it, or tune with --store FILE or --no-store")
+
+    if path.is_dir():
+        raise refuse("is a directory")
+    if path.exists() and path.stat().st_size == 0:
+        raise refuse("exists and is empty (not a tuning store that incflat wrote)")
+    try:
+        connection = sqlite3.connect(path, timeout=30, isolation_level=None)
+    except sqlite3.Error as e:
+        raise refuse(f"cannot be opened ({e})") from None
+    try:
+        with _transaction(connection):
+            application_id = connection.execute("PRAGMA application_id").fetchone()[0]
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
+            objects = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            if application_id == 0 and objects == 0:  # new
+                # statement by statement: executescript would commit the transaction
+                for statement in filter(str.strip, SCHEMA.split(";")):
+                    connection.execute(statement)
+                connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            elif application_id != APPLICATION_ID:
+                raise refuse("is an sqlite database that incflat did not write")
+            elif version != SCHEMA_VERSION:
+                raise refuse(f"was written by another version of incflat (schema {version}, not {SCHEMA_VERSION})")
+    except sqlite3.Error as e:
+        connection.close()
+        raise refuse(f"cannot be used ({e})") from None
+    except TunerError:
+        connection.close()
+        raise
+    return connection
+
+
+@contextmanager
+def _transaction(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield connection
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
