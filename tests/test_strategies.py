@@ -11,9 +11,10 @@ import pytest
 
 from incflat.codegen.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, Param
 from incflat.tuner.datasets import Dataset, InlineValues
-from incflat.tuner.measure import Measurement
+from incflat.tuner.measure import Measurement, Stopped
 from incflat.tuner.program import RunResult
-from incflat.tuner.search import Objective, SearchStopped, Space
+from incflat.tuner.errors import TunerError
+from incflat.tuner.search import Objective, Space
 from incflat.tuner.simple import Probed
 from incflat.tuner.sizes import tune_sizes
 from incflat.tuner.strategies import STRATEGIES, combinations
@@ -126,11 +127,11 @@ def test_exhaustive_refuses_a_space_too_large_without_a_budget():
     data = [probed(f"d{i}", {f"m.t{k}": (10 * i + k + 1,) for k in range(8)}) for i in range(4)]
     space = Space.of(build_forest(params), data)
     objective = Objective(space, ModelBench(lambda name, a: 1.0))
-    with pytest.raises(SearchStopped, match="infeasible"):
+    with pytest.raises(TunerError, match="more than 4096 combinations"):
         STRATEGIES["exhaustive"](space, objective, np.random.default_rng(0), lambda _: None)
     objective = Objective(space, ModelBench(lambda name, a: 1.0), budget=10)
     outcome = STRATEGIES["exhaustive"](space, objective, np.random.default_rng(0), lambda _: None)
-    assert objective.experiments == 10 and "budget of 10" in outcome.notes[0]
+    assert objective.experiments == 10 and outcome.notes == ("10 experiments; kept the best measured",)
     assert len(list(itertools.islice(combinations(space), 4097))) == 4097
 
 
@@ -207,3 +208,26 @@ def test_sizes_of_the_kernels_that_ran_are_tuned_one_after_another():
     assert outcome.sizes == {grid: 256}
     assert outcome.notes == (f"sizes of kernels the tuned program does not run on the tuning datasets were left "
                              f"alone: {idle}",)
+
+
+class LimitedBench(ModelBench):
+    """Stops measuring after `limit` program runs, as measure.Bench does at its --budget."""
+
+    def __init__(self, cost, limit):
+        super().__init__(cost)
+        self.limit = limit
+
+    def measure(self, dataset, params, *, key=None, label=""):
+        if (dataset.name, key) not in self.seen and self.invocations >= self.limit:
+            raise Stopped(f"the budget of {self.limit} program runs is spent")
+        return super().measure(dataset, params, key=key, label=label)
+
+
+@pytest.mark.parametrize("name", ["exhaustive", "binary", "monotonic", "random", "aco"])
+def test_a_strategy_stopped_by_the_runs_budget_keeps_its_best_so_far(name):
+    space = Space.of(chain_forest(), DATASETS)
+    objective = Objective(space, LimitedBench(chain_cost, 10))
+    outcome = STRATEGIES[name](space, objective, np.random.default_rng(2), lambda _: None)
+    assert outcome.stopped == "the budget of 10 program runs is spent"
+    assert outcome.assignment and set(outcome.assignment) <= set(space.names)
+    assert f"stopped ({outcome.stopped})" in outcome.notes[-1]

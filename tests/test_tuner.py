@@ -30,7 +30,7 @@ from incflat.tuner.datasets import (
     select_datasets,
 )
 from incflat.tuner.errors import TunerError
-from incflat.tuner.measure import Bench, Candidate, Measurement, compare
+from incflat.tuner.measure import Bench, Candidate, Limits, Measurement, compare
 from incflat.tuner.probe import Probe, probe
 from incflat.codegen.runtime.tuning import (NEVER, TUNED_BEGIN, TUNED_END, Param, parse_comparisons, parse_device,
                                             parse_listing)
@@ -517,14 +517,14 @@ def test_tuning_sends_each_dataset_to_its_cheapest_version_and_writes_back(tmp_p
     assert "held-dots" in text and "speedup" in text and f"program runs: {result.runs}" in text
 
     lines = (fut.parent / "matmul.fut.tuning").read_text().splitlines()
-    assert lines[0].startswith("-- tuned by incflat (simple) on Fake GPU (Fake OpenCL), ")
+    assert lines[0].startswith("-- tuned by incflat (tree) on Fake GPU (Fake OpenCL), ")
     assert lines[1:] == [f"{name}={result.assignment[name]}" for name in sorted(result.assignment)]
     assert os.stat(program).st_mode & 0o777 == 0o754
     baked = _baked(program)
     assert baked["TUNED_DEFAULTS"] == result.assignment
     assert baked["TUNING_PROVENANCE"]["device"] == "Fake GPU (Fake OpenCL)"
     assert baked["TUNING_PROVENANCE"]["datasets"] == [d.name for d in selection.tuning]
-    assert baked["TUNING_PROVENANCE"]["strategy"] == "simple" and baked["TUNING_PROVENANCE"]["tool"] == "incflat"
+    assert baked["TUNING_PROVENANCE"]["strategy"] == "tree" and baked["TUNING_PROVENANCE"]["tool"] == "incflat"
 
     # The rewritten program uses the tuned values with no options; --tuning and --param still override them.
     for d in selection.tuning + selection.held_out:
@@ -534,6 +534,25 @@ def test_tuning_sends_each_dataset_to_its_cheapest_version_and_writes_back(tmp_p
     override = tmp_path / "override.tuning"
     override.write_text(f"-- all false\n{T1}={NEVER}\n{T2}={NEVER}\n{T3}={NEVER}\n{T4}={NEVER}\n")
     assert _run_fake(program, "65536 64 64", "--tuning", str(override)) == "5i64"
+
+
+@pytest.mark.parametrize("strategy", ["monotonic", "exhaustive", "active", "binary", "instrumented", "random", "cma",
+                                      "aco", "bandit"])
+def test_every_strategy_tunes_and_writes_back(tmp_path, strategy):
+    """The exact strategies send every tuning dataset to its cheapest version, as the tree does; the others
+    (a local search, the fake program's missing -P records, samplers within a budget of 60 program runs)
+    write a tuning whose summed runtime on the tuning datasets (their objective) is no more than untuned."""
+    fut, program = _workspace(tmp_path)
+    limits = Limits(budget=60) if strategy in ("random", "cma", "aco", "bandit") else None
+    result = autotune(fut, program, runs=2, out=io.StringIO(), strategy=strategy, seed=3, limits=limits)
+    selection = select_datasets(read_test_cases(fut))
+    for d in selection.tuning if strategy in ("monotonic", "exhaustive", "active") else ():
+        leaves = {leaf: fake.runtime_us(leaf, *_sizes(d)) for leaf in range(1, 6)}
+        assert fake.choose_leaf(result.assignment, _sizes(d), log=False) == min(leaves, key=leaves.get), d.name
+    tuning = [report for report in result.datasets if not report.held_out]
+    assert sum(r.after.runtime_us for r in tuning) <= sum(r.before.runtime_us for r in tuning)
+    assert (fut.parent / "matmul.fut.tuning").read_text().startswith(f"-- tuned by incflat ({strategy}) on ")
+    assert _baked(program)["TUNED_DEFAULTS"] == result.assignment
 
 
 def _baked(program: Path) -> dict:
@@ -653,3 +672,13 @@ def _complete_tuning(text: str) -> bool:
     return lines[0].startswith("-- tuned by incflat") and [line.split("=")[0] for line in lines[1:]] == [
         T2, T4, T1, T3
     ]
+
+
+def test_tune_sizes_leaves_alone_the_sizes_of_kernels_it_cannot_see_run(tmp_path):
+    """The fake program writes no -P records: no kernel is seen to run, so its size parameter is left at the
+    default (and said so), and the thresholds are tuned as without --tune-sizes."""
+    fut, program = _workspace(tmp_path)
+    result = autotune(fut, program, runs=2, out=io.StringIO(), sizes=True)
+    assert result.assignment == {T1: 16384, T2: 256, T3: 65536, T4: 256}
+    assert any(n.endswith("left alone: main.segmap_tblock_size_4") for n in result.notes)
+    assert "(tree + sizes)" in (fut.parent / "matmul.fut.tuning").read_text().splitlines()[0]

@@ -17,7 +17,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Callable, TextIO
 
-from incflat.codegen.runtime.tuning import NEVER, Forest, all_nodes, option_int, option_seconds
+import numpy as np
+
+from incflat.codegen.runtime.tuning import (NEVER, SIZE_CLASSES, Forest, all_nodes, option_int, option_seconds,
+                                            with_defaults)
 from incflat.tuner.bench import progress_bar, welch_pvalue
 from incflat.tuner.datasets import Dataset, Selection, read_test_cases, select_datasets
 from incflat.tuner.errors import TunerError
@@ -26,7 +29,10 @@ from incflat.tuner.lock import tuning_lock
 from incflat.tuner.measure import ALPHA, MORE, RUN, UNTIMED, Bench, Limits, Measurement, Record, Stopped
 from incflat.tuner.probe import Probe, probe
 from incflat.tuner.program import Program, kill_children
-from incflat.tuner.simple import STRATEGY, Probed, tune_simple
+from incflat.tuner.search import OBJECTIVES, Evaluation, Objective, Space
+from incflat.tuner.simple import Probed
+from incflat.tuner.sizes import experiment_key, tune_sizes
+from incflat.tuner.strategies import STRATEGIES
 from incflat.tuner.store import ProgramKey, Store, default_store_path
 from incflat.tuner.tree import build_forest, path
 from incflat.tuner.writeback import (PlannedFile, Provenance, commit, plan_writeback, read_program,
@@ -75,6 +81,7 @@ class TuneResult:
     provenance: Provenance
     stopped: str | None = None  # why measuring stopped early (the budget, the time, an interrupt), if it did
     store: Path | None = None
+    evaluations: tuple[Evaluation, ...] = ()  # the whole assignments a strategy measured, in order (the study)
 
     @property
     def runs(self) -> int:
@@ -87,6 +94,9 @@ class TuneResult:
     @property
     def stored_hits(self) -> int:
         return sum(d.stored_hits for d in self.datasets)
+
+
+PER_DATASET = ("tree", "monotonic")  # strategies that compare per dataset, not an objective
 
 
 class Interrupted(KeyboardInterrupt):
@@ -108,12 +118,18 @@ def autotune(
     store: Path | str | None = None,
     limits: Limits | None = None,
     log_file: Path | str | None = None,
+    strategy: str = "tree",
+    objective: str = "sum",
+    seed: int | None = None,
+    sizes: bool = False,
 ) -> TuneResult:
     """Tune the thresholds of a compiled program on the datasets of its .fut file and write them back.
 
     The tuned program is written to `install_as` if given (`incflat autotune` tunes a temporary copy), else
     over `program_path`. `store` is the tuning store's file (None: no store); `limits` bound the measuring
-    (its `interrupted` is set by the first Ctrl-C); `log_file` gets every evaluation as JSON lines. Progress
+    (its `interrupted` is set by the first Ctrl-C); `log_file` gets every evaluation as JSON lines. `strategy`
+    (tuner.strategies) searches the thresholds, minimising `objective` (tuner.search) where it measures whole
+    assignments, its random choices from `seed`; `sizes` then tunes the sizes of the kernels that run. Progress
     and the report go to `out` (default: sys.stdout), a progress bar to stderr when it is a terminal. Raises
     TunerError for problems the user must fix, and Interrupted (a KeyboardInterrupt) on an interrupt.
     """
@@ -154,10 +170,10 @@ def autotune(
             if opened:
                 key = ProgramKey.of(program_text, [p.name for p in params], extra_args)
                 bench.store = opened.for_program(key, warn=lambda text: log(f"warning: {text}"))
-            if not forest:
+            if not forest and not sizes:
                 # One version: the tuned program is the program; an empty tuning file says it was tuned.
                 log(f"{program_path} has no thresholds: it has one version and there is nothing to tune")
-                provenance = _provenance("unknown", ())
+                provenance = _provenance("unknown", (), "no thresholds")
                 plan = plan_writeback(tuning_path, program_path, {}, provenance, install)
                 commit(plan, log)
                 result = TuneResult({}, (), (), tuning_path, target, provenance)
@@ -183,37 +199,57 @@ def autotune(
             per_version = 2 if runs < 2 else 1
             progress.estimate(bench.invocations + sum((len(d.epars) + 1) * per_version for d in probed)
                               + len(selection.held_out))
-            outcome = tune_simple(forest, probed, bench, log)
-            if outcome.stopped and not outcome.assignment:
+            space = Space.of(forest, probed)
+            goal = Objective(space, bench, objective, {d.dataset.name: before[d.dataset.name].runtime_us for d in probed},
+                             count_runs=lambda: bench.invocations)
+            log(f"strategy {strategy}" + (f", objective {objective}" if strategy not in PER_DATASET else ""))
+            outcome = STRATEGIES[strategy](space, goal, np.random.default_rng(seed), log)
+            if outcome.stopped and not outcome.assignment and space.order:
                 raise _nothing_tuned(outcome.stopped, limits)
+            assignment, notes, stopped = outcome.assignment, outcome.notes, outcome.stopped
+            keep = strategy not in PER_DATASET and _worse_than_untuned(goal, assignment, before, stopped)
+            if keep:  # a search from never can end worse than where the program started
+                notes += (f"the {strategy} strategy's thresholds were significantly slower on the tuning datasets "
+                          f"than the program's defaults ({objective}): kept the defaults",)
+                assignment = {}
+            if sizes and not stopped:
+                log("sizes:")
+                sized = tune_sizes(space, bench, space.start() | assignment,
+                                   [p for p in params if p.cls in SIZE_CLASSES], log)
+                assignment, notes, stopped = assignment | sized.sizes, notes + sized.notes, sized.stopped
 
             devices = [p.device for p in probes.values() if p.device]
-            provenance = _provenance(devices[0] if devices else "unknown", tuple(d.dataset.name for d in probed))
-            plan = plan_writeback(tuning_path, program_path, outcome.assignment, provenance, install)
-            commit(plan, log)
+            provenance = _provenance(devices[0] if devices else "unknown", tuple(d.dataset.name for d in probed),
+                                     strategy + (" + sizes" if sizes else ""))
+            if keep and not assignment and install is None and with_defaults(program_text, {}, None) != program_text:
+                notes += (f"{program_path} was tuned before: it and {tuning_path} were left as they were",)
+            else:
+                plan = plan_writeback(tuning_path, program_path, assignment, provenance, install)
+                commit(plan, log)
 
             log("tuned:")
             after: dict[str, Measurement | None] = {}
-            stopped = outcome.stopped
             for d in every:
                 try:
-                    after[d.name] = _after(bench, forest, outcome.assignment, d, probes)
+                    after[d.name] = before[d.name] if keep and not assignment else _after(bench, forest, assignment,
+                                                                                          d, probes)
                 except Stopped as stop:  # the cache and the store still answer; nothing else is measured
                     after[d.name], stopped = None, stopped or str(stop)
             result = TuneResult(
-                outcome.assignment,
+                assignment,
                 tuple(
                     DatasetReport(d.name, d.held_out, before[d.name], after[d.name], bench.run_count[d.name],
                                   bench.hit_count[d.name], bench.stored_count[d.name],
                                   probes[d.name].failure if d.name in probes else None)
                     for d in every
                 ),
-                outcome.notes,
+                notes,
                 tuning_path,
                 target,
                 provenance,
                 stopped,
                 store=opened.path if opened else None,
+                evaluations=tuple(goal.history),
             )
             _report(result, log)
             return result
@@ -296,16 +332,30 @@ def _no_datasets(fut_path: Path, selection, entry: str | None) -> TunerError:
     return TunerError(f"{fut_path} has no datasets to tune on ({detail})")
 
 
-def _provenance(device: str, datasets: tuple[str, ...]) -> Provenance:
+def _worse_than_untuned(goal: Objective, assignment: dict[str, int], before: dict[str, Measurement],
+                        stopped: str | None) -> bool:
+    """Whether the tuned thresholds make a significantly worse objective than the untuned program (measured
+    already, for a strategy that searched whole assignments; not checked once measuring has stopped)."""
+    if not assignment or not goal.space.order or stopped:
+        return False
+    try:
+        tuned = goal.measurements(goal.space.start() | assignment, "tuned")
+    except Stopped:
+        return False
+    return goal.significantly_worse(tuned, [before[d.dataset.name] for d in goal.space.datasets])
+
+
+def _provenance(device: str, datasets: tuple[str, ...], strategy: str = "") -> Provenance:
     return Provenance(device=device, date=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                      datasets=datasets, strategy=STRATEGY)
+                      datasets=datasets, strategy=strategy)
 
 
 def _after(
     bench: Bench, forest: Forest, assignment: dict[str, int], d: Dataset, probes: dict[str, Probe]
 ) -> Measurement:
     """Measure the tuned values; for a tuning dataset this is usually an experiment already run."""
-    key = path(forest, assignment, probes[d.name].epars) if d.name in probes else None
+    sizes = {name: v for name, v in assignment.items() if name not in {n.name for n in all_nodes(forest)}}
+    key = experiment_key(path(forest, assignment, probes[d.name].epars), sizes) if d.name in probes else None
     return bench.measure(d, assignment, key=key, label="tuned")
 
 
@@ -372,6 +422,14 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
                        "(default: PROGRAM.fut.tuning.db)")
     where.add_argument("--no-store", action="store_true", help="measure everything again, and keep nothing")
     parser.add_argument("--log", type=Path, metavar="FILE", help="write every evaluation to FILE, a JSON object a line")
+    parser.add_argument("--strategy", choices=tuple(STRATEGIES), default="tree",
+                        help="how to search the thresholds (default tree; docs/tuning.md compares them)")
+    parser.add_argument("--objective", choices=OBJECTIVES, default="sum",
+                        help="what strategies that measure whole assignments minimise over the tuning datasets: "
+                        "their summed runtime (default), the sum or the geometric mean of each one's untuned/tuned ratio")
+    parser.add_argument("--seed", type=option_int, default=None, help="the random strategies' seed (reproducible runs)")
+    parser.add_argument("--tune-sizes", action="store_true",
+                        help="then tune the workgroup sizes, workgroup counts and tile sizes of the kernels that run")
 
 
 def run_options_argv(args: argparse.Namespace) -> list[str]:
@@ -380,7 +438,10 @@ def run_options_argv(args: argparse.Namespace) -> list[str]:
     argv += ["--stop-after", str(args.stop_after)] if args.stop_after is not None else []
     argv += ["--store", str(args.store)] if args.store is not None else []
     argv += ["--no-store"] if args.no_store else []
-    return argv + (["--log", str(args.log)] if args.log is not None else [])
+    argv += ["--log", str(args.log)] if args.log is not None else []
+    argv += ["--strategy", args.strategy, "--objective", args.objective]
+    argv += ["--seed", str(args.seed)] if args.seed is not None else []
+    return argv + (["--tune-sizes"] if args.tune_sizes else [])
 
 
 def option_problem(args: argparse.Namespace) -> str | None:
@@ -443,7 +504,8 @@ def main(argv: Sequence[str] | None = None, *, install_as: Path | None = None) -
             runs=args.runs, max_runs=args.max_runs, timeout=args.timeout, entry=args.entry,
             extra_args=args.pass_option, exclude=args.exclude_case, install_as=install_as,
             store=None if args.no_store else args.store or default_store_path(args.program_fut),
-            limits=limits, log_file=args.log,
+            limits=limits, log_file=args.log, strategy=args.strategy, objective=args.objective, seed=args.seed,
+            sizes=args.tune_sizes,
         )
         if limits.interrupted:
             print(f"interrupted; stopped measuring, and {result.tuning_file} and {result.program} are complete",

@@ -16,32 +16,33 @@ from __future__ import annotations
 
 import json
 import math
-import tempfile
+import statistics
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
 from incflat.codegen.runtime.tuning import Forest, Node, all_nodes
-from incflat.tuner.measure import Candidate, Measurement, Measurer
-from incflat.tuner.simple import Probed
+from incflat.tuner.measure import Candidate, Measurement, Measurer, Stopped
+from incflat.tuner.program import output_file
+from incflat.tuner.simple import Outcome, Probed
 from incflat.tuner.tree import never_value, path, pins, tuning_order
 
 OBJECTIVES = ("sum", "weighted", "geomean")
+Z_95 = 1.96  # a two-sided 5% test
 
 
 def profile(bench: Measurer, dataset, params: Mapping[str, int], runs: int = 1) -> dict | None:
     """The `-P` records (kernels' times; each guard decision's ePar, outcome and time) of one invocation of
     `runs` runs, as the program writes them with --profile-json; None if it failed."""
-    with tempfile.TemporaryDirectory(prefix="incflat-profile-") as folder:
-        out = Path(folder) / "profile.json"
-        result = bench.run_once(dataset, dict(params), ["-r", str(runs), "-P", "--profile-json", str(out)])
-        return json.loads(out.read_text()) if result.ok else None
+    with output_file() as (where, read):
+        result = bench.run_once(dataset, dict(params), ["-r", str(runs), "-P", "--profile-json", where])
+        return json.loads(read()) if result.ok else None
 
 
-class SearchStopped(Exception):
-    """The evaluation budget is spent: a strategy stops and the best assignment so far stands."""
+class SearchStopped(Stopped):
+    """The strategy's own budget of experiments is spent (or exhaustive search is infeasible); like any stop of
+    measuring (measure.Stopped), the best assignment so far stands."""
 
 
 @dataclass(frozen=True)
@@ -138,8 +139,7 @@ class Objective:
             return self._known[key]
         if self.budget is not None and len(self._known) >= self.budget:
             raise SearchStopped(f"the budget of {self.budget} experiments is spent")
-        found = [self.runtime(d, assignment, label) for d in self.space.datasets]
-        value = self.combine(found)
+        value = self.combine(self.measurements(assignment, label))
         self._known[key] = value
         evaluation = Evaluation(value, dict(assignment), self.count_runs(), time.monotonic() - self._started)
         self.history.append(evaluation)
@@ -147,9 +147,36 @@ class Objective:
             self.best = evaluation
         return value
 
+    def measurements(self, assignment: Mapping[str, int], label: str = "") -> list[Measurement]:
+        """Each tuning dataset's measurement under the assignment (cached by path)."""
+        return [self.runtime(d, assignment, label) for d in self.space.datasets]
+
+    def significantly_worse(self, first: Sequence[Measurement], second: Sequence[Measurement]) -> bool:
+        """Whether the datasets' measurements `first` make a significantly worse objective than `second` (at
+        5%, by a normal approximation to the weighted sum of their means; the geometric mean is tested as
+        the weighted sum)."""
+        if not all(m.ok for m in first):
+            return all(m.ok for m in second)
+        if not all(m.ok for m in second) or any(len(m.times_us) < 2 for m in (*first, *second)):
+            return False
+        weights = [1.0 if self.kind == "sum" else 1.0 / self.baselines.get(d.dataset.name, 1.0)
+                   for d in self.space.datasets]
+
+        def mean_and_variance(found):
+            return (sum(w * m.mean_us for w, m in zip(weights, found)),
+                    sum(w * w * statistics.variance(m.times_us) / len(m.times_us) for w, m in zip(weights, found)))
+        (a, va), (b, vb) = mean_and_variance(first), mean_and_variance(second)
+        return a > b and (va + vb == 0 or (a - b) / math.sqrt(va + vb) > Z_95)
+
     @property
     def experiments(self) -> int:
         return len(self._known)
+
+    @property
+    def bounded(self) -> bool:
+        """Whether the run has a budget of program runs or a time limit (measure.Limits) that will stop it."""
+        limits = getattr(self.bench, "limits", None)
+        return limits is not None and (limits.budget is not None or limits.seconds is not None)
 
     def combine(self, found: Sequence[Measurement]) -> float:
         if not all(m.ok for m in found):
@@ -161,3 +188,15 @@ class Objective:
         if self.kind == "weighted":
             return sum(ratios)
         return math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+
+
+def best_measured(space: Space, objective: Objective, stop: Stopped | None = None) -> Outcome:
+    """The best assignment measured, when the search ends or stops (stop: why, if it is the run's limits that
+    stopped it, not the strategy's own end)."""
+    ended = stop is None or isinstance(stop, SearchStopped)
+    if objective.best is None:
+        return Outcome({}, (f"stopped ({stop}) before any assignment was measured",), str(stop))
+    note = (f"{objective.experiments} experiments; kept the best measured" if ended
+            else f"stopped ({stop}) after {objective.experiments} experiments; kept the best measured")
+    return Outcome({name: objective.best.assignment[name] for name in space.names}, (note,),
+                   None if ended else str(stop))

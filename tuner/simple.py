@@ -32,7 +32,6 @@ from incflat.tuner.program import EPars
 from incflat.codegen.runtime.tuning import Forest, Node, all_nodes
 from incflat.tuner.tree import never_value, path, pins, tuning_order
 
-STRATEGY = "simple"
 # Thresholds of sibling subtrees interact (one version's result layout speeds or slows the next kernel), and a
 # threshold tuned first saw the later ones at never: the pass repeats, with every other threshold at its tuned
 # value, until a round changes nothing (the cache answers every run already made).

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from incflat.codegen.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, Param, sized_kernels
-from incflat.tuner.measure import Candidate, Measurer, compare
+from incflat.tuner.measure import Candidate, Measurer, Stopped, compare
 from incflat.tuner.search import Space, profile
 
 CANDIDATES = {
@@ -30,6 +30,12 @@ CANDIDATES = {
 class SizeOutcome:
     sizes: dict[str, int]  # the size parameters whose tuned value is not the program's default
     notes: tuple[str, ...]
+    stopped: str | None = None  # why the search stopped early (measure.Stopped), if it did
+
+
+def experiment_key(path, sizes: Mapping[str, int]):
+    """The cache key of a dataset's run: its path through the version tree, and the sizes set, if any."""
+    return (path, tuple(sorted(sizes.items()))) if sizes else path
 
 
 def kernel_times(space: Space, bench: Measurer, assignment: Mapping[str, int]) -> dict[str, float]:
@@ -52,17 +58,21 @@ def tune_sizes(space: Space, bench: Measurer, assignment: Mapping[str, int], par
     chosen: dict[str, int] = {}
 
     def candidate(d, sizes: Mapping[str, int]) -> Candidate:
-        params = dict(assignment) | dict(sizes)
-        key = (space.paths(assignment)[space.datasets.index(d)], tuple(sorted(sizes.items())))
+        key = experiment_key(space.paths(assignment)[space.datasets.index(d)], sizes)
         shown = ", ".join(f"{k}={v}" for k, v in sorted(sizes.items())) or "default sizes"
-        return Candidate(params, key, shown)
+        return Candidate(dict(assignment) | dict(sizes), key, shown)
 
-    for p in order:
-        log(f"tuning {p.name} (its kernels took {weight[p.name]:.0f} us)")
-        for value in CANDIDATES[p.cls]:
-            trial = chosen | {p.name: value}
-            verdicts = [compare(bench, d.dataset, candidate(d, trial), candidate(d, chosen)) for d in space.datasets]
-            if -1 in verdicts and 1 not in verdicts:
-                chosen = trial
-        log(f"  {p.name} = {chosen.get(p.name, 'default')}")
+    try:
+        for p in order:
+            log(f"tuning {p.name} (its kernels took {weight[p.name]:.0f} us)")
+            for value in CANDIDATES[p.cls]:
+                trial = chosen | {p.name: value}
+                verdicts = [compare(bench, d.dataset, candidate(d, trial), candidate(d, chosen))
+                            for d in space.datasets]
+                if -1 in verdicts and 1 not in verdicts:
+                    chosen = trial
+            log(f"  {p.name} = {chosen.get(p.name, 'default')}")
+    except Stopped as stop:
+        return SizeOutcome(chosen, (*notes, f"stopped ({stop}) while tuning sizes; kept the sizes chosen so far"),
+                           str(stop))
     return SizeOutcome(chosen, tuple(notes))

@@ -21,33 +21,38 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 
 from incflat.codegen.runtime.tuning import all_nodes
-from incflat.tuner.search import Objective, SearchStopped, Space
+from incflat.tuner.measure import Stopped
+from incflat.tuner.search import Objective, Space, best_measured
 from incflat.tuner.simple import Outcome
 
 Log = Callable[[str], None]
-DEFAULT_BUDGET = 60  # experiments when --budget is not given
-DRAWS_PER_EXPERIMENT = 20  # a sampler that only repeats known experiments stops after this many draws each
+DEFAULT_BUDGET = 60  # experiments when the run has no --budget or --stop-after
+STALE_DRAWS = 2000  # a sampler stops after this many draws in a row that found no new experiment
 
 
 def budgeted(sample: Callable[[Space, Objective, np.random.Generator], None]):
-    """A strategy that runs `sample` (which calls the objective until it raises SearchStopped or returns)
-    within the budget, starting from never, and returns the best assignment measured."""
+    """A strategy that runs `sample` (which calls the objective until it raises a Stopped or returns) from
+    every threshold at never, and returns the best assignment measured. Without --budget or --stop-after,
+    at most DEFAULT_BUDGET experiments."""
     def strategy(space: Space, objective: Objective, rng: np.random.Generator, log: Log) -> Outcome:
-        objective.budget = objective.budget or DEFAULT_BUDGET
+        if objective.budget is None and not objective.bounded:
+            objective.budget = DEFAULT_BUDGET
         try:
             objective(space.start(), "never")
             sample(space, objective, rng)
-        except SearchStopped:
-            pass
-        log(f"  {objective.experiments} experiments")
-        best = objective.best.assignment if objective.best else space.start()
-        return Outcome({name: best[name] for name in space.names},
-                       (f"{objective.experiments} experiments (budget {objective.budget}); kept the best measured",))
+        except Stopped as stop:
+            return best_measured(space, objective, stop)
+        return best_measured(space, objective)
     return strategy
 
 
-def _draws(objective: Objective) -> range:
-    return range(DRAWS_PER_EXPERIMENT * objective.budget)
+def _draws(objective: Objective) -> Iterator[None]:
+    """Draw after draw, until one of them stops the search (the budget), or STALE_DRAWS in a row found
+    nothing new (the space is exhausted, or the sampler has converged)."""
+    seen, stale = objective.experiments, 0
+    while stale < STALE_DRAWS:
+        yield
+        seen, stale = (objective.experiments, 0) if objective.experiments > seen else (seen, stale + 1)
 
 
 def _random_point(space: Space, rng: np.random.Generator) -> list[int]:
@@ -72,10 +77,11 @@ def cma_search(space: Space, objective: Objective, rng: np.random.Generator) -> 
         for i in range(upper[0] + 1):
             objective(space.from_indices([i]), "cma")
         return
-    options = {"bounds": [[0] * len(upper), upper], "seed": int(rng.integers(1, 2 ** 31)), "verbose": -9,
-               "maxfevals": DRAWS_PER_EXPERIMENT * objective.budget}
+    options = {"bounds": [[0] * len(upper), upper], "seed": int(rng.integers(1, 2 ** 31)), "verbose": -9}
     es = cma.CMAEvolutionStrategy([float(u) for u in upper], 0.4 * (max(upper) + 1), options)
-    while not es.stop():
+    for _ in _draws(objective):
+        if es.stop():
+            break
         xs = es.ask()
         es.tell(xs, [_finite(objective(space.from_indices(np.rint(x)), "cma")) for x in xs])
 
@@ -89,7 +95,7 @@ def aco(space: Space, objective: Objective, rng: np.random.Generator) -> None:
     nodes = [n for n in all_nodes(space.forest) if n.name in space.values]
     pheromone = {n.name: np.ones(len(space.values[n.name])) for n in nodes}
     best: tuple[float, dict] | None = None
-    for _ in range(DRAWS_PER_EXPERIMENT * objective.budget // ANTS):
+    for _ in _draws(objective):  # a round of ants each
         iteration_best: tuple[float, dict] | None = None
         for _ant in range(ANTS):
             walk, assignment = {}, space.start()
@@ -103,7 +109,7 @@ def aco(space: Space, objective: Objective, rng: np.random.Generator) -> None:
                 iteration_best = (value, walk)
         if best is None or iteration_best[0] < best[0]:
             best = iteration_best
-        late = objective.experiments >= BEST_SO_FAR_AFTER * objective.budget
+        late = objective.experiments >= BEST_SO_FAR_AFTER * (objective.budget or DEFAULT_BUDGET)
         _, deposit = best if late else iteration_best
         for name, tau in pheromone.items():
             tau *= 1 - EVAPORATION
@@ -175,7 +181,7 @@ def bandit(space: Space, objective: Objective, rng: np.random.Generator) -> None
         auc = sum((k + 1) * won for k, won in enumerate(mine)) / max(1, len(mine) * (len(mine) + 1) / 2)
         return auc + BANDIT_EXPLORATION * math.sqrt(2 * math.log(step + 2) / (uses[name] + 1))
 
-    for step in _draws(objective):
+    for step, _ in enumerate(_draws(objective)):
         name = max(proposals, key=lambda n: score(n, step))
         uses[name] += 1
         point = [int(round(min(max(x, 0), len(space.values[n]) - 1))) for x, n in zip(proposals[name](), space.names)]

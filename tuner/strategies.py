@@ -2,7 +2,8 @@
 
 Each works on a search.Space (per threshold, the upper ends of its plateaus) through a search.Objective, and
 returns an Outcome: the assignment of the thresholds some tuning dataset reaches, and notes. Stopped by the
-budget (search.SearchStopped), a strategy that measures whole assignments returns the best one so far.
+budget or the time limit, or interrupted (measure.Stopped), a strategy returns the best assignment so far: the
+best one measured, or the thresholds tuned so far (simple.stopped_outcome).
 
 - tree: the simple-case algorithm (tuner.simple; Breddam's Alg. 2), per-dataset ranges, children first.
 - monotonic: futhark autotune's (TFP'21): children first; per threshold, the datasets in turn, each
@@ -25,8 +26,10 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from incflat.codegen.runtime.tuning import Node, all_nodes
-from incflat.tuner.search import Objective, SearchStopped, Space, profile
-from incflat.tuner.simple import Outcome, tune_simple
+from incflat.tuner.errors import TunerError
+from incflat.tuner.measure import Stopped
+from incflat.tuner.search import Objective, Space, best_measured, profile
+from incflat.tuner.simple import Outcome, stopped_outcome, tune_simple
 from incflat.tuner.stochastic import aco, bandit, cma_search, random_search
 
 Log = Callable[[str], None]
@@ -42,9 +45,10 @@ def _result(space: Space, assignment: Mapping[str, int], notes: Sequence[str] = 
     return Outcome({name: assignment[name] for name in space.names}, tuple(notes))
 
 
-def _best_so_far(space: Space, objective: Objective, fallback: Mapping[str, int], why: str) -> Outcome:
-    chosen = objective.best.assignment if objective.best else fallback
-    return _result(space, chosen, [f"{why}; kept the best assignment measured"])
+def tuned_so_far(space: Space, current: Mapping[str, int], tuned: Sequence[str], notes: Sequence[str],
+                 stop: Stopped) -> Outcome:
+    """A strategy that tunes one threshold at a time, stopped: simple.stopped_outcome."""
+    return stopped_outcome(current, tuned, space.names, notes, str(stop), space.never)
 
 
 # ---- whole assignments: exhaustive, random, cma ----
@@ -68,33 +72,38 @@ def combinations(space: Space):
 
 
 def exhaustive(space: Space, objective: Objective, rng: np.random.Generator, log: Log) -> Outcome:
+    """Every combination; above EXHAUSTIVE_LIMIT only when the run is bounded (--budget, --stop-after)."""
     count = sum(1 for _ in itertools.islice(combinations(space), EXHAUSTIVE_LIMIT + 1))
-    if count > EXHAUSTIVE_LIMIT and objective.budget is None:
-        raise SearchStopped(f"more than {EXHAUSTIVE_LIMIT} combinations of plateaus: exhaustive search is "
-                            "infeasible here without --budget")
+    if count > EXHAUSTIVE_LIMIT and not (objective.bounded or objective.budget):
+        raise TunerError(f"--strategy exhaustive: more than {EXHAUSTIVE_LIMIT} combinations of plateaus; "
+                         "bound the run with --budget or --stop-after, or choose another strategy")
     log(f"exhaustive: {count if count <= EXHAUSTIVE_LIMIT else 'over ' + str(EXHAUSTIVE_LIMIT)} combinations")
     try:
         for assignment in combinations(space):
             objective(assignment, "exhaustive")
-    except SearchStopped as stop:
-        return _best_so_far(space, objective, space.start(), str(stop))
-    return _result(space, objective.best.assignment)
+    except Stopped as stop:
+        return best_measured(space, objective, stop)
+    return best_measured(space, objective)
 
 
 # ---- one threshold at a time: binary, active ----
 
-def per_threshold(choose: Callable[[Space, Objective, Node, dict, np.random.Generator], int]):
-    """A strategy that tunes each threshold in turn, children first, the others at their values so far."""
+Choose = Callable[[Space, Objective, Node, dict, np.random.Generator, list], int]
+
+
+def per_threshold(choose: Choose):
+    """A strategy that tunes each threshold in turn, children first, the others at their values so far:
+    choose(space, objective, node, base, rng, notes) gives the node's value with the others at `base`."""
     def strategy(space: Space, objective: Objective, rng: np.random.Generator, log: Log) -> Outcome:
-        current = space.start()
+        current, tuned, notes = space.start(), [], []
         try:
             for node in space.order:
-                base = space.pinned(node, current)
-                current[node.name] = choose(space, objective, node, base, rng)
+                current[node.name] = choose(space, objective, node, space.pinned(node, current), rng, notes)
+                tuned.append(node.name)
                 log(f"  {node.name} = {space.show(current[node.name])}")
-        except SearchStopped as stop:
-            return _result(space, current, [f"{stop}; thresholds not reached yet keep never"])
-        return _result(space, current)
+        except Stopped as stop:
+            return tuned_so_far(space, current, tuned, notes, stop)
+        return _result(space, current, notes)
     return strategy
 
 
@@ -102,7 +111,7 @@ def _total(space: Space, objective: Objective, node: Node, base: dict, value: in
     return objective(base | {node.name: value}, f"{node.name}={space.show(value)}")
 
 
-def _binary(space: Space, objective: Objective, node: Node, base: dict, rng) -> int:
+def _binary(space: Space, objective: Objective, node: Node, base: dict, rng, notes: list) -> int:
     values = space.values[node.name]
     lo, hi = 0, len(values) - 1
     best_i = hi
@@ -122,7 +131,8 @@ def _binary(space: Space, objective: Objective, node: Node, base: dict, rng) -> 
 ACTIVE_EXHAUSTIVE = 5  # plateaus up to which active learning tries them all (as the thesis's tuner does)
 
 
-def _active(space: Space, objective: Objective, node: Node, base: dict, rng: np.random.Generator) -> int:
+def _active(space: Space, objective: Objective, node: Node, base: dict, rng: np.random.Generator,
+            notes: list) -> int:
     values = space.values[node.name]
     known: dict[int, float] = {}
 
@@ -165,33 +175,34 @@ def monotonic(space: Space, objective: Objective, rng: np.random.Generator, log:
     the faster one; its best value becomes t_max and the ePar below it t_min. The threshold takes the final
     t_max. A dataset whose best time after a threshold is more than 2% above its best after an earlier one
     shows the assumption of monotonicity broken: a note says so."""
-    current = space.start()
-    notes: list[str] = []
-    best_times: dict[str, float] = {}
-    for node in space.order:
-        base = space.pinned(node, current)
+    best_times: dict[str, float] = {}  # per dataset, across thresholds
 
-        def runtime(d, value: int) -> float:
-            return objective.runtime(d, base | {node.name: value}, f"{node.name}={space.show(value)}").runtime_us
+    def choose(space: Space, objective: Objective, node: Node, base: dict, rng, notes: list) -> int:
+        return _monotonic_value(space, objective, node, base, best_times, notes)
+    return per_threshold(choose)(space, objective, rng, log)
 
-        t_min, t_max = 1, space.never
-        for d in space.reaching(node):
-            sample = runtime(d, t_max)
-            if math.isinf(sample):
-                continue  # no information: an ancestor's value keeps the dataset off this path
-            epars = sorted(e for e in set(d.epars[node.name]) if t_min < e < t_max)
-            best_time, new_max = _halving_search(lambda v: runtime(d, v), (sample, t_max), epars)
-            below = epars.index(new_max) - 1 if new_max in epars else -1
-            t_min, t_max = max(t_min, epars[below]) if below >= 0 else t_min, new_max
-            before = best_times.get(d.dataset.name)
-            if before is not None and before * NON_MONOTONIC < best_time:
-                notes.append(f"{node.name}: possible non-monotonicity: dataset {d.dataset.name} took "
-                             f"{before:.1f} us before and {best_time:.1f} us after")
-            else:
-                best_times[d.dataset.name] = min(best_time, before if before is not None else math.inf)
-        current[node.name] = t_max
-        log(f"  {node.name} = {space.show(t_max)}")
-    return _result(space, current, notes)
+
+def _monotonic_value(space: Space, objective: Objective, node: Node, base: dict, best_times: dict[str, float],
+                     notes: list[str]) -> int:
+    def runtime(d, value: int) -> float:
+        return objective.runtime(d, base | {node.name: value}, f"{node.name}={space.show(value)}").runtime_us
+
+    t_min, t_max = 1, space.never
+    for d in space.reaching(node):
+        sample = runtime(d, t_max)
+        if math.isinf(sample):
+            continue  # no information: an ancestor's value keeps the dataset off this path
+        epars = sorted(e for e in set(d.epars[node.name]) if t_min < e < t_max)
+        best_time, new_max = _halving_search(lambda v: runtime(d, v), (sample, t_max), epars)
+        below = epars.index(new_max) - 1 if new_max in epars else -1
+        t_min, t_max = max(t_min, epars[below]) if below >= 0 else t_min, new_max
+        before = best_times.get(d.dataset.name)
+        if before is not None and before * NON_MONOTONIC < best_time:
+            notes.append(f"{node.name}: possible non-monotonicity: dataset {d.dataset.name} took "
+                         f"{before:.1f} us before and {best_time:.1f} us after")
+        else:
+            best_times[d.dataset.name] = min(best_time, before if before is not None else math.inf)
+    return t_max
 
 
 def _halving_search(runtime: Callable[[int], float], best: tuple[float, int], epars: list[int]) -> tuple[float, int]:
@@ -215,27 +226,21 @@ def instrumented(space: Space, objective: Objective, rng: np.random.Generator, l
     """Alg. 8 / Eq. 3.1: with the threshold at 1 every comparison takes the true version, at never the false
     one; the program's `-P` records give each comparison's ePar and the time of the version it ran. A
     breakpoint c then costs sum(t_true(e) for e >= c) + sum(t_false(e) for e < c), for every c at once."""
-    current = space.start()
-    notes: list[str] = []
-    for node in space.order:
-        base = space.pinned(node, current)
-        records = {}
-        for value in (1, space.never):
-            records[value] = [_profiled(objective, d, base | {node.name: value}, node.name) for d in space.reaching(node)]
-        aligned = all(t is not None and f is not None and [e for e, _ in t] == [e for e, _ in f]
-                      for t, f in zip(records[1], records[space.never]))
-        if not aligned:
-            notes.append(f"{node.name}: the true and false runs did not make the same comparisons; "
-                         "searched its plateaus instead")
-            current[node.name] = _binary(space, objective, node, base, rng)
-        else:
-            def cost(c):
-                return sum(tt if e >= c else tf
-                           for t, f in zip(records[1], records[space.never])
-                           for (e, tt), (_, tf) in zip(t, f))
-            current[node.name] = min(space.values[node.name], key=lambda c: (cost(c), -c))
-        log(f"  {node.name} = {space.show(current[node.name])}")
-    return _result(space, current, notes)
+    return per_threshold(_instrumented_value)(space, objective, rng, log)
+
+
+def _instrumented_value(space: Space, objective: Objective, node: Node, base: dict, rng, notes: list) -> int:
+    records = {value: [_profiled(objective, d, base | {node.name: value}, node.name) for d in space.reaching(node)]
+               for value in (1, space.never)}
+    pairs = list(zip(records[1], records[space.never]))
+    if not all(t is not None and f is not None and [e for e, _ in t] == [e for e, _ in f] for t, f in pairs):
+        notes.append(f"{node.name}: the true and false runs did not make the same comparisons; "
+                     "searched its plateaus instead")
+        return _binary(space, objective, node, base, rng, notes)
+
+    def cost(c: int) -> float:
+        return sum(tt if e >= c else tf for t, f in pairs for (e, tt), (_, tf) in zip(t, f))
+    return min(space.values[node.name], key=lambda c: (cost(c), -c))
 
 
 def _profiled(objective: Objective, d, assignment: Mapping[str, int], name: str):
