@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
 
 SOURCE = "entry main (x: i32): i32 = x + 1\n"
@@ -130,3 +132,12 @@ def test_every_help_text_renders():
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     for name, sub in commands.choices.items():
         assert sub.format_help(), name
+
+
+def test_autotune_names_a_strategy_it_does_not_have(tmp_path, capsys):
+    from incflat.cli import main as incflat_main
+    (tmp_path / "p.fut").write_text("entry main (x: i32) = x\n")
+    with pytest.raises(SystemExit) as stop:
+        incflat_main(["autotune", "--strategy", "nosuch", str(tmp_path / "p.fut")])
+    assert stop.value.code == 2
+    assert "argument --strategy: invalid choice: 'nosuch'" in capsys.readouterr().err

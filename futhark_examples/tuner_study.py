@@ -1,0 +1,182 @@
+"""The tuner study: every strategy of `incflat autotune` on programs of the suite, side by side.
+
+    python futhark_examples/tuner_study.py PROGRAM.fut ... [--strategies tree,monotonic,...] [--runs R]
+        [--budget N] [--seed S] [--exclude-case TAG ...] [-d DEVICE] [--out DIR]
+
+For each program it compiles incremental (IF) and moderate (MF) flattening once, then tunes a fresh copy of
+the IF program with each strategy (no shared measurements: each starts cold) and reports, per strategy:
+
+- runs: program invocations the strategy made (probing and the tuned/untuned timings included), and wall time
+  (a strategy written NAME+sizes also tunes the sizes, `--tune-sizes`);
+- objective: the tuned assignment's summed mean runtime on the tuning datasets (µs) and its ratio to the
+  optimum: `exhaustive`'s where it ran, else the best any strategy found;
+- to 2%: the invocations and seconds until the strategy first measured an assignment within 2% of that
+  optimum (for the strategies that measure whole assignments; the others only at their end);
+- held-out: the geometric mean over the held-out (notune) datasets of the untuned IF time over the tuned time,
+  and of the MF time over the tuned time.
+
+It writes DIR/study.json (everything, each strategy's log included) and DIR/study.md (the tables). Data files
+must exist: `python futhark_examples/gen_data.py PROGRAM` (matmul: gen_matmul_data.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import math
+import pathlib
+import shutil
+import sys
+import tempfile
+import time
+
+from incflat import pipeline
+from incflat.cli import compile_file
+from incflat.tuner.autotune import autotune
+from incflat.tuner.datasets import read_test_cases, select_datasets
+from incflat.tuner.measure import Bench, Limits
+from incflat.tuner.program import Program
+from incflat.tuner.strategies import STRATEGIES
+
+WITHIN = 1.02
+
+
+def workspace(fut: pathlib.Path, folder: pathlib.Path) -> pathlib.Path:
+    """A copy of the .fut file in folder, its data folder linked: the tuner writes beside the .fut file."""
+    local = folder / fut.name
+    shutil.copy(fut, local)
+    if (fut.parent / "data").is_dir():
+        (folder / "data").symlink_to((fut.parent / "data").resolve())
+    return local
+
+
+def tune_with(strategy: str, fut: pathlib.Path, compiled: pathlib.Path, pristine: bytes, args) -> dict:
+    compiled.write_bytes(pristine)
+    fut.with_name(fut.name + ".tuning").unlink(missing_ok=True)
+    log = io.StringIO()
+    start = time.monotonic()
+    try:
+        name, _, plus = strategy.partition("+")
+        result = autotune(fut, compiled, runs=args.runs, timeout=args.timeout, exclude=args.exclude_case,
+                          extra_args=args.pass_option, out=log, strategy=name, seed=args.seed, sizes=plus == "sizes",
+                          limits=Limits(budget=args.budget) if args.budget else None, store=None)
+    except Exception as e:  # a strategy that fails is a result of the study, not the end of it
+        return {"strategy": strategy, "error": f"{type(e).__name__}: {e}", "log": log.getvalue()}
+    wall = time.monotonic() - start
+    tuning = [d for d in result.datasets if not d.held_out]
+    return {
+        "strategy": strategy,
+        "assignment": result.assignment,
+        "runs": result.runs,
+        "seconds": wall,
+        "objective_us": sum(d.after.runtime_us for d in tuning),
+        "history": [{"value": e.value, "runs": e.runs, "seconds": e.seconds} for e in result.evaluations],
+        "held_out": {d.name: {"untuned_us": d.before.runtime_us, "tuned_us": d.after.runtime_us}
+                     for d in result.datasets if d.held_out},
+        "notes": list(result.notes),
+        "device": result.provenance.device,
+        "log": log.getvalue(),
+    }
+
+
+def moderate_times(fut: pathlib.Path, program: pathlib.Path, args) -> dict[str, float]:
+    """MF's mean runtime on each held-out dataset, measured as the tuner measures."""
+    selection = select_datasets(read_test_cases(fut), None, tuple(args.exclude_case))
+    bench = Bench(Program(program, args.pass_option), runs=args.runs, timeout=args.timeout, log=lambda _: None)
+    return {d.name: bench.measure(d, None).runtime_us for d in selection.held_out}
+
+
+def study_program(fut: pathlib.Path, args) -> dict:
+    with tempfile.TemporaryDirectory(prefix="incflat-study-") as folder:
+        work = pathlib.Path(folder)
+        local = workspace(fut, work)
+        compiled = compile_file(local, work / fut.stem)
+        moderate = compile_file(local, work / f"{fut.stem}-mf", pipeline.Options(flattening="moderate"))
+        pristine = compiled.read_bytes()
+        mf = moderate_times(local, moderate, args)
+        results = [tune_with(s, local, compiled, pristine, args) for s in args.strategies]
+    return summarise(fut.stem, results, mf)
+
+
+def summarise(name: str, results: list[dict], mf: dict[str, float]) -> dict:
+    ran = [r for r in results if "error" not in r]
+    exact = [r for r in ran if r["strategy"] == "exhaustive"]
+    optimum = exact[0]["objective_us"] if exact else min((r["objective_us"] for r in ran), default=math.nan)
+    for r in ran:
+        r["ratio_to_optimum"] = r["objective_us"] / optimum
+        reached = [h for h in r["history"] if h["value"] <= WITHIN * optimum]
+        if reached:
+            r["to_2pc"] = {"runs": reached[0]["runs"], "seconds": reached[0]["seconds"]}
+        elif r["ratio_to_optimum"] <= WITHIN:
+            r["to_2pc"] = {"runs": r["runs"], "seconds": r["seconds"]}
+        else:
+            r["to_2pc"] = None
+        held = r["held_out"]
+        r["held_out_vs_if"] = geomean([h["untuned_us"] / h["tuned_us"] for h in held.values()])
+        r["held_out_vs_mf"] = geomean([mf[d] / h["tuned_us"] for d, h in held.items() if d in mf])
+    return {"program": name, "optimum_us": optimum, "optimum_from": "exhaustive" if exact else "best found",
+            "mf_us": mf, "strategies": results}
+
+
+def geomean(xs: list[float]) -> float | None:
+    xs = [x for x in xs if x > 0 and math.isfinite(x)]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
+
+
+def markdown(study: list[dict], device: str) -> str:
+    lines = [f"Device: {device}", ""]
+    for p in study:
+        lines += [f"### {p['program']} (optimum {p['optimum_us']:.0f} us, from {p['optimum_from']})", "",
+                  "| strategy | runs | seconds | objective (us) | / optimum | runs to 2% | s to 2% | held-out vs IF | "
+                  "held-out vs MF |", "|---|---|---|---|---|---|---|---|---|"]
+        for r in p["strategies"]:
+            if "error" in r:
+                lines.append(f"| {r['strategy']} | failed: {r['error']} |||||||| ")
+                continue
+            reach = r["to_2pc"]
+            runs_to, seconds_to = (str(reach["runs"]), f"{reach['seconds']:.0f}") if reach else ("not reached", "-")
+            lines.append(f"| {r['strategy']} | {r['runs']} | {r['seconds']:.0f} | {r['objective_us']:.0f} | "
+                         f"{r['ratio_to_optimum']:.3f} | {runs_to} | {seconds_to} | {_ratio(r['held_out_vs_if'])} | "
+                         f"{_ratio(r['held_out_vs_mf'])} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _ratio(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}x"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("programs", nargs="+", type=pathlib.Path)
+    parser.add_argument("--strategies", default=",".join(STRATEGIES),
+                        help=f"comma-separated, of {', '.join(STRATEGIES)}, each optionally with +sizes "
+                        "(--tune-sizes after it; default: every strategy)")
+    parser.add_argument("--runs", type=int, default=3, help="timed runs per measurement (3)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per program invocation (120)")
+    parser.add_argument("--budget", type=int, default=None, help="program runs at most per strategy (autotune's --budget)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--exclude-case", action="append", default=[], metavar="TAG")
+    parser.add_argument("-d", "--device", default=None, help="OpenCL device name substring")
+    parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path("tuner-study"))
+    args = parser.parse_args(argv)
+    args.strategies = [s for s in args.strategies.split(",") if s]
+    unknown = [s for s in args.strategies if s.partition("+")[0] not in STRATEGIES or s.partition("+")[2] not in ("", "sizes")]
+    if unknown:
+        parser.error(f"--strategies: no strategy {', '.join(unknown)}; the strategies are {', '.join(STRATEGIES)}")
+    args.pass_option = ["-d", args.device] if args.device else []
+    args.out.mkdir(parents=True, exist_ok=True)
+    study = []
+    for fut in args.programs:
+        print(f"{fut}: {', '.join(args.strategies)}", flush=True)
+        study.append(study_program(fut, args))
+        (args.out / "study.json").write_text(json.dumps(study, indent=1) + "\n")
+    device = next((r["device"] for p in study for r in p["strategies"] if "device" in r), "unknown")
+    (args.out / "study.md").write_text(markdown(study, device) + "\n")
+    print(markdown(study, device))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
