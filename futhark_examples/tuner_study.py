@@ -68,17 +68,13 @@ def tune_with(strategy: str, fut: pathlib.Path, compiled: pathlib.Path, pristine
     except Exception as e:  # a strategy that fails is a result of the study, not the end of it
         return {"strategy": strategy, "error": f"{type(e).__name__}: {e}", "log": log.getvalue()}
     wall = time.monotonic() - start
-    tuning = [d for d in result.datasets if not d.held_out]
     return {
         "strategy": strategy,
         "assignment": result.assignment,
         "runs": result.runs,
         "seconds": wall,
-        "objective_us": sum(d.after.runtime_us for d in tuning),
         "history": [{"value": e.value, "runs": e.runs, "seconds": e.seconds, "assignment": e.assignment}
                     for e in result.evaluations],
-        "held_out": {d.name: {"untuned_us": d.before.runtime_us, "tuned_us": d.after.runtime_us}
-                     for d in result.datasets if d.held_out},
         "notes": list(result.notes),
         "device": result.provenance.device,
         "log": log.getvalue(),
@@ -93,14 +89,18 @@ def side_by_side(fut: pathlib.Path, programs: dict[str, tuple[pathlib.Path, dict
     selection = select_datasets(read_test_cases(fut), None, tuple(args.exclude_case))
     benches = {path: Bench(Program(path, args.pass_option), runs=args.runs, timeout=args.timeout, log=lambda _: None)
                for path, _ in programs.values()}
-    times: dict[str, dict[str, list[float]]] = {name: {} for name in programs}
+    times: dict[tuple, dict[str, list[float]]] = {}
+    # results that are the same configuration are measured once: their figures must not differ by noise
+    configurations = {name: (path, tuple(sorted((params or {}).items()))) for name, (path, params) in programs.items()}
+    distinct = {config: programs[name] for name, config in reversed(list(configurations.items()))}
     for _ in range(args.rounds):
-        for name, (path, params) in programs.items():
+        for config, (path, params) in distinct.items():
             for d in selection.tuning + selection.held_out:
                 found = benches[path].measure(d, params)
-                times[name].setdefault(d.name, []).extend(found.times_us if found.ok else [math.inf])
+                times.setdefault(config, {}).setdefault(d.name, []).extend(found.times_us if found.ok else [math.inf])
     return {"tuning": [d.name for d in selection.tuning], "held_out": [d.name for d in selection.held_out],
-            "means": {name: {d: sum(ts) / len(ts) for d, ts in per.items()} for name, per in times.items()}}
+            "means": {name: {d: sum(ts) / len(ts) for d, ts in times[config].items()}
+                      for name, config in configurations.items()}}
 
 
 def study_program(fut: pathlib.Path, args) -> dict:
@@ -110,7 +110,10 @@ def study_program(fut: pathlib.Path, args) -> dict:
         compiled = compile_file(local, work / fut.stem)
         moderate = compile_file(local, work / f"{fut.stem}-mf", pipeline.Options(flattening="moderate"))
         pristine = compiled.read_bytes()
-        results = [tune_with(s, local, compiled, pristine, args) for s in args.strategies]
+        results = []
+        for strategy in args.strategies:  # each result kept as it comes, for a study that is cut off
+            results.append(tune_with(strategy, local, compiled, pristine, args))
+            (args.out / f"{fut.stem}.partial.json").write_text(json.dumps(results, indent=1) + "\n")
         compiled.write_bytes(pristine)  # (each strategy baked its values in)
         programs = {"untuned": (compiled, None), "MF": (moderate, None)}
         programs |= {r["strategy"]: (compiled, r["assignment"]) for r in results if "error" not in r}

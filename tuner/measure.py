@@ -24,14 +24,11 @@ import time
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import Callable, Protocol
 
 from incflat.tuner.bench import mean_ci, welch_pvalue
 from incflat.tuner.datasets import Dataset
 from incflat.tuner.program import Program, RunResult
-
-if TYPE_CHECKING:
-    from incflat.tuner.store import ProgramStore
 
 SLOWDOWN_LIMIT = 10.0
 ALPHA = 0.05  # the significance level of a comparison
@@ -116,6 +113,20 @@ class Record:
     source: str  # RUN, MORE, CACHED, STORED or UNTIMED
 
 
+class StoredMeasurement(Protocol):
+    measurement: Measurement
+    best_wall_s: float | None  # the shortest successful invocation, for the adaptive timeout
+
+
+class MeasurementStore(Protocol):
+    """Where the bench keeps every run and finds earlier ones (tuner.store.ProgramStore)."""
+
+    def measurement(self, dataset: Dataset, params: Mapping[str, int] | None, limit_s: float) -> StoredMeasurement | None: ...
+
+    def add(self, dataset: Dataset, params: Mapping[str, int] | None, run: Measurement, wall_s: float,
+            timed_out_after_s: float | None, more: bool) -> None: ...
+
+
 class Measurer(Protocol):
     """What a search strategy needs: measure a dataset under an assignment, reusing equal experiments, and
     measure it more (for a comparison that is not yet significant)."""
@@ -154,7 +165,7 @@ class Bench:
     measurement."""
 
     def __init__(self, program: Program, *, runs: int, timeout: float, log: Callable[[str], None],
-                 max_runs: int | None = None, limits: Limits | None = None, store: ProgramStore | None = None,
+                 max_runs: int | None = None, limits: Limits | None = None, store: MeasurementStore | None = None,
                  observe: Callable[[Record], None] | None = None):
         self.program = program
         self.runs = runs
