@@ -495,6 +495,7 @@ def main(argv: Sequence[str] | None = None, *, install_as: Path | None = None) -
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         received.append(signum)
+        limits.interrupted = True  # should the exception be swallowed, measuring still stops at once
         raise KeyboardInterrupt
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -507,6 +508,9 @@ def main(argv: Sequence[str] | None = None, *, install_as: Path | None = None) -
             limits=limits, log_file=args.log, strategy=args.strategy, objective=args.objective, seed=args.seed,
             sizes=args.tune_sizes,
         )
+        if received:  # its KeyboardInterrupt was swallowed (raised inside an at-fork handler of a child's start)
+            print(f"interrupted; {result.tuning_file} and {result.program} are complete", file=sys.stderr)
+            return 128 + received[0]
         if limits.interrupted:
             print(f"interrupted; stopped measuring, and {result.tuning_file} and {result.program} are complete",
                   file=sys.stderr)
