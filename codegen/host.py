@@ -410,7 +410,8 @@ class HostWriter:
                 self.launch(k4, "ceil_div(segments, group_size) * group_size", self.args(k4, outs, parts), space)
         with self.out.block("else"):  # workgroups per segment
             self.emit(self.groups_per_segment(name))
-            with self.out.block(f"if gps == 1 and not ctx.values[{size_name(self.entry_name, name, THREAD_BLOCK_SIZE)!r}]"):
+            block_size = size_name(self.entry_name, name, THREAD_BLOCK_SIZE)
+            with self.out.block(f"if gps == 1 and not ctx.values[{block_size!r}]"):
                 self.emit("group_size = segment_group_size(group_size, width)")
             with self.out.block("if gps == 1"):  # no parts: the outputs stand in for their buffers
                 self.launch(k1, "segments * group_size", self.args(k1, outs, outs), space + " + 4 * global_size")

@@ -185,7 +185,8 @@ def main(argv=None) -> int:
                         "(--tune-sizes after it; default: every strategy)")
     parser.add_argument("--runs", type=int, default=3, help="timed runs per measurement (3)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per program invocation (120)")
-    parser.add_argument("--budget", type=int, default=None, help="program runs at most per strategy (autotune's --budget)")
+    parser.add_argument("--budget", type=int, default=None,
+                        help="program runs at most per strategy (autotune's --budget)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=2,
                         help="rounds of the side-by-side measurement of every result (default 2, of --runs each)")
@@ -194,7 +195,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path("tuner-study"))
     args = parser.parse_args(argv)
     args.strategies = [s for s in args.strategies.split(",") if s]
-    unknown = [s for s in args.strategies if s.partition("+")[0] not in STRATEGIES or s.partition("+")[2] not in ("", "sizes")]
+    unknown = [s for s in args.strategies
+               if s.partition("+")[0] not in STRATEGIES or s.partition("+")[2] not in ("", "sizes")]
     if unknown:
         parser.error(f"--strategies: no strategy {', '.join(unknown)}; the strategies are {', '.join(STRATEGIES)}")
     args.pass_option = ["-d", args.device] if args.device else []

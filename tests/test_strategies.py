@@ -102,7 +102,8 @@ def test_combinations_are_the_distinct_experiments():
     assert len({space.paths(a) for a in found}) == 5
     space = Space.of(chain_forest(), DATASETS)
     # every assignment of plateaus gives a path tuple among those enumerated
-    every = {space.paths(dict(zip(space.names, vs))) for vs in itertools.product(*(space.values[n] for n in space.names))}
+    every = {space.paths(dict(zip(space.names, vs)))
+             for vs in itertools.product(*(space.values[n] for n in space.names))}
     assert every == {space.paths(a) for a in combinations(space)}
 
 
@@ -231,3 +232,12 @@ def test_a_strategy_stopped_by_the_runs_budget_keeps_its_best_so_far(name):
     assert outcome.stopped == "the budget of 10 program runs is spent"
     assert outcome.assignment and set(outcome.assignment) <= set(space.names)
     assert f"stopped ({outcome.stopped})" in outcome.notes[-1]
+
+
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+def test_a_space_with_no_threshold_reached_tunes_nothing(name):
+    """The datasets reach no threshold (another entry point's, say): never is the only assignment."""
+    space = Space.of(chain_forest(), [probed("z", {})])
+    outcome = STRATEGIES[name](space, Objective(space, ModelBench(lambda n, a: 1.0)), np.random.default_rng(0),
+                               lambda _: None)
+    assert outcome.assignment == {} and outcome.stopped is None

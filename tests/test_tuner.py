@@ -682,3 +682,16 @@ def test_tune_sizes_leaves_alone_the_sizes_of_kernels_it_cannot_see_run(tmp_path
     assert result.assignment == {T1: 16384, T2: 256, T3: 65536, T4: 256}
     assert any(n.endswith("left alone: main.segmap_tblock_size_4") for n in result.notes)
     assert "(tree + sizes)" in (fut.parent / "matmul.fut.tuning").read_text().splitlines()[0]
+
+
+def test_a_worse_search_leaves_a_program_tuned_before_as_it_was(tmp_path):
+    """The tree tunes the fake program in place; binary search from never then ends slower than those baked
+    values (the fake's runs have no spread, so the difference is significant): both files stay as they were."""
+    fut, program = _workspace(tmp_path)
+    autotune(fut, program, runs=2, out=io.StringIO())
+    tuned_program, tuned_file = program.read_bytes(), (fut.parent / "matmul.fut.tuning").read_bytes()
+    result = autotune(fut, program, runs=2, out=io.StringIO(), strategy="binary")
+    assert result.assignment == {}
+    assert any("significantly slower" in n and "kept the defaults" in n for n in result.notes)
+    assert any(n.endswith("were left as they were") for n in result.notes)
+    assert program.read_bytes() == tuned_program and (fut.parent / "matmul.fut.tuning").read_bytes() == tuned_file

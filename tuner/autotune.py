@@ -200,8 +200,8 @@ def autotune(
             progress.estimate(bench.invocations + sum((len(d.epars) + 1) * per_version for d in probed)
                               + len(selection.held_out))
             space = Space.of(forest, probed)
-            goal = Objective(space, bench, objective, {d.dataset.name: before[d.dataset.name].runtime_us for d in probed},
-                             count_runs=lambda: bench.invocations)
+            untuned = {d.dataset.name: before[d.dataset.name].runtime_us for d in probed}
+            goal = Objective(space, bench, objective, untuned, count_runs=lambda: bench.invocations)
             log(f"strategy {strategy}" + (f", objective {objective}" if strategy not in PER_DATASET else ""))
             outcome = STRATEGIES[strategy](space, goal, np.random.default_rng(seed), log)
             if outcome.stopped and not outcome.assignment and space.order:
@@ -345,7 +345,7 @@ def _worse_than_untuned(goal: Objective, assignment: dict[str, int], before: dic
     return goal.significantly_worse(tuned, [before[d.dataset.name] for d in goal.space.datasets])
 
 
-def _provenance(device: str, datasets: tuple[str, ...], strategy: str = "") -> Provenance:
+def _provenance(device: str, datasets: tuple[str, ...], strategy: str) -> Provenance:
     return Provenance(device=device, date=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                       datasets=datasets, strategy=strategy)
 
@@ -426,7 +426,8 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
                         help="how to search the thresholds (default tree; docs/tuning.md compares them)")
     parser.add_argument("--objective", choices=OBJECTIVES, default="sum",
                         help="what strategies that measure whole assignments minimise over the tuning datasets: "
-                        "their summed runtime (default), the sum or the geometric mean of each one's untuned/tuned ratio")
+                        "their summed runtime (default), the sum or the geometric mean of each one's "
+                        "untuned/tuned ratio")
     parser.add_argument("--seed", type=option_int, default=None, help="the random strategies' seed (reproducible runs)")
     parser.add_argument("--tune-sizes", action="store_true",
                         help="then tune the workgroup sizes, workgroup counts and tile sizes of the kernels that run")

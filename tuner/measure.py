@@ -121,7 +121,8 @@ class StoredMeasurement(Protocol):
 class MeasurementStore(Protocol):
     """Where the bench keeps every run and finds earlier ones (tuner.store.ProgramStore)."""
 
-    def measurement(self, dataset: Dataset, params: Mapping[str, int] | None, limit_s: float) -> StoredMeasurement | None: ...
+    def measurement(self, dataset: Dataset, params: Mapping[str, int] | None,
+                    limit_s: float) -> StoredMeasurement | None: ...
 
     def add(self, dataset: Dataset, params: Mapping[str, int] | None, run: Measurement, wall_s: float,
             timed_out_after_s: float | None, more: bool) -> None: ...

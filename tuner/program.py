@@ -9,6 +9,7 @@ whatever happens to the tuner.
 from __future__ import annotations
 
 import ctypes
+import functools
 import gzip
 import os
 import signal
@@ -150,6 +151,7 @@ def _run_child(
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
+@functools.cache
 def _die_with_parent() -> Callable[[], None] | None:
     """A preexec_fn that has the kernel SIGKILL the child when the tuner dies (Linux's PR_SET_PDEATHSIG);
     None where that does not exist."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from incflat.codegen.runtime.tuning import Forest, Node, all_nodes
-from incflat.tuner.measure import Candidate, Measurement, Measurer, Stopped
+from incflat.tuner.measure import Measurement, Measurer, Stopped
 from incflat.tuner.program import output_file
 from incflat.tuner.simple import Outcome, Probed
 from incflat.tuner.tree import never_value, path, pins, tuning_order
@@ -41,8 +41,14 @@ def profile(bench: Measurer, dataset, params: Mapping[str, int], runs: int = 1) 
 
 
 class SearchStopped(Stopped):
-    """The strategy's own budget of experiments is spent (or exhaustive search is infeasible); like any stop of
-    measuring (measure.Stopped), the best assignment so far stands."""
+    """The strategy's own budget of experiments is spent: unlike the run's limits (measure.Stopped), an end of
+    the search, not a stop; the best assignment so far stands either way."""
+
+
+def finite(value: float) -> float:
+    """A failure's infinite objective as a number that numeric optimisers (a quadratic fit, CMA-ES) can use:
+    worse than anything that ran."""
+    return value if math.isfinite(value) else 1e30
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,11 @@ class Space:
     def names(self) -> tuple[str, ...]:
         return tuple(n.name for n in self.order)
 
+    @property
+    def parents_first(self) -> list[Node]:
+        """The reached thresholds with each one's ancestors before it (the order a walk of the tree takes)."""
+        return [n for n in all_nodes(self.forest) if n.name in self.values]
+
     def start(self) -> dict[str, int]:
         """Every threshold at never (the fully flattened program): the thesis's starting point."""
         return {n.name: self.never for n in all_nodes(self.forest)}
@@ -80,7 +91,8 @@ class Space:
 
     def reached(self, node: Node, assignment: Mapping[str, int]) -> bool:
         """Whether some dataset reaches node under the assignment of its ancestors."""
-        return any(all(any((assignment[a] <= e) == outcome for e in d.epars.get(a, ())) for a, outcome in node.ancestors)
+        return any(all(any((assignment[a] <= e) == outcome for e in d.epars.get(a, ()))
+                           for a, outcome in node.ancestors)
                    for d in self.reaching(node))
 
     def from_indices(self, indices: Sequence[int]) -> dict[str, int]:
@@ -129,9 +141,6 @@ class Objective:
         """One dataset's measurement under an assignment (cached by its path)."""
         key = path(self.space.forest, assignment, d.epars)
         return self.bench.measure(d.dataset, dict(assignment), key=key, label=label)
-
-    def candidate(self, d: Probed, assignment: Mapping[str, int], label: str = "") -> Candidate:
-        return Candidate(dict(assignment), path(self.space.forest, assignment, d.epars), label)
 
     def __call__(self, assignment: Mapping[str, int], label: str = "") -> float:
         key = self.space.paths(assignment)

@@ -5,8 +5,9 @@ T=never (false), ancestors pinned so that T is reached, descendants at their tun
 "true was significantly faster" means any T in [1, E] suits D, and "false was" any T in [E+1, never]; a dataset
 on which the two differ by less than the noise (measurement.compare: Welch's test, measuring more until
 significant or `max_runs`) suits any T. The chosen value is the upper end of the intersection of these ranges;
-if it is empty, the faster of its two ends (mean runtime summed over the datasets). Experiments are cached by each dataset's path, so a subtree already measured is
-never run again: with a consistent set of datasets, each dataset runs once per code version.
+if it is empty, the faster of its two ends (mean runtime summed over the datasets). Experiments are cached by
+each dataset's path, so a subtree already measured is never run again: with a consistent set of datasets,
+each dataset runs once per code version.
 
 Alg. 2 tunes each threshold once. Guards in sequence are not independent, though (a version's result layout
 changes the speed of the kernels after it), and a threshold tuned early saw the later ones at never; so the pass

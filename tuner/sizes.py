@@ -18,6 +18,7 @@ from typing import Callable
 from incflat.codegen.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, Param, sized_kernels
 from incflat.tuner.measure import Candidate, Measurer, Stopped, compare
 from incflat.tuner.search import Space, profile
+from incflat.tuner.tree import path
 
 CANDIDATES = {
     THREAD_BLOCK_SIZE: (64, 128, 256, 512, 1024),
@@ -58,7 +59,7 @@ def tune_sizes(space: Space, bench: Measurer, assignment: Mapping[str, int], par
     chosen: dict[str, int] = {}
 
     def candidate(d, sizes: Mapping[str, int]) -> Candidate:
-        key = experiment_key(space.paths(assignment)[space.datasets.index(d)], sizes)
+        key = experiment_key(path(space.forest, assignment, d.epars), sizes)
         shown = ", ".join(f"{k}={v}" for k, v in sorted(sizes.items())) or "default sizes"
         return Candidate(dict(assignment) | dict(sizes), key, shown)
 

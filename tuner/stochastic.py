@@ -1,6 +1,6 @@
 """The budgeted, randomised strategies: each samples whole assignments (plateau indices per threshold) until
-the budget of experiments (distinct paths; --budget, default DEFAULT_BUDGET) is spent, and keeps the best.
-Reproducible with --seed.
+the run's --budget (program runs) or --stop-after stops it, or else DEFAULT_BUDGET experiments (distinct
+paths) are measured, and keeps the best. Reproducible with --seed.
 
 - random: uniformly random plateaus, the baseline of the study.
 - cma: CMA-ES (the `cma` package) over all thresholds' plateau indices jointly, starting from never
@@ -20,9 +20,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-from incflat.codegen.runtime.tuning import all_nodes
 from incflat.tuner.measure import Stopped
-from incflat.tuner.search import Objective, Space, best_measured
+from incflat.tuner.search import Objective, Space, best_measured, finite
 from incflat.tuner.simple import Outcome
 
 Log = Callable[[str], None]
@@ -39,7 +38,8 @@ def budgeted(sample: Callable[[Space, Objective, np.random.Generator], None]):
             objective.budget = DEFAULT_BUDGET
         try:
             objective(space.start(), "never")
-            sample(space, objective, rng)
+            if space.names:  # (no threshold reached: never is all there is)
+                sample(space, objective, rng)
         except Stopped as stop:
             return best_measured(space, objective, stop)
         return best_measured(space, objective)
@@ -65,10 +65,6 @@ def random_search(space: Space, objective: Objective, rng: np.random.Generator) 
         objective(space.from_indices(_random_point(space, rng)), "random")
 
 
-def _finite(value: float) -> float:
-    return value if math.isfinite(value) else 1e30  # a failure: worse than anything that ran
-
-
 @budgeted
 def cma_search(space: Space, objective: Objective, rng: np.random.Generator) -> None:
     import cma
@@ -83,7 +79,7 @@ def cma_search(space: Space, objective: Objective, rng: np.random.Generator) -> 
         if es.stop():
             break
         xs = es.ask()
-        es.tell(xs, [_finite(objective(space.from_indices(np.rint(x)), "cma")) for x in xs])
+        es.tell(xs, [finite(objective(space.from_indices(np.rint(x)), "cma")) for x in xs])
 
 
 ANTS, EVAPORATION, PHEROMONE_MIN = 10, 0.1, 0.05  # the paper's 10 ants and rho; tau in [0.05, 1]
@@ -92,7 +88,7 @@ BEST_SO_FAR_AFTER = 0.6  # the share of the budget after which the best so far d
 
 @budgeted
 def aco(space: Space, objective: Objective, rng: np.random.Generator) -> None:
-    nodes = [n for n in all_nodes(space.forest) if n.name in space.values]
+    nodes = space.parents_first
     pheromone = {n.name: np.ones(len(space.values[n.name])) for n in nodes}
     best: tuple[float, dict] | None = None
     for _ in _draws(objective):  # a round of ants each
@@ -123,7 +119,7 @@ def aco(space: Space, objective: Objective, rng: np.random.Generator) -> None:
 BANDIT_WINDOW, BANDIT_EXPLORATION = 50, 0.05  # OpenTuner's AUCBanditMetaTechnique defaults (window, C)
 
 
-def _mutated(space: Space, rng: np.random.Generator, point: Sequence[int]) -> list[int]:
+def _mutated(rng: np.random.Generator, point: Sequence[int]) -> list[int]:
     """The point with one threshold moved by one or two plateaus."""
     moved = list(point)
     k = int(rng.integers(len(moved)))
@@ -131,12 +127,12 @@ def _mutated(space: Space, rng: np.random.Generator, point: Sequence[int]) -> li
     return moved
 
 
-def _nelder_mead(space: Space, rng: np.random.Generator, best: Sequence[int]):
+def _nelder_mead(best: Sequence[int]):
     """Nelder-Mead on the continuous plateau indices, from a simplex around the best point; a generator that
     yields points and is sent their values."""
     n = len(best)
-    simplex = [np.array(best, dtype=float)] + [np.array(best, dtype=float) + np.eye(n)[k] * (1 if best[k] == 0 else -1)
-                                              for k in range(n)]
+    start = np.array(best, dtype=float)
+    simplex = [start] + [start + np.eye(n)[k] * (1 if best[k] == 0 else -1) for k in range(n)]
     values = []
     for x in simplex:
         values.append((yield x))
@@ -169,8 +165,8 @@ def bandit(space: Space, objective: Objective, rng: np.random.Generator) -> None
     bests, the recent ones weighing most) plus an exploration bonus proposes the next point."""
     best_point = [len(space.values[n]) - 1 for n in space.names]
     best_value = objective(space.from_indices(best_point), "bandit")
-    simplex = _nelder_mead(space, rng, best_point)
-    proposals = {"uniform": lambda: _random_point(space, rng), "mutation": lambda: _mutated(space, rng, best_point),
+    simplex = _nelder_mead(best_point)
+    proposals = {"uniform": lambda: _random_point(space, rng), "mutation": lambda: _mutated(rng, best_point),
                  "nelder-mead": lambda: nelder_mead_point}
     nelder_mead_point = next(simplex)
     history: deque[tuple[str, bool]] = deque(maxlen=BANDIT_WINDOW)
@@ -184,8 +180,9 @@ def bandit(space: Space, objective: Objective, rng: np.random.Generator) -> None
     for step, _ in enumerate(_draws(objective)):
         name = max(proposals, key=lambda n: score(n, step))
         uses[name] += 1
-        point = [int(round(min(max(x, 0), len(space.values[n]) - 1))) for x, n in zip(proposals[name](), space.names)]
-        value = _finite(objective(space.from_indices(point), name))
+        point = [int(round(min(max(x, 0), len(space.values[n]) - 1)))  # (from_indices would truncate)
+                 for x, n in zip(proposals[name](), space.names)]
+        value = finite(objective(space.from_indices(point), name))
         history.append((name, value < best_value))
         if value < best_value:
             best_point, best_value = point, value

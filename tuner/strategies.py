@@ -25,10 +25,10 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from incflat.codegen.runtime.tuning import Node, all_nodes
+from incflat.codegen.runtime.tuning import Node
 from incflat.tuner.errors import TunerError
 from incflat.tuner.measure import Stopped
-from incflat.tuner.search import Objective, Space, best_measured, profile
+from incflat.tuner.search import Objective, Space, best_measured, finite, profile
 from incflat.tuner.simple import Outcome, stopped_outcome, tune_simple
 from incflat.tuner.stochastic import aco, bandit, cma_search, random_search
 
@@ -56,7 +56,7 @@ def tuned_so_far(space: Space, current: Mapping[str, int], tuned: Sequence[str],
 def combinations(space: Space):
     """Every assignment that some dataset can tell apart: a threshold that no dataset reaches under its
     ancestors' values stays at never instead of taking each of its values."""
-    nodes = [n for n in all_nodes(space.forest) if n.name in space.values]
+    nodes = space.parents_first
 
     def extend(k: int, assignment: dict):
         if k == len(nodes):
@@ -148,7 +148,7 @@ def _active(space: Space, objective: Objective, node: Node, base: dict, rng: np.
     while True:
         best = min(known, key=lambda i: (known[i], -i))
         xs = np.array(sorted(known), dtype=float)
-        model = np.polyfit(xs, [min(known[int(i)], 1e30) for i in xs], 2)  # (a failure is infinite)
+        model = np.polyfit(xs, [finite(known[int(i)]) for i in xs], 2)
         unlabeled = [i for i in range(len(values)) if i not in known]
         if not unlabeled:
             break
