@@ -497,6 +497,7 @@ def main(argv: Sequence[str] | None = None, *, install_as: Path | None = None) -
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         received.append(signum)
         limits.interrupted = True  # should the exception be swallowed, measuring still stops at once
+        kill_children()
         raise KeyboardInterrupt
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}

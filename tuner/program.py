@@ -130,10 +130,14 @@ def _run_child(
 ) -> tuple[int, bytes, bytes]:
     """subprocess.run's work, with the child registered for kill_children, dying with the tuner, and sharing
     the tuner's inherited-for-output files (output_file)."""
-    with subprocess.Popen(argv, stdin=subprocess.PIPE if data is not None else stdin, stdout=stdout,
-                          stderr=subprocess.PIPE, pass_fds=tuple(_output_fds),
-                          preexec_fn=_die_with_parent()) as child:
+    # Signals wait until the child is registered: their handlers would otherwise run inside Popen's at-fork
+    # callbacks, where Python prints an exception and swallows it, or before kill_children can see the child.
+    with signals_held_back() as unblock:
+        child = subprocess.Popen(argv, stdin=subprocess.PIPE if data is not None else stdin, stdout=stdout,
+                                 stderr=subprocess.PIPE, pass_fds=tuple(_output_fds),
+                                 preexec_fn=_child_set_up(unblock))
         _children.add(child)
+    with child:
         try:
             out, err = child.communicate(data, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -146,6 +150,34 @@ def _run_child(
         finally:
             _children.discard(child)
     return child.returncode, out or b"", err or b""
+
+
+@contextmanager
+def signals_held_back() -> Iterator[Callable[[], None]]:
+    """SIGINT and SIGTERM are delivered when the block ends (their handlers then run), not inside it. Yields
+    the function that restores the mask as it was, for a child started inside the block, which inherits it."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+
+    def unblock() -> None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+    try:
+        yield unblock
+    finally:
+        unblock()
+
+
+def _child_set_up(unblock: Callable[[], None]) -> Callable[[], None]:
+    """The child's preexec_fn: the signal mask as it was before signals_held_back, and death with the tuner."""
+    die_with_parent = _die_with_parent()
+
+    def set_up() -> None:
+        unblock()
+        if die_with_parent is not None:
+            die_with_parent()
+
+    return set_up
 
 
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>

@@ -13,17 +13,16 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import signal
 import stat
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from incflat.codegen.runtime.tuning import ContractError, tuning_file_text, with_defaults
 from incflat.tuner.errors import TunerError
+from incflat.tuner.program import signals_held_back
 
 TOOL = "incflat"
 # Test hook: seconds to sleep between writing the temporary files and renaming them, to interrupt write-back there.
@@ -121,7 +120,7 @@ def replace_together(files: Sequence[PlannedFile], started: Callable[[], None] =
     temporary file."""
     temporaries: list[Path] = []
     try:
-        with _signals_held_back():
+        with signals_held_back():
             started()
             for planned in files:
                 temporaries.append(write_temporary(planned))
@@ -193,17 +192,6 @@ def _named(path: Path, action: Callable, *args) -> None:
         action(*args)
     except OSError as e:
         raise OSError(e.errno, e.strerror, str(path)) from None
-
-
-@contextmanager
-def _signals_held_back() -> Iterator[None]:
-    """SIGINT and SIGTERM are delivered when the block ends (their handlers then run), not inside it."""
-    held = {signal.SIGINT, signal.SIGTERM}
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _fsync_folder(folder: Path) -> None:
