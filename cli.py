@@ -25,7 +25,9 @@ from incflat.ir.verify import IRError  # noqa: E402
 from incflat.tuner.errors import TunerError  # noqa: E402
 from incflat.codegen.program import is_compiled_program, program_text  # noqa: E402
 from incflat.codegen.runtime.tuning import option_int, option_seconds  # noqa: E402
-from incflat.tuner.autotune import add_run_options, option_problem, run_options_argv  # noqa: E402
+from incflat.tuner.autotune import (MAX_TIME_HELP, add_run_options, option_max_time, option_problem,  # noqa: E402
+                                    run_options_argv)
+from incflat.tuner.measure import DEFAULT_MAX_TIME  # noqa: E402
 from incflat.tuner.lock import tuning_lock  # noqa: E402
 from incflat.tuner.writeback import PlannedFile, atomic_write, write_temporary  # noqa: E402
 
@@ -133,6 +135,7 @@ def cmd_autotune(args) -> int:
     """Compiles into a temporary file beside the program, tunes that, and installs it with the tuned values
     when the tuning file is written (both together): a kill at any moment leaves both files as they were, or
     both new. The lock is taken first, so that a second tuner of the program refuses before compiling."""
+    from decimal import Decimal
     from incflat import tuner
     problem = option_problem(args)
     if problem:
@@ -145,11 +148,13 @@ def cmd_autotune(args) -> int:
             print(f"compiled {args.program}; {program} is replaced when tuning ends", flush=True)
             options = ["--runs", str(args.runs), "--timeout", str(args.timeout)]
             options += ["--max-runs", str(args.max_runs)] if args.max_runs is not None else []
+            options += ["--max-time", f"{Decimal(repr(args.max_time)):f}"]  # positional: 1e-05 is 0.00001
             options += ["--entry", args.entry] if args.entry else []
             options += [f"--pass-option={o}" for o in args.pass_option]
             options += [f"--exclude-case={t}" for t in args.exclude_case]
+            # (the tuner compiles the program with moderate flattening too, for its report, unless --no-moderate)
             return tuner.main([str(args.program), str(temporary), *options, *run_options_argv(args)],
-                              install_as=program)
+                              install_as=program, verify=args.verify)
         finally:
             temporary.unlink(missing_ok=True)
 
@@ -256,6 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-r", "--runs", type=option_int, default=5, help="timed runs per measurement (default 5)")
     p.add_argument("--max-runs", type=option_int, default=None,
                    help="runs per measurement at most, while a comparison is not significant (default 4x --runs)")
+    p.add_argument("--max-time", type=option_max_time, default=DEFAULT_MAX_TIME, metavar="SECONDS", help=MAX_TIME_HELP)
     p.add_argument("--timeout", type=option_seconds, default=60.0, help="seconds per program run (default 60)")
     p.add_argument("-e", "--entry", help="tune only this entry point")
     p.add_argument("--pass-option", action="append", default=[], help="pass an option to the program")

@@ -4,7 +4,7 @@ degrees of parallelism, and the code of each leaf version, as text, Graphviz or 
 import json
 from dataclasses import dataclass, field
 
-from incflat.codegen.runtime.tuning import build_forest
+from incflat.codegen.runtime.tuning import build_forest, leaf_names
 from incflat.flatten.thresholds import thresholds
 from incflat.ir import pretty
 from incflat.ir import source as S
@@ -35,23 +35,23 @@ def par_text(par: tuple) -> str:
 
 def version_forest(f: S.FunDef) -> list:
     """The version trees of an entry point (several at one level are a horizontal split), built by the
-    same `build_forest` that the tuner uses on a `--print-params` listing; leaves numbered in order."""
+    same `build_forest` that the tuner uses on a `--print-params` listing; leaves named by `leaf_names`."""
     guards = {e.threshold: e for e in walk_exps(f.body) if isinstance(e, T.Guard)}
-    listing = thresholds(T.Program((f,)))
-    counter = [0]
+    forest = build_forest(thresholds(T.Program((f,))))
+    names = leaf_names(forest)
 
     def convert(node) -> Guard:
         g = guards[node.name]
         out = Guard(g.threshold, g.kind, par_text(g.par))
-        for children, body, side in ((node.on_true, g.then, out.true), (node.on_false, g.else_, out.false)):
+        for outcome, children, body, side in ((True, node.on_true, g.then, out.true),
+                                              (False, node.on_false, g.else_, out.false)):
             if children:
                 side.extend(convert(c) for c in children)
             else:
-                counter[0] += 1
-                side.append(Version(f"V{counter[0]}", body))
+                side.append(Version(names[node.name, outcome], body))
         return out
 
-    return [convert(root) for root in build_forest(listing)]
+    return [convert(root) for root in forest]
 
 
 def segop_summary(body: S.Body) -> str:

@@ -51,9 +51,12 @@ def test_tuning_file_and_defaults_agree(tuned):
     from_file = {k: int(v) for k, v in (l.split("=") for l in lines)}
     assert from_file == tuned_defaults(program) and len(from_file) == 4
     assert "TUNING_PROVENANCE = None" not in program.read_text()
-    for name in ("a", "b", "c"):
-        assert re.search(rf"^{name} +(tuning|held-out) +\d", out, re.M), out
-    assert re.search(r"program runs: \d+", out)
+    for name in ("a", "b", "c"):  # MF (compiled by the tuner), untuned and tuned, each with its interval
+        assert re.search(rf"^{name} +(tuning|held-out) +([\d,.]+ ± [\d,.]+ +){{3}}", out, re.M), out
+    assert re.search(r"^dataset +role +MF +untuned IF +tuned IF +speedup +runs +cached +stored +wall s$", out, re.M)
+    assert re.search(r"program runs: \d+ .*; [\d.]+ s in program runs", out)
+    for name in ("a", "b"):  # the version each tuning dataset runs
+        assert re.search(rf"^  {name} +V\d +main\.suff_outer_par_0:(yes|no)", out, re.M), out
 
 
 def test_no_options_use_the_tuned_values_and_options_override_them(tuned, tmp_path):
@@ -92,7 +95,8 @@ def test_a_signal_at_any_moment_leaves_both_files_as_they_were_or_both_tuned(tmp
     tuning = tmp_path / "mm.fut.tuning"
     tuning.write_text("-- an earlier tuning\nmain.suff_outer_par_0=7\n")
     old_tuning = tuning.read_bytes()
-    proc = subprocess.Popen([sys.executable, "-m", "incflat", "autotune", str(fut), "-r", "2"], cwd=ROOT,
+    proc = subprocess.Popen([sys.executable, "-m", "incflat", "autotune", str(fut), "-r", "2", "--no-moderate"],
+                            cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     time.sleep(delay)
     proc.send_signal(sig)
@@ -108,7 +112,7 @@ def test_a_signal_at_any_moment_leaves_both_files_as_they_were_or_both_tuned(tmp
     if sig != signal.SIGKILL:
         assert {p.name for p in tmp_path.iterdir()} <= expected
         return
-    again = autotune(fut)
+    again = autotune(fut, "--no-moderate")
     assert again.returncode == 0, again.stdout + again.stderr
     assert {p.name for p in tmp_path.iterdir()} == expected
     assert tuning_values(tuning) == tuned_defaults(program) and len(tuning_values(tuning)) == 4
@@ -118,11 +122,12 @@ def test_a_program_without_thresholds_is_tuned_to_itself(tmp_path):
     """One version: nothing to tune, whatever its datasets; an empty tuning file records that."""
     fut = tmp_path / "inc.fut"
     fut.write_text("-- ==\n-- notune input { [1i32, 2i32] }\n\nentry main (xs: []i32) = map (+1) xs\n")
-    proc = autotune(fut)
+    proc = autotune(fut, "--no-moderate")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "no thresholds" in proc.stdout
     assert [line for line in (tmp_path / "inc.fut.tuning").read_text().splitlines()
             if not line.startswith("--")] == []
     assert run_program(tmp_path / "inc", b"[1i32, 2i32]").stdout.split() == [b"[2i32,", b"3i32]"]
-    misspelt = autotune(fut, "--force", "-e", "nosuch")  # still an error, though there is nothing to tune
+    # still an error, though there is nothing to tune
+    misspelt = autotune(fut, "--force", "--no-moderate", "-e", "nosuch")
     assert misspelt.returncode == 1 and "no case for entry point 'nosuch'" in misspelt.stderr, misspelt.stderr

@@ -99,11 +99,11 @@ entry main [n][m] (xss: [n][m]f32): [n]f32 = map (\\xs -> reduce (+) 0 (map (* 2
 def test_autotune_tunes_on_random_input_and_says_why_when_nothing_is_left(tmp_path, capsys):
     fut = tmp_path / "rand.fut"
     fut.write_text(RANDOM_ONLY)
-    assert main(["autotune", "-r", "1", str(fut)]) == 0
+    assert main(["autotune", "-r", "1", "--no-moderate", str(fut)]) == 0
     assert "[30][10]f32" in capsys.readouterr().out
-    assert main(["autotune", "-r", "1", "--force", "-e", "nosuch", str(fut)]) == 1
+    assert main(["autotune", "-r", "1", "--force", "--no-moderate", "-e", "nosuch", str(fut)]) == 1
     assert "no case for entry point 'nosuch'" in capsys.readouterr().err
-    assert main(["autotune", "-r", "1", "--force", "--exclude-case", "random", str(fut)]) == 1
+    assert main(["autotune", "-r", "1", "--force", "--no-moderate", "--exclude-case", "random", str(fut)]) == 1
     err = capsys.readouterr().err
     assert "1 held out (notune)" in err and "tagged random (excluded)" in err
 

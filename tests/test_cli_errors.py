@@ -104,6 +104,7 @@ def test_number_options_take_ascii_digits_only(tmp_path):
     for args, words in ((["autotune", fut, "-r", "\u0663"], ["-r/--runs", "invalid integer"]),
                         (["autotune", fut, "--timeout", "nan"], ["--timeout", "invalid number of seconds"]),
                         (["autotune", fut, "-r", "5", "--max-runs", "2"], ["--max-runs 2", "at least --runs (5)"]),
+                        (["autotune", fut, "--max-time", "-1"], ["--max-time -1", "must be 0", "or more seconds"]),
                         (["test", fut, "--timeout", "\u0663"], ["--timeout", "invalid number of seconds"])):
         proc = incflat(*args)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr

@@ -15,10 +15,10 @@ from incflat.tuner.measure import Measurement, Stopped
 from incflat.tuner.program import RunResult
 from incflat.tuner.errors import TunerError
 from incflat.tuner.search import Objective, Space
-from incflat.tuner.simple import Probed
 from incflat.tuner.sizes import tune_sizes
+from incflat.tuner.stochastic import JOINT_SIZES
 from incflat.tuner.strategies import STRATEGIES, combinations
-from incflat.tuner.tree import build_forest
+from incflat.tuner.tree import Probed, build_forest
 
 import fake_program as fake
 
@@ -123,6 +123,27 @@ def test_each_strategy_finds_the_optimum_of_a_consistent_chain(name):
         assert bench.invocations <= 5 * len(DATASETS)  # each dataset once per version at most
 
 
+@pytest.mark.parametrize("name", JOINT_SIZES)
+def test_sampling_strategies_search_sizes_jointly_with_the_thresholds(name):
+    """--tune-sizes with a sampler: one size dimension (best at 256, its first value the program's default)
+    beside the chain's thresholds. Sizes at their default are never passed, and the result names the size."""
+    grid = "main.segred_4_num_tblocks"
+    space = Space.of(chain_forest(), DATASETS, sizes={grid: (16, 256, 4096)})
+    passed = []
+
+    def cost(name, params):
+        passed.append(dict(params))
+        return chain_cost(name, params) * (1.0 if params.get(grid) == 256 else 1.5)
+
+    outcome = STRATEGIES[name](space, Objective(space, ModelBench(cost), budget=60), np.random.default_rng(1),
+                               lambda _: None)
+    assert outcome.assignment[grid] == 256
+    chosen = space.start() | outcome.assignment
+    assert sum(cost(d.dataset.name, chosen) for d in DATASETS) <= 1.02 * optimum(space, chain_cost)
+    assert all(p.get(grid, 16) in (16, 256, 4096) for p in passed)  # never 0, the default's stand-in
+    assert any(grid not in p for p in passed)  # the default was tried
+
+
 def test_exhaustive_refuses_a_space_too_large_without_a_budget():
     params = [Param(f"m.t{k}", "threshold", None, ()) for k in range(8)]  # eight independent guards
     data = [probed(f"d{i}", {f"m.t{k}": (10 * i + k + 1,) for k in range(8)}) for i in range(4)]
@@ -190,6 +211,43 @@ def test_instrumented_computes_a_loop_thresholds_breakpoint_from_two_profiled_ru
     bench = ModelBench(lambda name, a: 0.0, profile)
     outcome = STRATEGIES["instrumented"](space, Objective(space, bench), np.random.default_rng(0), lambda _: None)
     assert outcome.assignment == {"m.t": 100}
+    assert bench.invocations == 2
+
+
+@pytest.mark.parametrize("strategy", ["tree", "instrumented"])
+def test_a_loop_threshold_gets_its_breakpoint_from_two_profiled_runs_per_dataset(strategy):
+    """A loop guard that sees 20 values in a run of each of two datasets: the true version wins from 3000
+    on. tree picks its loop strategy by itself: two profiled runs per dataset, not one run per value."""
+    forest = build_forest([Param("m.t", "threshold", None, ())])
+    epars = {"a": tuple(range(100, 2100, 100)), "b": tuple(range(1000, 21000, 1000))}
+    space = Space.of(forest, [probed(name, {"m.t": e}) for name, e in epars.items()])
+
+    def profile(name, assignment):
+        return [{"threshold": "m.t", "outcome": assignment["m.t"] <= e, "epar": e,
+                 "time_us": (e / 100 if e >= 3000 else 5 * e) if assignment["m.t"] <= e else 1000.0}
+                for e in epars[name]]
+
+    bench = ModelBench(lambda name, a: 0.0, profile)
+    outcome = STRATEGIES[strategy](space, Objective(space, bench), np.random.default_rng(0), lambda _: None)
+    assert outcome.assignment == {"m.t": 3000}
+    assert bench.invocations == 4
+
+
+def test_instrumented_sets_a_threshold_of_each_tree_at_once():
+    """Two independent loop guards (two trees): both breakpoints come from the same two profiled runs."""
+    forest = build_forest([Param("m.a", "threshold", None, ()), Param("m.b", "threshold", None, ())])
+    epars = (10, 100, 1000)
+    space = Space.of(forest, [probed("d", {"m.a": epars, "m.b": epars})])
+    wins_from = {"m.a": 100, "m.b": 1000}
+
+    def profile(name, assignment):
+        return [{"threshold": t, "outcome": assignment[t] <= e, "epar": e,
+                 "time_us": (5.0 if e >= wins_from[t] else 50.0) if assignment[t] <= e else 20.0}
+                for t in ("m.a", "m.b") for e in epars]
+
+    bench = ModelBench(lambda name, a: 0.0, profile)
+    outcome = STRATEGIES["instrumented"](space, Objective(space, bench), np.random.default_rng(0), lambda _: None)
+    assert outcome.assignment == {"m.a": 100, "m.b": 1000}
     assert bench.invocations == 2
 
 

@@ -8,6 +8,7 @@ from importlib.machinery import SourceFileLoader
 import io
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -35,8 +36,8 @@ from incflat.tuner.probe import Probe, probe
 from incflat.codegen.runtime.tuning import (NEVER, TUNED_BEGIN, TUNED_END, Param, parse_comparisons, parse_device,
                                             parse_listing)
 from incflat.tuner.program import Program, RunResult
-from incflat.tuner.simple import Probed, tune_simple
-from incflat.tuner.tree import build_forest, path, pins, tuning_order
+from incflat.tuner.simple import tune_simple
+from incflat.tuner.tree import Probed, build_forest, path, pins, tuning_order
 from incflat.tuner.writeback import SLEEP_BEFORE_RENAME_ENV
 
 REPO = Path(__file__).resolve().parent.parent
@@ -292,6 +293,94 @@ def test_a_difference_inside_the_noise_after_max_runs_is_a_tie():
     assert bench.run_count["d"] == 4  # two invocations each, then no more
 
 
+class _NoisyProgram:
+    """Each invocation runs what it is asked for: runs of `mean_us` times 1 -+ `noise` in turn, taking
+    `start_s` plus `run_s` a run of wall time. It records the runs and the time limit of each invocation."""
+
+    def __init__(self, mean_us, noise, start_s=1.0, run_s=0.01):
+        self.mean_us, self.noise, self.start_s, self.run_s = mean_us, noise, start_s, run_s
+        self.asked = []
+
+    def run(self, dataset, *, params, timeout, options=(), timing_runs=None):
+        self.asked.append((timing_runs, timeout))
+        times = tuple(self.mean_us * (1 + self.noise * (-1) ** k) for k in range(timing_runs))
+        return RunResult(None, "", self.start_s + self.run_s * timing_runs, times)
+
+
+def _measure_three(program, **options):
+    bench = Bench(program, runs=5, timeout=600.0, log=lambda _: None, **options)
+    dataset = Dataset("d", "main", InlineValues("1"), False)
+    found = [bench.measure(dataset, {T1: k}, key=k) for k in range(3)]
+    return bench, [len(m.times_us) for m in found]
+
+
+def test_a_noisy_dataset_gets_more_runs_per_invocation_and_a_quiet_one_keeps_runs():
+    # 5% noise: a mean of n runs has a relative standard error under 1% from about 25 runs on
+    noisy = _NoisyProgram(50.0, 0.05)
+    bench, runs = _measure_three(noisy, max_runs=40, max_time=1.0)
+    assert runs[0] == 5 and all(25 <= n <= 40 for n in runs[1:]), runs
+    assert bench.invocations == 3  # more runs in each invocation, never more invocations
+    assert [n for n, _ in noisy.asked] == [n + 1 for n in runs]  # and a warm-up each
+    quiet = _NoisyProgram(50.0, 0.001)
+    assert _measure_three(quiet, max_runs=40, max_time=1.0)[1] == [5, 5, 5]
+    # --max-runs caps the runs, and so does --max-time at the fastest runtime (10 ms: 0.1 s holds 10 runs)
+    assert _measure_three(_NoisyProgram(50.0, 0.05), max_runs=8, max_time=1.0)[1] == [5, 8, 8]
+    assert _measure_three(_NoisyProgram(10_000.0, 0.05), max_runs=40, max_time=0.1)[1] == [5, 10, 10]
+    assert _measure_three(_NoisyProgram(1e6, 0.05), max_runs=40, max_time=1.0)[1] == [5, 5, 5]  # a 1 s run
+
+
+def test_max_time_0_keeps_runs():
+    noisy = _NoisyProgram(50.0, 0.05)
+    bench, runs = _measure_three(noisy, max_runs=40, max_time=0.0)
+    assert runs == [5, 5, 5] and bench.invocations == 3
+    assert _measure_three(_NoisyProgram(50.0, 0.05), max_runs=40)[1] == [5, 5, 5]  # Bench's default: off
+
+
+def test_a_comparison_measures_more_with_the_adaptive_run_count():
+    dataset = Dataset("d", "main", InlineValues("1"), False)
+    asked = {}
+    for max_time in (1.0, 0.0):
+        program = _NoisyProgram(50.0, 0.05)
+        bench = Bench(program, runs=5, timeout=600.0, log=lambda _: None, max_runs=40, max_time=max_time)
+        assert compare(bench, dataset, Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b")) == 0  # the same runs
+        asked[max_time] = [n - 1 for n, _ in program.asked]
+    # a 5, b 31, a 27 more, then b and a up to --max-runs: 5 invocations, not 16 of 5 runs
+    assert asked[1.0] == [5, 31, 27, 9, 8]
+    assert asked[0.0] == [5] * 16
+
+
+def test_the_timeout_scales_with_the_runs_asked_for():
+    noisy = _NoisyProgram(50.0, 0.05, start_s=1.0, run_s=0.01)
+    _measure_three(noisy, max_runs=40, max_time=1.0)
+    (first, unknown), (second, longer), (third, shorter) = noisy.asked
+    assert (first, second, third) == (6, 32, 28) and unknown == 600.0  # nothing measured yet: --timeout
+    # 10x what the fastest invocation would take for as many runs: the first (1.06 s for 6) scaled to 32 runs,
+    # then the second (1.32 s for 32) for 28 runs
+    assert longer == pytest.approx(10 * 1.06 * 32 / 6 + 1.0) and shorter == pytest.approx(10 * 1.32 + 1.0)
+    # the timeout never shrinks below 10x a measured invocation for fewer runs than it had (start-up dominates)
+    bench = Bench(_NoisyProgram(50.0, 0.0), runs=5, timeout=600.0, log=lambda _: None, max_runs=40, max_time=1.0)
+    dataset = Dataset("d", "main", InlineValues("1"), False)
+    bench._learn_wall("d", 2.0, 30)
+    assert bench._timeout("d", 6) == pytest.approx(10 * 2.0 + 1.0)
+    assert bench._timeout("d", 60) == pytest.approx(10 * 2.0 * 2 + 1.0)
+    assert bench._timeout("d", 6000) == 600.0  # --timeout bounds it
+    bench.measure(dataset, None)
+    assert bench.program.asked[0][1] == pytest.approx(10 * 2.0 + 1.0)
+
+
+def test_incflat_autotune_passes_max_time_on(tmp_path, monkeypatch):
+    from incflat import cli, tuner
+    seen = []
+    monkeypatch.setattr(tuner, "main", lambda argv, **keywords: seen.append(argv) or 0)
+    monkeypatch.setattr(cli, "compiled_text", lambda fut, verify=None: b"# compiled\n")  # nothing to compile
+    fut = tmp_path / "m.fut"
+    fut.write_text("def main (x: i32) = x\n")
+    for given, passed in (([], "1.0"), (["--max-time", "0"], "0.0"), (["--max-time", ".00001"], "0.00001")):
+        assert cli.main(["autotune", str(fut), *given]) == 0
+        argv = seen.pop()
+        assert argv[argv.index("--max-time") + 1] == passed
+
+
 # --- the version tree ---
 
 
@@ -382,6 +471,10 @@ class _ModelBench:
     def measure_more(self, dataset, candidate, found):
         raise AssertionError("one run each (max_runs 1): a comparison never asks for more")
 
+    def run_once(self, dataset, params, options):  # a profiled run (-P) that fails
+        self.runs += 1
+        return RunResult("exit status 1: no profile", "", 0.0)
+
     def measure(self, dataset, params, *, key=None, label=""):
         if (dataset.name, key) in self.seen:
             self.hits += 1
@@ -419,13 +512,14 @@ def test_sibling_thresholds_are_tuned_again_with_the_others_at_their_tuned_value
     assert bench.runs == 4  # every path once
 
 
-def test_loop_thresholds_fall_back_to_trying_each_observed_value():
+def test_loop_thresholds_whose_profiled_runs_fail_fall_back_to_trying_each_observed_value():
     forest = build_forest([threshold("m.t", None, ())])
     # The cost depends on how many iterations take the true branch; best with two of three.
     bench = _ModelBench(forest, lambda name, p: {0: 40.0, 1: 30.0, 2: 10.0, 3: 20.0}[sum(p[0][1])])
     outcome = tune_simple(forest, [_probed("a", {"m.t": (10, 100, 1000)})], bench, lambda _: None)
     assert outcome.assignment == {"m.t": 100}
-    assert "a loop" in outcome.notes[0] and bench.runs == 4
+    assert "a loop" in outcome.notes[0] and "each observed value" in outcome.notes[0]
+    assert bench.runs == 2 + 4  # the two failed profiled runs, then every value
 
 
 def test_thresholds_that_no_dataset_reaches_keep_the_default():
@@ -576,23 +670,23 @@ def test_failing_versions_are_recorded_not_fatal(tmp_path, monkeypatch):
 def test_command_line_errors_are_one_line(tmp_path, monkeypatch, capsys):
     fut, program = _workspace(tmp_path)
     monkeypatch.setenv("FAKE_PROGRAM_FAIL_LEAF", "5")  # the untuned program takes V5 for small-dots
-    assert main([str(fut), str(program), "--runs", "1"]) == 1
+    assert main([str(fut), str(program), "--runs", "1", "--no-moderate"]) == 1
     assert capsys.readouterr().err == (
         "Error: the untuned program fails on dataset small-dots: exit status 1: Error: version V5 ran out of memory\n"
     )
     monkeypatch.delenv("FAKE_PROGRAM_FAIL_LEAF")
     fut.write_text("-- ==\n-- input { 1 \n")
-    assert main([str(fut), str(program)]) == 1
+    assert main([str(fut), str(program), "--no-moderate"]) == 1
     assert capsys.readouterr().err == f"Error: {fut}:2: bad test block: '{{' after 'input' is never closed\n"
     shutil.copy(FIXTURES / "matmul.fut", fut)
     program_text = program.read_text()
     program.write_text(program_text.replace(TUNED_BEGIN, "# no block"))
-    assert main([str(fut), str(program)]) == 1  # found before any run
+    assert main([str(fut), str(program), "--no-moderate"]) == 1  # found before any run
     assert capsys.readouterr().err == (f"Error: {program}: the program has 0 '{TUNED_BEGIN}' and 1 '{TUNED_END}' "
                                        "lines, not one block\n")
     program.write_text(program_text)
     (tmp_path / "w" / "data" / "dots.in").unlink()
-    assert main([str(fut), str(program)]) == 1
+    assert main([str(fut), str(program), "--no-moderate"]) == 1
     assert "input file" in capsys.readouterr().err
     assert not (fut.parent / "matmul.fut.tuning").exists()
 
@@ -630,7 +724,7 @@ def test_interrupts_leave_both_files_untouched_or_both_complete(
     program_before = program.read_bytes()
     env = os.environ | {"FAKE_PROGRAM_SLEEP": program_sleep, SLEEP_BEFORE_RENAME_ENV: rename_sleep}
     tuner = subprocess.Popen(
-        [sys.executable, "-m", "tuner", str(fut), str(program), "--runs", "1"],
+        [sys.executable, "-m", "tuner", str(fut), str(program), "--runs", "1", "--no-moderate"],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     if trigger is None:
@@ -684,6 +778,17 @@ def test_tune_sizes_leaves_alone_the_sizes_of_kernels_it_cannot_see_run(tmp_path
     assert "(tree + sizes)" in (fut.parent / "matmul.fut.tuning").read_text().splitlines()[0]
 
 
+def test_a_sampling_strategy_with_tune_sizes_searches_them_jointly(tmp_path):
+    """random + --tune-sizes: the sizes of kernels seen to run become dimensions of the search (two profiled
+    runs per tuning dataset find them; the fake program reports none), and no tune_sizes step follows."""
+    fut, program = _workspace(tmp_path)
+    out = io.StringIO()
+    result = autotune(fut, program, runs=2, out=out, sizes=True, strategy="random", seed=3)
+    assert set(result.assignment) <= {T1, T2, T3, T4}
+    assert "\nsizes:" not in out.getvalue()
+    assert "(random + sizes)" in (fut.parent / "matmul.fut.tuning").read_text().splitlines()[0]
+
+
 def test_a_worse_search_leaves_a_program_tuned_before_as_it_was(tmp_path):
     """The tree tunes the fake program in place; binary search from never then ends slower than those baked
     values (the fake's runs have no spread, so the difference is significant): both files stay as they were."""
@@ -695,3 +800,113 @@ def test_a_worse_search_leaves_a_program_tuned_before_as_it_was(tmp_path):
     assert any("significantly slower" in n and "kept the defaults" in n for n in result.notes)
     assert any(n.endswith("were left as they were") for n in result.notes)
     assert program.read_bytes() == tuned_program and (fut.parent / "matmul.fut.tuning").read_bytes() == tuned_file
+
+
+# --- the report: MF, intervals, versions, wall time; --plot ---
+
+REPORT_FUT = ('-- ==\n-- "rows" input { 65536i64 64i64 64i64 }\n-- "dots" input { 64i64 256i64 32i64 }\n'
+              '-- "held" notune input { 16i64 64i64 64i64 }\n')
+
+
+def test_versions_are_named_as_incflat_versions_names_them():
+    """Leaves numbered per entry point, depth first, true first; a horizontal split runs several; a loop guard
+    that goes both ways is mixed; a threshold whose value is not known stops the walk."""
+    forest = build_forest([threshold("main.suff_outer_par_0", None, ()),
+                           threshold("main.suff_intra_par_1", None, (("main.suff_outer_par_0", False),)),
+                           threshold("main.suff_outer_par_2", None, ()),
+                           threshold("other.suff_outer_par_3", None, ())])
+    from incflat.tuner.tree import version
+    epars = {"main.suff_outer_par_0": (10,), "main.suff_intra_par_1": (5,), "main.suff_outer_par_2": (10,)}
+    chosen = version(forest, {"main.suff_outer_par_0": 100, "main.suff_intra_par_1": 1, "main.suff_outer_par_2": 1},
+                     epars, "main")
+    assert chosen.name == "V2+V4"  # V1 | (V2 | V3) under the first root, V4 | V5 under the second
+    assert chosen.outcomes == "main.suff_outer_par_0:no main.suff_intra_par_1:yes main.suff_outer_par_2:yes"
+    looped = version(forest, {"main.suff_outer_par_0": 7, "main.suff_intra_par_1": 1, "main.suff_outer_par_2": 100},
+                     epars | {"main.suff_outer_par_0": (5, 10)}, "main")
+    assert looped.name == "V1+V2+V5 (mixed)" and "main.suff_outer_par_0:mixed(1 of 2 yes)" in looped.outcomes
+    assert version(forest, {}, epars, "main").name == "?"
+    assert version(forest, {"other.suff_outer_par_3": 1}, {"other.suff_outer_par_3": (4,)}, "other").name == "V1"
+    assert version(forest, {}, {}, "third").name == "one version"
+
+
+def test_the_report_shows_mf_untuned_and_tuned_with_intervals_the_version_and_wall_time_and_plots(tmp_path):
+    fut, program = _workspace(tmp_path)
+    fut.write_text(REPORT_FUT)
+    moderate = tmp_path / "prog-mf"  # a stand-in for the program compiled with moderate flattening
+    shutil.copy(FAKE, moderate)
+    out, plots = io.StringIO(), tmp_path / "plots"
+    result = autotune(fut, program, runs=2, out=out, moderate=moderate, plot_dir=plots)
+    text = out.getvalue()
+    header = next(line for line in text.splitlines() if line.startswith("dataset "))
+    assert header.split() == ["dataset", "role", "MF", "untuned", "IF", "tuned", "IF", "speedup", "runs", "cached",
+                              "stored", "wall", "s"]
+    interval = r"[\d,.]+ ± [\d,.]+"
+    for report in result.datasets:
+        row = next(line for line in text.splitlines() if line.startswith(report.name + " "))
+        assert re.match(rf"{report.name} +(tuning|held-out) +{interval} +{interval} +{interval} +", row), row
+        assert len(row) <= 120, row
+        assert report.moderate is not None and report.moderate.ok  # the same program here: the untuned times
+        assert report.moderate.times_us == report.before.times_us
+        assert report.wall_s > 0 and row.endswith(f"{report.wall_s:.1f}")
+    assert f"{result.wall_s:.1f} s in program runs" in text
+    versions = text.split("versions chosen")[1].splitlines()
+    for report in result.datasets:
+        line = next(line for line in versions if line.strip().startswith(report.name + " "))
+        if report.held_out:
+            assert report.version is None and "held out: not probed" in line
+        else:
+            sizes = {"rows": (65536, 64, 64), "dots": (64, 256, 32)}[report.name]
+            leaf = fake.choose_leaf(result.assignment, sizes, log=False)
+            # the chain: the guards before the leaf's are false, its own is true (V5: all four are false)
+            outcomes = [f"{t}:no" for t in (T1, T2, T3, T4)[:leaf - 1]] + ([f"{(T1, T2, T3, T4)[leaf - 1]}:yes"]
+                                                                          if leaf < 5 else [])
+            assert report.version.name == f"V{leaf}" and report.version.outcomes == " ".join(outcomes)
+            assert line.split() == [report.name, f"V{leaf}", *outcomes], line
+    # the charts: one per tuned threshold and the best so far, PNG files
+    tuned = [t for t in (T1, T2, T3, T4) if t in result.assignment]
+    assert sorted(p.name for p in plots.iterdir()) == sorted([f"threshold-{t}.png" for t in tuned] + ["best-so-far.png"])
+    assert sorted(result.plots) == sorted(plots.iterdir())
+    assert all(p.read_bytes().startswith(b"\x89PNG\r\n\x1a\n") for p in plots.iterdir())
+    from incflat.tuner.plot import plot_path_problem
+    assert plot_path_problem(plots) is None  # its own charts: replaced by the next run
+    (plots / "threshold-mine.png").write_bytes(b"\x89PNG\r\n\x1a\nsomeone else's")
+    assert "refusing to overwrite it" in plot_path_problem(plots)
+
+
+def test_a_failing_moderate_program_is_reported_not_fatal(tmp_path, capsys):
+    fut, program = _workspace(tmp_path)
+    fut.write_text(REPORT_FUT)
+    broken = tmp_path / "broken-mf"
+    broken.write_text("import sys\nprint('Error: no such entry point', file=sys.stderr)\nsys.exit(1)\n")
+    out = io.StringIO()
+    result = autotune(fut, program, runs=1, out=out, moderate=broken, store=None)
+    assert result.assignment and all(not r.moderate.ok for r in result.datasets)
+    assert "failed: MF: exit status 1: Error: no such entry point" in out.getvalue()
+    # through the command line: a .fut that does not compile fails the MF column (the fake is the IF program)
+    fut.write_text(REPORT_FUT + "\nentry main (x: i64) = x +\n")
+    assert main([str(fut), str(program), "--runs", "1", "--no-store"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert f"failed: MF: cannot compile {fut} with --flattening=moderate: " in captured.out
+
+
+def test_plot_options_are_checked_before_anything_runs(tmp_path, capsys, monkeypatch):
+    fut, program = _workspace(tmp_path)
+    not_a_folder = tmp_path / "notes.txt"
+    not_a_folder.write_text("precious\n")
+    with pytest.raises(SystemExit) as exit:
+        main([str(fut), str(program), "--plot", str(not_a_folder)])
+    err = capsys.readouterr().err
+    assert exit.value.code == 2 and "Traceback" not in err
+    assert err.strip().splitlines()[-1] == f"incflat autotune: error: --plot {not_a_folder}: exists and is not a directory"
+    from incflat.cli import main as incflat_main
+    assert incflat_main(["autotune", str(fut), "--plot", str(not_a_folder)]) == 2
+    assert capsys.readouterr().err == f"incflat: error: --plot {not_a_folder}: exists and is not a directory\n"
+    assert not_a_folder.read_text() == "precious\n"
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if it were not installed
+    with pytest.raises(SystemExit):
+        main([str(fut), str(program), "--plot", str(tmp_path / "plots")])
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"incflat autotune: error: --plot {tmp_path / 'plots'}: needs matplotlib, which is not installed: "
+        "pip install 'incflat[report]'")
+    assert not (tmp_path / "plots").exists()

@@ -52,7 +52,9 @@ def workspace(folder: Path, fut_text: str = FUT) -> tuple[Path, Path]:
 
 
 def start_tuner(fut: Path, program: Path, *args: str, env: dict | None = None, **popen) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "incflat.tuner", str(fut), str(program), "--runs", "1", *args],
+    # (--no-moderate: these tests are about the tuning itself; a moderate-flattening baseline only slows them)
+    return subprocess.Popen([sys.executable, "-m", "incflat.tuner", str(fut), str(program), "--runs", "1",
+                             "--no-moderate", *args],
                             cwd=REPO, env=os.environ | (env or {}), text=True, **popen)
 
 
@@ -266,7 +268,7 @@ def test_a_store_that_is_not_a_tuning_store_is_a_one_line_error_and_left_alone(t
         content = store.read_bytes()
     else:
         store.write_bytes(content)
-    assert main([str(fut), str(program)]) == 1
+    assert main([str(fut), str(program), "--no-moderate"]) == 1
     err = capsys.readouterr().err
     assert err == (f"Error: the tuning store {store} {why}; remove it, or tune with --store FILE or --no-store\n")
     assert store.read_bytes() == content and program.read_bytes() == FAKE.read_bytes()
@@ -412,7 +414,7 @@ def test_the_log_has_every_evaluation_and_overwrites_only_its_own_file(tmp_path,
     assert first["params"] is None and first["label"] == "untuned" and first["source"] == "run"
     assert any(r["source"] == "untimed" and r["label"] == "probe" for r in records)
     assert any(r["key"] and r["params"] and r["times_us"] for r in records)
-    assert main([str(fut), str(program), "--no-store", "--log", str(log)]) == 0  # its own log: replaced
+    assert main([str(fut), str(program), "--no-store", "--no-moderate", "--log", str(log)]) == 0  # its own log
     assert len(log_records(log)) > 0
     notes = tmp_path / "notes.txt"
     notes.write_text("precious\n")
@@ -453,6 +455,8 @@ def test_the_progress_bar_shows_on_a_terminal_only(tmp_path):
     (["--budget", "0"], "--budget 0: must be at least 1"),
     (["--budget", "x"], "argument --budget: invalid integer"),
     (["--stop-after", "0"], "argument --stop-after: invalid number of seconds: '0' (a positive decimal number)"),
+    (["--max-time", "-1"], "--max-time -1: must be 0 (always --runs runs) or more seconds"),
+    (["--max-time", "1e3"], "argument --max-time: invalid number of seconds: '1e3' (a decimal number, 0 or more)"),
     (["--store", "a.db", "--no-store"], "argument --no-store: not allowed with argument --store"),
 ])
 def test_bad_option_values_are_usage_errors_naming_the_option(tmp_path, capsys, args, words):

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import signal
 import sys
+import time
+from collections import Counter
 from collections.abc import Sequence
 from contextlib import ExitStack, closing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
@@ -25,16 +28,19 @@ from incflat.tuner.bench import progress_bar, welch_pvalue
 from incflat.tuner.datasets import Dataset, Selection, read_test_cases, select_datasets
 from incflat.tuner.errors import TunerError
 from incflat.tuner.jsonlog import EvaluationLog, log_path_problem
+from incflat.tuner.plot import EXTRA as PLOT_EXTRA
+from incflat.tuner.plot import plot_path_problem, write_plots
 from incflat.tuner.lock import tuning_lock
-from incflat.tuner.measure import ALPHA, MORE, RUN, UNTIMED, Bench, Limits, Measurement, Record, Stopped
+from incflat.tuner.measure import (ALPHA, DEFAULT_MAX_TIME, MORE, RUN, UNTIMED, Bench, Limits, Measurement, Record,
+                                   Stopped)
 from incflat.tuner.probe import Probe, probe
 from incflat.tuner.program import Program, kill_children
-from incflat.tuner.search import OBJECTIVES, Evaluation, Objective, Space
-from incflat.tuner.simple import Probed
-from incflat.tuner.sizes import experiment_key, tune_sizes
+from incflat.tuner.search import OBJECTIVES, Evaluation, Objective, Space, experiment_key
+from incflat.tuner.sizes import size_dimensions, tune_sizes
+from incflat.tuner.stochastic import JOINT_SIZES
 from incflat.tuner.strategies import STRATEGIES
 from incflat.tuner.store import ProgramKey, Store, default_store_path
-from incflat.tuner.tree import build_forest, path
+from incflat.tuner.tree import Probed, Version, build_forest, path, version
 from incflat.tuner.writeback import (PlannedFile, Provenance, commit, plan_writeback, read_program,
                                      remove_stale_temporaries, written)
 
@@ -49,6 +55,9 @@ class DatasetReport:
     cache_hits: int
     stored_hits: int = 0  # measurements and probes answered from the tuning store
     probe_failure: str | None = None  # the -L run failed: the dataset was not tuned on
+    moderate: Measurement | None = None  # the program compiled with moderate flattening; None: not measured
+    wall_s: float = 0.0  # seconds of program runs for this dataset (all phases, MF included)
+    version: Version | None = None  # what the tuned values run; None: not known (a held-out dataset, unprobed)
 
     @property
     def speedup(self) -> float:
@@ -64,7 +73,8 @@ class DatasetReport:
     @property
     def problems(self) -> tuple[str, ...]:
         """What went wrong on this dataset, for the report: failures, and what was not measured."""
-        found = [f"failed: untuned: {self.before.failure}" if not self.before.ok else "",
+        found = [f"failed: MF: {self.moderate.failure}" if self.moderate is not None and not self.moderate.ok else "",
+                 f"failed: untuned: {self.before.failure}" if not self.before.ok else "",
                  f"failed: {self.probe_failure}" if self.probe_failure else "",
                  "tuned: not measured (stopped)" if self.after is None else "",
                  f"failed: tuned: {self.after.failure}" if self.after is not None and not self.after.ok else ""]
@@ -82,10 +92,22 @@ class TuneResult:
     stopped: str | None = None  # why measuring stopped early (the budget, the time, an interrupt), if it did
     store: Path | None = None
     evaluations: tuple[Evaluation, ...] = ()  # the whole assignments a strategy measured, in order (the study)
+    elapsed_s: float = 0.0  # the tuner's own wall time, from its start to the report
+    plots: tuple[Path, ...] = ()  # the charts --plot wrote
 
     @property
     def runs(self) -> int:
         return sum(d.runs for d in self.datasets)
+
+    @property
+    def wall_s(self) -> float:
+        """Seconds of program runs, all datasets and phases."""
+        return sum(d.wall_s for d in self.datasets)
+
+    @property
+    def moderate(self) -> bool:
+        """Whether the datasets were measured under moderate flattening (MF) too."""
+        return any(d.moderate is not None for d in self.datasets)
 
     @property
     def cache_hits(self) -> int:
@@ -109,6 +131,7 @@ def autotune(
     *,
     runs: int = 5,
     max_runs: int | None = None,
+    max_time: float = DEFAULT_MAX_TIME,
     timeout: float = 60.0,
     entry: str | None = None,
     extra_args: Sequence[str] = (),
@@ -122,14 +145,22 @@ def autotune(
     objective: str = "sum",
     seed: int | None = None,
     sizes: bool = False,
+    moderate: Path | str | None = None,
+    moderate_failure: str | None = None,
+    plot_dir: Path | str | None = None,
 ) -> TuneResult:
     """Tune the thresholds of a compiled program on the datasets of its .fut file and write them back.
 
     The tuned program is written to `install_as` if given (`incflat autotune` tunes a temporary copy), else
-    over `program_path`. `store` is the tuning store's file (None: no store); `limits` bound the measuring
+    over `program_path`. `runs`, `max_runs` and `max_time` are --runs, --max-runs and --max-time (tuner.measure's
+    Bench). `store` is the tuning store's file (None: no store); `limits` bound the measuring
     (its `interrupted` is set by the first Ctrl-C); `log_file` gets every evaluation as JSON lines. `strategy`
     (tuner.strategies) searches the thresholds, minimising `objective` (tuner.search) where it measures whole
-    assignments, its random choices from `seed`; `sizes` then tunes the sizes of the kernels that run. Progress
+    assignments, its random choices from `seed`; `sizes` then tunes the sizes of the kernels that run.
+    `moderate` is the program compiled with moderate flattening (MF): every dataset is measured once under it
+    too, after the untuned runs and the probes (its own program key in the store; a failure is reported, not fatal), unless
+    `moderate_failure` says why there is none (then that is every dataset's MF failure). `plot_dir` gets the
+    charts of tuner.plot once the report is printed. Progress
     and the report go to `out` (default: sys.stdout), a progress bar to stderr when it is a terminal. Raises
     TunerError for problems the user must fix, and Interrupted (a KeyboardInterrupt) on an interrupt.
     """
@@ -141,11 +172,15 @@ def autotune(
     limits = limits or Limits()
     plan: tuple[PlannedFile, ...] = ()
     progress = _Progress()
+    started = time.monotonic()
+    plot_problem = plot_path_problem(Path(plot_dir)) if plot_dir is not None else None
 
     def log(line: str) -> None:
         progress.write(line, stream)
 
     try:
+        if plot_problem:
+            raise TunerError(f"--plot {plot_dir}: {plot_problem}")
         selection = select_datasets(read_test_cases(fut_path), entry, tuple(exclude))
         if not (selection.tuning or selection.held_out or selection.skipped):
             raise _no_datasets(fut_path, selection, entry)  # a misspelt entry point, say: an error even where there is nothing to tune
@@ -158,18 +193,30 @@ def autotune(
             records = cleanup.enter_context(closing(EvaluationLog(Path(log_file), target))) if log_file else None
             cleanup.enter_context(closing(progress.start(limits.budget)))
 
+            walls: Counter[str] = Counter()  # seconds of program runs per dataset, MF included
+            evaluations: list[Record] = []  # the tuned program's, in order, for --plot
+
             def observe(record: Record) -> None:
                 progress.add(record)
+                walls[record.dataset.name] += record.wall_s
+                evaluations.append(record)
+                if records:
+                    records.add(record)
+
+            def observe_moderate(record: Record) -> None:
+                progress.add(record, fastest=False)  # another program: not a candidate
+                walls[record.dataset.name] += record.wall_s
                 if records:
                     records.add(record)
 
             bench = Bench(Program(program_path, extra_args), runs=runs, timeout=timeout, log=log, max_runs=max_runs,
-                          limits=limits, observe=observe)
+                          limits=limits, observe=observe, max_time=max_time)
             params = bench.program.params(timeout)
             forest = build_forest(params)
             if opened:
                 key = ProgramKey.of(program_text, [p.name for p in params], extra_args)
                 bench.store = opened.for_program(key, warn=lambda text: log(f"warning: {text}"))
+            mf_bench = _moderate_bench(bench, moderate, extra_args, opened, observe_moderate, log)
             if not forest and not sizes:
                 # One version: the tuned program is the program; an empty tuning file says it was tuned.
                 log(f"{program_path} has no thresholds: it has one version and there is nothing to tune")
@@ -195,16 +242,26 @@ def autotune(
             if not probed:
                 raise TunerError("the -L run failed on every tuning dataset: "
                                  + "; ".join(f"{name}: {p.failure}" for name, p in probes.items()))
+            try:
+                mf = _moderate_runs(mf_bench, moderate_failure, every, log) if moderate or moderate_failure else {}
+            except Stopped as stop:
+                raise _nothing_tuned(str(stop), limits) from None
             # a run per version a dataset reaches, twice where one run per side cannot be tested; then the held-out
             per_version = 2 if runs < 2 else 1
             progress.estimate(bench.invocations + sum((len(d.epars) + 1) * per_version for d in probed)
                               + len(selection.held_out))
-            space = Space.of(forest, probed)
+            joint = sizes and strategy in JOINT_SIZES  # the sizes are dimensions of the search, not a step after it
+            size_params = [p for p in params if p.cls in SIZE_CLASSES]
+            try:
+                dimensions = size_dimensions(Space.of(forest, probed), bench, size_params) if joint else {}
+            except Stopped as stop:
+                raise _nothing_tuned(str(stop), limits) from None
+            space = Space.of(forest, probed, dimensions)
             untuned = {d.dataset.name: before[d.dataset.name].runtime_us for d in probed}
             goal = Objective(space, bench, objective, untuned, count_runs=lambda: bench.invocations)
             log(f"strategy {strategy}" + (f", objective {objective}" if strategy not in PER_DATASET else ""))
             outcome = STRATEGIES[strategy](space, goal, np.random.default_rng(seed), log)
-            if outcome.stopped and not outcome.assignment and space.order:
+            if outcome.stopped and not outcome.assignment and space.names:
                 raise _nothing_tuned(outcome.stopped, limits)
             assignment, notes, stopped = outcome.assignment, outcome.notes, outcome.stopped
             keep = strategy not in PER_DATASET and _worse_than_untuned(goal, assignment, before, stopped)
@@ -212,10 +269,9 @@ def autotune(
                 notes += (f"the {strategy} strategy's thresholds were significantly slower on the tuning datasets "
                           f"than the program's defaults ({objective}): kept the defaults",)
                 assignment = {}
-            if sizes and not stopped:
+            if sizes and not joint and not stopped:
                 log("sizes:")
-                sized = tune_sizes(space, bench, space.start() | assignment,
-                                   [p for p in params if p.cls in SIZE_CLASSES], log)
+                sized = tune_sizes(space, bench, space.start() | assignment, size_params, log)
                 assignment, notes, stopped = assignment | sized.sizes, notes + sized.notes, sized.stopped
 
             devices = [p.device for p in probes.values() if p.device]
@@ -235,12 +291,18 @@ def autotune(
                                                                                           d, probes)
                 except Stopped as stop:  # the cache and the store still answer; nothing else is measured
                     after[d.name], stopped = None, stopped or str(stop)
+            # the values the tuned program runs with: those written, else the program's listed defaults
+            values = {p.name: p.default for p in params if p.is_threshold and p.default is not None}
+            values |= {} if keep and not assignment else assignment
             result = TuneResult(
                 assignment,
                 tuple(
                     DatasetReport(d.name, d.held_out, before[d.name], after[d.name], bench.run_count[d.name],
                                   bench.hit_count[d.name], bench.stored_count[d.name],
-                                  probes[d.name].failure if d.name in probes else None)
+                                  probes[d.name].failure if d.name in probes else None,
+                                  moderate=mf.get(d.name), wall_s=walls[d.name],
+                                  version=version(forest, values, probes[d.name].epars, d.entry)
+                                  if d.name in probes and not probes[d.name].failure else None)
                     for d in every
                 ),
                 notes,
@@ -250,8 +312,13 @@ def autotune(
                 stopped,
                 store=opened.path if opened else None,
                 evaluations=tuple(goal.history),
+                elapsed_s=time.monotonic() - started,
             )
             _report(result, log)
+            if plot_dir is not None:
+                tuned = [n.name for n in all_nodes(forest) if n.name in assignment]
+                result = replace(result, plots=_plot(Path(plot_dir), evaluations, tuned,
+                                                     {d.dataset.name: d.epars for d in probed}, log))
             return result
     except TunerError:
         if limits.interrupted:  # e.g. --print-params, killed by the interrupt
@@ -277,6 +344,47 @@ def _untuned_and_probes(bench: Bench, forest: Forest, selection: Selection, log:
     return before, probes
 
 
+def _moderate_bench(bench: Bench, moderate: Path | str | None, extra_args: Sequence[str], opened: Store | None,
+                    observe: Callable[[Record], None], log: Callable[[str], None]) -> Bench | None:
+    """A bench of the program compiled with moderate flattening (None: none given). Its runs count with the
+    tuned program's (the same counters: the report's runs, --budget), and it has its own key in the store."""
+    if moderate is None:
+        return None
+    mf = Bench(Program(Path(moderate), extra_args), runs=bench.runs, timeout=bench.timeout, log=log,
+               max_runs=bench.max_runs, limits=bench.limits, observe=observe)
+    mf.run_count, mf.stored_count = bench.run_count, bench.stored_count
+    if opened:
+        try:
+            text = read_program(Path(moderate))
+        except TunerError:  # not a program incflat wrote: measured, never stored
+            return mf
+        mf.store = opened.for_program(ProgramKey.of(text, [], extra_args),
+                                      warn=lambda message: log(f"warning: {message}"))
+    return mf
+
+
+def _moderate_runs(mf_bench: Bench | None, failure: str | None, every: Sequence[Dataset],
+                   log: Callable[[str], None]) -> dict[str, Measurement]:
+    """Every dataset measured once under moderate flattening, or `failure` for each where there is no program."""
+    log("moderate flattening (MF):")
+    if mf_bench is None:
+        log(f"  failed: {failure}")
+        return {d.name: Measurement(failure=failure) for d in every}
+    return {d.name: mf_bench.measure(d, None, label="MF") for d in every}
+
+
+def _plot(directory: Path, records: Sequence[Record], thresholds: Sequence[str], epars: dict,
+          log: Callable[[str], None]) -> tuple[Path, ...]:
+    """--plot: the charts written (an error drawing them is a warning: the tuning is done and written)."""
+    try:
+        files = write_plots(directory, records, thresholds, epars, lambda text: log(f"warning: {text}"))
+    except (OSError, ValueError, RuntimeError) as e:
+        log(f"warning: --plot {directory}: the charts could not be written: {e}")
+        return ()
+    log(f"plots: {len(files)} chart(s) in {directory}" + (f": {', '.join(f.name for f in files)}" if files else ""))
+    return tuple(files)
+
+
 def _nothing_tuned(reason: str, limits: Limits) -> BaseException:
     if limits.interrupted:
         return Interrupted("interrupted; nothing was written")
@@ -296,12 +404,12 @@ class _Progress:
         self.bar, self.budget = progress_bar(budget, unit="run"), budget
         return self
 
-    def add(self, record: Record) -> None:
+    def add(self, record: Record, fastest: bool = True) -> None:
         if self.bar is None:
             return
         if record.source in (RUN, MORE, UNTIMED):
             self.bar.update(1)
-        if record.measurement.ok and record.measurement.times_us:
+        if fastest and record.measurement.ok and record.measurement.times_us:
             name = record.dataset.name
             self.fastest[name] = min(record.measurement.mean_us, self.fastest.get(name, math.inf))
             self.bar.set_postfix_str(f"fastest sum {sum(self.fastest.values()):.1f}us", refresh=False)
@@ -378,32 +486,66 @@ def _report(result: TuneResult, log: Callable[[str], None]) -> None:
     if not result.datasets:
         log(f"wrote {result.tuning_file} and the defaults of {result.program}")
         return
-    width = max([len("dataset")] + [len(d.name) for d in result.datasets])
-    log("runtimes: the mean of the timed runs (after a warm-up run) and its 95% confidence interval; a speedup")
-    log("inside the noise (Welch's t-test, p >= 0.05) is shown as 'same'")
-    log(f"{'dataset':<{width}}  role      {'untuned':>24}  {'tuned':>24}  speedup   runs  cached  stored")
-    for d in result.datasets:
-        role = "held-out" if d.held_out else "tuning"
-        speedup = "-" if math.isnan(d.speedup) else f"{d.speedup:.2f}x" if d.significant else "same"
-        problems = "  " + "; ".join(d.problems) if d.problems else ""
-        log(
-            f"{d.name:<{width}}  {role:<8}  {_us(d.before):>24}  {_us(d.after):>24}  {speedup:>7}  "
-            f"{d.runs:>5}  {d.cache_hits:>6}  {d.stored_hits:>6}{problems}"
-        )
+    log("runtimes (µs): the mean of the timed runs (after a warm-up run) ± the half-width of its 95% confidence "
+        "interval")
+    log(("MF: compiled with moderate flattening; " if result.moderate else "")
+        + "IF: this program (incremental flattening), untuned (its defaults) and tuned")
+    log("speedup: untuned IF / tuned IF ('same': inside the noise, Welch's t-test p >= 0.05); runs, wall s: every "
+        "phase" + (", MF too" if result.moderate else ""))
+    columns = [("dataset", "<", [d.name for d in result.datasets]),
+               ("role", "<", ["held-out" if d.held_out else "tuning" for d in result.datasets])]
+    if result.moderate:
+        columns.append(("MF", ">", [_us(d.moderate) for d in result.datasets]))
+    columns += [
+        ("untuned IF", ">", [_us(d.before) for d in result.datasets]),
+        ("tuned IF", ">", [_us(d.after) for d in result.datasets]),
+        ("speedup", ">", ["-" if math.isnan(d.speedup) else f"{d.speedup:.2f}x" if d.significant else "same"
+                          for d in result.datasets]),
+        ("runs", ">", [str(d.runs) for d in result.datasets]),
+        ("cached", ">", [str(d.cache_hits) for d in result.datasets]),
+        ("stored", ">", [str(d.stored_hits) for d in result.datasets]),
+        ("wall s", ">", [f"{d.wall_s:.1f}" for d in result.datasets]),
+    ]
+    widths = [max(len(title), *map(len, cells)) for title, _, cells in columns]
+    log("  ".join(f"{title:{align}{w}}" for (title, align, _), w in zip(columns, widths)).rstrip())
+    for i, d in enumerate(result.datasets):
+        row = "  ".join(f"{cells[i]:{align}{w}}" for (_, align, cells), w in zip(columns, widths))
+        log(row + ("  " + "; ".join(d.problems) if d.problems else ""))
     stored = f", {result.stored_hits} from the store {result.store}" if result.store else ""
-    log(f"program runs: {result.runs} ({result.cache_hits} more answered from the cache{stored})")
+    log(f"program runs: {result.runs} ({result.cache_hits} more answered from the cache{stored}); "
+        f"{result.wall_s:.1f} s in program runs, {result.elapsed_s:.1f} s in all")
+    _report_versions(result, log)
     if result.stopped:
         log(f"stopped early: {result.stopped}; the values written are the best found so far")
     log(f"wrote {result.tuning_file} and the defaults of {result.program}")
 
 
+def _report_versions(result: TuneResult, log: Callable[[str], None]) -> None:
+    """The version each dataset runs under the tuned values, and the guard outcomes that choose it."""
+    log("versions chosen (named as `incflat versions` names them) and the guards' outcomes in tree order")
+    log("(yes: threshold <= ePar, the less flattened side; mixed: a loop guard goes both ways; ?: a device default):")
+    width = max(len(d.name) for d in result.datasets)
+    shown = [(d, d.version.name if d.version else "-") for d in result.datasets]
+    name_width = max(len(name) for _, name in shown)
+    for d, name in shown:
+        if d.version is None:
+            why = "held out: not probed" if d.held_out else "not probed (its -L run failed)"
+            log(f"  {d.name:<{width}}  {name:<{name_width}}  {why}")
+        else:
+            log(f"  {d.name:<{width}}  {name:<{name_width}}  {d.version.outcomes}".rstrip())
+
+
 def _us(m: Measurement | None) -> str:
+    """A mean and the half-width of its 95% confidence interval, in µs (`1,234 ± 56`, `12.3 ± 0.4`)."""
     if m is None:
         return "not measured"
     if not m.ok:
         return "failed"
     low, high = m.interval_us()
-    return f"{m.runtime_us:.1f}us ±{(high - low) / 2:.1f}"
+    half = (high - low) / 2
+    if m.runtime_us >= 100:
+        return f"{m.runtime_us:,.0f} ± {half:,.0f}"
+    return f"{m.runtime_us:.1f} ± {half:.1f}"
 
 
 # ---- the command line (also the options `incflat autotune` passes on) ----
@@ -431,6 +573,12 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=option_int, default=None, help="the random strategies' seed (reproducible runs)")
     parser.add_argument("--tune-sizes", action="store_true",
                         help="then tune the workgroup sizes, workgroup counts and tile sizes of the kernels that run")
+    parser.add_argument("--no-moderate", action="store_true",
+                        help="do not compile the program with moderate flattening (MF) and measure each dataset "
+                        "under it for the report")
+    parser.add_argument("--plot", type=Path, metavar="DIR",
+                        help="draw runtime against each tuned threshold's value, and the best runtime so far against "
+                        f"program runs, into DIR (PNG; needs matplotlib: pip install 'incflat[{PLOT_EXTRA}]')")
 
 
 def run_options_argv(args: argparse.Namespace) -> list[str]:
@@ -442,7 +590,23 @@ def run_options_argv(args: argparse.Namespace) -> list[str]:
     argv += ["--log", str(args.log)] if args.log is not None else []
     argv += ["--strategy", args.strategy, "--objective", args.objective]
     argv += ["--seed", str(args.seed)] if args.seed is not None else []
+    argv += ["--no-moderate"] if args.no_moderate else []
+    argv += ["--plot", str(args.plot)] if args.plot is not None else []
     return argv + (["--tune-sizes"] if args.tune_sizes else [])
+
+
+MAX_TIME_HELP = (  # (argparse formats help: %% is a %)
+    "seconds of run time a measurement of a noisy dataset may spend on timed runs, so that the relative standard "
+    "error of its mean gets under 1%%: more runs in the same invocation, never more invocations, at most "
+    f"--max-runs (default {DEFAULT_MAX_TIME:g}, about what an invocation's start-up costs anyway; 0: always --runs)"
+)
+
+
+def option_max_time(text: str) -> float:
+    """--max-time's value (an argparse type): a decimal number of seconds; option_problem refuses one below 0."""
+    if not re.fullmatch(r"-?([0-9]+(\.[0-9]*)?|\.[0-9]+)", text.strip()):
+        raise argparse.ArgumentTypeError(f"invalid number of seconds: {text!r} (a decimal number, 0 or more)")
+    return float(text)
 
 
 def option_problem(args: argparse.Namespace) -> str | None:
@@ -451,15 +615,33 @@ def option_problem(args: argparse.Namespace) -> str | None:
         return f"--runs {args.runs}: must be at least 1"
     if args.max_runs is not None and args.max_runs < args.runs:
         return f"--max-runs {args.max_runs}: must be at least --runs ({args.runs})"
+    if args.max_time < 0:
+        return f"--max-time {args.max_time:g}: must be 0 (always --runs runs) or more seconds"
     if args.budget is not None and args.budget < 1:
         return f"--budget {args.budget}: must be at least 1"
     problem = log_path_problem(args.log) if args.log is not None else None
-    return f"--log {args.log}: {problem}" if problem else None
+    if problem:
+        return f"--log {args.log}: {problem}"
+    problem = plot_path_problem(args.plot) if args.plot is not None else None
+    return f"--plot {args.plot}: {problem}" if problem else None
 
 
-def main(argv: Sequence[str] | None = None, *, install_as: Path | None = None) -> int:
+def compile_moderate(fut_path: Path, verify: bool | None = None) -> tuple[Path | None, str | None]:
+    """The program compiled with moderate flattening (MF), for the report: through the compile cache that
+    `incflat bench` and `incflat test` use (nothing is written beside the program), else why it cannot be."""
+    from incflat import pipeline
+    from incflat.harness import compile_cached
+    try:
+        return compile_cached(fut_path, verify=verify, options=pipeline.Options(flattening="moderate")), None
+    except Exception as e:  # a compile error (or an unwritable cache) fails the MF column, not the tuning
+        detail = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        return None, f"cannot compile {fut_path} with --flattening=moderate: {detail}"
+
+
+def main(argv: Sequence[str] | None = None, *, install_as: Path | None = None, verify: bool | None = None) -> int:
     """The tuner's command line; `install_as` is for `incflat autotune`, which tunes a temporary copy of the
-    program it compiled and installs it there (see autotune)."""
+    program it compiled and installs it there (see autotune), and `verify` its --verify (for compiling the
+    program with moderate flattening, unless --no-moderate)."""
     parser = argparse.ArgumentParser(
         prog="incflat autotune",
         description="Tune the thresholds of a compiled program on the datasets in its .fut file's test blocks.",
@@ -469,6 +651,8 @@ def main(argv: Sequence[str] | None = None, *, install_as: Path | None = None) -
     parser.add_argument("--runs", type=option_int, default=5, help="timed runs per measurement, after one warm-up (5)")
     parser.add_argument("--max-runs", type=option_int, default=None,
                         help="runs per measurement at most, while a comparison is not significant (4x --runs)")
+    parser.add_argument("--max-time", type=option_max_time, default=DEFAULT_MAX_TIME, metavar="SECONDS",
+                        help=MAX_TIME_HELP)
     parser.add_argument("--timeout", type=option_seconds, default=60.0, help="seconds allowed per program invocation (60)")
     parser.add_argument("--entry", help="tune only the datasets of this entry point")
     parser.add_argument(
@@ -502,13 +686,15 @@ def main(argv: Sequence[str] | None = None, *, install_as: Path | None = None) -
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
+        moderate, moderate_failure = (None, None) if args.no_moderate else compile_moderate(args.program_fut, verify)
+        limits.started = time.monotonic()  # --stop-after counts from here, after compiling
         result = autotune(
             args.program_fut, args.compiled,
-            runs=args.runs, max_runs=args.max_runs, timeout=args.timeout, entry=args.entry,
+            runs=args.runs, max_runs=args.max_runs, max_time=args.max_time, timeout=args.timeout, entry=args.entry,
             extra_args=args.pass_option, exclude=args.exclude_case, install_as=install_as,
             store=None if args.no_store else args.store or default_store_path(args.program_fut),
             limits=limits, log_file=args.log, strategy=args.strategy, objective=args.objective, seed=args.seed,
-            sizes=args.tune_sizes,
+            sizes=args.tune_sizes, moderate=moderate, moderate_failure=moderate_failure, plot_dir=args.plot,
         )
         if received:  # its KeyboardInterrupt was swallowed (raised inside an at-fork handler of a child's start)
             print(f"interrupted; {result.tuning_file} and {result.program} are complete", file=sys.stderr)

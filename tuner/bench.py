@@ -58,6 +58,12 @@ class DatasetResult:
                                                            "bytes": {}, "stderr": ""}
 
 
+def relative_standard_error(runtimes: Sequence[float]) -> float:
+    """The standard error of the runs' mean over the mean (at least two runs; 0 for a mean of 0)."""
+    mean = statistics.fmean(runtimes)
+    return statistics.stdev(runtimes) / math.sqrt(len(runtimes)) / mean if mean > 0 else 0.0
+
+
 def converged(runtimes: Sequence[float]) -> bool:
     """Whether the mean of the runs is known well enough: the relative standard error against the bound that
     the runs' lag-1 autocorrelation asks for (correlated runs need a smaller error)."""
@@ -65,7 +71,7 @@ def converged(runtimes: Sequence[float]) -> bool:
     if n < 3:
         return False
     mean = statistics.fmean(runtimes)
-    rse = statistics.stdev(runtimes) / math.sqrt(n) / mean if mean > 0 else 0.0
+    rse = relative_standard_error(runtimes)
     centred = np.asarray(runtimes) - mean
     denominator = float(np.dot(centred, centred))
     autocorrelation = float(np.dot(centred[:-1], centred[1:])) / denominator if denominator > 0 else 0.0

@@ -4,12 +4,19 @@ comparisons that measure until they are significant.
 A measurement runs the program with `-r R+1 -t FILE` and drops the first time (the warm-up: kernel
 compilation, first allocations). Failures and timeouts are recorded as infinitely slow, never raised. After a
 dataset's first successful measurement, a candidate may run at most SLOWDOWN_LIMIT times the wall time of the
-best invocation so far: anything slower cannot win, so it is killed early.
+best invocation so far (scaled to the runs asked for): anything slower cannot win, so it is killed early.
+
+Adaptive run counts (`max_time`, `--max-time`): once a dataset has a successful measurement, the bench knows
+its noise (the coefficient of variation of its runs, pooled over its measurements) and the runtime of its
+fastest candidate. A later invocation then asks for the timed runs that bring the relative standard error of a
+mean under TARGET_RSE, ceil((cv / TARGET_RSE)^2), within [runs, max_runs], and no more than fit in `max_time`
+seconds of run time (but never fewer than `runs`): a fast, noisy kernel gets more runs in the same invocation,
+at no extra start-up cost, and a slow or quiet one keeps `runs`. It never adds an invocation.
 
 Two measurements are compared by Welch's t-test on their runs. While the difference is not significant at
-ALPHA, the one with fewer runs is measured again (another invocation of R runs, added to the cached
-measurement), up to `max_runs` runs each; a difference still inside the noise then is a tie, which a strategy
-must not read as a preference.
+ALPHA, the one with fewer runs is measured again (another invocation of R runs, or the adaptive count, added
+to the cached measurement), up to `max_runs` runs each; a difference still inside the noise then is a tie,
+which a strategy must not read as a preference.
 
 With a store (tuner.store), a measurement found there is not run again, and every invocation is added to it.
 Limits (`--budget`, `--stop-after`, the first Ctrl-C) are checked before each invocation: when one is reached,
@@ -19,6 +26,7 @@ cache or the store cost nothing and go on after a stop.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections import Counter
@@ -26,13 +34,17 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from incflat.tuner.bench import mean_ci, welch_pvalue
+from incflat.tuner.bench import CONVERGENCE, mean_ci, relative_standard_error, welch_pvalue
 from incflat.tuner.datasets import Dataset
-from incflat.tuner.program import Program, RunResult
+from incflat.tuner.program import Program, RunResult, output_file
 
 SLOWDOWN_LIMIT = 10.0
 ALPHA = 0.05  # the significance level of a comparison
 TIMEOUT_SLACK_S = 1.0  # start-up noise that the wall time of a fast run does not show
+TARGET_RSE = CONVERGENCE[-1][1]  # 1%: futhark bench's bound on the relative standard error of uncorrelated runs
+# The default of --max-time: about what a program invocation costs anyway (process start-up, OpenCL set-up,
+# the warm-up run), so an invocation at most about doubles while the runs of a noisy fast dataset grow.
+DEFAULT_MAX_TIME = 1.0
 # Where a Record comes from: a program invocation, more runs added to a measurement, the cache of this run, the
 # store, or an untimed run (the -L probe).
 RUN, MORE, CACHED, STORED, UNTIMED = "run", "run again", "cached", "stored", "untimed"
@@ -115,7 +127,7 @@ class Record:
 
 class StoredMeasurement(Protocol):
     measurement: Measurement
-    best_wall_s: float | None  # the shortest successful invocation, for the adaptive timeout
+    walls: Sequence[tuple[float, int]]  # (wall time, runs incl. warm-up) of each successful invocation
 
 
 class MeasurementStore(Protocol):
@@ -167,10 +179,11 @@ class Bench:
 
     def __init__(self, program: Program, *, runs: int, timeout: float, log: Callable[[str], None],
                  max_runs: int | None = None, limits: Limits | None = None, store: MeasurementStore | None = None,
-                 observe: Callable[[Record], None] | None = None):
+                 observe: Callable[[Record], None] | None = None, max_time: float = 0.0):
         self.program = program
         self.runs = runs
         self.max_runs = max(runs, max_runs if max_runs is not None else 4 * runs)
+        self.max_time = max_time  # seconds of runs a noisy dataset's measurement may take (0: always `runs`)
         self.timeout = timeout
         self.log = log
         self.limits = limits or Limits()
@@ -182,7 +195,11 @@ class Bench:
         self._cache: dict[tuple[str, Hashable], Measurement] = {}
         # The --params under which a cached measurement is stored (runs added to it are stored with them).
         self._stored_as: dict[tuple[str, Hashable], Mapping[str, int] | None] = {}
-        self._best_wall: dict[str, float] = {}
+        # Per dataset: the shortest successful wall time per number of runs (warm-up included) of an invocation;
+        # the pooled noise of its measurements, (sum of (n-1) cv^2, sum of n-1); its fastest mean runtime.
+        self._best_wall: dict[str, dict[int, float]] = {}
+        self._noise: dict[str, tuple[float, int]] = {}
+        self._fastest_us: dict[str, float] = {}
 
     @property
     def invocations(self) -> int:
@@ -198,18 +215,20 @@ class Bench:
             self.log(f"  {dataset.name} [{label}]: {describe(found)} (cached)")
             self.observe(Record(dataset, params, key, label, found, 0.0, CACHED))
             return found
-        timeout = self._timeout(dataset.name)
+        runs = self.timed_runs(dataset.name)
+        timeout = self._timeout(dataset.name, runs + 1)
         stored = self.store.measurement(dataset, params, timeout) if self.store else None
         if stored and (not stored.measurement.ok or len(stored.measurement.times_us) >= self.runs):
             self.stored_count[dataset.name] += 1
             found = stored.measurement
-            if stored.best_wall_s is not None:
-                self._best_wall[dataset.name] = min(stored.best_wall_s, self._best_wall.get(dataset.name, math.inf))
+            for wall_s, invocation_runs in stored.walls:
+                self._learn_wall(dataset.name, wall_s, invocation_runs)
+            self._learn_noise(dataset.name, found)
             self._remember(dataset, key, params, found)
             self.log(f"  {dataset.name} [{label}]: {describe(found)} (stored)")
             self.observe(Record(dataset, params, key, label, found, 0.0, STORED))
             return found
-        result = self._invoke(dataset, params, timeout, timing_runs=self.runs + 1)
+        result = self._invoke(dataset, params, timeout, timing_runs=runs + 1)
         found = self._record(dataset.name, result, timeout)
         self._store(dataset, params, found, result, timeout, more=False)
         self._remember(dataset, key, params, found)
@@ -219,7 +238,8 @@ class Bench:
 
     def measure_more(self, dataset: Dataset, candidate: Candidate, found: Measurement) -> Measurement:
         """`found` with the runs of another invocation added (and cached under the candidate's key)."""
-        runs, timeout = min(self.runs, self.max_runs - len(found.times_us)), self._timeout(dataset.name)
+        runs = min(self.timed_runs(dataset.name), self.max_runs - len(found.times_us))
+        timeout = self._timeout(dataset.name, runs + 1)
         result = self._invoke(dataset, candidate.params, timeout, timing_runs=runs + 1)
         added = self._record(dataset.name, result, timeout)
         more = found.merged(added)
@@ -230,6 +250,19 @@ class Bench:
         self.log(f"  {dataset.name} [{candidate.label}]: {describe(more)} (measured again)")
         self.observe(Record(dataset, candidate.params, candidate.key, candidate.label, added, result.wall_s, MORE))
         return more
+
+    def timed_runs(self, name: str) -> int:
+        """The timed runs (after the warm-up) that an invocation of dataset `name` asks for: `runs`, or, with a
+        `max_time`, the runs that bring the relative standard error of a mean under TARGET_RSE at the noise of
+        the dataset's measurements so far, at most `max_runs` and at most what fits in `max_time` at the
+        runtime of its fastest measurement (never fewer than `runs`)."""
+        summed, dof = self._noise.get(name, (0.0, 0))
+        if self.max_time <= 0 or dof == 0:
+            return self.runs
+        wanted = math.ceil(summed / dof / TARGET_RSE ** 2 - 1e-9)  # (cv / TARGET_RSE)^2
+        fastest_us = self._fastest_us[name]
+        affordable = math.floor(self.max_time * 1e6 / fastest_us) if fastest_us > 0 else self.max_runs
+        return max(self.runs, min(wanted, affordable, self.max_runs))
 
     def run_once(self, dataset: Dataset, params: Mapping[str, int], options: Sequence[str],
                  label: str = "") -> RunResult:
@@ -261,9 +294,30 @@ class Bench:
         if self.store:
             self.store.add(dataset, params, found, result.wall_s, timeout if result.timed_out else None, more)
 
-    def _timeout(self, name: str) -> float:
-        best = self._best_wall.get(name)
-        return self.timeout if best is None else min(self.timeout, SLOWDOWN_LIMIT * best + TIMEOUT_SLACK_S)
+    def _timeout(self, name: str, runs: int) -> float:
+        """The time limit of an invocation of `runs` runs (warm-up included): SLOWDOWN_LIMIT times what the
+        best invocation so far would take for as many runs. An invocation of k runs in w seconds takes at most
+        w * runs / k for more runs (its start-up does not grow), and at most w for fewer."""
+        walls = self._best_wall.get(name)
+        if not walls:
+            return self.timeout
+        best = min(wall_s * max(1.0, runs / k) for k, wall_s in walls.items())
+        return min(self.timeout, SLOWDOWN_LIMIT * best + TIMEOUT_SLACK_S)
+
+    def _learn_wall(self, name: str, wall_s: float, runs: int) -> None:
+        walls = self._best_wall.setdefault(name, {})
+        walls[runs] = min(wall_s, walls.get(runs, math.inf))
+
+    def _learn_noise(self, name: str, found: Measurement) -> None:
+        """Pools the relative variance of a successful measurement's runs into its dataset's noise."""
+        times = found.times_us
+        if not found.ok or not times:
+            return
+        self._fastest_us[name] = min(found.mean_us, self._fastest_us.get(name, math.inf))
+        if len(times) >= 2:
+            cv_squared = relative_standard_error(times) ** 2 * len(times)
+            summed, dof = self._noise.get(name, (0.0, 0))
+            self._noise[name] = (summed + (len(times) - 1) * cv_squared, dof + len(times) - 1)
 
     def _record(self, name: str, result: RunResult, timeout: float) -> Measurement:
         if not result.ok:
@@ -271,8 +325,18 @@ class Bench:
             early = timeout < self.timeout and result.timed_out
             reason = f"{result.failure} (over {SLOWDOWN_LIMIT:g}x the best so far)" if early else result.failure
             return Measurement(failure=reason)
-        self._best_wall[name] = min(result.wall_s, self._best_wall.get(name, math.inf))
-        return Measurement(times_us=result.times_us[1:])
+        self._learn_wall(name, result.wall_s, len(result.times_us))
+        found = Measurement(times_us=result.times_us[1:])
+        self._learn_noise(name, found)
+        return found
+
+
+def profile(bench: Measurer, dataset, params: Mapping[str, int], runs: int = 1) -> dict | None:
+    """The `-P` records (kernels' times; each guard decision's ePar, outcome and time) of one invocation of
+    `runs` runs, as the program writes them with --profile-json; None if it failed."""
+    with output_file() as (where, read):
+        result = bench.run_once(dataset, dict(params), ["-r", str(runs), "-P", "--profile-json", where])
+        return json.loads(read()) if result.ok else None
 
 
 def describe(m: Measurement) -> str:

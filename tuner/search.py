@@ -14,7 +14,6 @@ objective remembers each by its paths and the bench's cache answers its runs.
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 import time
@@ -24,20 +23,11 @@ from typing import Callable
 
 from incflat.codegen.runtime.tuning import Forest, Node, all_nodes
 from incflat.tuner.measure import Measurement, Measurer, Stopped
-from incflat.tuner.program import output_file
-from incflat.tuner.simple import Outcome, Probed
-from incflat.tuner.tree import never_value, path, pins, tuning_order
+from incflat.tuner.simple import Outcome
+from incflat.tuner.tree import Probed, never_value, path, pins, tuning_order
 
 OBJECTIVES = ("sum", "weighted", "geomean")
 Z_95 = 1.96  # a two-sided 5% test
-
-
-def profile(bench: Measurer, dataset, params: Mapping[str, int], runs: int = 1) -> dict | None:
-    """The `-P` records (kernels' times; each guard decision's ePar, outcome and time) of one invocation of
-    `runs` runs, as the program writes them with --profile-json; None if it failed."""
-    with output_file() as (where, read):
-        result = bench.run_once(dataset, dict(params), ["-r", str(runs), "-P", "--profile-json", where])
-        return json.loads(read()) if result.ok else None
 
 
 class SearchStopped(Stopped):
@@ -51,27 +41,40 @@ def finite(value: float) -> float:
     return value if math.isfinite(value) else 1e30
 
 
+DEFAULT_SIZE = 0  # a size dimension's value for "the program's default" (no --param)
+
+
+def experiment_key(path, sizes: Mapping[str, int]):
+    """The cache key of a dataset's run: its path through the version tree, and the sizes set, if any."""
+    return (path, tuple(sorted(sizes.items()))) if sizes else path
+
+
 @dataclass(frozen=True)
 class Space:
-    """The thresholds some tuning dataset reaches, children before parents, and each one's plateau values."""
+    """The thresholds some tuning dataset reaches, children before parents, and each one's plateau values; with
+    `sizes` (--tune-sizes searched jointly), also size parameters, each with its candidate values after
+    DEFAULT_SIZE."""
 
     forest: Forest
     datasets: tuple[Probed, ...]
     never: int
     order: tuple[Node, ...]  # tuning order (tree.tuning_order), reached thresholds only
     values: Mapping[str, tuple[int, ...]]  # per threshold: its plateaus' upper ends, ascending, never last
+    sizes: tuple[str, ...] = ()  # size parameters, after the thresholds in `names` and `values`
 
     @staticmethod
-    def of(forest: Forest, datasets: Sequence[Probed]) -> "Space":
+    def of(forest: Forest, datasets: Sequence[Probed], sizes: Mapping[str, Sequence[int]] | None = None) -> "Space":
         never = never_value(d.epars for d in datasets)
         order = tuple(n for n in tuning_order(forest) if any(n.name in d.epars for d in datasets))
         values = {n.name: tuple(sorted({e for d in datasets for e in d.epars.get(n.name, ()) if 0 < e < never}))
                   + (never,) for n in order}
-        return Space(forest, tuple(datasets), never, order, values)
+        values |= {name: (DEFAULT_SIZE, *candidates) for name, candidates in (sizes or {}).items()}
+        return Space(forest, tuple(datasets), never, order, values, tuple(sizes or ()))
 
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(n.name for n in self.order)
+        """The dimensions: the thresholds in tuning order, then the sizes."""
+        return tuple(n.name for n in self.order) + self.sizes
 
     @property
     def parents_first(self) -> list[Node]:
@@ -79,8 +82,23 @@ class Space:
         return [n for n in all_nodes(self.forest) if n.name in self.values]
 
     def start(self) -> dict[str, int]:
-        """Every threshold at never (the fully flattened program): the thesis's starting point."""
-        return {n.name: self.never for n in all_nodes(self.forest)}
+        """Every threshold at never (the fully flattened program), as the thesis starts, and the default sizes."""
+        return {n.name: self.never for n in all_nodes(self.forest)} | dict.fromkeys(self.sizes, DEFAULT_SIZE)
+
+    def start_indices(self) -> list[int]:
+        """start() as indices into `values`, in `names` order."""
+        return [len(self.values[n.name]) - 1 for n in self.order] + [0] * len(self.sizes)
+
+    def chosen_sizes(self, assignment: Mapping[str, int]) -> dict[str, int]:
+        return {name: assignment[name] for name in self.sizes if assignment.get(name, DEFAULT_SIZE) != DEFAULT_SIZE}
+
+    def params(self, assignment: Mapping[str, int]) -> dict[str, int]:
+        """The --params of an assignment: sizes at their default are not passed."""
+        return {name: v for name, v in assignment.items() if not (name in self.sizes and v == DEFAULT_SIZE)}
+
+    def key(self, d: Probed, assignment: Mapping[str, int]):
+        """The experiment a dataset runs under an assignment: its path and the sizes set."""
+        return experiment_key(path(self.forest, assignment, d.epars), self.chosen_sizes(assignment))
 
     def pinned(self, node: Node, assignment: Mapping[str, int]) -> dict[str, int]:
         """The assignment with node's ancestors set so that every dataset that can reach node does."""
@@ -96,7 +114,7 @@ class Space:
                    for d in self.reaching(node))
 
     def from_indices(self, indices: Sequence[int]) -> dict[str, int]:
-        """The assignment of each threshold (in `names` order) to its plateau at the index (clamped)."""
+        """The assignment of each dimension (in `names` order) to its value at the index (clamped)."""
         chosen = self.start()
         for name, i in zip(self.names, indices):
             values = self.values[name]
@@ -104,7 +122,11 @@ class Space:
         return chosen
 
     def paths(self, assignment: Mapping[str, int]) -> tuple:
-        return tuple(path(self.forest, assignment, d.epars) for d in self.datasets)
+        return tuple(self.key(d, assignment) for d in self.datasets)
+
+    def outcome(self, assignment: Mapping[str, int]) -> dict[str, int]:
+        """What a strategy returns of an assignment: the reached thresholds, and the sizes not at their default."""
+        return {n.name: assignment[n.name] for n in self.order} | self.chosen_sizes(assignment)
 
     def show(self, value: int) -> str:
         return "never" if value == self.never else str(value)
@@ -138,9 +160,9 @@ class Objective:
             raise ValueError(f"unknown objective {self.kind!r}")
 
     def runtime(self, d: Probed, assignment: Mapping[str, int], label: str = "") -> Measurement:
-        """One dataset's measurement under an assignment (cached by its path)."""
-        key = path(self.space.forest, assignment, d.epars)
-        return self.bench.measure(d.dataset, dict(assignment), key=key, label=label)
+        """One dataset's measurement under an assignment (cached by its path and sizes)."""
+        return self.bench.measure(d.dataset, self.space.params(assignment), key=self.space.key(d, assignment),
+                                  label=label)
 
     def __call__(self, assignment: Mapping[str, int], label: str = "") -> float:
         key = self.space.paths(assignment)
@@ -207,5 +229,4 @@ def best_measured(space: Space, objective: Objective, stop: Stopped | None = Non
         return Outcome({}, (f"stopped ({stop}) before any assignment was measured",), str(stop))
     note = (f"{objective.experiments} experiments; kept the best measured" if ended
             else f"stopped ({stop}) after {objective.experiments} experiments; kept the best measured")
-    return Outcome({name: objective.best.assignment[name] for name in space.names}, (note,),
-                   None if ended else str(stop))
+    return Outcome(space.outcome(objective.best.assignment), (note,), None if ended else str(stop))

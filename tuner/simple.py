@@ -13,8 +13,9 @@ Alg. 2 tunes each threshold once. Guards in sequence are not independent, though
 changes the speed of the kernels after it), and a threshold tuned early saw the later ones at never; so the pass
 repeats, every other threshold at its tuned value, until a round changes nothing (at most MAX_ROUNDS).
 
-A threshold compared against several values in one run (inside a loop) has no single range; it falls back to
-trying each observed value and never, keeping the lowest summed runtime.
+A threshold compared against several values in one run (inside a loop) has no single range: its breakpoint is
+computed from one profiled run of each version per dataset (tuner.instrumented, the thesis's Eq. 3.1), two runs
+however many values it sees; where those runs do not line up, each observed value and never are tried.
 
 Stopped early (measure.Stopped: the budget, the time limit, Ctrl-C), the search keeps what it has: see
 stopped_outcome.
@@ -27,22 +28,15 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Callable
 
-from incflat.tuner.datasets import Dataset
+from incflat.tuner.instrumented import Profiles
 from incflat.tuner.measure import Candidate, Measurer, Stopped, compare
-from incflat.tuner.program import EPars
 from incflat.codegen.runtime.tuning import Forest, Node, all_nodes
-from incflat.tuner.tree import never_value, path, pins, tuning_order
+from incflat.tuner.tree import Probed, never_value, path, pins, tuning_order
 
 # Thresholds of sibling subtrees interact (one version's result layout speeds or slows the next kernel), and a
 # threshold tuned first saw the later ones at never: the pass repeats, with every other threshold at its tuned
 # value, until a round changes nothing (the cache answers every run already made).
 MAX_ROUNDS = 3
-
-
-@dataclass(frozen=True)
-class Probed:
-    dataset: Dataset
-    epars: EPars
 
 
 @dataclass(frozen=True)
@@ -93,6 +87,7 @@ def _rounds(forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Ca
             current: dict[str, int], tuned: dict[str, int], note: Callable[[str], None]) -> None:
     """Tunes each threshold in turn, round after round, into `current` and `tuned`."""
     rounds = MAX_ROUNDS if len(current) > 1 else 1
+    profiles = Profiles(bench, forest)
     for round_number in range(1, rounds + 1):
         if round_number > 1:
             log(f"round {round_number}: each threshold again, the others at their tuned values")
@@ -103,7 +98,7 @@ def _rounds(forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Ca
                 note(f"{node.name}: no tuning dataset reaches it; it keeps the program's default")
                 continue
             log(f"tuning {node.name}")
-            experiment = _Experiment(forest, bench, node, current | pins(node, never), never)
+            experiment = _Experiment(forest, bench, node, current | pins(node, never), never, profiles)
             value = _tune_node(experiment, reaching, note)
             log(f"  {node.name} = {experiment.show(value)}")
             changed |= round_number > 1 and value != current[node.name]
@@ -115,15 +110,18 @@ def _rounds(forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Ca
 def _tune_node(experiment: _Experiment, reaching: Sequence[Probed], note: Callable[[str], None]) -> int:
     name = experiment.node.name
     looped = [d.dataset.name for d in reaching if len(d.epars[name]) > 1]
-    if looped:
-        note(
-            f"{name}: compared against several values in one run of {', '.join(looped)} (a loop); "
-            "the simple algorithm does not apply, so each observed value and never were tried"
-        )
-        value = _best_of_values(experiment, reaching)
-    else:
-        value = _from_ranges(experiment, reaching, note)
-    return value
+    if not looped:
+        return _from_ranges(experiment, reaching, note)
+    where = f"{name}: compared against several values in one run of {', '.join(looped)} (a loop)"
+    candidates = sorted({v for d in reaching for v in d.epars[name] if 0 < v < experiment.never} | {experiment.never})
+    value = experiment.profiles.best_breakpoint(reaching, experiment.base | {name: 1},
+                                                experiment.base | {name: experiment.never}, name, candidates)
+    if value is not None:
+        note(f"{where}; its breakpoint was computed from a profiled run of each version (Eq. 3.1)")
+        return value
+    note(f"{where}; the profiled runs did not make the same comparisons both ways, so each observed value "
+         "and never were tried")
+    return _best_of_values(experiment, reaching, candidates)
 
 
 @dataclass(frozen=True)
@@ -135,6 +133,7 @@ class _Experiment:
     node: Node
     base: dict[str, int]
     never: int
+    profiles: Profiles  # the run's profiled runs, for loop thresholds
 
     def candidate(self, d: Probed, value: int) -> Candidate:
         assignment = self.base | {self.node.name: value}
@@ -184,7 +183,6 @@ def _from_ranges(experiment: _Experiment, reaching: Sequence[Probed], note: Call
     return hi if experiment.total(reaching, hi) <= experiment.total(reaching, lo) else lo
 
 
-def _best_of_values(experiment: _Experiment, reaching: Sequence[Probed]) -> int:
-    candidates = sorted({v for d in reaching for v in d.epars[experiment.node.name]} | {experiment.never})
+def _best_of_values(experiment: _Experiment, reaching: Sequence[Probed], candidates: Sequence[int]) -> int:
     # On a tie (same paths, hence the same cached runs), prefer the larger value, as Alg. 2 does.
     return min(candidates, key=lambda v: (experiment.total(reaching, v), -v))

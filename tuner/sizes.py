@@ -1,4 +1,5 @@
-"""`--tune-sizes`: workgroup sizes, workgroup counts and tile sizes, after the thresholds.
+"""`--tune-sizes`: workgroup sizes, workgroup counts and tile sizes, after the thresholds (or jointly with them,
+for the sampling strategies: size_dimensions gives a search.Space its size dimensions).
 
 Which sizes matter depends on the versions the tuned thresholds choose, so the search starts with one
 profiled run (`-P`) of each tuning dataset under the tuned thresholds: it names the kernels that ran and their
@@ -16,8 +17,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from incflat.codegen.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, Param, sized_kernels
-from incflat.tuner.measure import Candidate, Measurer, Stopped, compare
-from incflat.tuner.search import Space, profile
+from incflat.tuner.measure import Candidate, Measurer, Stopped, compare, profile
+from incflat.tuner.search import Space, experiment_key
 from incflat.tuner.tree import path
 
 CANDIDATES = {
@@ -34,11 +35,6 @@ class SizeOutcome:
     stopped: str | None = None  # why the search stopped early (measure.Stopped), if it did
 
 
-def experiment_key(path, sizes: Mapping[str, int]):
-    """The cache key of a dataset's run: its path through the version tree, and the sizes set, if any."""
-    return (path, tuple(sorted(sizes.items()))) if sizes else path
-
-
 def kernel_times(space: Space, bench: Measurer, assignment: Mapping[str, int]) -> dict[str, float]:
     """µs per kernel over one profiled run of each tuning dataset."""
     times: dict[str, float] = {}
@@ -46,6 +42,14 @@ def kernel_times(space: Space, bench: Measurer, assignment: Mapping[str, int]) -
         for name, k in (profile(bench, d.dataset, assignment) or {"kernels": {}})["kernels"].items():
             times[name] = times.get(name, 0.0) + k["total_us"]
     return times
+
+
+def size_dimensions(space: Space, bench: Measurer, params: Sequence[Param]) -> dict[str, tuple[int, ...]]:
+    """The candidate values of the size parameters that set a kernel that ran in a profiled run of a tuning
+    dataset, under every threshold at never (where a search from scratch starts) or the program's defaults:
+    the dimensions of a joint search (--tune-sizes with a sampling strategy)."""
+    ran = set(kernel_times(space, bench, space.start())) | set(kernel_times(space, bench, {}))
+    return {p.name: CANDIDATES[p.cls] for p in params if p.cls in CANDIDATES and sized_kernels(p.name, p.cls, ran)}
 
 
 def tune_sizes(space: Space, bench: Measurer, assignment: Mapping[str, int], params: Sequence[Param],

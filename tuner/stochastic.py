@@ -7,7 +7,11 @@ paths) are measured, and keeps the best. Reproducible with --seed.
   (the thesis's CMAIndex, §3.3).
 - aco: a Max-Min ant system in the hyper-cube framework (Coding Ants, seed 001): ants walk the version tree
   parents first, choosing each reached threshold's plateau with probability proportional to its
-  pheromone; the iteration's best ant (the best so far, in the later iterations) deposits.
+  pheromone, then each size's value (with --tune-sizes); the iteration's best ant (the best so far, in the
+  later iterations) deposits.
+
+With --tune-sizes, these strategies search the sizes jointly with the thresholds (JOINT_SIZES): the Space's
+size dimensions, whose first value is the program's default.
 - bandit: OpenTuner's AUC bandit over three techniques (uniform random, mutation of the best, Nelder-Mead on
   the plateau indices, which are log-scaled values), each credited with the new bests it found recently.
 """
@@ -26,6 +30,7 @@ from incflat.tuner.simple import Outcome
 
 Log = Callable[[str], None]
 DEFAULT_BUDGET = 60  # experiments when the run has no --budget or --stop-after
+JOINT_SIZES = ("random", "cma", "aco", "bandit")  # strategies that search --tune-sizes with the thresholds
 STALE_DRAWS = 2000  # a sampler stops after this many draws in a row that found no new experiment
 
 
@@ -38,7 +43,7 @@ def budgeted(sample: Callable[[Space, Objective, np.random.Generator], None]):
             objective.budget = DEFAULT_BUDGET
         try:
             objective(space.start(), "never")
-            if space.names:  # (no threshold reached: never is all there is)
+            if space.names:  # (no threshold reached and no size: never is all there is)
                 sample(space, objective, rng)
         except Stopped as stop:
             return best_measured(space, objective, stop)
@@ -74,7 +79,7 @@ def cma_search(space: Space, objective: Objective, rng: np.random.Generator) -> 
             objective(space.from_indices([i]), "cma")
         return
     options = {"bounds": [[0] * len(upper), upper], "seed": int(rng.integers(1, 2 ** 31)), "verbose": -9}
-    es = cma.CMAEvolutionStrategy([float(u) for u in upper], 0.4 * (max(upper) + 1), options)
+    es = cma.CMAEvolutionStrategy([float(i) for i in space.start_indices()], 0.4 * (max(upper) + 1), options)
     for _ in _draws(objective):
         if es.stop():
             break
@@ -89,17 +94,17 @@ BEST_SO_FAR_AFTER = 0.6  # the share of the budget after which the best so far d
 @budgeted
 def aco(space: Space, objective: Objective, rng: np.random.Generator) -> None:
     nodes = space.parents_first
-    pheromone = {n.name: np.ones(len(space.values[n.name])) for n in nodes}
+    pheromone = {name: np.ones(len(space.values[name])) for name in space.names}
     best: tuple[float, dict] | None = None
     for _ in _draws(objective):  # a round of ants each
         iteration_best: tuple[float, dict] | None = None
         for _ant in range(ANTS):
             walk, assignment = {}, space.start()
-            for node in nodes:  # parents first: a threshold no dataset reaches keeps never
-                if space.reached(node, assignment):
-                    tau = pheromone[node.name]
-                    walk[node.name] = int(rng.choice(len(tau), p=tau / tau.sum()))
-                    assignment[node.name] = space.values[node.name][walk[node.name]]
+            # parents first: a threshold no dataset reaches keeps never; then the sizes (--tune-sizes), jointly
+            for name in [node.name for node in nodes if space.reached(node, assignment)] + list(space.sizes):
+                tau = pheromone[name]
+                walk[name] = int(rng.choice(len(tau), p=tau / tau.sum()))
+                assignment[name] = space.values[name][walk[name]]
             value = objective(assignment, "aco")
             if iteration_best is None or value < iteration_best[0]:
                 iteration_best = (value, walk)
@@ -163,7 +168,7 @@ def _nelder_mead(best: Sequence[int]):
 def bandit(space: Space, objective: Objective, rng: np.random.Generator) -> None:
     """Each step, the technique with the highest area-under-the-curve credit (its recent results that were new
     bests, the recent ones weighing most) plus an exploration bonus proposes the next point."""
-    best_point = [len(space.values[n]) - 1 for n in space.names]
+    best_point = space.start_indices()
     best_value = objective(space.from_indices(best_point), "bandit")
     simplex = _nelder_mead(best_point)
     proposals = {"uniform": lambda: _random_point(space, rng), "mutation": lambda: _mutated(rng, best_point),

@@ -108,7 +108,7 @@ def dataset_key(dataset: Dataset) -> str:
 @dataclass(frozen=True)
 class Stored:
     measurement: Measurement
-    best_wall_s: float | None  # the shortest successful invocation, for the adaptive timeout
+    walls: tuple[tuple[float, int], ...]  # (wall time, runs incl. warm-up) of each successful invocation
 
 
 class Store:
@@ -152,8 +152,8 @@ class ProgramStore:
             run = Measurement(tuple(json.loads(times)), failure)
             found = run if index == 0 else found.merged(run)
             if run.ok:
-                walls.append(wall)
-        return Stored(found, min(walls) if walls else None)
+                walls.append((wall, len(run.times_us) + 1))
+        return Stored(found, tuple(walls))
 
     def add(self, dataset: Dataset, params: Mapping[str, int] | None, run: Measurement, wall_s: float,
             timed_out_after_s: float | None, more: bool) -> None:

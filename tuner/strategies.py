@@ -28,7 +28,8 @@ import numpy as np
 from incflat.codegen.runtime.tuning import Node
 from incflat.tuner.errors import TunerError
 from incflat.tuner.measure import Stopped
-from incflat.tuner.search import Objective, Space, best_measured, finite, profile
+from incflat.tuner.instrumented import Profiles
+from incflat.tuner.search import Objective, Space, best_measured, finite
 from incflat.tuner.simple import Outcome, stopped_outcome, tune_simple
 from incflat.tuner.stochastic import aco, bandit, cma_search, random_search
 
@@ -42,7 +43,7 @@ def tree(space: Space, objective: Objective, rng: np.random.Generator, log: Log)
 
 
 def _result(space: Space, assignment: Mapping[str, int], notes: Sequence[str] = ()) -> Outcome:
-    return Outcome({name: assignment[name] for name in space.names}, tuple(notes))
+    return Outcome(space.outcome(assignment), tuple(notes))
 
 
 def tuned_so_far(space: Space, current: Mapping[str, int], tuned: Sequence[str], notes: Sequence[str],
@@ -223,39 +224,36 @@ def _halving_search(runtime: Callable[[int], float], best: tuple[float, int], ep
 # ---- the instrumentation tuner ----
 
 def instrumented(space: Space, objective: Objective, rng: np.random.Generator, log: Log) -> Outcome:
-    """Alg. 8 / Eq. 3.1: with the threshold at 1 every comparison takes the true version, at never the false
-    one; the program's `-P` records give each comparison's ePar and the time of the version it ran. A
-    breakpoint c then costs sum(t_true(e) for e >= c) + sum(t_false(e) for e < c), for every c at once."""
-    return per_threshold(_instrumented_value)(space, objective, rng, log)
-
-
-def _instrumented_value(space: Space, objective: Objective, node: Node, base: dict, rng, notes: list) -> int:
-    records = {value: [_profiled(objective, d, base | {node.name: value}, node.name) for d in space.reaching(node)]
-               for value in (1, space.never)}
-    pairs = list(zip(records[1], records[space.never]))
-    if not all(t is not None and f is not None and [e for e, _ in t] == [e for e, _ in f] for t, f in pairs):
-        notes.append(f"{node.name}: the true and false runs did not make the same comparisons; "
-                     "searched its plateaus instead")
-        return _binary(space, objective, node, base, rng, notes)
-
-    def cost(c: int) -> float:
-        return sum(tt if e >= c else tf for t, f in pairs for (e, tt), (_, tf) in zip(t, f))
-    return min(space.values[node.name], key=lambda c: (cost(c), -c))
-
-
-def _profiled(objective: Objective, d, assignment: Mapping[str, int], name: str):
-    """(ePar, µs) of each comparison of threshold `name`, averaged over the bench's runs after a warm-up
-    run; None if the run failed."""
-    runs = getattr(objective.bench, "runs", 1)
-    records = profile(objective.bench, d.dataset, assignment, runs + 1)
-    if records is None:
-        return None
-    mine = [(r["epar"], r["time_us"]) for r in records["versions"] if r["threshold"] == name]
-    if len(mine) % (runs + 1):
-        return None
-    per_run = len(mine) // (runs + 1)
-    timed = [mine[k * per_run:(k + 1) * per_run] for k in range(1, runs + 1)]
-    return [(timed[0][i][0], sum(run[i][1] for run in timed) / runs) for i in range(per_run)]
+    """Alg. 8 / Eq. 3.1 (tuner.instrumented): per threshold, a profiled run of each dataset with it true at
+    every comparison and one with it false give the best breakpoint; where those runs do not line up, a binary
+    search over its plateaus. The trees of the forest are independent versions of different statements, so one
+    threshold of each, children first, is set at once: two runs per dataset serve them all."""
+    profiles = Profiles(objective.bench, space.forest)
+    per_tree: dict[str, list[Node]] = {}
+    for node in space.order:
+        per_tree.setdefault(node.ancestors[0][0] if node.ancestors else node.name, []).append(node)
+    current, tuned, notes = space.start(), [], []
+    try:
+        for step in range(max(map(len, per_tree.values()), default=0)):
+            group = [nodes[step] for nodes in per_tree.values() if step < len(nodes)]
+            base = dict(current)
+            for node in group:
+                base = space.pinned(node, base)
+            when_true = base | {node.name: 1 for node in group}
+            when_false = base | {node.name: space.never for node in group}
+            for node in group:
+                value = profiles.best_breakpoint(space.reaching(node), when_true, when_false, node.name,
+                                                 space.values[node.name])
+                if value is None:
+                    notes.append(f"{node.name}: the true and false runs did not make the same comparisons; "
+                                 "searched its plateaus instead")
+                    value = _binary(space, objective, node, space.pinned(node, current), rng, notes)
+                current[node.name] = value
+                tuned.append(node.name)
+                log(f"  {node.name} = {space.show(value)}")
+    except Stopped as stop:
+        return tuned_so_far(space, current, tuned, notes, stop)
+    return _result(space, current, notes)
 
 
 STRATEGIES: dict[str, Callable[[Space, Objective, np.random.Generator, Log], Outcome]] = {

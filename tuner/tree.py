@@ -8,9 +8,12 @@ and the tree is rebuilt from that listing.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
-from incflat.codegen.runtime.tuning import NEVER, Forest, Node, Param, VersionTreeError
+from incflat.codegen.runtime.tuning import (NEVER, Forest, Node, Param, VersionTreeError, leaf_names,
+                                           parse_threshold_name)
 from incflat.codegen.runtime.tuning import build_forest as contract_build_forest
+from incflat.tuner.datasets import Dataset
 from incflat.tuner.errors import TunerError
 from incflat.tuner.program import EPars
 
@@ -71,6 +74,95 @@ def path(forest: Forest, assignment: Mapping[str, int], epars: EPars) -> Path:
     for root in forest:
         visit(root)
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class Version:
+    """The code a dataset runs under some threshold values (the report's "version chosen")."""
+
+    names: tuple[str, ...]  # the leaf versions it runs, named as `incflat versions` names them (V1, V2, ...)
+    # each guard it reaches, in tree order, with its outcome for each ePar it compares against (one outside
+    # loops); None: the threshold's value is not known (the device's default), and the walk stopped there
+    guards: tuple[tuple[str, tuple[bool, ...] | None], ...]
+    one_version: bool = False  # the entry point has no thresholds
+
+    @property
+    def mixed(self) -> bool:
+        """Whether a loop guard takes both sides (on different iterations): several versions run in turn."""
+        return any(outcomes is not None and len(set(outcomes)) > 1 for _, outcomes in self.guards)
+
+    @property
+    def name(self) -> str:
+        """`V3`; `V1+V4` where a horizontal split (or a mixed loop guard) runs several; `?` where a guard's
+        value is not known."""
+        if self.one_version:
+            return "one version"
+        if any(outcomes is None for _, outcomes in self.guards):
+            return "?"
+        text = "+".join(self.names) or "no guard compared"
+        return f"{text} (mixed)" if self.mixed else text
+
+    @property
+    def outcomes(self) -> str:
+        """Each guard's outcome in order, `main.suff_outer_par_0:no main.suff_intra_par_1:yes` (yes: the
+        guard `threshold <= ePar` holds, the less flattened side); a loop guard that takes both sides is
+        `mixed(2 of 3 yes)`, over the distinct ePars it compares against; `?`: its value is not known."""
+        return " ".join(f"{name}:{_outcome_text(outcomes)}" for name, outcomes in self.guards)
+
+
+def _outcome_text(outcomes: tuple[bool, ...] | None) -> str:
+    if outcomes is None:  # the device's default value: not known to the tuner
+        return "?"
+    if all(outcomes):
+        return "yes"
+    if not any(outcomes):
+        return "no"
+    return f"mixed({sum(outcomes)} of {len(outcomes)} yes)"
+
+
+def entry_of(threshold: str) -> str:
+    """The entry point a threshold belongs to, from its name (`main.suff_outer_par_0`: main)."""
+    parsed = parse_threshold_name(threshold)
+    return parsed[0] if parsed else threshold.rpartition(".")[0]
+
+
+def version(forest: Forest, values: Mapping[str, int], epars: EPars, entry: str) -> Version:
+    """The versions that a dataset of entry point `entry`, which compares the thresholds against `epars`,
+    runs under the threshold `values` (those missing: not known). Leaves are named per entry point as
+    `incflat versions` names them (leaf_names)."""
+    roots = tuple(root for root in forest if entry_of(root.name) == entry)
+    leaves = leaf_names(roots)
+    names: list[str] = []
+    guards: list[tuple[str, tuple[bool, ...] | None]] = []
+
+    def visit(node: Node) -> None:
+        compared = epars.get(node.name)
+        if not compared:
+            return
+        value = values.get(node.name)
+        if value is None:
+            guards.append((node.name, None))
+            return
+        outcomes = tuple(value <= e for e in compared)
+        guards.append((node.name, outcomes))
+        for outcome, children in ((True, node.on_true), (False, node.on_false)):
+            if outcome in outcomes:
+                if children:
+                    for child in children:
+                        visit(child)
+                else:
+                    names.append(leaves[node.name, outcome])
+
+    for root in roots:
+        visit(root)
+    return Version(tuple(names), tuple(guards), one_version=not roots)
+
+
+@dataclass(frozen=True)
+class Probed:
+    """A tuning dataset and the ePars its -L probe saw each threshold compared against."""
+    dataset: Dataset
+    epars: EPars
 
 
 def never_value(epars: Iterable[EPars]) -> int:

@@ -165,6 +165,24 @@ def build_forest(params) -> Forest:
     return tuple(make(root, ()) for root in children.get(None, []))
 
 
+def leaf_names(roots: Forest) -> dict[tuple[str, bool], str]:
+    """The name of each leaf version, keyed by the guard and outcome that choose it: V1, V2, ... depth first,
+    true branches first, as `incflat versions` shows them and the tuner's report names them."""
+    names: dict[tuple[str, bool], str] = {}
+
+    def number(node: Node) -> None:
+        for outcome, children in ((True, node.on_true), (False, node.on_false)):
+            if children:
+                for child in children:
+                    number(child)
+            else:
+                names[node.name, outcome] = f"V{len(names) + 1}"
+
+    for root in roots:
+        number(root)
+    return names
+
+
 def _parent(t: Param, by_name: dict):
     """The ancestor whose own ancestors plus itself are exactly t's ancestors (whatever order they are listed in)."""
     if not t.ancestors:

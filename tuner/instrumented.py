@@ -1,0 +1,57 @@
+"""A loop threshold's best breakpoint computed from profiled runs: Breddam's Eq. 3.1 (thesis Alg. 8).
+
+With a threshold at 1 every comparison takes the true version, at never the false one. One `-P` run of each
+dataset each way gives every comparison's ePar and the time of the version it ran (the program's guard
+records), so a breakpoint c costs sum(t_true(e) for e >= c) + sum(t_false(e) for e < c), for every candidate c
+at once: two runs per dataset, however many values the threshold sees. The `instrumented` strategy does this for
+every threshold; `tree` for the thresholds that see several values in one run (a loop). A profiled run records
+every guard it passes, so runs that take the same path are made once (Profiles) and serve every threshold on it,
+and the `instrumented` strategy sets a threshold of each tree at once, so that two runs serve them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from incflat.codegen.runtime.tuning import Forest
+from incflat.tuner.measure import Measurer, profile
+from incflat.tuner.tree import Probed, path
+
+
+class Profiles:
+    """The profiled runs of one tuner run, made once per dataset and path."""
+
+    def __init__(self, bench: Measurer, forest: Forest):
+        self.bench, self.forest = bench, forest
+        self._made: dict[tuple, dict | None] = {}
+
+    def comparisons(self, d: Probed, assignment: Mapping[str, int], name: str) -> list[tuple[int, float]] | None:
+        """(ePar, µs) of each comparison of threshold `name` in one run of d, averaged over the bench's runs
+        after a warm-up run; None if the run failed or its runs did not make the same comparisons."""
+        runs = getattr(self.bench, "runs", 1)
+        key = (d.dataset.name, path(self.forest, assignment, d.epars))
+        if key not in self._made:
+            self._made[key] = profile(self.bench, d.dataset, assignment, runs + 1)
+        records = self._made[key]
+        if records is None:
+            return None
+        mine = [(r["epar"], r["time_us"]) for r in records["versions"] if r["threshold"] == name]
+        if len(mine) % (runs + 1):
+            return None
+        per_run = len(mine) // (runs + 1)
+        timed = [mine[k * per_run:(k + 1) * per_run] for k in range(1, runs + 1)]
+        return [(timed[0][i][0], sum(run[i][1] for run in timed) / runs) for i in range(per_run)]
+
+    def best_breakpoint(self, datasets: Sequence[Probed], when_true: Mapping[str, int],
+                        when_false: Mapping[str, int], name: str, candidates: Sequence[int]) -> int | None:
+        """The candidate value of threshold `name` with the least total time over the datasets' comparisons,
+        the larger on a tie, from runs under `when_true` (name at 1) and `when_false` (name at never); None
+        where a run failed or the two runs did not make the same comparisons (the caller then searches)."""
+        times = [[self.comparisons(d, assignment, name) for d in datasets] for assignment in (when_true, when_false)]
+        pairs = list(zip(*times))
+        if not all(t is not None and f is not None and [e for e, _ in t] == [e for e, _ in f] for t, f in pairs):
+            return None
+
+        def cost(c: int) -> float:
+            return sum(tt if e >= c else tf for t, f in pairs for (e, tt), (_, tf) in zip(t, f))
+        return min(candidates, key=lambda c: (cost(c), -c))
