@@ -153,15 +153,15 @@ def autotune(
 
     The tuned program is written to `install_as` if given (`incflat autotune` tunes a temporary copy), else
     over `program_path`. `runs`, `max_runs` and `max_time` are --runs, --max-runs and --max-time (tuner.measure's
-    Bench). `store` is the tuning store's file (None: no store); `limits` bound the measuring
-    (its `interrupted` is set by the first Ctrl-C); `log_file` gets every evaluation as JSON lines. `strategy`
-    (tuner.strategies) searches the thresholds, minimising `objective` (tuner.search) where it measures whole
-    assignments, its random choices from `seed`; `sizes` then tunes the sizes of the kernels that run.
-    `moderate` is the program compiled with moderate flattening (MF): every dataset is measured once under it
-    too, after the untuned runs and the probes (its own program key in the store; a failure is reported, not fatal), unless
-    `moderate_failure` says why there is none (then that is every dataset's MF failure). `plot_dir` gets the
-    charts of tuner.plot once the report is printed. Progress
-    and the report go to `out` (default: sys.stdout), a progress bar to stderr when it is a terminal. Raises
+    Bench). `store` is the tuning store's file (None: no store); `limits` bound the measuring (its `interrupted`
+    is set by the first Ctrl-C); `log_file` gets every evaluation as JSON lines. `strategy` (tuner.strategies)
+    searches the thresholds, minimising `objective` (tuner.search) where it measures whole assignments, its
+    random choices from `seed`; `sizes` tunes the sizes of the kernels that run too (jointly for the sampling
+    strategies, else after the thresholds). `moderate` is the program compiled with moderate flattening (MF):
+    every dataset is measured once under it too, after the untuned runs and the probes (under its own program
+    key in the store; a failure is reported, not fatal), unless `moderate_failure` says why there is none (then
+    that is every dataset's MF failure). `plot_dir` gets the charts of tuner.plot once the report is printed.
+    Progress and the report go to `out` (default: sys.stdout), a progress bar to stderr when it is a terminal. Raises
     TunerError for problems the user must fix, and Interrupted (a KeyboardInterrupt) on an interrupt.
     """
     fut_path, program_path = Path(fut_path), Path(program_path)
@@ -183,7 +183,8 @@ def autotune(
             raise TunerError(f"--plot {plot_dir}: {plot_problem}")
         selection = select_datasets(read_test_cases(fut_path), entry, tuple(exclude))
         if not (selection.tuning or selection.held_out or selection.skipped):
-            raise _no_datasets(fut_path, selection, entry)  # a misspelt entry point, say: an error even where there is nothing to tune
+            # a misspelt entry point, say: an error even where there is nothing to tune
+            raise _no_datasets(fut_path, selection, entry)
         with ExitStack() as cleanup:
             cleanup.enter_context(tuning_lock(fut_path))
             for written_by_us in (tuning_path, target):
