@@ -7,7 +7,8 @@ For each program it compiles incremental (IF) and moderate (MF) flattening once,
 the IF program with each strategy (no shared measurements: each starts cold) and reports, per strategy:
 
 - runs: program invocations the strategy made (probing and the tuned/untuned timings included), and wall time
-  (a strategy written NAME+sizes also tunes the sizes, `--tune-sizes`);
+  (a strategy written NAME+sizes also tunes the sizes, `--tune-sizes`); and the most invocations any one
+  tuning dataset took (held-out datasets apart), to set against the program's number of code versions;
 - objective: the tuned assignment's summed mean runtime on the tuning datasets (µs) and its ratio to the best
   of all strategies' results (exhaustive's among them, where it ran);
 - to 2%: the invocations and seconds until the strategy first measured one of the assignments found within 2%
@@ -42,6 +43,8 @@ from incflat.tuner.datasets import read_test_cases, select_datasets
 from incflat.tuner.measure import Bench, Limits
 from incflat.tuner.program import Program
 from incflat.tuner.strategies import STRATEGIES
+from incflat.tuner.tree import build_forest
+from incflat.codegen.runtime.tuning import leaf_names
 
 WITHIN = 1.02
 
@@ -72,6 +75,7 @@ def tune_with(strategy: str, fut: pathlib.Path, compiled: pathlib.Path, pristine
         "strategy": strategy,
         "assignment": result.assignment,
         "runs": result.runs,
+        "tuning_runs": {d.name: d.runs for d in result.datasets if not d.held_out},
         "seconds": wall,
         "history": [{"value": e.value, "runs": e.runs, "seconds": e.seconds, "assignment": e.assignment}
                     for e in result.evaluations],
@@ -110,6 +114,7 @@ def study_program(fut: pathlib.Path, args) -> dict:
         compiled = compile_file(local, work / fut.stem)
         moderate = compile_file(local, work / f"{fut.stem}-mf", pipeline.Options(flattening="moderate"))
         pristine = compiled.read_bytes()
+        versions = len(leaf_names(build_forest(Program(compiled, args.pass_option).params(args.timeout))))
         results = []
         for strategy in args.strategies:  # each result kept as it comes, for a study that is cut off
             results.append(tune_with(strategy, local, compiled, pristine, args))
@@ -118,7 +123,7 @@ def study_program(fut: pathlib.Path, args) -> dict:
         programs = {"untuned": (compiled, None), "MF": (moderate, None)}
         programs |= {r["strategy"]: (compiled, r["assignment"]) for r in results if "error" not in r}
         measured = side_by_side(local, programs, args)
-    return summarise(fut.stem, results, measured)
+    return summarise(fut.stem, results, measured) | {"versions": versions}
 
 
 def summarise(name: str, results: list[dict], measured: dict) -> dict:
@@ -156,17 +161,18 @@ def geomean(xs: list[float]) -> float | None:
 def markdown(study: list[dict], device: str) -> str:
     lines = [f"Device: {device}", ""]
     for p in study:
-        lines += [f"### {p['program']}: tuning datasets' summed mean {p['optimum_us']:.0f} us at best, untuned "
-                  f"{p['untuned_us']:.0f}, MF {p['mf_us']:.0f}", "",
-                  "| strategy | runs | seconds | objective (us) | / optimum | runs to 2% | s to 2% | held-out vs IF | "
-                  "held-out vs MF |", "|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"### {p['program']} ({p['versions']} code versions): tuning datasets' summed mean "
+                  f"{p['optimum_us']:.0f} us at best, untuned {p['untuned_us']:.0f}, MF {p['mf_us']:.0f}", "",
+                  "| strategy | runs | most runs of a tuning dataset | seconds | objective (us) | / optimum | "
+                  "runs to 2% | s to 2% | held-out vs IF | held-out vs MF |", "|---|---|---|---|---|---|---|---|---|---|"]
         for r in p["strategies"]:
             if "error" in r:
-                lines.append(f"| {r['strategy']} | failed: {r['error']} |||||||| ")
+                lines.append(f"| {r['strategy']} | failed: {r['error']} ||||||||| ")
                 continue
             reach = r["to_2pc"]
             runs_to, seconds_to = (str(reach["runs"]), f"{reach['seconds']:.0f}") if reach else ("not reached", "-")
-            lines.append(f"| {r['strategy']} | {r['runs']} | {r['seconds']:.0f} | {r['objective_us']:.0f} | "
+            lines.append(f"| {r['strategy']} | {r['runs']} | {max(r['tuning_runs'].values(), default=0)} | "
+                         f"{r['seconds']:.0f} | {r['objective_us']:.0f} | "
                          f"{r['ratio_to_optimum']:.3f} | {runs_to} | {seconds_to} | {_ratio(r['held_out_vs_if'])} | "
                          f"{_ratio(r['held_out_vs_mf'])} |")
         lines.append("")

@@ -17,8 +17,9 @@ import re
 import sys
 import time
 
-from incflat.codegen.runtime.tuning import (THREAD_BLOCK_SIZE, ContractError, Param, comparison_line, device_line,
-                                            listing, parse_int, parse_tuning_file)
+from incflat.codegen.runtime.tuning import (THREAD_BLOCK_SIZE, ContractError, Param, comparison_line,
+                                            default_threshold_line, device_line, listing, parse_int,
+                                            parse_tuning_file)
 
 # BEGIN INCFLAT TUNED DEFAULTS
 TUNED_DEFAULTS = {}
@@ -118,6 +119,7 @@ def main():
     sizes = read_sizes()
     if args.debug:
         print(device_line("Fake GPU", "Fake OpenCL"), file=sys.stderr)
+        print(default_threshold_line(args.default_threshold or DEVICE_DEFAULT_THRESHOLD), file=sys.stderr)
         print(f"Tuning provenance: {TUNING_PROVENANCE}", file=sys.stderr)
     leaf = choose_leaf(values, sizes, args.log)
     slow_n, _, seconds = os.environ.get("FAKE_PROGRAM_LOG_SLEEP", "").partition(":")

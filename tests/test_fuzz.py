@@ -96,8 +96,9 @@ def cli_stderr_problem(proc: subprocess.CompletedProcess | None) -> str | None:
         return err
     if proc.returncode == 0:
         return None
-    # -D reports the device chosen on a line of its own before anything else
-    lines = [line for line in err.rstrip("\n").splitlines() if not line.startswith("Device: ")]
+    # -D reports the device chosen and its default threshold on lines of their own before anything else
+    lines = [line for line in err.rstrip("\n").splitlines()
+             if not line.startswith(("Device: ", "Default threshold: "))]
     if proc.returncode < 0:
         return f"killed by signal {-proc.returncode}: {err}"
     if lines and lines[0].startswith("usage: ") and re.match(r"\S+: error: ", lines[-1]):  # argparse's

@@ -251,6 +251,36 @@ def test_instrumented_sets_a_threshold_of_each_tree_at_once():
     assert bench.invocations == 2
 
 
+def test_tree_on_several_trees_starts_side_by_side_then_times_each_single_comparison():
+    """Three trees: m.a compared once a run, m.b and m.c in a loop. The profiled runs make m.a's true version
+    faster (its kernels take 5 against 20 µs), but timed whole runs, which see what the kernels' times do not
+    (launches, the host's work), make it slower. tree takes both loop breakpoints from the same two profiled
+    runs (the trees side by side) and corrects m.a by two timed runs; instrumented, which reads the profiles
+    only, keeps m.a true."""
+    forest = build_forest([Param(name, "threshold", None, ()) for name in ("m.a", "m.b", "m.c")])
+    loop = (10, 100, 1000)
+    wins_from = {"m.b": 100, "m.c": 1000}
+    space = Space.of(forest, [probed("d", {"m.a": (100,), "m.b": loop, "m.c": loop})])
+
+    def profile(name, assignment):
+        a_true = assignment["m.a"] <= 100
+        return [{"threshold": "m.a", "outcome": a_true, "epar": 100, "time_us": 5.0 if a_true else 20.0}] + [
+            {"threshold": t, "outcome": assignment[t] <= e, "epar": e,
+             "time_us": (5.0 if e >= wins_from[t] else 50.0) if assignment[t] <= e else 20.0}
+            for t in wins_from for e in loop]
+
+    def cost(name, assignment):
+        return (30.0 if assignment["m.a"] <= 100 else 20.0) + sum(p["time_us"] for p in profile(name, assignment)[1:])
+
+    found = {}
+    for strategy in ("tree", "instrumented"):
+        bench = ModelBench(cost, profile)
+        found[strategy] = STRATEGIES[strategy](space, Objective(space, bench), np.random.default_rng(0),
+                                               lambda _: None).assignment, bench.invocations
+    assert found["tree"] == ({"m.a": space.never, "m.b": 100, "m.c": 1000}, 4)
+    assert found["instrumented"] == ({"m.a": 100, "m.b": 100, "m.c": 1000}, 2)
+
+
 def test_sizes_of_the_kernels_that_ran_are_tuned_one_after_another():
     """Only segred_4's kernels run: its workgroup count is tuned (best at 256), its workgroup size left at the
     default (every candidate is as fast), and segmap_0's size, whose kernel never ran, is left alone."""

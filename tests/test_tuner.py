@@ -33,7 +33,8 @@ from incflat.tuner.datasets import (
 from incflat.tuner.errors import TunerError
 from incflat.tuner.measure import Bench, Candidate, Limits, Measurement, compare
 from incflat.tuner.probe import Probe, probe
-from incflat.codegen.runtime.tuning import (NEVER, TUNED_BEGIN, TUNED_END, Param, parse_comparisons, parse_device,
+from incflat.codegen.runtime.tuning import (NEVER, TUNED_BEGIN, TUNED_END, Param, default_threshold_line,
+                                            parse_comparisons, parse_default_threshold, parse_device,
                                             parse_listing)
 from incflat.tuner.program import Program, RunResult
 from incflat.tuner.simple import tune_simple
@@ -216,6 +217,8 @@ def test_parse_params_comparisons_and_device():
     assert parse_comparisons(stderr) == {T1: (8, 16384), T2: (64,)}
     assert parse_device(stderr) == "NVIDIA H100 80GB HBM3"
     assert parse_device("Using device X\n") is None
+    assert parse_default_threshold(stderr) is None
+    assert parse_default_threshold(f"{stderr}{default_threshold_line(32768)}\n") == 32768
 
 
 def test_program_runs_report_failures_instead_of_raising(monkeypatch, tmp_path):
@@ -286,11 +289,26 @@ def test_a_comparison_measures_more_until_the_difference_is_significant():
 
 
 def test_a_difference_inside_the_noise_after_max_runs_is_a_tie():
-    program = _StubProgram([RunResult(None, "", 1.0, (500.0, 100.0 + k % 3, 103.0 - k % 3)) for k in range(4)])
+    warm = 500.0
+    program = _StubProgram([
+        RunResult(None, "", 1.0, (warm, 100.0, 104.0)),  # a
+        RunResult(None, "", 1.0, (warm, 105.0, 109.0)),  # b: not significant, but 4 runs each might make it so
+        RunResult(None, "", 1.0, (warm, 106.0, 102.0)),  # a again
+        RunResult(None, "", 1.0, (warm, 101.0, 105.0)),  # b again: still not significant, and max_runs reached
+    ])
     bench = Bench(program, runs=2, timeout=60.0, log=lambda _: None, max_runs=4)
     dataset = Dataset("d", "main", InlineValues("1"), False)
     assert compare(bench, dataset, Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b")) == 0
-    assert bench.run_count["d"] == 4  # two invocations each, then no more
+    assert bench.run_count["d"] == 4 and not program.outcomes  # two invocations each, then no more
+
+
+def test_a_difference_that_more_runs_could_not_make_significant_is_a_tie_at_once():
+    """Means 101.5 and 101.5: with half of max_runs measured, the runs left could not make it significant."""
+    program = _StubProgram([RunResult(None, "", 1.0, (500.0, 100.0 + k, 103.0 - k)) for k in range(2)])
+    bench = Bench(program, runs=2, timeout=60.0, log=lambda _: None, max_runs=4)
+    dataset = Dataset("d", "main", InlineValues("1"), False)
+    assert compare(bench, dataset, Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b")) == 0
+    assert bench.run_count["d"] == 2 and not program.outcomes
 
 
 class _NoisyProgram:
@@ -344,9 +362,10 @@ def test_a_comparison_measures_more_with_the_adaptive_run_count():
         bench = Bench(program, runs=5, timeout=600.0, log=lambda _: None, max_runs=40, max_time=max_time)
         assert compare(bench, dataset, Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b")) == 0  # the same runs
         asked[max_time] = [n - 1 for n, _ in program.asked]
-    # a 5, b 31, a 27 more, then b and a up to --max-runs: 5 invocations, not 16 of 5 runs
-    assert asked[1.0] == [5, 31, 27, 9, 8]
-    assert asked[0.0] == [5] * 16
+    # a 5, b 31, a 27 more: 3 invocations, not 8 of 5 runs; then, with half of --max-runs each, the runs left
+    # could not tell the two apart
+    assert asked[1.0] == [5, 31, 27]
+    assert asked[0.0] == [5] * 8
 
 
 def test_the_timeout_scales_with_the_runs_asked_for():
@@ -435,7 +454,7 @@ class _LoggingProgram:
     def __init__(self):
         self.calls = []
 
-    def run_once(self, dataset, params, options, label=""):
+    def run_once(self, dataset, params, options, label="", learn_noise=False):
         self.calls.append(params)
         log, a = ["Device: Stub"], params["m.a"] <= 50
         log.append(f"Compared m.a <= 50: {str(a).lower()}.")
@@ -601,11 +620,13 @@ def test_tuning_sends_each_dataset_to_its_cheapest_version_and_writes_back(tmp_p
         assert fake.choose_leaf(result.assignment, _sizes(d), log=False) == leaves[d.name], d.name
     # Each value is the upper end of its range: the smallest ePar among the datasets that preferred true.
     assert result.assignment == {T1: 16384, T2: 256, T3: 65536, T4: 256}
-    # Runs per tuning dataset: untuned, the -L probe, then one per code version; the rest came from the cache.
+    # Runs per tuning dataset: the -L probe, then one per code version, the untuned run being one of them (its
+    # path's experiment); the rest came from the cache. A held-out dataset: untuned and tuned.
     for report in result.datasets:
-        assert report.runs == (2 if report.held_out else 2 + 5), report.name
-        # (a second round, which changes nothing, is answered from the cache: 4 thresholds, 2 ends each)
-        assert report.cache_hits == (0 if report.held_out else 3 + 1 + 8), report.name
+        assert report.runs == (2 if report.held_out else 1 + 5), report.name
+        # (a second round, which changes nothing, is answered from the cache: 4 thresholds, 2 ends each; and
+        # the version the untuned run took once)
+        assert report.cache_hits == (0 if report.held_out else 3 + 1 + 8 + 1), report.name
         assert report.after.runtime_us <= report.before.runtime_us
     text = out.getvalue()
     assert "held-dots" in text and "speedup" in text and f"program runs: {result.runs}" in text

@@ -31,7 +31,8 @@ from incflat.tuner.errors import TunerError
 from incflat.tuner.lock import lock_path, tuning_lock
 from incflat.tuner.measure import Bench, Candidate, Limits, compare
 from incflat.tuner.program import RunResult
-from incflat.tuner.store import ProgramKey, Store, dataset_key, default_store_path
+from incflat.tuner.store import (APPLICATION_ID, SCHEMA, ProgramKey, Store, StoredProbe, dataset_key,
+                                 default_store_path)
 
 REPO = Path(__file__).resolve().parent.parent
 FAKE = REPO / "tests" / "fake_program.py"
@@ -168,6 +169,28 @@ def test_a_comparison_resumed_from_the_store_runs_nothing_again(tmp_path):
     store.close()
 
 
+def test_a_store_of_schema_1_is_brought_to_schema_2_and_keeps_its_probes(tmp_path):
+    path, dataset = tmp_path / "old.db", Dataset("d", "main", InlineValues("1"), False)
+    key = ProgramKey.of(FAKE.read_text(), [T1], ())
+    old = sqlite3.connect(path)
+    for statement in filter(str.strip, SCHEMA.split(";")):  # schema 1: probes without their runs
+        old.execute(statement)
+    old.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    old.execute("PRAGMA user_version = 1")
+    old.execute("INSERT INTO probes (program, device, dataset, config, epars, device_name, dataset_name, recorded)"
+                " VALUES (?,?,?,?,?,?,?,?)", (key.program, key.device, dataset_key(dataset), key.whole,
+                                              json.dumps({T1: [4]}), "Fake GPU", "d", "then"))
+    old.commit()
+    old.close()
+    store = Store(path)
+    view = store.for_program(key, warn=pytest.fail)
+    assert view.probe(dataset) == StoredProbe({T1: (4,)}, "Fake GPU", None, (), 0.0)  # no runs to learn from
+    view.add_probe(dataset, StoredProbe({T1: (4,)}, "Fake GPU", 32768, (9.0, 3.0, 3.5), 1.5))
+    assert view.probe(dataset) == StoredProbe({T1: (4,)}, "Fake GPU", 32768, (9.0, 3.0, 3.5), 1.5)
+    store.close()
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2
+
+
 def test_a_timeout_is_reused_only_under_a_time_limit_no_longer(tmp_path):
     store, stored = _store_for(tmp_path)
     dataset = Dataset("d", "main", InlineValues("1"), False)
@@ -233,8 +256,11 @@ def test_a_run_killed_at_any_moment_and_restarted_measures_nothing_twice(tmp_pat
     first, second = log_records(tmp_path / "first.jsonl"), log_records(tmp_path / "second.jsonl")
     assert invocations(first) + invocations(second) == expected
     assert not set(invocations(first)) & set(invocations(second))
-    stored = {(r["dataset"], r["label"]) for r in second if r["source"] == "stored"}
-    assert stored == {(r["dataset"], r["label"]) for r in first if r["source"] in RUNS}
+    # (by experiment: a measurement's runs may have been added under another label, the untuned run's path, say)
+    def experiment(r):
+        return r["dataset"], json.dumps(r["key"]) if r["key"] else r["label"]
+    assert {experiment(r) for r in second if r["source"] == "stored"} == {
+        experiment(r) for r in first if r["source"] in RUNS}
     assert list(scratch.iterdir()) == []
     assert sorted(p.name for p in fut.parent.iterdir()) == ["prog", "prog.fut", "prog.fut.tuning",
                                                            "prog.fut.tuning.db"]
@@ -328,14 +354,14 @@ def test_a_stale_lock_and_temporary_files_of_a_killed_tuner_are_cleaned_up(tmp_p
 
 def test_the_budget_stops_the_search_and_writes_the_best_so_far(tmp_path):
     fut, program = workspace(tmp_path)
-    # 3 untuned runs and 2 probes; T4 takes 2 runs per tuning dataset; then T3's first run exhausts 10
+    # 2 probes, 3 untuned runs, T4 in 3 more (one of its 4 experiments is an untuned run), then T3's first run
     out = io.StringIO()
-    result = autotune(fut, program, runs=2, out=out, limits=Limits(budget=10))
-    assert result.runs == 10 and result.stopped == "the budget of 10 program runs is spent"
+    result = autotune(fut, program, runs=2, out=out, limits=Limits(budget=8))
+    assert result.runs == 8 and result.stopped == "the budget of 8 program runs is spent"
     assert set(result.assignment) == {T1, T2, T3, T4}
     assert result.assignment[T4] != NEVER and result.assignment[T1] == result.assignment[T3] == NEVER
     text = out.getvalue()
-    assert "not tuned yet" in text and "stopped early: the budget of 10 program runs is spent" in text
+    assert "not tuned yet" in text and "stopped early: the budget of 8 program runs is spent" in text
     held = next(d for d in result.datasets if d.held_out)
     assert held.after is None and "tuned: not measured (stopped)" in held.problems
     tuning = fut.with_name("prog.fut.tuning").read_text().splitlines()
@@ -411,8 +437,9 @@ def test_the_log_has_every_evaluation_and_overwrites_only_its_own_file(tmp_path,
     assert sum(r["source"] == "cached" for r in records) == result.cache_hits
     first = records[0]
     assert set(first) == {"dataset", "params", "key", "label", "times_us", "failure", "wall_s", "source", "seconds"}
-    assert first["params"] is None and first["label"] == "untuned" and first["source"] == "run"
-    assert any(r["source"] == "untimed" and r["label"] == "probe" for r in records)
+    assert first["label"] == "probe" and first["source"] == "untimed"  # the probes come first
+    untuned = next(r for r in records if r["label"] == "untuned")
+    assert untuned["params"] is None and untuned["source"] == "run"
     assert any(r["key"] and r["params"] and r["times_us"] for r in records)
     assert main([str(fut), str(program), "--no-store", "--no-moderate", "--log", str(log)]) == 0  # its own log
     assert len(log_records(log)) > 0

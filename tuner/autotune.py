@@ -12,7 +12,7 @@ import signal
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack, closing
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -214,6 +214,8 @@ def autotune(
                           limits=limits, observe=observe, max_time=max_time)
             params = bench.program.params(timeout)
             forest = build_forest(params)
+            # the values the untuned program runs with (the tuned one: these, and the assignment written)
+            defaults = {p.name: p.default for p in params if p.is_threshold and p.default is not None}
             if opened:
                 key = ProgramKey.of(program_text, [p.name for p in params], extra_args)
                 bench.store = opened.for_program(key, warn=lambda text: log(f"warning: {text}"))
@@ -236,7 +238,7 @@ def autotune(
             log(f"{len(all_nodes(forest))} thresholds in {len(forest)} tree(s)")
 
             try:
-                before, probes = _untuned_and_probes(bench, forest, selection, log)
+                before, probes = _untuned_and_probes(bench, forest, selection, defaults, log)
             except Stopped as stop:
                 raise _nothing_tuned(str(stop), limits) from None
             probed = [Probed(d, probes[d.name].epars) for d in selection.tuning if not probes[d.name].failure]
@@ -265,6 +267,9 @@ def autotune(
             if outcome.stopped and not outcome.assignment and space.names:
                 raise _nothing_tuned(outcome.stopped, limits)
             assignment, notes, stopped = outcome.assignment, outcome.notes, outcome.stopped
+            # with the runs a comparison added since (the untuned run is its path's cached experiment)
+            before = {d.name: bench.latest(d, _untuned_key(forest, defaults, probes.get(d.name)), before[d.name])
+                      for d in every}
             keep = strategy not in PER_DATASET and _worse_than_untuned(goal, assignment, before, stopped)
             if keep:  # a search from never can end worse than where the program started
                 notes += (f"the {strategy} strategy's thresholds were significantly slower on the tuning datasets "
@@ -292,9 +297,7 @@ def autotune(
                                                                                           d, probes)
                 except Stopped as stop:  # the cache and the store still answer; nothing else is measured
                     after[d.name], stopped = None, stopped or str(stop)
-            # the values the tuned program runs with: those written, else the program's listed defaults
-            values = {p.name: p.default for p in params if p.is_threshold and p.default is not None}
-            values |= {} if keep and not assignment else assignment
+            written = {} if keep and not assignment else assignment
             result = TuneResult(
                 assignment,
                 tuple(
@@ -302,7 +305,8 @@ def autotune(
                                   bench.hit_count[d.name], bench.stored_count[d.name],
                                   probes[d.name].failure if d.name in probes else None,
                                   moderate=mf.get(d.name), wall_s=walls[d.name],
-                                  version=version(forest, values, probes[d.name].epars, d.entry)
+                                  version=version(forest, _in_effect(forest, defaults, probes[d.name]) | written,
+                                                  probes[d.name].epars, d.entry)
                                   if d.name in probes and not probes[d.name].failure else None)
                     for d in every
                 ),
@@ -329,20 +333,42 @@ def autotune(
         raise Interrupted(_interrupt_message(plan)) from None
 
 
-def _untuned_and_probes(bench: Bench, forest: Forest, selection: Selection, log: Callable[[str], None]
-                        ) -> tuple[dict[str, Measurement], dict[str, Probe]]:
-    """The untuned measurements of every dataset, and the probes of the tuning datasets."""
-    log("untuned (the program's current defaults):")
-    before = {d.name: bench.measure(d, None, label="untuned") for d in selection.tuning + selection.held_out}
-    for d in selection.tuning:  # (a held-out dataset's failure is only reported)
-        if not before[d.name].ok:
-            raise TunerError(f"the untuned program fails on dataset {d.name}: {before[d.name].failure}")
+def _untuned_and_probes(bench: Bench, forest: Forest, selection: Selection, defaults: Mapping[str, int],
+                        log: Callable[[str], None]) -> tuple[dict[str, Measurement], dict[str, Probe]]:
+    """The probes of the tuning datasets, then the untuned measurements of every dataset. A probed dataset's
+    untuned run is the experiment of its path under the program's `defaults`, so a strategy that runs that path
+    again is answered from the cache (and the report's untuned and tuned figures of one path are one
+    measurement)."""
     log("ePar values (-L):")
     probes = {d.name: probe(forest, bench, d, NEVER) for d in selection.tuning}
     for name, found in probes.items():
         shown = found.failure and f"{found.failure}; not tuned on"
         log(f"  {name}: " + (shown or ", ".join(f"{t} <= {list(vs)}" for t, vs in found.epars.items())))
+    log("untuned (the program's current defaults):")
+    before = {d.name: bench.measure(d, None, key=_untuned_key(forest, defaults, probes.get(d.name)),
+                                    label="untuned")
+              for d in selection.tuning + selection.held_out}
+    for d in selection.tuning:  # (a held-out dataset's failure is only reported)
+        if not before[d.name].ok:
+            raise TunerError(f"the untuned program fails on dataset {d.name}: {before[d.name].failure}")
     return before, probes
+
+
+def _untuned_key(forest: Forest, defaults: Mapping[str, int], found: Probe | None):
+    """The experiment of a probed dataset under the program's defaults (None: not probed, or a threshold it
+    compares has no value the tuner knows)."""
+    if found is None or found.failure:
+        return None
+    values = _in_effect(forest, defaults, found)
+    return experiment_key(path(forest, values, found.epars), {}) if values.keys() >= found.epars.keys() else None
+
+
+def _in_effect(forest: Forest, defaults: Mapping[str, int], found: Probe | None) -> dict[str, int]:
+    """The threshold values a run with no --param takes: the program's listed defaults, and the device's
+    default threshold (from the probe's -D) for the others, where it is known."""
+    device = {} if found is None or found.default_threshold is None else dict.fromkeys(
+        (n.name for n in all_nodes(forest)), found.default_threshold)
+    return device | dict(defaults)
 
 
 def _moderate_bench(bench: Bench, moderate: Path | str | None, extra_args: Sequence[str], opened: Store | None,

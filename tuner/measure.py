@@ -16,7 +16,8 @@ at no extra start-up cost, and a slow or quiet one keeps `runs`. It never adds a
 Two measurements are compared by Welch's t-test on their runs. While the difference is not significant at
 ALPHA, the one with fewer runs is measured again (another invocation of R runs, or the adaptive count, added
 to the cached measurement), up to `max_runs` runs each; a difference still inside the noise then is a tie,
-which a strategy must not read as a preference.
+which a strategy must not read as a preference. So is one that could not become significant at `max_runs`
+runs each at the means and variances seen (`hopeless`): it is not measured again.
 
 With a store (tuner.store), a measurement found there is not run again, and every invocation is added to it.
 Limits (`--budget`, `--stop-after`, the first Ctrl-C) are checked before each invocation: when one is reached,
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 import time
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
@@ -40,6 +42,7 @@ from incflat.tuner.program import Program, RunResult, output_file
 
 SLOWDOWN_LIMIT = 10.0
 ALPHA = 0.05  # the significance level of a comparison
+Z_95 = 1.96  # the normal approximation's critical value at ALPHA, two-sided
 TIMEOUT_SLACK_S = 1.0  # start-up noise that the wall time of a fast run does not show
 TARGET_RSE = CONVERGENCE[-1][1]  # 1%: futhark bench's bound on the relative standard error of uncorrelated runs
 # The default of --max-time: about what a program invocation costs anyway (process start-up, OpenCL set-up,
@@ -170,7 +173,20 @@ def compare(bench: Measurer, dataset: Dataset, first: Candidate, second: Candida
         if len(found[fewer].times_us) >= bench.max_runs:
             # single runs (--runs 1 --max-runs 1) allow no test: the means decide
             return by_means if min(len(a.times_us), len(b.times_us)) < 2 else 0
+        if hopeless(a, b, bench.max_runs):
+            return 0
         found[fewer] = bench.measure_more(dataset, (first, second)[fewer], found[fewer])
+
+
+def hopeless(a: Measurement, b: Measurement, max_runs: int) -> bool:
+    """Whether a difference that is not significant could not become so with `max_runs` runs of each, at the
+    means and variances seen so far (a futility stop: more invocations would, as far as can be told, end in a
+    tie anyway; an invocation that adds a run to eleven changes nothing but the cost). Judged only once each
+    has half of `max_runs` runs: the variance of fewer says too little."""
+    if min(len(a.times_us), len(b.times_us)) < max(2, max_runs / 2):
+        return False
+    error = math.sqrt((statistics.variance(a.times_us) + statistics.variance(b.times_us)) / max_runs)
+    return error > 0 and abs(a.mean_us - b.mean_us) / error < Z_95
 
 
 class Bench:
@@ -251,6 +267,16 @@ class Bench:
         self.observe(Record(dataset, candidate.params, candidate.key, candidate.label, added, result.wall_s, MORE))
         return more
 
+    def learn(self, name: str, result: RunResult) -> None:
+        """Learns dataset `name`'s noise and wall time from timed runs (the warm-up first) that measure nothing
+        (a probe's, live or stored)."""
+        if result.ok and result.times_us:
+            self._record(name, result, self.timeout)
+
+    def latest(self, dataset: Dataset, key: Hashable, found: Measurement) -> Measurement:
+        """The cached measurement under `key` as it is now (runs may have been added to `found` since)."""
+        return self._cache.get((dataset.name, key), found) if key is not None else found
+
     def timed_runs(self, name: str) -> int:
         """The timed runs (after the warm-up) that an invocation of dataset `name` asks for: `runs`, or, with a
         `max_time`, the runs that bring the relative standard error of a mean under TARGET_RSE at the noise of
@@ -265,9 +291,15 @@ class Bench:
         return max(self.runs, min(wanted, affordable, self.max_runs))
 
     def run_once(self, dataset: Dataset, params: Mapping[str, int], options: Sequence[str],
-                 label: str = "") -> RunResult:
-        """One untimed run (for `-L`), counted like a measurement."""
-        result = self._invoke(dataset, params, self.timeout, options=options)
+                 label: str = "", learn_noise: bool = False) -> RunResult:
+        """One run that is not a measurement (for `-L`), counted like one. With `learn_noise` (and a
+        `max_time`), it makes `runs` timed runs after a warm-up, from which the bench learns the dataset's
+        noise and wall time before its first measurement, so that measurement already asks for the runs the
+        noise needs (no invocation of too few runs that a comparison must measure again). Those times are
+        never a measurement of anything: the options (a log, a profile) slow them."""
+        timing_runs = self.runs + 1 if learn_noise and self.max_time > 0 else None
+        result = self._invoke(dataset, params, self.timeout, options=options, timing_runs=timing_runs)
+        self.learn(dataset.name, result)
         found = Measurement(failure=result.failure)
         self.observe(Record(dataset, params, None, label or " ".join(options), found, result.wall_s, UNTIMED))
         return result

@@ -22,12 +22,11 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from incflat.codegen.runtime.tuning import Forest, Node, all_nodes
-from incflat.tuner.measure import Measurement, Measurer, Stopped
+from incflat.tuner.measure import Z_95, Measurement, Measurer, Stopped
 from incflat.tuner.simple import Outcome
 from incflat.tuner.tree import Probed, never_value, path, pins, tuning_order
 
 OBJECTIVES = ("sum", "weighted", "geomean")
-Z_95 = 1.96  # a two-sided 5% test
 
 
 class SearchStopped(Stopped):

@@ -62,12 +62,16 @@ def stopped_outcome(current: Mapping[str, int], tuned: Collection[str], reached:
 
 
 def tune_simple(
-    forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Callable[[str], None]
+    forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Callable[[str], None],
+    start: Mapping[str, int] | None = None, settled: Collection[str] = (), notes: Sequence[str] = (),
 ) -> Outcome:
+    """Alg. 2 from every threshold at never; or, given `start` (values found before, say by the side-by-side
+    pass of strategies.tree), the rounds that tune each threshold again with the others at those values, the
+    `settled` ones kept as they are."""
     never = never_value(d.epars for d in datasets)
-    current = {node.name: never for node in all_nodes(forest)}
-    tuned: dict[str, int] = {}
-    notes: list[str] = []
+    current = {node.name: never for node in all_nodes(forest)} | dict(start or {})
+    tuned: dict[str, int] = dict(start or {})
+    notes = list(notes)
 
     def note(text: str) -> None:
         if text not in notes:
@@ -76,7 +80,8 @@ def tune_simple(
 
     reached = [node.name for node in all_nodes(forest) if any(node.name in d.epars for d in datasets)]
     try:
-        _rounds(forest, datasets, bench, log, never, current, tuned, note)
+        _rounds(forest, datasets, bench, log, never, current, tuned, note, again=start is not None,
+                settled=settled)
     except Stopped as stop:
         log(f"stopped: {stop}")
         return stopped_outcome(current, tuned, reached, notes, str(stop), never)
@@ -84,15 +89,20 @@ def tune_simple(
 
 
 def _rounds(forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Callable[[str], None], never: int,
-            current: dict[str, int], tuned: dict[str, int], note: Callable[[str], None]) -> None:
-    """Tunes each threshold in turn, round after round, into `current` and `tuned`."""
-    rounds = MAX_ROUNDS if len(current) > 1 else 1
+            current: dict[str, int], tuned: dict[str, int], note: Callable[[str], None], again: bool,
+            settled: Collection[str]) -> None:
+    """Tunes each threshold in turn, round after round, into `current` and `tuned` (`again`: the values in
+    `current` were found before, and count as the first round)."""
+    first = 2 if again else 1
     profiles = Profiles(bench, forest)
-    for round_number in range(1, rounds + 1):
-        if round_number > 1:
+    for round_number in range(first, (MAX_ROUNDS if len(current) > 1 else 1) + 1):
+        again = round_number > 1
+        if again:
             log(f"round {round_number}: each threshold again, the others at their tuned values")
         changed = False
         for node in tuning_order(forest):
+            if node.name in settled:
+                continue
             reaching = [d for d in datasets if node.name in d.epars]
             if not reaching:
                 note(f"{node.name}: no tuning dataset reaches it; it keeps the program's default")
@@ -101,9 +111,9 @@ def _rounds(forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Ca
             experiment = _Experiment(forest, bench, node, current | pins(node, never), never, profiles)
             value = _tune_node(experiment, reaching, note)
             log(f"  {node.name} = {experiment.show(value)}")
-            changed |= round_number > 1 and value != current[node.name]
+            changed |= again and value != current[node.name]
             current[node.name] = tuned[node.name] = value
-        if round_number > 1 and not changed:
+        if again and not changed:
             break
 
 

@@ -14,8 +14,10 @@ keyed by
   such a run uses the defaults baked into the block (the untuned measurements are runs with no --param at all).
 
 A measurement is one row per program invocation: the first, then one per `measure_more`. A measurement that
-timed out is used again only under a time limit no longer than the one it failed under. Probe failures are not
-stored (a longer --timeout may cure them).
+timed out is used again only under a time limit no longer than the one it failed under. A probe is one row: the
+ePars, the device's name and default threshold, and the timed runs of its first run, from which the bench
+learns the dataset's noise as the live probe taught it. Probe failures are not stored (a longer --timeout may
+cure them). A store of schema 1 (no probe runs) is brought to schema 2 when it is opened.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from incflat.tuner.errors import TunerError
 from incflat.tuner.measure import Measurement
 
 APPLICATION_ID = 0x1CF1A701  # sqlite's application_id of a tuning store: a file incflat created
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SCHEMA = """
 CREATE TABLE evaluations (
     id INTEGER PRIMARY KEY,
@@ -59,6 +61,10 @@ CREATE TABLE probes (
     PRIMARY KEY (program, device, dataset, config)
 );
 """
+# schema 1 -> 2: the probe's timed runs (warm-up first, JSON; NULL: none), its wall time and the device's default
+# threshold
+PROBE_RUNS = ("ALTER TABLE probes ADD COLUMN times_us TEXT", "ALTER TABLE probes ADD COLUMN wall_s REAL",
+              "ALTER TABLE probes ADD COLUMN default_threshold INTEGER")
 
 
 def default_store_path(fut_path: Path) -> Path:
@@ -109,6 +115,15 @@ def dataset_key(dataset: Dataset) -> str:
 class Stored:
     measurement: Measurement
     walls: tuple[tuple[float, int], ...]  # (wall time, runs incl. warm-up) of each successful invocation
+
+
+@dataclass(frozen=True)
+class StoredProbe:
+    epars: Mapping[str, tuple[int, ...]]
+    device: str | None
+    default_threshold: int | None
+    times_us: tuple[float, ...]  # the timed runs of its first run, the warm-up first (): none
+    wall_s: float
 
 
 class Store:
@@ -168,20 +183,24 @@ class ProgramStore:
                            row))
         self._write(statements)
 
-    def probe(self, dataset: Dataset) -> tuple[dict[str, tuple[int, ...]], str | None] | None:
-        """The stored ePars and device name of a dataset's probe, or None."""
-        rows = self._query("SELECT epars, device_name FROM probes WHERE program = ? AND device = ? AND dataset = ?"
-                           " AND config = ?", (*self._where(dataset), self.key.whole))
+    def probe(self, dataset: Dataset) -> StoredProbe | None:
+        """The stored probe of a dataset, or None."""
+        rows = self._query("SELECT epars, device_name, default_threshold, times_us, wall_s FROM probes"
+                           " WHERE program = ? AND device = ? AND dataset = ? AND config = ?",
+                           (*self._where(dataset), self.key.whole))
         if not rows:
             return None
-        epars, device = rows[0]
-        return {name: tuple(values) for name, values in json.loads(epars).items()}, device
+        epars, device, default, times, wall = rows[0]
+        return StoredProbe({name: tuple(values) for name, values in json.loads(epars).items()}, device, default,
+                           tuple(json.loads(times)) if times else (), wall or 0.0)
 
-    def add_probe(self, dataset: Dataset, epars: Mapping[str, Sequence[int]], device: str | None) -> None:
-        row = (*self._where(dataset), self.key.whole, json.dumps({k: list(v) for k, v in epars.items()}),
-               device, dataset.name, _now())
+    def add_probe(self, dataset: Dataset, found: StoredProbe) -> None:
+        row = (*self._where(dataset), self.key.whole, json.dumps({k: list(v) for k, v in found.epars.items()}),
+               found.device, found.default_threshold, json.dumps(list(found.times_us)) if found.times_us else None,
+               found.wall_s, dataset.name, _now())
         self._write([("INSERT OR REPLACE INTO probes (program, device, dataset, config, epars, device_name,"
-                      " dataset_name, recorded) VALUES (?,?,?,?,?,?,?,?)", row)])
+                      " default_threshold, times_us, wall_s, dataset_name, recorded)"
+                      " VALUES (?,?,?,?,?,?,?,?,?,?,?)", row)])
 
     def _where(self, dataset: Dataset) -> tuple[str, str, str]:
         if dataset not in self._datasets:
@@ -237,12 +256,16 @@ def _open(path: Path) -> sqlite3.Connection:
             objects = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
             if application_id == 0 and objects == 0:  # new
                 # statement by statement: executescript would commit the transaction
-                for statement in filter(str.strip, SCHEMA.split(";")):
+                for statement in [*filter(str.strip, SCHEMA.split(";")), *PROBE_RUNS]:
                     connection.execute(statement)
                 connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             elif application_id != APPLICATION_ID:
                 raise refuse("is an sqlite database that incflat did not write")
+            elif version == 1:
+                for statement in PROBE_RUNS:
+                    connection.execute(statement)
+                connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             elif version != SCHEMA_VERSION:
                 raise refuse(f"was written by another version of incflat (schema {version}, not {SCHEMA_VERSION})")
     except sqlite3.Error as e:

@@ -5,7 +5,8 @@ returns an Outcome: the assignment of the thresholds some tuning dataset reaches
 budget or the time limit, or interrupted (measure.Stopped), a strategy returns the best assignment so far: the
 best one measured, or the thresholds tuned so far (simple.stopped_outcome).
 
-- tree: the simple-case algorithm (tuner.simple; Breddam's Alg. 2), per-dataset ranges, children first.
+- tree: the simple-case algorithm (tuner.simple; Breddam's Alg. 2), per-dataset ranges, children first;
+  where several trees are reached, from the values of instrumented's side-by-side pass.
 - monotonic: futhark autotune's (TFP'21): children first; per threshold, the datasets in turn, each
   binary-searching the ePars left between the bounds the datasets before it set.
 - exhaustive: every combination of plateaus that some dataset can tell apart (the oracle for small trees).
@@ -39,7 +40,30 @@ NON_MONOTONIC = 1.02  # futhark autotune's epsilon
 
 
 def tree(space: Space, objective: Objective, rng: np.random.Generator, log: Log) -> Outcome:
-    return tune_simple(space.forest, space.datasets, objective.bench, log)
+    """Alg. 2 (tuner.simple). Where the datasets reach several trees (versions of different statements), it
+    starts from the side-by-side pass of `instrumented` instead of from never: two profiled runs per dataset
+    and step serve a threshold of every tree, where Alg. 2's rounds would tune the trees one after another,
+    each against the others at never, and then again. That pass is the first round; the next ones tune each
+    threshold compared once per run again, by timed runs, the others at their values, until one changes
+    nothing; a loop guard (several values in one run) keeps the breakpoint its profiled runs gave, as Alg. 2
+    would compute it in the same way."""
+    if len(_trees(space)) < 2:
+        return tune_simple(space.forest, space.datasets, objective.bench, log)
+    log(f"{len(_trees(space))} trees: their thresholds first side by side from profiled runs (as instrumented)")
+    seeded = instrumented(space, objective, rng, log)
+    if seeded.stopped:
+        return seeded
+    looped = {n.name for n in space.order if any(len(d.epars.get(n.name, ())) > 1 for d in space.datasets)}
+    return tune_simple(space.forest, space.datasets, objective.bench, log, start=seeded.assignment,
+                       settled=looped, notes=seeded.notes)
+
+
+def _trees(space: Space) -> dict[str, list[Node]]:
+    """The reached thresholds of each tree (by its root's name), children first."""
+    per_tree: dict[str, list[Node]] = {}
+    for node in space.order:
+        per_tree.setdefault(node.ancestors[0][0] if node.ancestors else node.name, []).append(node)
+    return per_tree
 
 
 def _result(space: Space, assignment: Mapping[str, int], notes: Sequence[str] = ()) -> Outcome:
@@ -229,9 +253,7 @@ def instrumented(space: Space, objective: Objective, rng: np.random.Generator, l
     search over its plateaus. The trees of the forest are independent versions of different statements, so one
     threshold of each, children first, is set at once: two runs per dataset serve them all."""
     profiles = Profiles(objective.bench, space.forest)
-    per_tree: dict[str, list[Node]] = {}
-    for node in space.order:
-        per_tree.setdefault(node.ancestors[0][0] if node.ancestors else node.name, []).append(node)
+    per_tree = _trees(space)
     current, tuned, notes = space.start(), [], []
     try:
         for step in range(max(map(len, per_tree.values()), default=0)):

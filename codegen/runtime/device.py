@@ -19,7 +19,7 @@ import pyopencl.tools as cl_tools
 from .arrays import COPY_SOURCE, DeviceArray, check_sizes, interleaved_strides, row_major_strides, shape_text
 from .errors import KernelUnavailable, ProgramError, WorkgroupTooLarge, fail
 from .prims import PRIMS
-from .tuning import USER_PARAM, comparison_line, device_line
+from .tuning import USER_PARAM, comparison_line, default_threshold_line, device_line
 
 GPU_DEFAULT_THRESHOLD = 32768
 DEFAULT_TILE_SIZE = 16  # the tile size at which the thesis's tuner tunes the thresholds (§3.1)
@@ -188,6 +188,7 @@ class Context:
                 self.values[name] = int(value)
         if debug:
             print(device_line(self.device.name, self.device.platform.name), file=sys.stderr)
+            print(default_threshold_line(self.default_threshold), file=sys.stderr)
         self.pool, self.error_buf = self.device_state.pool, self.device_state.error_buf
 
         self.kernel_times = {}

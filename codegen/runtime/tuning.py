@@ -11,7 +11,9 @@
 - Tuning files (`name=int` lines, `--` comments): `tuning_file_text` writes them, `parse_tuning_file` reads
   them, naming the line of an error.
 - Log lines: `-L` prints `Compared <threshold> <= <par>: true.` (`comparison_line`, `parse_comparisons`) and
-  `-D` prints `Device: <name> (<platform>)` (`device_line`, `parse_device`).
+  `-D` prints `Device: <name> (<platform>)` (`device_line`, `parse_device`) and `Default threshold: <n>`, the
+  value of every threshold that no tuned default, tuning file or --param sets (`default_threshold_line`,
+  `parse_default_threshold`).
 - The tuned-defaults block of a compiled program, between two marker lines: `defaults_block` writes it (the
   compiler, at first empty) and `with_defaults` replaces it (the tuner).
 
@@ -317,6 +319,18 @@ _DEVICE = re.compile(r"^Device:\s*(.*?)\s*$", re.MULTILINE)
 def parse_device(stderr: str) -> Optional[str]:
     match = _DEVICE.search(stderr)
     return match.group(1) if match and match.group(1) else None
+
+
+def default_threshold_line(value: int) -> str:
+    return f"Default threshold: {value}"
+
+
+_DEFAULT_THRESHOLD = re.compile(r"^Default threshold:\s*(\d+)\s*$", re.MULTILINE)
+
+
+def parse_default_threshold(stderr: str) -> Optional[int]:
+    match = _DEFAULT_THRESHOLD.search(stderr)
+    return int(match.group(1)) if match else None
 
 
 # ---- the tuned-defaults block of a compiled program ----
