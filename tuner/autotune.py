@@ -238,7 +238,7 @@ def autotune(
             log(f"{len(all_nodes(forest))} thresholds in {len(forest)} tree(s)")
 
             try:
-                before, probes = _untuned_and_probes(bench, forest, selection, defaults, log)
+                before, probes, untuned_keys = _untuned_and_probes(bench, forest, selection, defaults, log)
             except Stopped as stop:
                 raise _nothing_tuned(str(stop), limits) from None
             probed = [Probed(d, probes[d.name].epars) for d in selection.tuning if not probes[d.name].failure]
@@ -268,8 +268,7 @@ def autotune(
                 raise _nothing_tuned(outcome.stopped, limits)
             assignment, notes, stopped = outcome.assignment, outcome.notes, outcome.stopped
             # with the runs a comparison added since (the untuned run is its path's cached experiment)
-            before = {d.name: bench.latest(d, _untuned_key(forest, defaults, probes.get(d.name)), before[d.name])
-                      for d in every}
+            before = {d.name: bench.latest(d, untuned_keys[d.name], before[d.name]) for d in every}
             keep = strategy not in PER_DATASET and _worse_than_untuned(goal, assignment, before, stopped)
             if keep:  # a search from never can end worse than where the program started
                 notes += (f"the {strategy} strategy's thresholds were significantly slower on the tuning datasets "
@@ -334,39 +333,39 @@ def autotune(
 
 
 def _untuned_and_probes(bench: Bench, forest: Forest, selection: Selection, defaults: Mapping[str, int],
-                        log: Callable[[str], None]) -> tuple[dict[str, Measurement], dict[str, Probe]]:
-    """The probes of the tuning datasets, then the untuned measurements of every dataset. A probed dataset's
-    untuned run is the experiment of its path under the program's `defaults`, so a strategy that runs that path
-    again is answered from the cache (and the report's untuned and tuned figures of one path are one
-    measurement)."""
+                        log: Callable[[str], None]) -> tuple[dict[str, Measurement], dict[str, Probe], dict]:
+    """The probes of the tuning datasets, then the untuned measurements of every dataset, and the cache key of
+    each (None: not probed). A probed dataset's untuned run is the experiment of its path under the program's
+    `defaults`, so a strategy that runs that path again is answered from the cache (and the report's untuned
+    and tuned figures of one path are one measurement)."""
     log("ePar values (-L):")
     probes = {d.name: probe(forest, bench, d, NEVER) for d in selection.tuning}
     for name, found in probes.items():
         shown = found.failure and f"{found.failure}; not tuned on"
         log(f"  {name}: " + (shown or ", ".join(f"{t} <= {list(vs)}" for t, vs in found.epars.items())))
     log("untuned (the program's current defaults):")
-    before = {d.name: bench.measure(d, None, key=_untuned_key(forest, defaults, probes.get(d.name)),
-                                    label="untuned")
-              for d in selection.tuning + selection.held_out}
+    every = selection.tuning + selection.held_out
+    keys = {d.name: _untuned_key(forest, defaults, probes[d.name]) if d.name in probes else None for d in every}
+    before = {d.name: bench.measure(d, None, key=keys[d.name], label="untuned") for d in every}
     for d in selection.tuning:  # (a held-out dataset's failure is only reported)
         if not before[d.name].ok:
             raise TunerError(f"the untuned program fails on dataset {d.name}: {before[d.name].failure}")
-    return before, probes
+    return before, probes, keys
 
 
-def _untuned_key(forest: Forest, defaults: Mapping[str, int], found: Probe | None):
-    """The experiment of a probed dataset under the program's defaults (None: not probed, or a threshold it
-    compares has no value the tuner knows)."""
-    if found is None or found.failure:
+def _untuned_key(forest: Forest, defaults: Mapping[str, int], found: Probe):
+    """The experiment of a probed dataset under the program's defaults (None: the probe failed, or a threshold
+    it compares has no value the tuner knows)."""
+    if found.failure:
         return None
     values = _in_effect(forest, defaults, found)
     return experiment_key(path(forest, values, found.epars), {}) if values.keys() >= found.epars.keys() else None
 
 
-def _in_effect(forest: Forest, defaults: Mapping[str, int], found: Probe | None) -> dict[str, int]:
+def _in_effect(forest: Forest, defaults: Mapping[str, int], found: Probe) -> dict[str, int]:
     """The threshold values a run with no --param takes: the program's listed defaults, and the device's
     default threshold (from the probe's -D) for the others, where it is known."""
-    device = {} if found is None or found.default_threshold is None else dict.fromkeys(
+    device = {} if found.default_threshold is None else dict.fromkeys(
         (n.name for n in all_nodes(forest)), found.default_threshold)
     return device | dict(defaults)
 

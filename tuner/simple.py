@@ -80,7 +80,7 @@ def tune_simple(
 
     reached = [node.name for node in all_nodes(forest) if any(node.name in d.epars for d in datasets)]
     try:
-        _rounds(forest, datasets, bench, log, never, current, tuned, note, again=start is not None,
+        _rounds(forest, datasets, bench, log, never, current, tuned, note, seeded=start is not None,
                 settled=settled)
     except Stopped as stop:
         log(f"stopped: {stop}")
@@ -89,11 +89,11 @@ def tune_simple(
 
 
 def _rounds(forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Callable[[str], None], never: int,
-            current: dict[str, int], tuned: dict[str, int], note: Callable[[str], None], again: bool,
+            current: dict[str, int], tuned: dict[str, int], note: Callable[[str], None], seeded: bool,
             settled: Collection[str]) -> None:
-    """Tunes each threshold in turn, round after round, into `current` and `tuned` (`again`: the values in
+    """Tunes each threshold in turn, round after round, into `current` and `tuned` (`seeded`: the values in
     `current` were found before, and count as the first round)."""
-    first = 2 if again else 1
+    first = 2 if seeded else 1
     profiles = Profiles(bench, forest)
     for round_number in range(first, (MAX_ROUNDS if len(current) > 1 else 1) + 1):
         again = round_number > 1

@@ -47,9 +47,10 @@ def tree(space: Space, objective: Objective, rng: np.random.Generator, log: Log)
     threshold compared once per run again, by timed runs, the others at their values, until one changes
     nothing; a loop guard (several values in one run) keeps the breakpoint its profiled runs gave, as Alg. 2
     would compute it in the same way."""
-    if len(_trees(space)) < 2:
+    trees = len(_trees(space))
+    if trees < 2:
         return tune_simple(space.forest, space.datasets, objective.bench, log)
-    log(f"{len(_trees(space))} trees: their thresholds first side by side from profiled runs (as instrumented)")
+    log(f"{trees} trees: their thresholds first side by side from profiled runs (as instrumented)")
     seeded = instrumented(space, objective, rng, log)
     if seeded.stopped:
         return seeded
