@@ -1,7 +1,7 @@
 """The tuner study: every strategy of `incflat autotune` on programs of the suite, side by side.
 
     python futhark_examples/tuner_study.py PROGRAM.fut ... [--strategies tree,monotonic,...] [--runs R]
-        [--budget N] [--seed S] [--exclude-case TAG ...] [-d DEVICE] [--out DIR]
+        [--budget N] [--seed S] [--exclude-case TAG ...] [-d DEVICE] [--out DIR] [--reuse FILE]
 
 For each program it compiles incremental (IF) and moderate (MF) flattening once, then tunes a fresh copy of
 the IF program with each strategy (no shared measurements: each starts cold) and reports, per strategy:
@@ -20,8 +20,10 @@ The objective and held-out figures come from one side-by-side pass after all the
 result, untuned IF and MF, measured in interleaved rounds (--rounds of --runs runs), not from the tuners' own
 cold runs.
 
-It writes DIR/study.json (everything, each strategy's log included) and DIR/study.md (the tables). Data files
-must exist: `python futhark_examples/gen_data.py PROGRAM` (matmul: gen_matmul_data.py).
+It writes DIR/study.json (everything, each strategy's log included) and DIR/study.md (the tables), and
+DIR/PROGRAM.partial.json after each strategy. `--reuse FILE` (a partial file or a study.json) takes the
+results of the strategies it holds instead of tuning again: a study cut off before its side-by-side pass
+goes on from there. Data files must exist: `python futhark_examples/gen_data.py PROGRAM` (matmul: gen_matmul_data.py).
 """
 
 from __future__ import annotations
@@ -116,14 +118,26 @@ def study_program(fut: pathlib.Path, args) -> dict:
         pristine = compiled.read_bytes()
         versions = len(leaf_names(build_forest(Program(compiled, args.pass_option).params(args.timeout))))
         results = []
+        earlier = reused(args.reuse, fut.stem)
         for strategy in args.strategies:  # each result kept as it comes, for a study that is cut off
-            results.append(tune_with(strategy, local, compiled, pristine, args))
+            results.append(earlier.get(strategy) or tune_with(strategy, local, compiled, pristine, args))
             (args.out / f"{fut.stem}.partial.json").write_text(json.dumps(results, indent=1) + "\n")
         compiled.write_bytes(pristine)  # (each strategy baked its values in)
         programs = {"untuned": (compiled, None), "MF": (moderate, None)}
         programs |= {r["strategy"]: (compiled, r["assignment"]) for r in results if "error" not in r}
         measured = side_by_side(local, programs, args)
     return summarise(fut.stem, results, measured) | {"versions": versions}
+
+
+def reused(path: pathlib.Path | None, program: str) -> dict[str, dict]:
+    """The strategies' results in a partial file (a list of results) or a study.json (a list of programs),
+    by strategy; failed ones are tuned again."""
+    if path is None:
+        return {}
+    found = json.loads(path.read_text())
+    if found and "program" in found[0]:
+        found = next((p["strategies"] for p in found if p["program"] == program), [])
+    return {r["strategy"]: r for r in found if "error" not in r}  # (summarise recomputes its own fields)
 
 
 def summarise(name: str, results: list[dict], measured: dict) -> dict:
@@ -199,6 +213,8 @@ def main(argv=None) -> int:
     parser.add_argument("--exclude-case", action="append", default=[], metavar="TAG")
     parser.add_argument("-d", "--device", default=None, help="OpenCL device name substring")
     parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path("tuner-study"))
+    parser.add_argument("--reuse", type=pathlib.Path, metavar="FILE",
+                        help="take the results of the strategies in FILE (a partial file or a study.json)")
     args = parser.parse_args(argv)
     args.strategies = [s for s in args.strategies.split(",") if s]
     unknown = [s for s in args.strategies
