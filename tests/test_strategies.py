@@ -22,7 +22,7 @@ from incflat.tuner.tree import Probed, build_forest
 
 import fake_program as fake
 
-STOCHASTIC = ("random", "cma", "bandit", "aco")
+STOCHASTIC = ("random", "cma", "bandit")
 CHAIN = fake.THRESHOLDS  # matmul's: T1 -> (V1 | T2 -> (V2 | T3 -> (V3 | T4 -> (V4 | V5))))
 
 
@@ -107,8 +107,7 @@ def test_combinations_are_the_distinct_experiments():
     assert every == {space.paths(a) for a in combinations(space)}
 
 
-@pytest.mark.parametrize("name", ["tree", "monotonic", "exhaustive", "binary", "active", "cma", "random", "bandit",
-                                  "aco"])
+@pytest.mark.parametrize("name", ["tree", "monotonic", "exhaustive", "binary", "active", "cma", "random", "bandit"])
 def test_each_strategy_finds_the_optimum_of_a_consistent_chain(name):
     space = Space.of(chain_forest(), DATASETS)
     bench = ModelBench(chain_cost)
@@ -312,7 +311,7 @@ class LimitedBench(ModelBench):
         return super().measure(dataset, params, key=key, label=label)
 
 
-@pytest.mark.parametrize("name", ["exhaustive", "binary", "monotonic", "random", "aco"])
+@pytest.mark.parametrize("name", ["exhaustive", "binary", "monotonic", "random"])
 def test_a_strategy_stopped_by_the_runs_budget_keeps_its_best_so_far(name):
     space = Space.of(chain_forest(), DATASETS)
     objective = Objective(space, LimitedBench(chain_cost, 10))

@@ -652,13 +652,13 @@ def test_tuning_sends_each_dataset_to_its_cheapest_version_and_writes_back(tmp_p
 
 
 @pytest.mark.parametrize("strategy", ["monotonic", "exhaustive", "active", "binary", "instrumented", "random", "cma",
-                                      "aco", "bandit"])
+                                      "bandit"])
 def test_every_strategy_tunes_and_writes_back(tmp_path, strategy):
     """The exact strategies send every tuning dataset to its cheapest version, as the tree does; the others
     (a local search, the fake program's missing -P records, samplers within a budget of 60 program runs)
     write a tuning whose summed runtime on the tuning datasets (their objective) is no more than untuned."""
     fut, program = _workspace(tmp_path)
-    limits = Limits(budget=60) if strategy in ("random", "cma", "aco", "bandit") else None
+    limits = Limits(budget=60) if strategy in ("random", "cma", "bandit") else None
     result = autotune(fut, program, runs=2, out=io.StringIO(), strategy=strategy, seed=3, limits=limits)
     selection = select_datasets(read_test_cases(fut))
     for d in selection.tuning if strategy in ("monotonic", "exhaustive", "active") else ():

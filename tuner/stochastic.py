@@ -5,15 +5,12 @@ paths) are measured, and keeps the best. Reproducible with --seed.
 - random: uniformly random plateaus, the baseline of the study.
 - cma: CMA-ES (the `cma` package) over all thresholds' plateau indices jointly, starting from never
   (the thesis's CMAIndex, §3.3).
-- aco: a Max-Min ant system in the hyper-cube framework (Coding Ants, seed 001): ants walk the version tree
-  parents first, choosing each reached threshold's plateau with probability proportional to its
-  pheromone, then each size's value (with --tune-sizes); the iteration's best ant (the best so far, in the
-  later iterations) deposits.
-
-With --tune-sizes, these strategies search the sizes jointly with the thresholds (JOINT_SIZES): the Space's
-size dimensions, whose first value is the program's default.
 - bandit: OpenTuner's AUC bandit over three techniques (uniform random, mutation of the best, Nelder-Mead on
   the plateau indices, which are log-scaled values), each credited with the new bests it found recently.
+
+With --tune-sizes, these strategies search the sizes jointly with the thresholds (JOINT_SIZES): the Space's
+size dimensions, whose first value is the program's default. (An ant colony, seed 001's MMAS, was here until
+the tuner study found it no better than random at the same budget: docs/tuning.md.)
 """
 
 from __future__ import annotations
@@ -30,7 +27,7 @@ from incflat.tuner.simple import Outcome
 
 Log = Callable[[str], None]
 DEFAULT_BUDGET = 60  # experiments when the run has no --budget or --stop-after
-JOINT_SIZES = ("random", "cma", "aco", "bandit")  # strategies that search --tune-sizes with the thresholds
+JOINT_SIZES = ("random", "cma", "bandit")  # strategies that search --tune-sizes with the thresholds
 STALE_DRAWS = 2000  # a sampler stops after this many draws in a row that found no new experiment
 
 
@@ -85,38 +82,6 @@ def cma_search(space: Space, objective: Objective, rng: np.random.Generator) -> 
             break
         xs = es.ask()
         es.tell(xs, [finite(objective(space.from_indices(np.rint(x)), "cma")) for x in xs])
-
-
-ANTS, EVAPORATION, PHEROMONE_MIN = 10, 0.1, 0.05  # the paper's 10 ants and rho; tau in [0.05, 1]
-BEST_SO_FAR_AFTER = 0.6  # the share of the budget after which the best so far deposits, not the iteration's
-
-
-@budgeted
-def aco(space: Space, objective: Objective, rng: np.random.Generator) -> None:
-    nodes = space.parents_first
-    pheromone = {name: np.ones(len(space.values[name])) for name in space.names}
-    best: tuple[float, dict] | None = None
-    for _ in _draws(objective):  # a round of ants each
-        iteration_best: tuple[float, dict] | None = None
-        for _ant in range(ANTS):
-            walk, assignment = {}, space.start()
-            # parents first: a threshold no dataset reaches keeps never; then the sizes (--tune-sizes), jointly
-            for name in [node.name for node in nodes if space.reached(node, assignment)] + list(space.sizes):
-                tau = pheromone[name]
-                walk[name] = int(rng.choice(len(tau), p=tau / tau.sum()))
-                assignment[name] = space.values[name][walk[name]]
-            value = objective(assignment, "aco")
-            if iteration_best is None or value < iteration_best[0]:
-                iteration_best = (value, walk)
-        if best is None or iteration_best[0] < best[0]:
-            best = iteration_best
-        late = objective.experiments >= BEST_SO_FAR_AFTER * (objective.budget or DEFAULT_BUDGET)
-        _, deposit = best if late else iteration_best
-        for name, tau in pheromone.items():
-            tau *= 1 - EVAPORATION
-            if name in deposit:
-                tau[deposit[name]] += EVAPORATION
-            np.clip(tau, PHEROMONE_MIN, 1.0, out=tau)
 
 
 # ---- the AUC bandit ----

@@ -15,7 +15,7 @@ best one measured, or the thresholds tuned so far (simple.stopped_outcome).
 - instrumented: the thesis's Alg. 8: per threshold two profiled runs per dataset (true and false at every
   comparison), each comparison's own time read from the program's `-P` records, and the best breakpoint
   computed (Eq. 3.1), not searched.
-- random, cma, aco, bandit: budgeted samplers of whole assignments (tuner.stochastic).
+- random, cma, bandit: budgeted samplers of whole assignments (tuner.stochastic).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from incflat.tuner.measure import Stopped
 from incflat.tuner.instrumented import Profiles
 from incflat.tuner.search import Objective, Space, best_measured, finite
 from incflat.tuner.simple import Outcome, stopped_outcome, tune_simple
-from incflat.tuner.stochastic import aco, bandit, cma_search, random_search
+from incflat.tuner.stochastic import bandit, cma_search, random_search
 
 Log = Callable[[str], None]
 EXHAUSTIVE_LIMIT = 4096  # combinations exhaustive will enumerate without a --budget
@@ -289,5 +289,4 @@ STRATEGIES: dict[str, Callable[[Space, Objective, np.random.Generator, Log], Out
     "instrumented": instrumented,
     "random": random_search,
     "bandit": bandit,
-    "aco": aco,
 }
