@@ -19,7 +19,7 @@ demo: data
 	$(BIN)/incflat autotune futhark_examples/matmul.fut
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q -n auto tests
 
 clean:
 	rm -rf $(VENV) futhark_examples/data futhark_examples/matmul futhark_examples/*.tuning
