@@ -221,6 +221,11 @@ def main(argv=None) -> int:
                if s.partition("+")[0] not in STRATEGIES or s.partition("+")[2] not in ("", "sizes")]
     if unknown:
         parser.error(f"--strategies: no strategy {', '.join(unknown)}; the strategies are {', '.join(STRATEGIES)}")
+    if args.reuse:
+        try:
+            reused(args.reuse, "")
+        except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
+            parser.error(f"--reuse {args.reuse}: not a study's partial file or study.json ({e})")
     args.pass_option = ["-d", args.device] if args.device else []
     args.out.mkdir(parents=True, exist_ok=True)
     study = []
