@@ -347,6 +347,22 @@ def test_a_noisy_dataset_gets_more_runs_per_invocation_and_a_quiet_one_keeps_run
     assert _measure_three(_NoisyProgram(1e6, 0.05), max_runs=40, max_time=1.0)[1] == [5, 5, 5]  # a 1 s run
 
 
+def test_a_first_measurement_made_before_the_noise_was_known_is_topped_up_to_the_runs_the_noise_asks_for():
+    """A held-out dataset's untuned run (no probe learned its noise) gets as many runs as its tuned run will."""
+    dataset = Dataset("d", "main", InlineValues("1"), True)
+    noisy = _NoisyProgram(50.0, 0.05)
+    bench = Bench(noisy, runs=5, timeout=600.0, log=lambda _: None, max_runs=40, max_time=1.0)
+    found = bench.measure(dataset, None, label="untuned")
+    wanted = bench.timed_runs("d")  # at the noise of its first 5 runs
+    first = bench.top_up(dataset, None, found, label="untuned")
+    later = bench.measure(dataset, {T1: 1}, label="tuned")
+    assert len(first.times_us) == wanted == 31 and 25 <= len(later.times_us) <= 40
+    assert [n - 1 for n, _ in noisy.asked] == [5, 26, len(later.times_us)]  # one invocation tops it up
+    quiet = Bench(_NoisyProgram(50.0, 0.001), runs=5, timeout=600.0, log=lambda _: None, max_runs=40, max_time=1.0)
+    kept = quiet.measure(dataset, None)
+    assert quiet.top_up(dataset, None, kept) is kept and quiet.invocations == 1  # its noise asks for no more
+
+
 def test_max_time_0_keeps_runs():
     noisy = _NoisyProgram(50.0, 0.05)
     bench, runs = _measure_three(noisy, max_runs=40, max_time=0.0)

@@ -347,6 +347,8 @@ def _untuned_and_probes(bench: Bench, forest: Forest, selection: Selection, defa
     every = selection.tuning + selection.held_out
     keys = {d.name: _untuned_key(forest, defaults, probes[d.name]) if d.name in probes else None for d in every}
     before = {d.name: bench.measure(d, None, key=keys[d.name], label="untuned") for d in every}
+    for d in selection.held_out:  # as many runs as its tuned measurement will ask for, at the noise it showed
+        before[d.name] = bench.top_up(d, None, before[d.name], label="untuned")
     for d in selection.tuning:  # (a held-out dataset's failure is only reported)
         if not before[d.name].ok:
             raise TunerError(f"the untuned program fails on dataset {d.name}: {before[d.name].failure}")

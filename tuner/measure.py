@@ -252,9 +252,11 @@ class Bench:
         self.observe(Record(dataset, params, key, label, found, result.wall_s, RUN))
         return found
 
-    def measure_more(self, dataset: Dataset, candidate: Candidate, found: Measurement) -> Measurement:
-        """`found` with the runs of another invocation added (and cached under the candidate's key)."""
-        runs = min(self.timed_runs(dataset.name), self.max_runs - len(found.times_us))
+    def measure_more(self, dataset: Dataset, candidate: Candidate, found: Measurement,
+                     runs: int | None = None) -> Measurement:
+        """`found` with the runs of another invocation added (and cached under the candidate's key): `runs`
+        timed runs, or else the dataset's adaptive count, never past `max_runs` in all."""
+        runs = min(runs or self.timed_runs(dataset.name), self.max_runs - len(found.times_us))
         timeout = self._timeout(dataset.name, runs + 1)
         result = self._invoke(dataset, candidate.params, timeout, timing_runs=runs + 1)
         added = self._record(dataset.name, result, timeout)
@@ -266,6 +268,16 @@ class Bench:
         self.log(f"  {dataset.name} [{candidate.label}]: {describe(more)} (measured again)")
         self.observe(Record(dataset, candidate.params, candidate.key, candidate.label, added, result.wall_s, MORE))
         return more
+
+    def top_up(self, dataset: Dataset, params: Mapping[str, int] | None, found: Measurement,
+               label: str = "") -> Measurement:
+        """`found`, made before the dataset's noise was known (a held-out dataset has no probe to learn it
+        from), with another invocation's runs added where the noise it showed asks for more runs than it has:
+        so that it is measured as closely as the measurements it will be compared with."""
+        wanted = self.timed_runs(dataset.name)
+        if not found.ok or len(found.times_us) >= wanted:
+            return found
+        return self.measure_more(dataset, Candidate(params, None, label), found, runs=wanted - len(found.times_us))
 
     def learn(self, name: str, result: RunResult) -> None:
         """Learns dataset `name`'s noise and wall time from timed runs (the warm-up first) that measure nothing
