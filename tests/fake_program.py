@@ -7,7 +7,8 @@ cost model in which the best version depends on the sizes. The result written to
 
 Environment: FAKE_PROGRAM_SLEEP (seconds to sleep per run), FAKE_PROGRAM_FAIL_LEAF (a leaf that fails),
 FAKE_PROGRAM_LOG_SLEEP=N:SECONDS (in a run with -L, the tuner's probe, of a dataset whose n is N, sleep SECONDS),
-FAKE_PROGRAM_LEAF_SLEEP=LEAF:SECONDS (a run that takes this leaf sleeps SECONDS).
+FAKE_PROGRAM_LEAF_SLEEP=LEAF:SECONDS (a run that takes this leaf sleeps SECONDS), FAKE_PROGRAM_NOISE=F (the timed
+runs alternate between 1 + F and 1 - F times the model's runtime).
 Its listing, -L and -D lines and tuning files are the tuning contract's (incflat.codegen.runtime.tuning).
 """
 
@@ -133,7 +134,8 @@ def main():
     times = []
     for run in range(args.runs):
         time.sleep(float(os.environ.get("FAKE_PROGRAM_SLEEP", "0")))
-        times.append(runtime_us(leaf, *sizes) * (WARMUP_FACTOR if run == 0 else 1.0))
+        noise = float(os.environ.get("FAKE_PROGRAM_NOISE", "0")) * (-1) ** run
+        times.append(runtime_us(leaf, *sizes) * (WARMUP_FACTOR if run == 0 else 1.0 + noise))
     if args.write_runtime_to:
         with open(args.write_runtime_to, "w") as file:
             file.writelines(f"{t:.1f}\n" for t in times)

@@ -621,6 +621,19 @@ def _run_fake(program: Path, stdin: str, *args: str) -> str:
     return done.stdout.strip()
 
 
+def test_held_out_and_mf_measurements_get_the_runs_their_noise_asks_for_like_the_tuned_ones(tmp_path, monkeypatch):
+    """No probe learns a held-out dataset's noise, and MF has a bench of its own: their first measurements
+    make --runs runs, then one more invocation brings them to the count the tuned measurements ask for."""
+    fut, program = _workspace(tmp_path)
+    monkeypatch.setenv("FAKE_PROGRAM_NOISE", "0.05")  # 5%: more runs than --max-runs 8 would bring the RSE to 1%
+    result = autotune(fut, program, runs=2, max_runs=8, max_time=1.0, moderate=program, out=io.StringIO())
+    held = [d for d in result.datasets if d.held_out]
+    assert held
+    for report in result.datasets:
+        assert len(report.moderate.times_us) == 8, report.name
+        assert len(report.before.times_us) == len(report.after.times_us) == 8, report.name
+
+
 def test_tuning_sends_each_dataset_to_its_cheapest_version_and_writes_back(tmp_path):
     fut, program = _workspace(tmp_path)
     out = io.StringIO()

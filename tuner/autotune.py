@@ -379,7 +379,7 @@ def _moderate_bench(bench: Bench, moderate: Path | str | None, extra_args: Seque
     if moderate is None:
         return None
     mf = Bench(Program(Path(moderate), extra_args), runs=bench.runs, timeout=bench.timeout, log=log,
-               max_runs=bench.max_runs, limits=bench.limits, observe=observe)
+               max_runs=bench.max_runs, limits=bench.limits, observe=observe, max_time=bench.max_time)
     mf.run_count, mf.stored_count = bench.run_count, bench.stored_count
     if opened:
         try:
@@ -398,7 +398,8 @@ def _moderate_runs(mf_bench: Bench | None, failure: str | None, every: Sequence[
     if mf_bench is None:
         log(f"  failed: {failure}")
         return {d.name: Measurement(failure=failure) for d in every}
-    return {d.name: mf_bench.measure(d, None, label="MF") for d in every}
+    # (a bench of its own, which learns its noise from these: topped up as a held-out dataset's untuned run is)
+    return {d.name: mf_bench.top_up(d, None, mf_bench.measure(d, None, label="MF"), label="MF") for d in every}
 
 
 def _plot(directory: Path, records: Sequence[Record], thresholds: Sequence[str], epars: dict,
