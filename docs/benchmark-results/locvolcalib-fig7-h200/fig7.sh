@@ -16,4 +16,4 @@ for ds in medium large; do
   done
  done
 done
-python3 docs/benchmark-results/locvolcalib-fig7-h200/fig7sum.py /tmp/fig7 > kernels.txt
+python3 docs/benchmark-results/locvolcalib-fig7-h200/fig7sum.py /tmp/fig7 > /tmp/fig7/kernels.txt
