@@ -157,7 +157,7 @@ def test_profile_reports_kernels_and_versions(matmul, device, tmp_path):
     decisions = [(v["threshold"], v["outcome"], v["epar"]) for v in record["versions"]]
     assert sorted(decisions) == [("main.suff_intra_par_1", False, 2), ("main.suff_intra_par_3", False, 2),
                                  ("main.suff_outer_par_0", False, 2), ("main.suff_outer_par_2", False, 4)]
-    assert all(v["time_us"] > 0 for v in record["versions"])
+    assert all(v["time_us"] > 0 and v["host_us"] > 0 for v in record["versions"])
 
 
 PARAM_ATTRIBUTE = """

@@ -204,12 +204,32 @@ def test_instrumented_computes_a_loop_thresholds_breakpoint_from_two_profiled_ru
     space = Space.of(forest, [probed("d", {"m.t": epars})])
 
     def profile(name, assignment):
-        return [{"threshold": "m.t", "outcome": assignment["m.t"] <= e, "epar": e,
+        return [{"threshold": "m.t", "outcome": assignment["m.t"] <= e, "epar": e, "host_us": 0.0,
                  "time_us": (5.0 if e >= 100 else 50.0) if assignment["m.t"] <= e else 20.0} for e in epars]
 
     bench = ModelBench(lambda name, a: 0.0, profile)
     outcome = STRATEGIES["instrumented"](space, Objective(space, bench), np.random.default_rng(0), lambda _: None)
     assert outcome.assignment == {"m.t": 100}
+    assert bench.invocations == 2
+
+
+def test_instrumented_counts_the_hosts_time_in_a_version_where_it_is_longer_than_its_kernels():
+    """The true version's kernels are faster from 100 on (5 against 20 µs), but launching them takes the host
+    40 µs where the false version's one launch takes 8: what the true version costs is its launches up to
+    1000, where its kernels (60 µs) take longer than the false one's (20)."""
+    forest = build_forest([Param("m.t", "threshold", None, ())])
+    epars = (10, 100, 1000)
+    space = Space.of(forest, [probed("d", {"m.t": epars})])
+
+    def profile(name, assignment):
+        return [{"threshold": "m.t", "outcome": True, "epar": e, "host_us": 40.0,
+                 "time_us": {10: 50.0, 100: 5.0, 1000: 5.0}[e]} if assignment["m.t"] <= e else
+                {"threshold": "m.t", "outcome": False, "epar": e, "host_us": 8.0,
+                 "time_us": {10: 20.0, 100: 20.0, 1000: 60.0}[e]} for e in epars]
+
+    bench = ModelBench(lambda name, a: 0.0, profile)
+    outcome = STRATEGIES["instrumented"](space, Objective(space, bench), np.random.default_rng(0), lambda _: None)
+    assert outcome.assignment == {"m.t": 1000}
     assert bench.invocations == 2
 
 
@@ -223,7 +243,7 @@ def test_a_loop_threshold_gets_its_breakpoint_from_two_profiled_runs_per_dataset
 
     def profile(name, assignment):
         return [{"threshold": "m.t", "outcome": assignment["m.t"] <= e, "epar": e,
-                 "time_us": (e / 100 if e >= 3000 else 5 * e) if assignment["m.t"] <= e else 1000.0}
+                 "time_us": (e / 100 if e >= 3000 else 5 * e) if assignment["m.t"] <= e else 1000.0, "host_us": 0.0}
                 for e in epars[name]]
 
     bench = ModelBench(lambda name, a: 0.0, profile)
@@ -241,7 +261,7 @@ def test_instrumented_sets_a_threshold_of_each_tree_at_once():
 
     def profile(name, assignment):
         return [{"threshold": t, "outcome": assignment[t] <= e, "epar": e,
-                 "time_us": (5.0 if e >= wins_from[t] else 50.0) if assignment[t] <= e else 20.0}
+                 "time_us": (5.0 if e >= wins_from[t] else 50.0) if assignment[t] <= e else 20.0, "host_us": 0.0}
                 for t in ("m.a", "m.b") for e in epars]
 
     bench = ModelBench(lambda name, a: 0.0, profile)
@@ -263,9 +283,10 @@ def test_tree_on_several_trees_starts_side_by_side_then_times_each_single_compar
 
     def profile(name, assignment):
         a_true = assignment["m.a"] <= 100
-        return [{"threshold": "m.a", "outcome": a_true, "epar": 100, "time_us": 5.0 if a_true else 20.0}] + [
+        return [{"threshold": "m.a", "outcome": a_true, "epar": 100, "time_us": 5.0 if a_true else 20.0,
+                 "host_us": 0.0}] + [
             {"threshold": t, "outcome": assignment[t] <= e, "epar": e,
-             "time_us": (5.0 if e >= wins_from[t] else 50.0) if assignment[t] <= e else 20.0}
+             "time_us": (5.0 if e >= wins_from[t] else 50.0) if assignment[t] <= e else 20.0, "host_us": 0.0}
             for t in wins_from for e in loop]
 
     def cost(name, assignment):
@@ -328,3 +349,26 @@ def test_a_space_with_no_threshold_reached_tunes_nothing(name):
     outcome = STRATEGIES[name](space, Objective(space, ModelBench(lambda n, a: 1.0)), np.random.default_rng(0),
                                lambda _: None)
     assert outcome.assignment == {} and outcome.stopped is None
+
+
+def test_tree_keeps_the_side_by_side_value_of_a_guard_whose_timed_runs_tie():
+    """As above, but whole timed runs cannot tell m.a's outcomes apart: a tie is no evidence against the value
+    the profiles gave, so tree keeps it instead of setting never."""
+    forest = build_forest([Param(name, "threshold", None, ()) for name in ("m.a", "m.b")])
+    loop = (10, 100, 1000)
+    space = Space.of(forest, [probed("d", {"m.a": (100,), "m.b": loop})])
+
+    def profile(name, assignment):
+        a_true = assignment["m.a"] <= 100
+        return [{"threshold": "m.a", "outcome": a_true, "epar": 100, "time_us": 5.0 if a_true else 20.0,
+                 "host_us": 0.0}] + [
+            {"threshold": "m.b", "outcome": assignment["m.b"] <= e, "epar": e, "host_us": 0.0,
+             "time_us": (5.0 if e >= 100 else 50.0) if assignment["m.b"] <= e else 20.0} for e in loop]
+
+    def cost(name, assignment):
+        return 20.0 + sum(p["time_us"] for p in profile(name, assignment)[1:])
+
+    bench = ModelBench(cost, profile)
+    outcome = STRATEGIES["tree"](space, Objective(space, bench), np.random.default_rng(0), lambda _: None)
+    assert outcome.assignment == {"m.a": 100, "m.b": 100}
+    assert any("m.a: 100, found before, agrees with every dataset's result, so it stays" in n for n in outcome.notes)

@@ -4,10 +4,12 @@ Thresholds are tuned children first. For threshold T, each dataset D that reache
 T=never (false), ancestors pinned so that T is reached, descendants at their tuned values. With D's ePar E,
 "true was significantly faster" means any T in [1, E] suits D, and "false was" any T in [E+1, never]; a dataset
 on which the two differ by less than the noise (measurement.compare: Welch's test, measuring more until
-significant or `max_runs`) suits any T. The chosen value is the upper end of the intersection of these ranges;
-if it is empty, the faster of its two ends (mean runtime summed over the datasets). Experiments are cached by
-each dataset's path, so a subtree already measured is never run again: with a consistent set of datasets,
-each dataset runs once per code version.
+significant or `max_runs`) suits any T. The chosen value is the upper end of the intersection of these ranges,
+unless the value T has lies in it (never in the first pass; in a later one, or after strategies.tree's side-by-
+side pass, the value found before), which then stays: the datasets' results, ties included, do not tell the two
+apart. If the intersection is empty, the faster of its two ends (mean runtime summed over the datasets).
+Experiments are cached by each dataset's path, so a subtree already measured is never run again: with a
+consistent set of datasets, each dataset runs once per code version.
 
 Alg. 2 tunes each threshold once. Guards in sequence are not independent, though (a version's result layout
 changes the speed of the kernels after it), and a threshold tuned early saw the later ones at never; so the pass
@@ -181,11 +183,15 @@ def _from_ranges(experiment: _Experiment, reaching: Sequence[Probed], note: Call
     if tied:
         note(f"{name}: on {', '.join(tied)} both outcomes ran equally fast (the difference was inside the noise "
              f"after {experiment.bench.max_runs} runs), so {'they give' if len(tied) > 1 else 'it gives'} no range")
-    if not ranges:
-        return never
-    lo, hi = max(r[0] for r in ranges), min(r[1] for r in ranges)
+    lo, hi = max((r[0] for r in ranges), default=1), min((r[1] for r in ranges), default=never)
     if lo <= hi:
-        return hi
+        # Every value in [lo, hi] agrees with every dataset: the one it has stays (never in the first pass).
+        kept = experiment.base[name]
+        if not lo <= kept <= hi:
+            return hi
+        if kept != hi:
+            note(f"{name}: {experiment.show(kept)}, found before, agrees with every dataset's result, so it stays")
+        return kept
     note(
         f"{name}: the datasets' ranges do not intersect ({experiment.show(lo)} > {experiment.show(hi)}); "
         "kept the faster end"

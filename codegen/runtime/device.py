@@ -11,6 +11,7 @@ import os
 import re
 import struct
 import sys
+import time
 
 import numpy as np
 import pyopencl as cl
@@ -335,12 +336,15 @@ class Context:
         """With profiling, waits for a launched kernel (the program's or the runtime's copies) and adds its
         time to the kernel's total and to the versions being run."""
         if self.profile:
+            blocked = time.perf_counter()
             event.wait()
+            blocked = time.perf_counter() - blocked
             took = (event.profile.end - event.profile.start) / 1e3
             total, count = self.kernel_times.get(name, (0.0, 0))
             self.kernel_times[name] = (total + took, count + 1)
             for record in self.versions_open:
                 record["time_us"] += took
+                record["waited"] += blocked
 
     def call(self, fn, args):
         """An entry point's function applied to device arguments. When the host fails, an error a kernel
@@ -405,32 +409,40 @@ class Context:
     # ---- which version runs (recorded with -P) ----
 
     def enter(self, threshold, outcome, par):
-        """The guard `threshold` chose `outcome` for parallelism `par`; kernels until leave() are its."""
+        """The guard `threshold` chose `outcome` for parallelism `par`; kernels until leave() are its.
+        A record holds its kernels' time and the host's (the time between enter and leave not spent waiting
+        for a kernel: launching, setting arguments, the host code): a version of many short kernels costs
+        its launches, which its kernels' time does not show."""
         if self.profile:
             self.versions_open.append({"threshold": threshold, "outcome": bool(outcome), "epar": int(par),
-                                       "time_us": 0.0})
+                                       "time_us": 0.0, "host_us": 0.0, "waited": 0.0,
+                                       "entered": time.perf_counter()})
 
     def leave(self):
         if self.profile:
-            self.version_log.append(self.versions_open.pop())
+            record = self.versions_open.pop()
+            spent = time.perf_counter() - record.pop("entered") - record.pop("waited")
+            record["host_us"] = round(max(spent, 0.0) * 1e6, 3)
+            self.version_log.append(record)
 
     def report_profile(self, out=sys.stderr):
         print(f"{'kernel':<32} {'runs':>6} {'total us':>12}", file=out)
         for name, (total, count) in sorted(self.kernel_times.items()):
             print(f"{name:<32} {count:>6} {total:>12.1f}", file=out)
-        print(f"{'version (guard: outcome)':<48} {'runs':>6} {'total us':>12}  ePar values", file=out)
+        print(f"{'version (guard: outcome)':<48} {'runs':>6} {'total us':>12} {'host us':>12}  ePar values",
+              file=out)
         summary = {}
         for r in self.version_log:
             key = f"{r['threshold']}: {'true' if r['outcome'] else 'false'}"
-            count, total, epars = summary.get(key, (0, 0.0, set()))
-            summary[key] = (count + 1, total + r["time_us"], epars | {r["epar"]})
-        for key, (count, total, epars) in sorted(summary.items()):
+            count, total, host, epars = summary.get(key, (0, 0.0, 0.0, set()))
+            summary[key] = (count + 1, total + r["time_us"], host + r["host_us"], epars | {r["epar"]})
+        for key, (count, total, host, epars) in sorted(summary.items()):
             shown = ", ".join(map(str, sorted(epars)[:8])) + (", ..." if len(epars) > 8 else "")
-            print(f"{key:<48} {count:>6} {total:>12.1f}  {shown}", file=out)
+            print(f"{key:<48} {count:>6} {total:>12.1f} {host:>12.1f}  {shown}", file=out)
 
     def profile_json(self):
-        """Per kernel: runs and total time; per guard decision, in order: the ePar, the version it chose
-        and the time of its kernels (the record the instrumentation tuner needs)."""
+        """Per kernel: runs and total time; per guard decision, in order: the ePar, the version it chose,
+        the time of its kernels and the host's time in it (the record the instrumentation tuner needs)."""
         return {"kernels": {name: {"runs": count, "total_us": round(total, 3)}
                             for name, (total, count) in sorted(self.kernel_times.items())},
                 "versions": self.version_log}
