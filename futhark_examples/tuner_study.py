@@ -233,7 +233,9 @@ def main(argv=None) -> int:
         print(f"{fut}: {', '.join(args.strategies)}", flush=True)
         study.append(study_program(fut, args))
         (args.out / "study.json").write_text(json.dumps(study, indent=1) + "\n")
-    device = next((r["device"] for p in study for r in p["strategies"] if "device" in r), "unknown")
+    # (a strategy that ran nothing, as on a program without thresholds, names no device)
+    device = next((r["device"] for p in study for r in p["strategies"] if r.get("device", "unknown") != "unknown"),
+                  "unknown")
     (args.out / "study.md").write_text(markdown(study, device) + "\n")
     print(markdown(study, device))
     return 0

@@ -46,7 +46,8 @@ def tree(space: Space, objective: Objective, rng: np.random.Generator, log: Log)
     each against the others at never, and then again. That pass is the first round; the next ones tune each
     threshold compared once per run again, by timed runs, the others at their values, until one changes
     nothing; a loop guard (several values in one run) keeps the breakpoint its profiled runs gave, as Alg. 2
-    would compute it in the same way."""
+    would compute it in the same way. Where the rounds end significantly slower than the pass they started
+    from, the pass's values are kept."""
     trees = len(_trees(space))
     if trees < 2:
         return tune_simple(space.forest, space.datasets, objective.bench, log)
@@ -55,8 +56,29 @@ def tree(space: Space, objective: Objective, rng: np.random.Generator, log: Log)
     if seeded.stopped:
         return seeded
     looped = {n.name for n in space.order if any(len(d.epars.get(n.name, ())) > 1 for d in space.datasets)}
-    return tune_simple(space.forest, space.datasets, objective.bench, log, start=seeded.assignment,
-                       settled=looped, notes=seeded.notes)
+    tuned = tune_simple(space.forest, space.datasets, objective.bench, log, start=seeded.assignment,
+                        settled=looped, notes=seeded.notes)
+    return tuned if tuned.stopped else _no_worse_than(seeded, tuned, space, objective, log)
+
+
+def _no_worse_than(seeded: Outcome, tuned: Outcome, space: Space, objective: Objective, log: Log) -> Outcome:
+    """`tuned`, unless its whole assignment is significantly slower on the tuning datasets than `seeded`, where
+    it started: each of the rounds' comparisons is a test at 5%, and a few dozen of them (one per guard, dataset
+    and round) can move some guards on noise alone; the whole assignments' comparison catches where those moves
+    added up to a loss."""
+    if tuned.assignment == seeded.assignment:
+        return tuned
+    try:
+        found = [objective.measurements(space.start() | o.assignment, label) for o, label in
+                 ((tuned, "after the rounds"), (seeded, "side by side"))]
+    except Stopped:
+        return tuned
+    if not objective.significantly_worse(*found):
+        return tuned
+    log("the rounds' result was significantly slower than the side-by-side pass's: kept that")
+    return Outcome(seeded.assignment, (*tuned.notes, "the timed rounds' result was significantly slower on the "
+                                       "tuning datasets than the side-by-side pass's, where they started: kept "
+                                       "the side-by-side pass's"))
 
 
 def _trees(space: Space) -> dict[str, list[Node]]:
