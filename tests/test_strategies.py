@@ -353,8 +353,9 @@ def test_a_space_with_no_threshold_reached_tunes_nothing(name):
 
 
 def test_tree_keeps_the_side_by_side_value_of_a_guard_whose_timed_runs_tie():
-    """As above, but whole timed runs cannot tell m.a's outcomes apart: a tie is no evidence against the value
-    the profiles gave, so tree keeps it instead of setting never."""
+    """Two trees, m.a compared once a run and m.b in a loop. The profiles make m.a's true version faster, but
+    whole timed runs cannot tell its outcomes apart: a tie is no evidence against the value the side-by-side
+    pass gave, so tree keeps it instead of setting never."""
     forest = build_forest([Param(name, "threshold", None, ()) for name in ("m.a", "m.b")])
     loop = (10, 100, 1000)
     space = Space.of(forest, [probed("d", {"m.a": (100,), "m.b": loop})])
