@@ -320,6 +320,22 @@ def test_sizes_of_the_kernels_that_ran_are_tuned_one_after_another():
                              f"alone: {idle}",)
 
 
+def test_sizes_of_kernels_under_one_percent_of_the_time_are_left_alone():
+    """segmap_1 took 0.5% of the profiled time: its workgroup size is not tried, though 32 would be faster."""
+    space = Space.of(chain_forest(), DATASETS[:2])
+    big, small = "main.segred_4_tblock_size", "main.segmap_1_tblock_size"
+    params = [Param(big, THREAD_BLOCK_SIZE), Param(small, THREAD_BLOCK_SIZE)]
+
+    def cost(name, a):
+        return 100.0 + (a.get(big, 256) != 32) * 50 + (a.get(small, 256) != 32) * 50
+
+    bench = ModelBench(cost, lambda name, a: [])
+    bench.kernels = {"segred_4": {"runs": 1, "total_us": 995.0}, "segmap_1": {"runs": 1, "total_us": 5.0}}
+    outcome = tune_sizes(space, bench, space.start(), params, lambda _: None)
+    assert outcome.sizes == {big: 32}
+    assert outcome.notes == (f"sizes of kernels under 1% of the profiled time were left alone: {small}",)
+
+
 class LimitedBench(ModelBench):
     """Stops measuring after `limit` program runs, as measure.Bench does at its --budget."""
 

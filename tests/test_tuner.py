@@ -311,6 +311,30 @@ def test_a_difference_that_more_runs_could_not_make_significant_is_a_tie_at_once
     assert bench.run_count["d"] == 2 and not program.outcomes
 
 
+def test_a_difference_known_to_be_under_one_percent_is_a_tie_at_once():
+    """Means 1000 and 1003 with little spread: significant, but its confidence interval lies within 1% of the
+    faster mean, so the comparison is a tie after one invocation each (an equivalence stop)."""
+    program = _StubProgram([RunResult(None, "", 1.0, (900.0, 1000.0, 1000.5, 999.5)),
+                            RunResult(None, "", 1.0, (900.0, 1003.0, 1003.5, 1002.5))])
+    bench = Bench(program, runs=3, timeout=60.0, log=lambda _: None, max_runs=12)
+    dataset = Dataset("d", "main", InlineValues("1"), False)
+    assert compare(bench, dataset, Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b")) == 0
+    assert bench.run_count["d"] == 2 and not program.outcomes
+
+
+def test_a_small_difference_not_yet_known_to_be_small_is_measured_again():
+    """Means 1000 and 1008 from first runs too noisy to bound the difference within 1%: both are measured
+    again, and the difference becomes significant (0.8%) before its interval could fit within 1%."""
+    program = _StubProgram([RunResult(None, "", 1.0, (900.0, 990.0, 1010.0, 1000.0)),
+                            RunResult(None, "", 1.0, (900.0, 998.0, 1018.0, 1008.0)),
+                            RunResult(None, "", 1.0, (900.0, *[1000.0] * 6)),
+                            RunResult(None, "", 1.0, (900.0, *[1008.0] * 6))])
+    bench = Bench(program, runs=3, timeout=60.0, log=lambda _: None, max_runs=12)
+    dataset = Dataset("d", "main", InlineValues("1"), False)
+    assert compare(bench, dataset, Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b")) == -1
+    assert bench.run_count["d"] == 4 and not program.outcomes
+
+
 class _NoisyProgram:
     """Each invocation runs what it is asked for: runs of `mean_us` times 1 -+ `noise` in turn, taking
     `start_s` plus `run_s` a run of wall time. It records the runs and the time limit of each invocation."""

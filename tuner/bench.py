@@ -108,13 +108,26 @@ def welch_pvalue(a: Sequence[float], b: Sequence[float]) -> float:
     from scipy import stats
     if len(a) < 2 or len(b) < 2:
         return math.nan
+    diff, error, dof = _welch(a, b)
+    if error == 0:
+        return 0.0 if diff != 0 else 1.0
+    return float(2 * stats.t.sf(abs(diff / error), dof))
+
+
+def welch_interval(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+    """The 95% confidence interval of mean(a) - mean(b) (Welch; at least two values in each)."""
+    from scipy import stats
+    diff, error, dof = _welch(a, b)
+    half = float(stats.t.ppf(0.975, dof)) * error if error > 0 else 0.0
+    return diff - half, diff + half
+
+
+def _welch(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
+    """The difference of the means, its standard error and its Welch-Satterthwaite degrees of freedom."""
     va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
-    if va + vb == 0:
-        return 0.0 if statistics.fmean(a) != statistics.fmean(b) else 1.0
-    # (computed here, not by stats.ttest_ind, which warns of precision loss where one side has no spread)
-    t = (statistics.fmean(a) - statistics.fmean(b)) / math.sqrt(va + vb)
-    dof = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))  # Welch-Satterthwaite
-    return float(2 * stats.t.sf(abs(t), dof))
+    # (computed here, not by scipy's ttest_ind, which warns of precision loss where one side has no spread)
+    dof = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)) if va + vb > 0 else math.inf
+    return statistics.fmean(a) - statistics.fmean(b), math.sqrt(va + vb), dof
 
 
 def selected(case: TestCase, entry: str | None, exclude: Sequence[str]) -> list[str]:

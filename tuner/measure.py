@@ -13,8 +13,10 @@ mean under TARGET_RSE, ceil((cv / TARGET_RSE)^2), within [runs, max_runs], and n
 seconds of run time (but never fewer than `runs`): a fast, noisy kernel gets more runs in the same invocation,
 at no extra start-up cost, and a slow or quiet one keeps `runs`. It never adds an invocation.
 
-Two measurements are compared by Welch's t-test on their runs. While the difference is not significant at
-ALPHA, the one with fewer runs is measured again (another invocation of R runs, or the adaptive count, added
+Two measurements are compared by Welch's t-test on their runs. A difference whose 95% confidence interval
+lies within EQUIVALENCE of the faster mean is a tie at once, significant or not (an equivalence stop: more
+runs could at most resolve a difference that small, which no figure of the tuner resolves). While the
+difference is not significant at ALPHA, the one with fewer runs is measured again (another invocation of R runs, or the adaptive count, added
 to the cached measurement), up to `max_runs` runs each; a difference still inside the noise then is a tie,
 which a strategy must not read as a preference. So is one that could not become significant at `max_runs`
 runs each at the means and variances seen (`hopeless`): it is not measured again.
@@ -36,7 +38,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from incflat.tuner.bench import CONVERGENCE, mean_ci, relative_standard_error, welch_pvalue
+from incflat.tuner.bench import CONVERGENCE, mean_ci, relative_standard_error, welch_interval, welch_pvalue
 from incflat.tuner.datasets import Dataset
 from incflat.tuner.program import Program, RunResult, output_file
 
@@ -45,6 +47,9 @@ ALPHA = 0.05  # the significance level of a comparison
 Z_95 = 1.96  # the normal approximation's critical value at ALPHA, two-sided
 TIMEOUT_SLACK_S = 1.0  # start-up noise that the wall time of a fast run does not show
 TARGET_RSE = CONVERGENCE[-1][1]  # 1%: futhark bench's bound on the relative standard error of uncorrelated runs
+# Differences known to be smaller than this share of the faster mean are ties: the tuner's figures (means
+# with a relative standard error of TARGET_RSE) cannot tell them apart, and chasing them costs runs.
+EQUIVALENCE = TARGET_RSE
 # The default of --max-time: about what a program invocation costs anyway (process start-up, OpenCL set-up,
 # the warm-up run), so an invocation at most about doubles while the runs of a noisy fast dataset grow.
 DEFAULT_MAX_TIME = 1.0
@@ -167,6 +172,8 @@ def compare(bench: Measurer, dataset: Dataset, first: Candidate, second: Candida
         if not (a.ok and b.ok):
             return 0 if not (a.ok or b.ok) else (-1 if a.ok else 1)
         by_means = (a.mean_us > b.mean_us) - (a.mean_us < b.mean_us)
+        if practically_equal(a, b):
+            return 0
         if welch_pvalue(a.times_us, b.times_us) < ALPHA:
             return by_means
         fewer = 0 if len(a.times_us) <= len(b.times_us) else 1
@@ -176,6 +183,16 @@ def compare(bench: Measurer, dataset: Dataset, first: Candidate, second: Candida
         if hopeless(a, b, bench.max_runs):
             return 0
         found[fewer] = bench.measure_more(dataset, (first, second)[fewer], found[fewer])
+
+
+def practically_equal(a: Measurement, b: Measurement) -> bool:
+    """Whether the 95% confidence interval of the difference of the means lies within EQUIVALENCE of the
+    faster mean (two runs each at least)."""
+    if min(len(a.times_us), len(b.times_us)) < 2:
+        return False
+    low, high = welch_interval(a.times_us, b.times_us)
+    margin = EQUIVALENCE * min(a.mean_us, b.mean_us)
+    return -margin < low and high < margin
 
 
 def hopeless(a: Measurement, b: Measurement, max_runs: int) -> bool:

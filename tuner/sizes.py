@@ -7,7 +7,9 @@ time. Each size parameter that sets one of those kernels (codegen.runtime.tuning
 tuned in turn, those of the slowest kernels first (coordinate descent): each candidate value is compared
 with the value so far on every tuning dataset (measure.compare: measured until significant), and taken only
 if it is significantly faster on some dataset and significantly slower on none. A value a kernel cannot
-launch with fails its runs, which the comparison counts as slower: it is recorded, never chosen.
+launch with fails its runs, which the comparison counts as slower: it is recorded, never chosen. Sizes of
+kernels that took under MIN_SHARE of the profiled time are left alone: whatever their size, they cannot move
+the program's time by more than a tuner's measurement resolves, and each would cost a dozen program runs.
 """
 
 from __future__ import annotations
@@ -22,10 +24,13 @@ from incflat.tuner.search import Space, experiment_key
 from incflat.tuner.tree import path
 
 CANDIDATES = {
-    THREAD_BLOCK_SIZE: (64, 128, 256, 512, 1024),
+    # 32, a warp: a thread-per-row kernel with few rows (OptionPricing's Brownian bridge at 500 paths) spreads
+    # over more compute units in smaller workgroups
+    THREAD_BLOCK_SIZE: (32, 64, 128, 256, 512, 1024),
     GRID_SIZE: (16, 64, 256, 1024, 4096, 16384),
     TILE_SIZE: (4, 8, 16, 32),
 }
+MIN_SHARE = 0.01
 
 
 @dataclass(frozen=True)
@@ -56,10 +61,14 @@ def tune_sizes(space: Space, bench: Measurer, assignment: Mapping[str, int], par
                log: Callable[[str], None]) -> SizeOutcome:
     times = kernel_times(space, bench, assignment)
     weight = {p.name: sum(times[k] for k in sized_kernels(p.name, p.cls, times)) for p in params if p.cls in CANDIDATES}
-    order = sorted((p for p in params if weight.get(p.name)), key=lambda p: -weight[p.name])
+    floor = MIN_SHARE * sum(times.values())
+    order = sorted((p for p in params if weight.get(p.name, 0) > floor), key=lambda p: -weight[p.name])
     unused = [p.name for p in params if p.cls in CANDIDATES and not weight.get(p.name)]
+    minor = [p.name for p in params if 0 < weight.get(p.name, 0) <= floor]
     notes = [f"sizes of kernels the tuned program does not run on the tuning datasets were left alone: "
              f"{', '.join(unused)}"] if unused else []
+    if minor:
+        notes.append(f"sizes of kernels under {MIN_SHARE:.0%} of the profiled time were left alone: {', '.join(minor)}")
     chosen: dict[str, int] = {}
 
     def candidate(d, sizes: Mapping[str, int]) -> Candidate:
