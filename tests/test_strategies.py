@@ -302,6 +302,55 @@ def test_tree_on_several_trees_starts_side_by_side_then_times_each_single_compar
     assert found["instrumented"] == ({"m.a": 100, "m.b": 100, "m.c": 1000}, 2)
 
 
+def test_tree_on_several_trees_without_a_loop_guard_runs_alg_2_without_profiles():
+    """Two chains of two thresholds (six versions), no loop: Alg. 2's rounds, a timed run per path and no
+    profiled run, within the issue's bound of versions + 2 runs per dataset."""
+    params = []
+    for tree in ("x", "y"):
+        params += [Param(f"m.{tree}1", "threshold", None, ()),
+                   Param(f"m.{tree}2", "threshold", None, ((f"m.{tree}1", False),))]
+    space = Space.of(build_forest(params), [probed("d", {name.name: (100,) for name in params})])
+    def cost(name, assignment):
+        x1, x2, y1, y2 = (assignment[f"m.{t}"] <= 100 for t in ("x1", "x2", "y1", "y2"))
+        return (20.0 if x1 else 10.0 if x2 else 15.0) + (10.0 if y1 else 20.0 if y2 else 15.0)
+
+    bench = ModelBench(cost)  # no profile: a profiled run would fail
+    outcome = STRATEGIES["tree"](space, Objective(space, bench), np.random.default_rng(0), lambda _: None)
+    assert outcome.assignment["m.x1"] == space.never and outcome.assignment["m.x2"] <= 100
+    assert outcome.assignment["m.y1"] <= 100
+    assert bench.invocations <= 6 + 2
+
+
+def test_tree_keeps_the_profiled_values_of_a_tree_that_holds_a_loop_guard():
+    """Two trees. In the first, m.p (one value a run) guards the loop guard m.c: the profiles make m.p's true
+    version the cheaper one (5 against 20 µs), and timed whole runs say the opposite (noise, say). tree keeps
+    m.p as the profiles set it, as it keeps m.c; m.s, alone in the second tree and compared once a run, is
+    still corrected by timed runs."""
+    forest = build_forest([Param("m.p", "threshold", None, ()), Param("m.c", "threshold", None, (("m.p", False),)),
+                           Param("m.s", "threshold", None, ())])
+    loop = (10, 100, 1000)
+    space = Space.of(forest, [probed("d", {"m.p": (100,), "m.c": loop, "m.s": (100,)})])
+
+    def profile(name, assignment):
+        p_true, s_true = assignment["m.p"] <= 100, assignment["m.s"] <= 100
+        records = [{"threshold": "m.p", "outcome": p_true, "epar": 100, "time_us": 5.0 if p_true else 20.0,
+                    "host_us": 0.0},
+                   {"threshold": "m.s", "outcome": s_true, "epar": 100, "time_us": 5.0 if s_true else 20.0,
+                    "host_us": 0.0}]
+        if not p_true:
+            records += [{"threshold": "m.c", "outcome": assignment["m.c"] <= e, "epar": e,
+                         "time_us": (5.0 if e >= 100 else 50.0) if assignment["m.c"] <= e else 20.0, "host_us": 0.0}
+                        for e in loop]
+        return records
+
+    def cost(name, assignment):
+        return (30.0 if assignment["m.p"] <= 100 else 20.0) + (30.0 if assignment["m.s"] <= 100 else 20.0)
+
+    bench = ModelBench(cost, profile)
+    outcome = STRATEGIES["tree"](space, Objective(space, bench), np.random.default_rng(0), lambda _: None)
+    assert outcome.assignment["m.p"] == 100 and outcome.assignment["m.s"] == space.never
+
+
 def test_sizes_of_the_kernels_that_ran_are_tuned_one_after_another():
     """Only segred_4's kernels run: its workgroup count is tuned (best at 256), its workgroup size left at the
     default (every candidate is as fast), and segmap_0's size, whose kernel never ran, is left alone."""

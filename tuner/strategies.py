@@ -40,22 +40,28 @@ NON_MONOTONIC = 1.02  # futhark autotune's epsilon
 
 
 def tree(space: Space, objective: Objective, rng: np.random.Generator, log: Log) -> Outcome:
-    """Alg. 2 (tuner.simple). Where the datasets reach several trees (versions of different statements), it
-    starts from the side-by-side pass of `instrumented` instead of from never: two profiled runs per dataset
-    and step serve a threshold of every tree, where Alg. 2's rounds would tune the trees one after another,
-    each against the others at never, and then again. That pass is the first round; the next ones tune each
-    threshold compared once per run again, by timed runs, the others at their values, until one changes
-    nothing; a loop guard (several values in one run) keeps the breakpoint its profiled runs gave, as Alg. 2
-    would compute it in the same way. Where the rounds end significantly slower than the pass they started
+    """Alg. 2 (tuner.simple). Where the datasets reach several trees (versions of different statements) and
+    one of them holds a loop guard (several values in one run), it starts from the side-by-side pass of
+    `instrumented` instead of from never: two profiled runs per dataset and step serve a threshold of every
+    tree, where Alg. 2's rounds would tune the trees one after another, each against the others at never, and
+    then again. That pass is the first round; the next ones tune each threshold compared once per run again,
+    by timed runs, the others at their values, until one changes nothing. Without a loop guard, Alg. 2's own
+    rounds are the cheaper (a run per path, where the pass costs two profiled runs per step before the
+    rounds start). The thresholds of a tree that holds a loop guard keep what the
+    profiled runs gave: the loop guard's breakpoint is computed from them as Alg. 2's loop-node strategy would,
+    and the tree's other guards are decided inside the same loop, where the profiles cost each decision of each
+    version while a whole run's time mixes them all with the loop's noise (on the H200, LUD's timed rounds moved
+    such guards on differences inside it). Where the rounds end significantly slower than the pass they started
     from, the pass's values are kept."""
-    trees = len(_trees(space))
-    if trees < 2:
+    forest = _trees(space)
+    loops = {n.name for n in space.order if any(len(d.epars.get(n.name, ())) > 1 for d in space.datasets)}
+    if len(forest) < 2 or not loops:
         return tune_simple(space.forest, space.datasets, objective.bench, log)
-    log(f"{trees} trees: their thresholds first side by side from profiled runs (as instrumented)")
+    log(f"{len(forest)} trees: their thresholds first side by side from profiled runs (as instrumented)")
     seeded = instrumented(space, objective, rng, log)
     if seeded.stopped:
         return seeded
-    looped = {n.name for n in space.order if any(len(d.epars.get(n.name, ())) > 1 for d in space.datasets)}
+    looped = {n.name for nodes in forest.values() if any(n.name in loops for n in nodes) for n in nodes}
     tuned = tune_simple(space.forest, space.datasets, objective.bench, log, start=seeded.assignment,
                         settled=looped, notes=seeded.notes)
     return tuned if tuned.stopped else _no_worse_than(seeded, tuned, space, objective, log)
