@@ -321,6 +321,29 @@ def test_tree_on_several_trees_without_a_loop_guard_runs_alg_2_without_profiles(
     assert bench.invocations <= 6 + 2
 
 
+def test_a_later_round_compares_a_guard_only_on_the_datasets_the_tuned_values_send_through_it():
+    """m.p's false side holds two guards, m.a and m.b, on which d1 and d2 disagree. d1 takes m.p's true side
+    once tuned, so the second round compares m.a and m.b on d2 alone: 9 runs, where comparing them on d1 too
+    (its m.p pinned false) would run one more path that d1 no longer takes."""
+    params = [Param("m.p", "threshold", None, ()), Param("m.a", "threshold", None, (("m.p", False),)),
+              Param("m.b", "threshold", None, (("m.p", False),))]
+    epar = {"d1": 1000, "d2": 10}
+    space = Space.of(build_forest(params), [probed(n, {"m.p": (e,), "m.a": (e,), "m.b": (e,)}) for n, e in epar.items()])
+
+    def cost(name, a):
+        e = epar[name]
+        if a["m.p"] <= e:
+            return 10.0 if name == "d1" else 100.0
+        a_true, b_true = a["m.a"] <= e, a["m.b"] <= e
+        wants = (True, False) if name == "d1" else (False, True)
+        return 50.0 + 5 * (a_true != wants[0]) + 5 * (b_true != wants[1])
+
+    bench = ModelBench(cost)
+    outcome = STRATEGIES["tree"](space, Objective(space, bench), np.random.default_rng(0), lambda _: None)
+    assert outcome.assignment == {"m.p": 1000, "m.a": 1000, "m.b": 10}
+    assert bench.invocations == 9
+
+
 def test_tree_keeps_the_profiled_values_of_a_tree_that_holds_a_loop_guard():
     """Two trees. In the first, m.p (one value a run) guards the loop guard m.c: the profiles make m.p's true
     version the cheaper one (5 against 20 µs), and timed whole runs say the opposite (noise, say). tree keeps

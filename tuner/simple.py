@@ -13,7 +13,9 @@ consistent set of datasets, each dataset runs once per code version.
 
 Alg. 2 tunes each threshold once. Guards in sequence are not independent, though (a version's result layout
 changes the speed of the kernels after it), and a threshold tuned early saw the later ones at never; so the pass
-repeats, every other threshold at its tuned value, until a round changes nothing (at most MAX_ROUNDS).
+repeats, every other threshold at its tuned value, until a round changes nothing (at most MAX_ROUNDS). From the
+second round on, a threshold is compared only on the datasets that the values so far send through it: one that
+an ancestor now sends elsewhere would only run paths it no longer takes.
 
 A threshold compared against several values in one run (inside a loop) has no single range: its breakpoint is
 computed from one profiled run of each version per dataset (tuner.instrumented, the thesis's Eq. 3.1), two runs
@@ -109,6 +111,14 @@ def _rounds(forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Ca
             if not reaching:
                 note(f"{node.name}: no tuning dataset reaches it; it keeps the program's default")
                 continue
+            if again:
+                # A dataset that the values so far send past the guard (an ancestor decides it) says nothing
+                # about it; should an ancestor change, the round changed something and another one follows.
+                reaching = [d for d in reaching if node.name in dict(path(forest, current, d.epars))]
+                if not reaching:
+                    log(f"{node.name}: the tuned values send every tuning dataset past it; it stays "
+                        f"{'never' if current[node.name] == never else current[node.name]}")
+                    continue
             log(f"tuning {node.name}")
             experiment = _Experiment(forest, bench, node, current | pins(node, never), never, profiles)
             value = _tune_node(experiment, reaching, note)
