@@ -31,16 +31,20 @@ class Profiles:
 
     def __init__(self, bench: Measurer, forest: Forest):
         self.bench, self.forest = bench, forest
-        self._made: dict[tuple, dict | None] = {}
+        self._made: dict[tuple, tuple[int, dict | None]] = {}  # (runs after the warm-up, the -P records)
 
     def comparisons(self, d: Probed, assignment: Mapping[str, int], name: str) -> list[tuple[int, float]] | None:
-        """(ePar, µs) of each comparison of threshold `name` in one run of d, averaged over the bench's runs
-        after a warm-up run; None if the run failed or its runs did not make the same comparisons."""
-        runs = getattr(self.bench, "runs", 1)
+        """(ePar, µs) of each comparison of threshold `name` in one run of d, averaged over the runs of a
+        profiled invocation after its warm-up run; None if the run failed or its runs did not make the same
+        comparisons. An invocation makes as many runs as a timed measurement of d would (Bench.timed_runs:
+        enough for a mean known to 1%, within the limits of --max-runs and --max-time): a breakpoint computed
+        from noisy per-decision times moves with the noise, and more runs cost no more start-ups."""
         key = (d.dataset.name, path(self.forest, assignment, d.epars))
         if key not in self._made:
-            self._made[key] = profile(self.bench, d.dataset, assignment, runs + 1)
-        records = self._made[key]
+            timed_runs = getattr(self.bench, "timed_runs", None)
+            runs = timed_runs(d.dataset.name) if timed_runs else getattr(self.bench, "runs", 1)
+            self._made[key] = runs, profile(self.bench, d.dataset, assignment, runs + 1)
+        runs, records = self._made[key]
         if records is None:
             return None
         mine = [(r["epar"], version_cost(r)) for r in records["versions"] if r["threshold"] == name]

@@ -8,8 +8,9 @@ tuned in turn, those of the slowest kernels first (coordinate descent): each can
 with the value so far on every tuning dataset (measure.compare: measured until significant), and taken only
 if it is significantly faster on some dataset and significantly slower on none. A value a kernel cannot
 launch with fails its runs, which the comparison counts as slower: it is recorded, never chosen. Sizes of
-kernels that took under MIN_SHARE of the profiled time are left alone: whatever their size, they cannot move
-the program's time by more than a tuner's measurement resolves, and each would cost a dozen program runs.
+kernels that took under MIN_SHARE of the profiled time of every tuning dataset are left alone: whatever their
+size, they cannot move a dataset's time by more than a tuner's measurement resolves, and each would cost a
+dozen program runs.
 """
 
 from __future__ import annotations
@@ -40,35 +41,42 @@ class SizeOutcome:
     stopped: str | None = None  # why the search stopped early (measure.Stopped), if it did
 
 
-def kernel_times(space: Space, bench: Measurer, assignment: Mapping[str, int]) -> dict[str, float]:
-    """µs per kernel over one profiled run of each tuning dataset."""
-    times: dict[str, float] = {}
-    for d in space.datasets:
-        for name, k in (profile(bench, d.dataset, assignment) or {"kernels": {}})["kernels"].items():
-            times[name] = times.get(name, 0.0) + k["total_us"]
-    return times
+def kernel_times(space: Space, bench: Measurer, assignment: Mapping[str, int]) -> dict[str, dict[str, float]]:
+    """µs per kernel in one profiled run of each tuning dataset, by dataset."""
+    return {d.dataset.name: {name: k["total_us"] for name, k in
+                             (profile(bench, d.dataset, assignment) or {"kernels": {}})["kernels"].items()}
+            for d in space.datasets}
 
 
 def size_dimensions(space: Space, bench: Measurer, params: Sequence[Param]) -> dict[str, tuple[int, ...]]:
     """The candidate values of the size parameters that set a kernel that ran in a profiled run of a tuning
     dataset, under every threshold at never (where a search from scratch starts) or the program's defaults:
     the dimensions of a joint search (--tune-sizes with a sampling strategy)."""
-    ran = set(kernel_times(space, bench, space.start())) | set(kernel_times(space, bench, {}))
+    ran = {name for assignment in (space.start(), {}) for times in kernel_times(space, bench, assignment).values()
+           for name in times}
     return {p.name: CANDIDATES[p.cls] for p in params if p.cls in CANDIDATES and sized_kernels(p.name, p.cls, ran)}
 
 
 def tune_sizes(space: Space, bench: Measurer, assignment: Mapping[str, int], params: Sequence[Param],
                log: Callable[[str], None]) -> SizeOutcome:
-    times = kernel_times(space, bench, assignment)
-    weight = {p.name: sum(times[k] for k in sized_kernels(p.name, p.cls, times)) for p in params if p.cls in CANDIDATES}
-    floor = MIN_SHARE * sum(times.values())
-    order = sorted((p for p in params if weight.get(p.name, 0) > floor), key=lambda p: -weight[p.name])
-    unused = [p.name for p in params if p.cls in CANDIDATES and not weight.get(p.name)]
-    minor = [p.name for p in params if 0 < weight.get(p.name, 0) <= floor]
+    by_dataset = kernel_times(space, bench, assignment)
+    sized = [p for p in params if p.cls in CANDIDATES]
+
+    def share(p: Param, times: Mapping[str, float]) -> float:
+        return sum(times[k] for k in sized_kernels(p.name, p.cls, times)) / (sum(times.values()) or 1.0)
+
+    weight = {p.name: sum(sum(times[k] for k in sized_kernels(p.name, p.cls, times)) for times in by_dataset.values())
+              for p in sized}
+    # (a kernel that matters on a short dataset matters to a geometric-mean objective, whatever the sum says)
+    major = {p.name for p in sized if any(share(p, times) > MIN_SHARE for times in by_dataset.values())}
+    order = sorted((p for p in sized if p.name in major), key=lambda p: -weight[p.name])
+    unused = [p.name for p in sized if not weight[p.name]]
+    minor = [p.name for p in sized if weight[p.name] and p.name not in major]
     notes = [f"sizes of kernels the tuned program does not run on the tuning datasets were left alone: "
              f"{', '.join(unused)}"] if unused else []
     if minor:
-        notes.append(f"sizes of kernels under {MIN_SHARE:.0%} of the profiled time were left alone: {', '.join(minor)}")
+        notes.append(f"sizes of kernels under {MIN_SHARE:.0%} of every tuning dataset's profiled time were left "
+                     f"alone: {', '.join(minor)}")
     chosen: dict[str, int] = {}
 
     def candidate(d, sizes: Mapping[str, int]) -> Candidate:
