@@ -16,8 +16,8 @@ at no extra start-up cost, and a slow or quiet one keeps `runs`. It never adds a
 Two measurements are compared by Welch's t-test on their runs. A difference whose 95% confidence interval
 lies within EQUIVALENCE of the faster mean is a tie at once, significant or not (an equivalence stop: more
 runs could at most resolve a difference that small, which no figure of the tuner resolves). While the
-difference is not significant at ALPHA, the one with fewer runs is measured again (another invocation of R runs, or the adaptive count, added
-to the cached measurement), up to `max_runs` runs each; a difference still inside the noise then is a tie,
+difference is not significant at ALPHA, the one with fewer runs is measured again (another invocation of R
+runs, or the adaptive count, added to the cached measurement), up to `max_runs` runs each; a difference still inside the noise then is a tie,
 which a strategy must not read as a preference. So is one that could not become significant at `max_runs`
 runs each at the means and variances seen (`hopeless`): it is not measured again.
 

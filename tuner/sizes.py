@@ -62,13 +62,13 @@ def tune_sizes(space: Space, bench: Measurer, assignment: Mapping[str, int], par
     by_dataset = kernel_times(space, bench, assignment)
     sized = [p for p in params if p.cls in CANDIDATES]
 
-    def share(p: Param, times: Mapping[str, float]) -> float:
-        return sum(times[k] for k in sized_kernels(p.name, p.cls, times)) / (sum(times.values()) or 1.0)
+    def time_of(p: Param, times: Mapping[str, float]) -> float:
+        return sum(times[k] for k in sized_kernels(p.name, p.cls, times))
 
-    weight = {p.name: sum(sum(times[k] for k in sized_kernels(p.name, p.cls, times)) for times in by_dataset.values())
-              for p in sized}
+    weight = {p.name: sum(time_of(p, times) for times in by_dataset.values()) for p in sized}
     # (a kernel that matters on a short dataset matters to a geometric-mean objective, whatever the sum says)
-    major = {p.name for p in sized if any(share(p, times) > MIN_SHARE for times in by_dataset.values())}
+    major = {p.name for p in sized
+             if any(time_of(p, times) > MIN_SHARE * sum(times.values()) for times in by_dataset.values())}
     order = sorted((p for p in sized if p.name in major), key=lambda p: -weight[p.name])
     unused = [p.name for p in sized if not weight[p.name]]
     minor = [p.name for p in sized if weight[p.name] and p.name not in major]
