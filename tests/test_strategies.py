@@ -66,6 +66,9 @@ class ModelBench:
     def measure_more(self, dataset, candidate, found):
         raise AssertionError("one run each")
 
+    def timed_runs(self, name):
+        return self.runs
+
     def run_once(self, dataset, params, options):
         self.invocations += 1
         out = options[options.index("--profile-json") + 1]
@@ -252,6 +255,33 @@ def test_a_loop_threshold_gets_its_breakpoint_from_two_profiled_runs_per_dataset
     outcome = STRATEGIES[strategy](space, Objective(space, bench), np.random.default_rng(0), lambda _: None)
     assert outcome.assignment == {"m.t": 3000}
     assert bench.invocations == 4
+
+
+def test_a_profiled_run_makes_the_runs_a_timed_measurement_of_its_dataset_would():
+    """The bench would time d with 4 runs after the warm-up: each profiled invocation asks for 5 (-r 5), not
+    the bench's `runs` + 1, and the breakpoint comes from their comparisons."""
+    forest = build_forest([Param("m.t", "threshold", None, ())])
+    epars = (100, 1000, 10000)
+    space = Space.of(forest, [probed("d", {"m.t": epars})])
+    asked = []
+
+    class FourRuns(ModelBench):
+        def timed_runs(self, name):
+            return 4
+
+        def run_once(self, dataset, params, options):
+            asked.append(options[options.index("-r") + 1])
+            return super().run_once(dataset, params, options)
+
+    def profile(name, assignment):  # the true version wins from 1000 on
+        return [{"threshold": "m.t", "outcome": assignment["m.t"] <= e, "epar": e,
+                 "time_us": (e / 100 if e >= 1000 else 5 * e) if assignment["m.t"] <= e else 100.0, "host_us": 0.0}
+                for e in epars]
+
+    bench = FourRuns(lambda name, a: 0.0, profile)
+    outcome = STRATEGIES["instrumented"](space, Objective(space, bench), np.random.default_rng(0), lambda _: None)
+    assert asked == ["5", "5"]
+    assert outcome.assignment == {"m.t": 1000}
 
 
 def test_instrumented_sets_a_threshold_of_each_tree_at_once():

@@ -530,6 +530,9 @@ class _ModelBench:
     def measure_more(self, dataset, candidate, found):
         raise AssertionError("one run each (max_runs 1): a comparison never asks for more")
 
+    def timed_runs(self, name):
+        return 1
+
     def run_once(self, dataset, params, options):  # a profiled run (-P) that fails
         self.runs += 1
         return RunResult("exit status 1: no profile", "", 0.0)

@@ -41,8 +41,7 @@ class Profiles:
         from noisy per-decision times moves with the noise, and more runs cost no more start-ups."""
         key = (d.dataset.name, path(self.forest, assignment, d.epars))
         if key not in self._made:
-            timed_runs = getattr(self.bench, "timed_runs", None)
-            runs = timed_runs(d.dataset.name) if timed_runs else getattr(self.bench, "runs", 1)
+            runs = self.bench.timed_runs(d.dataset.name)
             self._made[key] = runs, profile(self.bench, d.dataset, assignment, runs + 1)
         runs, records = self._made[key]
         if records is None:

@@ -160,6 +160,8 @@ class Measurer(Protocol):
 
     def measure_more(self, dataset: Dataset, candidate: Candidate, found: Measurement) -> Measurement: ...
 
+    def timed_runs(self, name: str) -> int: ...  # the runs (after a warm-up) an invocation of a dataset makes
+
 
 def compare(bench: Measurer, dataset: Dataset, first: Candidate, second: Candidate) -> int:
     """-1 if `first` is significantly faster on `dataset`, 1 if `second` is, 0 for a tie: the same experiment,

@@ -24,7 +24,7 @@ from typing import Callable
 from incflat.codegen.runtime.tuning import Forest, Node, all_nodes
 from incflat.tuner.measure import Z_95, Measurement, Measurer, Stopped
 from incflat.tuner.simple import Outcome
-from incflat.tuner.tree import Probed, never_value, path, pins, tuning_order
+from incflat.tuner.tree import Probed, never_value, path, pins, shown, tuning_order
 
 OBJECTIVES = ("sum", "weighted", "geomean")
 
@@ -128,7 +128,7 @@ class Space:
         return {n.name: assignment[n.name] for n in self.order} | self.chosen_sizes(assignment)
 
     def show(self, value: int) -> str:
-        return "never" if value == self.never else str(value)
+        return shown(value, self.never)
 
 
 @dataclass

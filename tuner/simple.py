@@ -35,7 +35,7 @@ from typing import Callable
 from incflat.tuner.instrumented import Profiles
 from incflat.tuner.measure import Candidate, Measurer, Stopped, compare
 from incflat.codegen.runtime.tuning import Forest, Node, all_nodes
-from incflat.tuner.tree import Probed, never_value, path, pins, tuning_order
+from incflat.tuner.tree import Probed, never_value, path, pins, shown, tuning_order
 
 # Thresholds of sibling subtrees interact (one version's result layout speeds or slows the next kernel), and a
 # threshold tuned first saw the later ones at never: the pass repeats, with every other threshold at its tuned
@@ -60,8 +60,8 @@ def stopped_outcome(current: Mapping[str, int], tuned: Collection[str], reached:
     untuned = sorted(set(reached) - set(tuned))
     note = f"stopped ({reason}); kept the best assignment so far"
     if untuned:
-        shown = ", ".join(f"{name}={'never' if current[name] == never else current[name]}" for name in untuned)
-        note += f": not tuned yet, as during the search: {shown}"
+        values = ", ".join(f"{name}={shown(current[name], never)}" for name in untuned)
+        note += f": not tuned yet, as during the search: {values}"
     return Outcome({name: current[name] for name in reached}, (*notes, note), reason)
 
 
@@ -117,7 +117,7 @@ def _rounds(forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Ca
                 reaching = [d for d in reaching if node.name in dict(path(forest, current, d.epars))]
                 if not reaching:
                     log(f"{node.name}: the tuned values send every tuning dataset past it; it stays "
-                        f"{'never' if current[node.name] == never else current[node.name]}")
+                        f"{shown(current[node.name], never)}")
                     continue
             log(f"tuning {node.name}")
             experiment = _Experiment(forest, bench, node, current | pins(node, never), never, profiles)
@@ -173,7 +173,7 @@ class _Experiment:
         return sum(self.runtime(d, value) for d in datasets)
 
     def show(self, value: int) -> str:
-        return "never" if value == self.never else str(value)
+        return shown(value, self.never)
 
 
 def _from_ranges(experiment: _Experiment, reaching: Sequence[Probed], note: Callable[[str], None]) -> int:

@@ -46,13 +46,13 @@ def tree(space: Space, objective: Objective, rng: np.random.Generator, log: Log)
     tree, where Alg. 2's rounds would tune the trees one after another, each against the others at never, and
     then again. That pass is the first round; the next ones tune each threshold compared once per run again,
     by timed runs, the others at their values, until one changes nothing. Without a loop guard, Alg. 2's own
-    rounds are the cheaper (a run per path, where the pass costs two profiled runs per step before the
-    rounds start). The thresholds of a tree that holds a loop guard keep what the
-    profiled runs gave: the loop guard's breakpoint is computed from them as Alg. 2's loop-node strategy would,
-    and the tree's other guards are decided inside the same loop, where the profiles cost each decision of each
-    version while a whole run's time mixes them all with the loop's noise (on the H200, LUD's timed rounds moved
-    such guards on differences inside it). Where the rounds end significantly slower than the pass they started
-    from, the pass's values are kept."""
+    rounds are the cheaper (a run per path, where the pass costs two profiled runs per step before the rounds
+    start). The thresholds of a tree that holds a loop guard keep what the profiled runs gave: the loop guard's
+    breakpoint is computed from them as Alg. 2's loop-node strategy would, and the tree's other guards are
+    decided inside the same loop, where the profiles cost each decision of each version while a whole run's time
+    mixes them all with the loop's noise (on the H200, LUD's timed rounds moved such guards on differences
+    inside it). Where the rounds end significantly slower than the pass they started from, the pass's values
+    are kept."""
     forest = _trees(space)
     loops = {n.name for n in space.order if any(len(d.epars.get(n.name, ())) > 1 for d in space.datasets)}
     if len(forest) < 2 or not loops:

@@ -169,3 +169,8 @@ def never_value(epars: Iterable[EPars]) -> int:
     """NEVER, or more if some ePar is that large, so that "never" stays false for every dataset."""
     largest = max((v for e in epars for vs in e.values() for v in vs), default=0)
     return max(NEVER, largest + 1)
+
+
+def shown(value: int, never: int) -> str:
+    """A threshold's value as the logs show it."""
+    return "never" if value == never else str(value)
