@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -30,8 +31,10 @@ from incflat.tuner.datasets import (
     read_test_cases,
     select_datasets,
 )
+from incflat.tuner.bench import welch_pvalue
 from incflat.tuner.errors import TunerError
-from incflat.tuner.measure import Bench, Candidate, Limits, Measurement, compare
+from incflat.tuner.measure import (ALPHA, EQUIVALENCE, Bench, Candidate, Limits, Measurement, compare, decisive_runs,
+                                  practically_equal)
 from incflat.tuner.probe import Probe, probe
 from incflat.codegen.runtime.tuning import (NEVER, TUNED_BEGIN, TUNED_END, Param, default_threshold_line,
                                             parse_comparisons, parse_default_threshold, parse_device,
@@ -357,34 +360,40 @@ def _measure_three(program, **options):
 
 
 def test_a_noisy_dataset_gets_more_runs_per_invocation_and_a_quiet_one_keeps_runs():
-    # 5% noise: a mean of n runs has a relative standard error under 1% from about 25 runs on
-    noisy = _NoisyProgram(50.0, 0.05)
+    # 0.5% noise: two means settle a comparison (their difference known to 0.5%) from 9 runs each
+    noisy = _NoisyProgram(50.0, 0.005)
     bench, runs = _measure_three(noisy, max_runs=40, max_time=1.0)
-    assert runs[0] == 5 and all(25 <= n <= 40 for n in runs[1:]), runs
+    assert runs[0] == 5 and all(9 <= n <= 12 for n in runs[1:]), runs
     assert bench.invocations == 3  # more runs in each invocation, never more invocations
     assert [n for n, _ in noisy.asked] == [n + 1 for n in runs]  # and a warm-up each
     quiet = _NoisyProgram(50.0, 0.001)
     assert _measure_three(quiet, max_runs=40, max_time=1.0)[1] == [5, 5, 5]
-    # --max-runs caps the runs, and so does --max-time at the fastest runtime (10 ms: 0.1 s holds 10 runs)
+    # 5% noise would need hundreds: --max-runs caps the runs, and so does --max-time at the fastest runtime
+    # (10 ms: 0.1 s holds 10 runs)
+    assert _measure_three(_NoisyProgram(50.0, 0.05), max_runs=40, max_time=1.0)[1] == [5, 40, 40]
     assert _measure_three(_NoisyProgram(50.0, 0.05), max_runs=8, max_time=1.0)[1] == [5, 8, 8]
     assert _measure_three(_NoisyProgram(10_000.0, 0.05), max_runs=40, max_time=0.1)[1] == [5, 10, 10]
     assert _measure_three(_NoisyProgram(1e6, 0.05), max_runs=40, max_time=1.0)[1] == [5, 5, 5]  # a 1 s run
 
 
-def test_a_first_measurement_made_before_the_noise_was_known_is_topped_up_to_the_runs_the_noise_asks_for():
-    """A held-out dataset's untuned run (no probe learned its noise) gets as many runs as its tuned run will."""
-    dataset = Dataset("d", "main", InlineValues("1"), True)
-    noisy = _NoisyProgram(50.0, 0.05)
-    bench = Bench(noisy, runs=5, timeout=600.0, log=lambda _: None, max_runs=40, max_time=1.0)
-    found = bench.measure(dataset, None, label="untuned")
-    wanted = bench.timed_runs("d")  # at the noise of its first 5 runs
-    first = bench.top_up(dataset, None, found, label="untuned")
-    later = bench.measure(dataset, {T1: 1}, label="tuned")
-    assert len(first.times_us) == wanted == 31 and 25 <= len(later.times_us) <= 40
-    assert [n - 1 for n, _ in noisy.asked] == [5, 26, len(later.times_us)]  # one invocation tops it up
-    quiet = Bench(_NoisyProgram(50.0, 0.001), runs=5, timeout=600.0, log=lambda _: None, max_runs=40, max_time=1.0)
-    kept = quiet.measure(dataset, None)
-    assert quiet.top_up(dataset, None, kept) is kept and quiet.invocations == 1  # its noise asks for no more
+@pytest.mark.parametrize("cv", [0.001, 0.003, 0.005, 0.01])
+def test_at_the_decisive_run_count_equal_means_are_a_tie_and_a_difference_of_half_the_margin_is_significant(cv):
+    n = decisive_runs(cv, 2, 1000)
+    assert _settles(cv, n) and (n == 2 or not _settles(cv, n - 1))  # and no fewer would
+
+
+def _settles(cv, n):
+    """Whether two measurements of n runs at noise cv (runs -+cv about their mean) are practically equal at equal
+    means and significantly different at means EQUIVALENCE / 2 apart, and more."""
+    def runs(mean):  # a standard deviation of cv of 1000 whatever the mean
+        spread = [(-1) ** k for k in range(n)]
+        centred = [x - sum(spread) / n for x in spread]
+        scale = 1000.0 * cv / statistics.stdev(centred)
+        return Measurement(tuple(mean + scale * x for x in centred))
+    base = runs(1000.0)
+    apart = [runs(1000.0 * (1 + EQUIVALENCE * f)) for f in (0.5 + 1e-6, 0.8, 2.0)]
+    return practically_equal(base, runs(1000.0)) and all(
+        welch_pvalue(base.times_us, other.times_us) < ALPHA for other in apart)
 
 
 def test_max_time_0_keeps_runs():
@@ -402,9 +411,8 @@ def test_a_comparison_measures_more_with_the_adaptive_run_count():
         bench = Bench(program, runs=5, timeout=600.0, log=lambda _: None, max_runs=40, max_time=max_time)
         assert compare(bench, dataset, Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b")) == 0  # the same runs
         asked[max_time] = [n - 1 for n, _ in program.asked]
-    # a 5, b 31, a 27 more: 3 invocations, not 8 of 5 runs; then, with half of --max-runs each, the runs left
-    # could not tell the two apart
-    assert asked[1.0] == [5, 31, 27]
+    # a 5, b 40, a 35 more: 3 invocations, not 8 of 5 runs; then, with --max-runs each, a tie
+    assert asked[1.0] == [5, 40, 35]
     assert asked[0.0] == [5] * 8
 
 
@@ -412,10 +420,10 @@ def test_the_timeout_scales_with_the_runs_asked_for():
     noisy = _NoisyProgram(50.0, 0.05, start_s=1.0, run_s=0.01)
     _measure_three(noisy, max_runs=40, max_time=1.0)
     (first, unknown), (second, longer), (third, shorter) = noisy.asked
-    assert (first, second, third) == (6, 32, 28) and unknown == 600.0  # nothing measured yet: --timeout
-    # 10x what the fastest invocation would take for as many runs: the first (1.06 s for 6) scaled to 32 runs,
-    # then the second (1.32 s for 32) for 28 runs
-    assert longer == pytest.approx(10 * 1.06 * 32 / 6 + 1.0) and shorter == pytest.approx(10 * 1.32 + 1.0)
+    assert (first, second, third) == (6, 41, 41) and unknown == 600.0  # nothing measured yet: --timeout
+    # 10x what the fastest invocation would take for as many runs: the first (1.06 s for 6) scaled to 41 runs,
+    # then the second (1.41 s for 41)
+    assert longer == pytest.approx(10 * 1.06 * 41 / 6 + 1.0) and shorter == pytest.approx(10 * 1.41 + 1.0)
     # the timeout never shrinks below 10x a measured invocation for fewer runs than it had (start-up dominates)
     bench = Bench(_NoisyProgram(50.0, 0.0), runs=5, timeout=600.0, log=lambda _: None, max_runs=40, max_time=1.0)
     dataset = Dataset("d", "main", InlineValues("1"), False)

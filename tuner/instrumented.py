@@ -37,7 +37,7 @@ class Profiles:
         """(ePar, µs) of each comparison of threshold `name` in one run of d, averaged over the runs of a
         profiled invocation after its warm-up run; None if the run failed or its runs did not make the same
         comparisons. An invocation makes as many runs as a timed measurement of d would (Bench.timed_runs:
-        enough for a mean known to 1%, within the limits of --max-runs and --max-time): a breakpoint computed
+        enough to settle a comparison, within the limits of --max-runs and --max-time): a breakpoint computed
         from noisy per-decision times moves with the noise, and more runs cost no more start-ups."""
         key = (d.dataset.name, path(self.forest, assignment, d.epars))
         if key not in self._made:

@@ -8,10 +8,12 @@ best invocation so far (scaled to the runs asked for): anything slower cannot wi
 
 Adaptive run counts (`max_time`, `--max-time`): once a dataset has a successful measurement, the bench knows
 its noise (the coefficient of variation of its runs, pooled over its measurements) and the runtime of its
-fastest candidate. A later invocation then asks for the timed runs that bring the relative standard error of a
-mean under TARGET_RSE, ceil((cv / TARGET_RSE)^2), within [runs, max_runs], and no more than fit in `max_time`
-seconds of run time (but never fewer than `runs`): a fast, noisy kernel gets more runs in the same invocation,
-at no extra start-up cost, and a slow or quiet one keeps `runs`. It never adds an invocation.
+fastest candidate. A later invocation then asks for the timed runs that settle a comparison of two of its
+measurements in one invocation each (decisive_runs: the 95% interval of their difference at most
+EQUIVALENCE / 2 wide each way, so that a smaller difference is a tie at once and a larger one significant),
+within [runs, max_runs], and no more than fit in `max_time` seconds of run time (but never fewer than `runs`):
+a fast or noisy kernel gets more runs in the same invocation, at no extra start-up cost, and a slow or quiet
+one keeps `runs`. It never adds an invocation.
 
 Two measurements are compared by Welch's t-test on their runs. A difference whose 95% confidence interval
 lies within EQUIVALENCE of the faster mean is a tie at once, significant or not (an equivalence stop: more
@@ -46,10 +48,9 @@ SLOWDOWN_LIMIT = 10.0
 ALPHA = 0.05  # the significance level of a comparison
 Z_95 = 1.96  # the normal approximation's critical value at ALPHA, two-sided
 TIMEOUT_SLACK_S = 1.0  # start-up noise that the wall time of a fast run does not show
-TARGET_RSE = CONVERGENCE[-1][1]  # 1%: futhark bench's bound on the relative standard error of uncorrelated runs
-# Differences known to be smaller than this share of the faster mean are ties: the tuner's figures (means
-# with a relative standard error of TARGET_RSE) cannot tell them apart, and chasing them costs runs.
-EQUIVALENCE = TARGET_RSE
+# Differences known to be smaller than this share of the faster mean are ties: 1%, futhark bench's bound on the
+# relative standard error of uncorrelated runs; no figure of the tuner resolves less, and chasing it costs runs.
+EQUIVALENCE = CONVERGENCE[-1][1]
 # The default of --max-time: about what a program invocation costs anyway (process start-up, OpenCL set-up,
 # the warm-up run), so an invocation at most about doubles while the runs of a noisy fast dataset grow.
 DEFAULT_MAX_TIME = 1.0
@@ -187,6 +188,22 @@ def compare(bench: Measurer, dataset: Dataset, first: Candidate, second: Candida
         found[fewer] = bench.measure_more(dataset, (first, second)[fewer], found[fewer])
 
 
+def decisive_runs(cv: float, least: int, most: int) -> int:
+    """The fewest runs n in [least, most] (`most` if none) at which two means of n runs each, at a coefficient of
+    variation `cv`, settle their comparison: the 95% interval of their difference reaches at most
+    EQUIVALENCE / 2 of a mean either side of it, so that a difference under EQUIVALENCE / 2 is practically
+    equal and one over it significant. (Targeting a mean's own error instead, 1% at 1% noise, left the
+    difference of two such means known to about +-2.8%: every close comparison needed another invocation.)"""
+    from scipy import stats
+
+    if cv == 0:  # runs that do not vary settle anything
+        return least
+    for n in range(max(least, 2), most + 1):
+        if stats.t.ppf(0.975, 2 * n - 2) * cv * math.sqrt(2 / n) <= EQUIVALENCE / 2:
+            return n
+    return max(least, most)
+
+
 def practically_equal(a: Measurement, b: Measurement) -> bool:
     """Whether the 95% confidence interval of the difference of the means lies within EQUIVALENCE of the
     faster mean (two runs each at least)."""
@@ -310,16 +327,15 @@ class Bench:
 
     def timed_runs(self, name: str) -> int:
         """The timed runs (after the warm-up) that an invocation of dataset `name` asks for: `runs`, or, with a
-        `max_time`, the runs that bring the relative standard error of a mean under TARGET_RSE at the noise of
-        the dataset's measurements so far, at most `max_runs` and at most what fits in `max_time` at the
-        runtime of its fastest measurement (never fewer than `runs`)."""
+        `max_time`, decisive_runs at the noise of the dataset's measurements so far, at most `max_runs` and at
+        most what fits in `max_time` at the runtime of its fastest measurement (never fewer than `runs`)."""
         summed, dof = self._noise.get(name, (0.0, 0))
         if self.max_time <= 0 or dof == 0:
             return self.runs
-        wanted = math.ceil(summed / dof / TARGET_RSE ** 2 - 1e-9)  # (cv / TARGET_RSE)^2
         fastest_us = self._fastest_us[name]
         affordable = math.floor(self.max_time * 1e6 / fastest_us) if fastest_us > 0 else self.max_runs
-        return max(self.runs, min(wanted, affordable, self.max_runs))
+        most = max(self.runs, min(affordable, self.max_runs))
+        return decisive_runs(math.sqrt(summed / dof), self.runs, most)
 
     def run_once(self, dataset: Dataset, params: Mapping[str, int], options: Sequence[str],
                  label: str = "", learn_noise: bool = False) -> RunResult:
