@@ -127,6 +127,25 @@ def test_each_strategy_finds_the_optimum_of_a_consistent_chain(name):
         assert bench.invocations <= 5 * len(DATASETS)  # each dataset once per version at most
 
 
+def test_tree_starts_from_the_defaults_where_guards_of_two_trees_only_pay_together():
+    """Two statements' guards whose true sides are faster only together (a result layout one writes and the
+    other reads, say): from never, each compared with the other at never ties and stays never; from the
+    program's defaults (both true), each is compared with the other true, and both stay true."""
+    forest = build_forest([Param("m.a", "threshold", None, ()), Param("m.b", "threshold", None, ())])
+    data = [probed("d", {"m.a": (100,), "m.b": (100,)})]
+
+    def cost(name, assignment):
+        return 80.0 if assignment["m.a"] <= 100 and assignment["m.b"] <= 100 else 100.0
+
+    found = {}
+    for defaults in ({}, {"m.a": 32, "m.b": 32}):
+        space = Space.of(forest, data, defaults=defaults)
+        outcome = STRATEGIES["tree"](space, Objective(space, ModelBench(cost)), np.random.default_rng(1),
+                                     lambda _: None)
+        found[bool(defaults)] = cost("d", space.start() | outcome.assignment)
+    assert found == {False: 100.0, True: 80.0}
+
+
 @pytest.mark.parametrize("name", JOINT_SIZES)
 def test_sampling_strategies_search_sizes_jointly_with_the_thresholds(name):
     """--tune-sizes with a sampler: one size dimension (best at 256, its first value the program's default)

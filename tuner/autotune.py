@@ -259,7 +259,8 @@ def autotune(
                 dimensions = size_dimensions(Space.of(forest, probed), bench, size_params) if joint else {}
             except Stopped as stop:
                 raise _nothing_tuned(str(stop), limits) from None
-            space = Space.of(forest, probed, dimensions)
+            known = [p for p in probes.values() if p.default_threshold is not None] or list(probes.values())
+            space = Space.of(forest, probed, dimensions, _in_effect(forest, defaults, known[0]))
             untuned = {d.dataset.name: before[d.dataset.name].runtime_us for d in probed}
             goal = Objective(space, bench, objective, untuned, count_runs=lambda: bench.invocations)
             log(f"strategy {strategy}" + (f", objective {objective}" if strategy not in PER_DATASET else ""))

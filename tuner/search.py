@@ -60,15 +60,19 @@ class Space:
     order: tuple[Node, ...]  # tuning order (tree.tuning_order), reached thresholds only
     values: Mapping[str, tuple[int, ...]]  # per threshold: its plateaus' upper ends, ascending, never last
     sizes: tuple[str, ...] = ()  # size parameters, after the thresholds in `names` and `values`
+    # the threshold values the untuned program runs with, where known (its listed defaults, the device's)
+    defaults: Mapping[str, int] = field(default_factory=dict)
 
     @staticmethod
-    def of(forest: Forest, datasets: Sequence[Probed], sizes: Mapping[str, Sequence[int]] | None = None) -> "Space":
+    def of(forest: Forest, datasets: Sequence[Probed], sizes: Mapping[str, Sequence[int]] | None = None,
+           defaults: Mapping[str, int] | None = None) -> "Space":
         never = never_value(d.epars for d in datasets)
         order = tuple(n for n in tuning_order(forest) if any(n.name in d.epars for d in datasets))
         values = {n.name: tuple(sorted({e for d in datasets for e in d.epars.get(n.name, ()) if 0 < e < never}))
                   + (never,) for n in order}
         values |= {name: (DEFAULT_SIZE, *candidates) for name, candidates in (sizes or {}).items()}
-        return Space(forest, tuple(datasets), never, order, values, tuple(sizes or ()))
+        known = {n.name: defaults[n.name] for n in all_nodes(forest) if n.name in (defaults or {})}
+        return Space(forest, tuple(datasets), never, order, values, tuple(sizes or ()), known)
 
     @property
     def names(self) -> tuple[str, ...]:

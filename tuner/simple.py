@@ -5,9 +5,12 @@ T=never (false), ancestors pinned so that T is reached, descendants at their tun
 "true was significantly faster" means any T in [1, E] suits D, and "false was" any T in [E+1, never]; a dataset
 on which the two differ by less than the noise (measurement.compare: Welch's test, measuring more until
 significant or `max_runs`) suits any T. The chosen value is the upper end of the intersection of these ranges,
-unless the value T has lies in it (never in the first pass; in a later one, or after strategies.tree's side-by-
-side pass, the value found before), which then stays: the datasets' results, ties included, do not tell the two
-apart. If the intersection is empty, the faster of its two ends (mean runtime summed over the datasets).
+unless the value T has lies in it (in the first pass the program's default, where the tuner knows it, else
+never; in a later one, or after strategies.tree's side-by-side pass, the value found before), which then stays:
+the datasets' results, ties included, do not tell the two apart. If the intersection is empty, the faster of its
+two ends (mean runtime summed over the datasets). Starting from the defaults matters where guards interact: on
+the H200, OptionPricing's train-D1 ran 15% faster with two guards of different trees both true (their defaults)
+than with either alone, and from never each, compared with the other at never, tied, so both stayed never.
 Experiments are cached by each dataset's path, so a subtree already measured is never run again: with a
 consistent set of datasets, each dataset runs once per code version.
 
@@ -68,12 +71,13 @@ def stopped_outcome(current: Mapping[str, int], tuned: Collection[str], reached:
 def tune_simple(
     forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Callable[[str], None],
     start: Mapping[str, int] | None = None, settled: Collection[str] = (), notes: Sequence[str] = (),
+    defaults: Mapping[str, int] | None = None,
 ) -> Outcome:
-    """Alg. 2 from every threshold at never; or, given `start` (values found before, say by the side-by-side
-    pass of strategies.tree), the rounds that tune each threshold again with the others at those values, the
-    `settled` ones kept as they are."""
+    """Alg. 2 from the `defaults` (the values the untuned program runs with; never where none is known); or,
+    given `start` (values found before, say by the side-by-side pass of strategies.tree), the rounds that tune
+    each threshold again with the others at those values, the `settled` ones kept as they are."""
     never = never_value(d.epars for d in datasets)
-    current = {node.name: never for node in all_nodes(forest)} | dict(start or {})
+    current = {node.name: never for node in all_nodes(forest)} | dict(defaults or {}) | dict(start or {})
     tuned: dict[str, int] = dict(start or {})
     notes = list(notes)
 

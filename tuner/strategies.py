@@ -56,7 +56,7 @@ def tree(space: Space, objective: Objective, rng: np.random.Generator, log: Log)
     forest = _trees(space)
     loops = {n.name for n in space.order if any(len(d.epars.get(n.name, ())) > 1 for d in space.datasets)}
     if len(forest) < 2 or not loops:
-        return tune_simple(space.forest, space.datasets, objective.bench, log)
+        return tune_simple(space.forest, space.datasets, objective.bench, log, defaults=space.defaults)
     log(f"{len(forest)} trees: their thresholds first side by side from profiled runs (as instrumented)")
     seeded = instrumented(space, objective, rng, log)
     if seeded.stopped:
