@@ -140,14 +140,11 @@ def _tune_node(experiment: _Experiment, reaching: Sequence[Probed], note: Callab
         return _from_ranges(experiment, reaching, note)
     where = f"{name}: compared against several values in one run of {', '.join(looped)} (a loop)"
     candidates = sorted({v for d in reaching for v in d.epars[name] if 0 < v < experiment.never} | {experiment.never})
-    found = experiment.profiles.best_breakpoint(reaching, experiment.base | {name: 1},
-                                                experiment.base | {name: experiment.never}, name, candidates,
-                                                keep=experiment.base[name])
-    if found is not None:
-        note(f"{where}; its breakpoint was computed from a profiled run of each version (Eq. 3.1)"
-             + (f", and no value was significantly cheaper in them than {experiment.show(found.value)}, which it "
-                "kept" if found.kept else ""))
-        return found.value
+    value = experiment.profiles.best_breakpoint(reaching, experiment.base | {name: 1},
+                                                experiment.base | {name: experiment.never}, name, candidates)
+    if value is not None:
+        note(f"{where}; its breakpoint was computed from a profiled run of each version (Eq. 3.1)")
+        return value
     note(f"{where}; the profiled runs did not make the same comparisons both ways, so each observed value "
          "and never were tried")
     return _best_of_values(experiment, reaching, candidates)

@@ -280,12 +280,10 @@ def instrumented(space: Space, objective: Objective, rng: np.random.Generator, l
     """Alg. 8 / Eq. 3.1 (tuner.instrumented): per threshold, a profiled run of each dataset with it true at
     every comparison and one with it false give the best breakpoint; where those runs do not line up, a binary
     search over its plateaus. The trees of the forest are independent versions of different statements, so one
-    threshold of each, children first, is set at once: two runs per dataset serve them all. It starts from the
-    program's defaults (never where the tuner knows none), and a threshold keeps its value unless the profiles
-    show a breakpoint significantly cheaper."""
+    threshold of each, children first, is set at once: two runs per dataset serve them all."""
     profiles = Profiles(objective.bench, space.forest)
     per_tree = _trees(space)
-    current, tuned, notes, kept = space.start() | space.defaults, [], [], []
+    current, tuned, notes = space.start(), [], []
     try:
         for step in range(max(map(len, per_tree.values()), default=0)):
             group = [nodes[step] for nodes in per_tree.values() if step < len(nodes)]
@@ -295,24 +293,17 @@ def instrumented(space: Space, objective: Objective, rng: np.random.Generator, l
             when_true = base | {node.name: 1 for node in group}
             when_false = base | {node.name: space.never for node in group}
             for node in group:
-                found = profiles.best_breakpoint(space.reaching(node), when_true, when_false, node.name,
-                                                 space.values[node.name], keep=current[node.name])
-                if found is None:
+                value = profiles.best_breakpoint(space.reaching(node), when_true, when_false, node.name,
+                                                 space.values[node.name])
+                if value is None:
                     notes.append(f"{node.name}: the true and false runs did not make the same comparisons; "
                                  "searched its plateaus instead")
                     value = _binary(space, objective, node, space.pinned(node, current), rng, notes)
-                else:
-                    value = found.value
-                    kept += [node.name] if found.kept else []
                 current[node.name] = value
                 tuned.append(node.name)
                 log(f"  {node.name} = {space.show(value)}")
     except Stopped as stop:
         return tuned_so_far(space, current, tuned, notes, stop)
-    if kept:
-        notes.append(f"{', '.join(kept)}: no breakpoint was significantly cheaper in the profiles than the value "
-                     "at the start (the program's default where the tuner knows it, else never), so "
-                     f"{'it stays' if len(kept) == 1 else 'they stay'}")
     return _result(space, current, notes)
 
 

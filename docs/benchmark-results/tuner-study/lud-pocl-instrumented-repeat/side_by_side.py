@@ -1,5 +1,6 @@
-"""Measures the six `instrumented` results of this folder (run1-3 at 251da74, run4-6 with the profiles' t-test)
-and `tree`'s of ../lud-pocl-251da74 side by side on LUD's train-512, in the study's interleaved rounds.
+"""Measures the six `instrumented` results of this folder (run1-3 at 251da74; run4-6 at a6d1ca5, with the
+profiles' t-test, since reverted) and `tree`'s of ../lud-pocl-251da74 side by side on LUD's train-512, in the
+study's interleaved rounds.
 
     python docs/benchmark-results/tuner-study/lud-pocl-instrumented-repeat/side_by_side.py
 """
