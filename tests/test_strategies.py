@@ -378,7 +378,8 @@ def test_a_later_round_compares_a_guard_only_on_the_datasets_the_tuned_values_se
     params = [Param("m.p", "threshold", None, ()), Param("m.a", "threshold", None, (("m.p", False),)),
               Param("m.b", "threshold", None, (("m.p", False),))]
     epar = {"d1": 1000, "d2": 10}
-    space = Space.of(build_forest(params), [probed(n, {"m.p": (e,), "m.a": (e,), "m.b": (e,)}) for n, e in epar.items()])
+    data = [probed(n, {"m.p": (e,), "m.a": (e,), "m.b": (e,)}) for n, e in epar.items()]
+    space = Space.of(build_forest(params), data)
 
     def cost(name, a):
         e = epar[name]

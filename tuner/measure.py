@@ -15,13 +15,13 @@ within [runs, max_runs], and no more than fit in `max_time` seconds of run time 
 a fast or noisy kernel gets more runs in the same invocation, at no extra start-up cost, and a slow or quiet
 one keeps `runs`. It never adds an invocation.
 
-Two measurements are compared by Welch's t-test on their runs. A difference whose 95% confidence interval
-lies within EQUIVALENCE of the faster mean is a tie at once, significant or not (an equivalence stop: more
-runs could at most resolve a difference that small, which no figure of the tuner resolves). While the
-difference is not significant at ALPHA, the one with fewer runs is measured again (another invocation of R
-runs, or the adaptive count, added to the cached measurement), up to `max_runs` runs each; a difference still inside the noise then is a tie,
-which a strategy must not read as a preference. So is one that could not become significant at `max_runs`
-runs each at the means and variances seen (`hopeless`): it is not measured again.
+Two measurements are compared by Welch's t-test on their runs. A difference whose 95% confidence interval lies
+within EQUIVALENCE of the faster mean is a tie at once, significant or not (an equivalence stop: more runs
+could at most resolve a difference that small, which no figure of the tuner resolves). While the difference is
+not significant at ALPHA, the one with fewer runs is measured again (another invocation of R runs, or the
+adaptive count, added to the cached measurement), up to `max_runs` runs each; a difference still inside the
+noise then is a tie, which a strategy must not read as a preference. So is one that could not become
+significant at `max_runs` runs each at the means and variances seen (`hopeless`): it is not measured again.
 
 With a store (tuner.store), a measurement found there is not run again, and every invocation is added to it.
 Limits (`--budget`, `--stop-after`, the first Ctrl-C) are checked before each invocation: when one is reached,

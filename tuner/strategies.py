@@ -53,15 +53,15 @@ def tree(space: Space, objective: Objective, rng: np.random.Generator, log: Log)
     mixes them all with the loop's noise (on the H200, LUD's timed rounds moved such guards on differences
     inside it). Where the rounds end significantly slower than the pass they started from, the pass's values
     are kept."""
-    forest = _trees(space)
+    trees = _trees(space)
     loops = {n.name for n in space.order if any(len(d.epars.get(n.name, ())) > 1 for d in space.datasets)}
-    if len(forest) < 2 or not loops:
+    if len(trees) < 2 or not loops:
         return tune_simple(space.forest, space.datasets, objective.bench, log, defaults=space.defaults)
-    log(f"{len(forest)} trees: their thresholds first side by side from profiled runs (as instrumented)")
+    log(f"{len(trees)} trees: their thresholds first side by side from profiled runs (as instrumented)")
     seeded = instrumented(space, objective, rng, log)
     if seeded.stopped:
         return seeded
-    looped = {n.name for nodes in forest.values() if any(n.name in loops for n in nodes) for n in nodes}
+    looped = {n.name for nodes in trees.values() if any(n.name in loops for n in nodes) for n in nodes}
     tuned = tune_simple(space.forest, space.datasets, objective.bench, log, start=seeded.assignment,
                         settled=looped, notes=seeded.notes)
     return tuned if tuned.stopped else _no_worse_than(seeded, tuned, space, objective, log)
