@@ -22,8 +22,9 @@ cold runs.
 
 It writes DIR/study.json (everything, each strategy's log included) and DIR/study.md (the tables), and
 DIR/PROGRAM.partial.json after each strategy. `--reuse FILE` (a partial file or a study.json) takes the
-results of the strategies it holds instead of tuning again: a study cut off before its side-by-side pass
-goes on from there. Data files must exist: `python futhark_examples/gen_data.py PROGRAM` (matmul: gen_matmul_data.py).
+results of the strategies it holds instead of tuning again (marked reused, with the device they were tuned
+on): a study cut off before its side-by-side pass goes on from there. Data files must exist:
+`python futhark_examples/gen_data.py PROGRAM` (matmul: gen_matmul_data.py).
 """
 
 from __future__ import annotations
@@ -120,7 +121,9 @@ def study_program(fut: pathlib.Path, args) -> dict:
         results = []
         earlier = reused(args.reuse, fut.stem)
         for strategy in args.strategies:  # each result kept as it comes, for a study that is cut off
-            results.append(earlier.get(strategy) or tune_with(strategy, local, compiled, pristine, args))
+            taken = earlier.get(strategy)
+            results.append(dict(taken, reused=str(args.reuse)) if taken
+                           else tune_with(strategy, local, compiled, pristine, args))
             (args.out / f"{fut.stem}.partial.json").write_text(json.dumps(results, indent=1) + "\n")
         compiled.write_bytes(pristine)  # (each strategy baked its values in)
         programs = {"untuned": (compiled, None), "MF": (moderate, None)}
@@ -172,6 +175,13 @@ def geomean(xs: list[float]) -> float | None:
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
 
 
+def study_device(study: list[dict]) -> str:
+    """The device of the strategies tuned in this study, which its side-by-side pass ran on (a strategy that ran
+    nothing, as on a program without thresholds, names none; a reused one names the device it was tuned on)."""
+    known = [r for p in study for r in p["strategies"] if r.get("device", "unknown") != "unknown"]
+    return next((r["device"] for r in known if "reused" not in r), "unknown (every result was reused)")
+
+
 def markdown(study: list[dict], device: str) -> str:
     lines = [f"Device: {device}", ""]
     for p in study:
@@ -185,7 +195,8 @@ def markdown(study: list[dict], device: str) -> str:
                 continue
             reach = r["to_2pc"]
             runs_to, seconds_to = (str(reach["runs"]), f"{reach['seconds']:.0f}") if reach else ("not reached", "-")
-            lines.append(f"| {r['strategy']} | {r['runs']} | {max(r['tuning_runs'].values(), default=0)} | "
+            name = f"{r['strategy']} (reused, tuned on {r.get('device', 'unknown')})" if "reused" in r else r["strategy"]
+            lines.append(f"| {name} | {r['runs']} | {max(r['tuning_runs'].values(), default=0)} | "
                          f"{r['seconds']:.0f} | {r['objective_us']:.0f} | "
                          f"{r['ratio_to_optimum']:.3f} | {runs_to} | {seconds_to} | {_ratio(r['held_out_vs_if'])} | "
                          f"{_ratio(r['held_out_vs_mf'])} |")
@@ -233,9 +244,7 @@ def main(argv=None) -> int:
         print(f"{fut}: {', '.join(args.strategies)}", flush=True)
         study.append(study_program(fut, args))
         (args.out / "study.json").write_text(json.dumps(study, indent=1) + "\n")
-    # (a strategy that ran nothing, as on a program without thresholds, names no device)
-    device = next((r["device"] for p in study for r in p["strategies"] if r.get("device", "unknown") != "unknown"),
-                  "unknown")
+    device = study_device(study)
     (args.out / "study.md").write_text(markdown(study, device) + "\n")
     print(markdown(study, device))
     return 0

@@ -160,5 +160,6 @@ def test_profiling_counts_the_runtimes_copies(device, tmp_path):
     arr = ctx.to_device(np.arange(12, dtype=np.float32).reshape(3, 4))
     coalesced(ctx, arr, 1)
     manifest(ctx, arr.permute((1, 0)))
+    ctx.settle()
     assert {name: count for name, (_, count) in ctx.kernel_times.items()} == \
         {"incflat_transpose_4": 1, "incflat_copy_4": 1}

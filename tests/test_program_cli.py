@@ -160,6 +160,27 @@ def test_profile_reports_kernels_and_versions(matmul, device, tmp_path):
     assert all(v["time_us"] > 0 and v["host_us"] > 0 for v in record["versions"])
 
 
+def test_a_decisions_span_holds_its_kernels_and_the_decisions_nested_in_it_and_fits_in_its_run(matmul, device,
+                                                                                              tmp_path):
+    """The span is the time a decision added to its run's timeline: at least its kernels' time, at least the
+    span of a guard's decision inside its version, and within the run's own time (-t)."""
+    nested = ("main.suff_outer_par_0", "main.suff_intra_par_1", "main.suff_outer_par_2", "main.suff_intra_par_3")
+    args = [a for t in nested for a in ("--param", f"{t}={tuning.NEVER}")]
+    profile, times = tmp_path / "profile.json", tmp_path / "times"
+    run_program(matmul, MATMUL_INPUT, "-d", device, "-r", "3", "-t", str(times), "--profile-json", str(profile),
+                *args)
+    import json
+    spans = {t: [] for t in nested}
+    for v in json.loads(profile.read_text())["versions"]:
+        assert 0 < v["time_us"] <= v["span_us"], v
+        spans[v["threshold"]].append(v["span_us"])
+    runs = [int(t) for t in times.read_text().split()]
+    assert all(len(s) == len(runs) == 3 for s in spans.values())
+    for k, run_us in enumerate(runs):
+        chain = [spans[t][k] for t in nested]
+        assert chain == sorted(chain, reverse=True) and chain[0] <= run_us + 1, (chain, run_us)
+
+
 PARAM_ATTRIBUTE = """
 entry main [n] (xs: [n]i32): []i32 =
   let k = #[param(chunk)] (n / 2)

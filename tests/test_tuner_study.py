@@ -40,3 +40,18 @@ def test_a_reuse_file_that_is_not_a_study_is_an_error_naming_the_option(tmp_path
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert f"--reuse {bad}: not a study's partial file or study.json" in err
+
+
+def test_the_study_names_the_device_it_measured_on_and_the_device_each_reused_result_was_tuned_on():
+    tuned_here = {"strategy": "instrumented", "assignment": {}, "runs": 16, "tuning_runs": {"d": 16},
+                  "seconds": 40.0, "device": "GPU B", "objective_us": 101.0, "ratio_to_optimum": 1.01,
+                  "to_2pc": {"runs": 16, "seconds": 40.0}, "held_out_vs_if": None, "held_out_vs_mf": None}
+    reused = tuned_here | {"strategy": "tree", "device": "GPU A", "reused": "old.json", "runs": 30,
+                           "objective_us": 100.0, "ratio_to_optimum": 1.0}
+    study = [{"program": "prog", "versions": 5, "optimum_us": 100.0, "untuned_us": 200.0, "mf_us": 300.0,
+              "strategies": [reused, tuned_here]}]
+    assert tuner_study.study_device(study) == "GPU B"
+    table = tuner_study.markdown(study, tuner_study.study_device(study))
+    assert table.startswith("Device: GPU B")
+    assert "| tree (reused, tuned on GPU A) | 30 |" in table and "| instrumented | 16 |" in table
+    assert tuner_study.study_device([{"strategies": [reused]}]).startswith("unknown")

@@ -195,6 +195,9 @@ class Context:
         self.kernel_times = {}
         self.local_memory = {}
         self.versions_open, self.version_log = [], []  # guard decisions being run, and those done
+        # With -P: the run's commands in queue order ([name, event, start ns, end ns], the times read once
+        # they finish), and the decisions done whose times are still to be read from them.
+        self.commands, self.unsettled = [], []
         self.warned = set()
 
     # ---- thresholds ----
@@ -333,18 +336,41 @@ class Context:
         self.timed(name, cl.enqueue_nd_range_kernel(self.queue, kernel, (int(global_size),), (int(local_size),)))
 
     def timed(self, name, event):
-        """With profiling, waits for a launched kernel (the program's or the runtime's copies) and adds its
-        time to the kernel's total and to the versions being run."""
+        """With profiling, keeps a launched command (the program's kernels and the runtime's copies) for
+        settle(), which reads its times once it has finished: nothing waits for it, so the run keeps the
+        pipelining of an unprofiled one (the host launching ahead of the device), whose costs -P reports."""
         if self.profile:
-            blocked = time.perf_counter()
-            event.wait()
-            blocked = time.perf_counter() - blocked
-            took = (event.profile.end - event.profile.start) / 1e3
-            total, count = self.kernel_times.get(name, (0.0, 0))
-            self.kernel_times[name] = (total + took, count + 1)
+            self.commands.append([name, event, 0, 0])
+            last = len(self.commands) - 1
             for record in self.versions_open:
-                record["time_us"] += took
-                record["waited"] += blocked
+                record["first"] = last if record["first"] is None else record["first"]
+                record["last"] = last
+
+    def begin_run(self):
+        """A run of an entry point starts: its first decision's span starts at its own first command."""
+        self.settle()
+        self.commands.clear()
+
+    def settle(self):
+        """Waits for the commands launched so far and adds their times to the kernels' totals and to the
+        decisions done (see enter)."""
+        if not self.profile:
+            return
+        self.queue.finish()
+        for command in self.commands:
+            if command[1] is not None:
+                name, event = command[0], command[1]
+                command[1:] = [None, event.profile.start, event.profile.end]
+                total, count = self.kernel_times.get(name, (0.0, 0))
+                self.kernel_times[name] = (total + (command[3] - command[2]) / 1e3, count + 1)
+        for record in self.unsettled:
+            before, first, last = record.pop("before"), record.pop("first"), record.pop("last")
+            if first is not None:
+                mine = self.commands[first:last + 1]
+                record["time_us"] = round(sum(end - start for _, _, start, end in mine) / 1e3, 3)
+                since = self.commands[before][3] if before >= 0 else mine[0][2]
+                record["span_us"] = round((mine[-1][3] - since) / 1e3, 3)
+        self.unsettled.clear()
 
     def call(self, fn, args):
         """An entry point's function applied to device arguments. When the host fails, an error a kernel
@@ -409,40 +435,48 @@ class Context:
     # ---- which version runs (recorded with -P) ----
 
     def enter(self, threshold, outcome, par):
-        """The guard `threshold` chose `outcome` for parallelism `par`; kernels until leave() are its.
-        A record holds its kernels' time and the host's (the time between enter and leave not spent waiting
-        for a kernel: launching, setting arguments, the host code): a version of many short kernels costs
-        its launches, which its kernels' time does not show."""
+        """The guard `threshold` chose `outcome` for parallelism `par`; commands until leave() are its. A
+        record holds its kernels' time (time_us), the host's time between enter and leave (host_us), and its
+        span (span_us): the time from the end of the run's last command before it to the end of its own
+        last, what the decision adds to the run's timeline. A version the device runs faster than the host
+        launches it costs the host's time, and one the host launches faster costs its kernels' time plus the
+        device's gaps between them; the span is either, as the run made it, and the spans of successive
+        decisions add up to the run's time."""
         if self.profile:
             self.versions_open.append({"threshold": threshold, "outcome": bool(outcome), "epar": int(par),
-                                       "time_us": 0.0, "host_us": 0.0, "waited": 0.0,
+                                       "time_us": 0.0, "host_us": 0.0, "span_us": 0.0,
+                                       "before": len(self.commands) - 1, "first": None, "last": None,
                                        "entered": time.perf_counter()})
 
     def leave(self):
         if self.profile:
             record = self.versions_open.pop()
-            spent = time.perf_counter() - record.pop("entered") - record.pop("waited")  # (waits lie inside)
-            record["host_us"] = round(spent * 1e6, 3)
+            record["host_us"] = round((time.perf_counter() - record.pop("entered")) * 1e6, 3)
             self.version_log.append(record)
+            self.unsettled.append(record)
 
     def report_profile(self, out=sys.stderr):
+        self.settle()
         print(f"{'kernel':<32} {'runs':>6} {'total us':>12}", file=out)
         for name, (total, count) in sorted(self.kernel_times.items()):
             print(f"{name:<32} {count:>6} {total:>12.1f}", file=out)
-        print(f"{'version (guard: outcome)':<48} {'runs':>6} {'total us':>12} {'host us':>12}  ePar values",
-              file=out)
+        print(f"{'version (guard: outcome)':<48} {'runs':>6} {'total us':>12} {'host us':>12} {'span us':>12}"
+              "  ePar values", file=out)
         summary = {}
         for r in self.version_log:
             key = f"{r['threshold']}: {'true' if r['outcome'] else 'false'}"
-            count, total, host, epars = summary.get(key, (0, 0.0, 0.0, set()))
-            summary[key] = (count + 1, total + r["time_us"], host + r["host_us"], epars | {r["epar"]})
-        for key, (count, total, host, epars) in sorted(summary.items()):
+            count, total, host, span, epars = summary.get(key, (0, 0.0, 0.0, 0.0, set()))
+            summary[key] = (count + 1, total + r["time_us"], host + r["host_us"], span + r["span_us"],
+                            epars | {r["epar"]})
+        for key, (count, total, host, span, epars) in sorted(summary.items()):
             shown = ", ".join(map(str, sorted(epars)[:8])) + (", ..." if len(epars) > 8 else "")
-            print(f"{key:<48} {count:>6} {total:>12.1f} {host:>12.1f}  {shown}", file=out)
+            print(f"{key:<48} {count:>6} {total:>12.1f} {host:>12.1f} {span:>12.1f}  {shown}", file=out)
 
     def profile_json(self):
         """Per kernel: runs and total time; per guard decision, in order: the ePar, the version it chose,
-        the time of its kernels and the host's time in it (the record the instrumentation tuner needs)."""
+        its kernels' time, the host's time in it and its span (see enter: what the instrumentation tuner
+        costs it)."""
+        self.settle()
         return {"kernels": {name: {"runs": count, "total_us": round(total, 3)}
                             for name, (total, count) in sorted(self.kernel_times.items())},
                 "versions": self.version_log}

@@ -244,6 +244,7 @@ def _run(args, program: Program, tuned_defaults, provenance):
     times = []
     results = None
     for _ in range(args.runs):
+        ctx.begin_run()
         ctx.queue.finish()
         start = time.perf_counter()
         results = ctx.call(entry.fn, device_inputs)

@@ -83,10 +83,10 @@ def kernel_time(module, device, params, args) -> float:
     ctx, entry = lib.ctx, module.PROGRAM.entry_points["main"]
     dev_args = entry.upload(ctx, args)
     entry.fn(ctx, *dev_args)
-    ctx.queue.finish()
+    ctx.settle()
     ctx.kernel_times.clear()
     entry.fn(ctx, *dev_args)
-    ctx.queue.finish()
+    ctx.settle()
     return sum(total for total, _ in ctx.kernel_times.values())
 
 
