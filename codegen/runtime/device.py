@@ -341,10 +341,6 @@ class Context:
         pipelining of an unprofiled one (the host launching ahead of the device), whose costs -P reports."""
         if self.profile:
             self.commands.append([name, event, 0, 0])
-            last = len(self.commands) - 1
-            for record in self.versions_open:
-                record["first"] = last if record["first"] is None else record["first"]
-                record["last"] = last
 
     def begin_run(self):
         """A run of an entry point starts: its first decision's span starts at its own first command."""
@@ -363,10 +359,10 @@ class Context:
                 command[1:] = [None, event.profile.start, event.profile.end]
                 total, count = self.kernel_times.get(name, (0.0, 0))
                 self.kernel_times[name] = (total + (command[3] - command[2]) / 1e3, count + 1)
-        for record in self.unsettled:
-            before, first, last = record.pop("before"), record.pop("first"), record.pop("last")
-            if first is not None:
-                mine = self.commands[first:last + 1]
+        for record in self.unsettled:  # its commands are those launched between its enter and its leave
+            before, last = record.pop("before"), record.pop("last")
+            if last > before:
+                mine = self.commands[before + 1:last + 1]
                 record["time_us"] = round(sum(end - start for _, _, start, end in mine) / 1e3, 3)
                 since = self.commands[before][3] if before >= 0 else mine[0][2]
                 record["span_us"] = round((mine[-1][3] - since) / 1e3, 3)
@@ -445,13 +441,13 @@ class Context:
         if self.profile:
             self.versions_open.append({"threshold": threshold, "outcome": bool(outcome), "epar": int(par),
                                        "time_us": 0.0, "host_us": 0.0, "span_us": 0.0,
-                                       "before": len(self.commands) - 1, "first": None, "last": None,
-                                       "entered": time.perf_counter()})
+                                       "before": len(self.commands) - 1, "entered": time.perf_counter()})
 
     def leave(self):
         if self.profile:
             record = self.versions_open.pop()
             record["host_us"] = round((time.perf_counter() - record.pop("entered")) * 1e6, 3)
+            record["last"] = len(self.commands) - 1
             self.version_log.append(record)
             self.unsettled.append(record)
 
