@@ -10,7 +10,8 @@ the IF program with each strategy (no shared measurements: each starts cold) and
   (a strategy written NAME+sizes also tunes the sizes, `--tune-sizes`); and the most invocations any one
   tuning dataset took (held-out datasets apart), to set against the program's number of code versions;
 - objective: the tuned assignment's summed mean runtime on the tuning datasets (µs) and its ratio to the best
-  of all strategies' results (exhaustive's among them, where it ran);
+  of all strategies' results (exhaustive's among them, where it ran), with a 95% bootstrap interval over the
+  side-by-side pass's invocations and runs;
 - to 2%: the invocations and seconds until the strategy first measured one of the assignments found within 2%
   of that best (for the strategies that measure whole assignments; the others only at their end);
 - held-out: the geometric mean over the held-out (notune) datasets of the untuned IF time over the tuned time,
@@ -96,7 +97,7 @@ def side_by_side(fut: pathlib.Path, programs: dict[str, tuple[pathlib.Path, dict
     selection = select_datasets(read_test_cases(fut), None, tuple(args.exclude_case))
     benches = {path: Bench(Program(path, args.pass_option), runs=args.runs, timeout=args.timeout, log=lambda _: None)
                for path, _ in programs.values()}
-    times: dict[tuple, dict[str, list[float]]] = {}
+    times: dict[tuple, dict[str, list[list[float]]]] = {}  # per configuration and dataset, each invocation's runs
     # results that are the same configuration are measured once: their figures must not differ by noise
     configurations = {name: (path, tuple(sorted((params or {}).items()))) for name, (path, params) in programs.items()}
     distinct = {config: programs[name] for name, config in reversed(list(configurations.items()))}
@@ -104,10 +105,48 @@ def side_by_side(fut: pathlib.Path, programs: dict[str, tuple[pathlib.Path, dict
         for config, (path, params) in distinct.items():
             for d in selection.tuning + selection.held_out:
                 found = benches[path].measure(d, params)
-                times.setdefault(config, {}).setdefault(d.name, []).extend(found.times_us if found.ok else [math.inf])
+                times.setdefault(config, {}).setdefault(d.name, []).append(found.times_us if found.ok else [math.inf])
     return {"tuning": [d.name for d in selection.tuning], "held_out": [d.name for d in selection.held_out],
-            "means": {name: {d: sum(ts) / len(ts) for d, ts in times[config].items()}
-                      for name, config in configurations.items()}}
+            "means": {name: {d: pooled_mean(runs) for d, runs in times[config].items()}
+                      for name, config in configurations.items()},
+            "invocations": {name: times[config] for name, config in configurations.items()}}
+
+
+def pooled_mean(invocations: list[list[float]]) -> float:
+    runs = [t for invocation in invocations for t in invocation]
+    return sum(runs) / len(runs)
+
+
+def ratio_interval(invocations: dict, tuning: list[str], config: str, best: str, seed: int,
+                   replicates: int = 2000) -> tuple[float, float] | None:
+    """A 95% interval of objective(config) / objective(best) (summed pooled means over the tuning datasets), by
+    a two-level bootstrap: each replicate draws every configuration's invocations of each dataset with
+    replacement, then the runs of each drawn invocation. Drawing whole invocations first keeps their noise (on a
+    GPU one invocation's runs can all sit 20% above another's): runs drawn alone would give too narrow an
+    interval. None for the best itself, without the invocations (a study made before they were kept) or with a
+    failed run."""
+    import numpy as np
+
+    if config == best or config not in invocations or best not in invocations:
+        return None
+    rng = np.random.default_rng(seed)
+
+    def objectives(name: str) -> np.ndarray:
+        total = np.zeros(replicates)
+        for d in tuning:
+            groups = [np.asarray(runs, dtype=float) for runs in invocations[name][d]]
+            if not all(np.isfinite(g).all() for g in groups):
+                return np.full(replicates, np.nan)
+            for b in range(replicates):
+                drawn = [groups[k] for k in rng.integers(len(groups), size=len(groups))]
+                total[b] += np.concatenate([g[rng.integers(len(g), size=len(g))] for g in drawn]).mean()
+        return total
+
+    ratios = objectives(config) / objectives(best)
+    if not np.isfinite(ratios).all():
+        return None
+    low, high = np.percentile(ratios, [2.5, 97.5])
+    return float(low), float(high)
 
 
 def study_program(fut: pathlib.Path, args) -> dict:
@@ -129,7 +168,7 @@ def study_program(fut: pathlib.Path, args) -> dict:
         programs = {"untuned": (compiled, None), "MF": (moderate, None)}
         programs |= {r["strategy"]: (compiled, r["assignment"]) for r in results if "error" not in r}
         measured = side_by_side(local, programs, args)
-    return summarise(fut.stem, results, measured) | {"versions": versions}
+    return summarise(fut.stem, results, measured, args.seed) | {"versions": versions}
 
 
 def reused(path: pathlib.Path | None, program: str) -> dict[str, dict]:
@@ -143,7 +182,7 @@ def reused(path: pathlib.Path | None, program: str) -> dict[str, dict]:
     return {r["strategy"]: r for r in found if "error" not in r}  # (summarise recomputes its own fields)
 
 
-def summarise(name: str, results: list[dict], measured: dict) -> dict:
+def summarise(name: str, results: list[dict], measured: dict, seed: int = 1) -> dict:
     means, tuning, held = measured["means"], measured["tuning"], measured["held_out"]
 
     def objective(config: str) -> float:
@@ -151,10 +190,12 @@ def summarise(name: str, results: list[dict], measured: dict) -> dict:
 
     ran = [r for r in results if "error" not in r]
     optimum = min((objective(r["strategy"]) for r in ran), default=math.nan)
+    best = min(ran, key=lambda r: objective(r["strategy"]))["strategy"] if ran else None
     within = [r["assignment"] for r in ran if objective(r["strategy"]) <= WITHIN * optimum]
     for r in ran:
         r["objective_us"] = objective(r["strategy"])
         r["ratio_to_optimum"] = r["objective_us"] / optimum
+        r["ratio_interval"] = ratio_interval(measured.get("invocations", {}), tuning, r["strategy"], best, seed)
         # the first assignment it measured that is one of those found within 2% (the same values)
         reached = [h for h in r["history"] if any(all(h["assignment"].get(k) == v for k, v in good.items())
                                                      for good in within)]
@@ -187,21 +228,26 @@ def markdown(study: list[dict], device: str) -> str:
     for p in study:
         lines += [f"### {p['program']} ({p['versions']} code versions): tuning datasets' summed mean "
                   f"{p['optimum_us']:.0f} us at best, untuned {p['untuned_us']:.0f}, MF {p['mf_us']:.0f}", "",
-                  "| strategy | runs | most runs of a tuning dataset | seconds | objective (us) | / optimum | "
-                  "runs to 2% | s to 2% | held-out vs IF | held-out vs MF |", "|---|---|---|---|---|---|---|---|---|---|"]
+                  "| strategy | runs | most runs of a tuning dataset | seconds | objective (us) | "
+                  "/ optimum (95% interval) | runs to 2% | s to 2% | held-out vs IF | held-out vs MF |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         for r in p["strategies"]:
             if "error" in r:
                 lines.append(f"| {r['strategy']} | failed: {r['error']} ||||||||| ")
                 continue
             reach = r["to_2pc"]
             runs_to, seconds_to = (str(reach["runs"]), f"{reach['seconds']:.0f}") if reach else ("not reached", "-")
-            name = f"{r['strategy']} (reused, tuned on {r.get('device', 'unknown')})" if "reused" in r else r["strategy"]
-            lines.append(f"| {name} | {r['runs']} | {max(r['tuning_runs'].values(), default=0)} | "
-                         f"{r['seconds']:.0f} | {r['objective_us']:.0f} | "
-                         f"{r['ratio_to_optimum']:.3f} | {runs_to} | {seconds_to} | {_ratio(r['held_out_vs_if'])} | "
-                         f"{_ratio(r['held_out_vs_mf'])} |")
+            name = r["strategy"] + (f" (reused, tuned on {r.get('device', 'unknown')})" if "reused" in r else "")
+            cells = [name, str(r["runs"]), str(max(r["tuning_runs"].values(), default=0)), f"{r['seconds']:.0f}",
+                     f"{r['objective_us']:.0f}", _with_interval(r["ratio_to_optimum"], r.get("ratio_interval")),
+                     runs_to, seconds_to, _ratio(r["held_out_vs_if"]), _ratio(r["held_out_vs_mf"])]
+            lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _with_interval(ratio: float, interval: list[float] | None) -> str:
+    return f"{ratio:.3f}" if interval is None else f"{ratio:.3f} ({interval[0]:.3f}-{interval[1]:.3f})"
 
 
 def _ratio(x: float | None) -> str:

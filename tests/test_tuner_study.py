@@ -1,6 +1,7 @@
 """futhark_examples/tuner_study.py: a study cut off after some strategies goes on from their saved results."""
 
 import json
+import math
 import pathlib
 import sys
 
@@ -55,3 +56,34 @@ def test_the_study_names_the_device_it_measured_on_and_the_device_each_reused_re
     assert table.startswith("Device: GPU B")
     assert "| tree (reused, tuned on GPU A) | 30 |" in table and "| instrumented | 16 |" in table
     assert tuner_study.study_device([{"strategies": [reused]}]).startswith("unknown")
+
+
+def test_the_ratio_interval_draws_whole_invocations_so_that_their_noise_shows():
+    """One result's two invocations sit at 100 and 130 µs (each steady), the best's both at 110: drawing runs
+    alone would call the ratio 115/110 precisely; drawing invocations first spans 100/110 to 130/110."""
+    invocations = {"a": {"d": [[100.0] * 10, [130.0] * 10]}, "best": {"d": [[110.0] * 10, [110.0] * 10]}}
+    low, high = tuner_study.ratio_interval(invocations, ["d"], "a", "best", seed=1)
+    assert low == pytest.approx(100 / 110) and high == pytest.approx(130 / 110)
+    steady = {"a": {"d": [[121.0] * 5] * 3}, "best": {"d": [[110.0] * 5] * 3}}
+    assert tuner_study.ratio_interval(steady, ["d"], "a", "best", seed=1) == pytest.approx((1.1, 1.1))
+
+
+def test_the_best_a_failed_run_and_an_old_study_get_no_interval():
+    invocations = {"a": {"d": [[100.0, math.inf]]}, "best": {"d": [[90.0, 91.0]]}}
+    assert tuner_study.ratio_interval(invocations, ["d"], "best", "best", seed=1) is None
+    assert tuner_study.ratio_interval(invocations, ["d"], "a", "best", seed=1) is None
+    assert tuner_study.ratio_interval({}, ["d"], "a", "best", seed=1) is None
+
+
+def test_the_summary_gives_each_result_but_the_best_its_interval_and_the_table_shows_it():
+    result = {"strategy": "tree", "assignment": {"m.t": 1}, "runs": 6, "tuning_runs": {"d": 6}, "seconds": 1.0,
+              "history": [], "device": "GPU"}
+    measured = {"tuning": ["d"], "held_out": [],
+                "means": {"untuned": {"d": 200.0}, "MF": {"d": 300.0}, "tree": {"d": 100.0}, "random": {"d": 105.0}},
+                "invocations": {"tree": {"d": [[100.0, 100.0]]}, "random": {"d": [[104.0, 106.0], [105.0, 105.0]]}}}
+    summary = tuner_study.summarise("prog", [result, result | {"strategy": "random"}], measured)
+    tree, rand = summary["strategies"]
+    assert tree["ratio_interval"] is None and rand["ratio_to_optimum"] == pytest.approx(1.05)
+    assert rand["ratio_interval"][0] <= 1.05 <= rand["ratio_interval"][1]
+    table = tuner_study.markdown([summary | {"versions": 2}], "GPU")
+    assert "| tree | 6 |" in table and f"| 1.050 ({rand['ratio_interval'][0]:.3f}-" in table
