@@ -123,12 +123,12 @@ def ratio_interval(invocations: dict, tuning: list[str], config: str, best: str,
     a two-level bootstrap: each replicate draws every configuration's invocations of each dataset with
     replacement, then the runs of each drawn invocation. Drawing whole invocations first keeps their noise (on a
     GPU one invocation's runs can all sit 20% above another's): runs drawn alone would give too narrow an
-    interval. None for the best itself, without the invocations (a study made before they were kept) or with a
-    failed run."""
+    interval. None for the best and a result of the same configuration, without the invocations (a study made
+    before they were kept) or with a failed run."""
     import numpy as np
 
-    if config == best or config not in invocations or best not in invocations:
-        return None
+    if config not in invocations or best not in invocations or invocations[config] == invocations[best]:
+        return None  # (a result that is the best's configuration was measured with it: the same runs)
     rng = np.random.default_rng(seed)
 
     def objectives(name: str) -> np.ndarray:

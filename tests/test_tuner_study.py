@@ -68,9 +68,11 @@ def test_the_ratio_interval_draws_whole_invocations_so_that_their_noise_shows():
     assert tuner_study.ratio_interval(steady, ["d"], "a", "best", seed=1) == pytest.approx((1.1, 1.1))
 
 
-def test_the_best_a_failed_run_and_an_old_study_get_no_interval():
+def test_the_best_its_twin_a_failed_run_and_an_old_study_get_no_interval():
     invocations = {"a": {"d": [[100.0, math.inf]]}, "best": {"d": [[90.0, 91.0]]}}
     assert tuner_study.ratio_interval(invocations, ["d"], "best", "best", seed=1) is None
+    same = invocations | {"twin": invocations["best"]}
+    assert tuner_study.ratio_interval(same, ["d"], "twin", "best", seed=1) is None
     assert tuner_study.ratio_interval(invocations, ["d"], "a", "best", seed=1) is None
     assert tuner_study.ratio_interval({}, ["d"], "a", "best", seed=1) is None
 
