@@ -21,11 +21,11 @@ The objective and held-out figures come from one side-by-side pass after all the
 result, untuned IF and MF, measured in interleaved rounds (--rounds of --runs runs), not from the tuners' own
 cold runs.
 
-It writes DIR/study.json (everything, each strategy's log included) and DIR/study.md (the tables), and
-DIR/PROGRAM.partial.json after each strategy. `--reuse FILE` (a partial file or a study.json) takes the
-results of the strategies it holds instead of tuning again (marked reused, with the device they were tuned
-on): a study cut off before its side-by-side pass goes on from there. Data files must exist:
-`python futhark_examples/gen_data.py PROGRAM` (matmul: gen_matmul_data.py).
+It writes DIR/study.json (everything: each strategy's log, each side-by-side invocation's runs),
+DIR/study.md (the tables), and DIR/PROGRAM.partial.json after each strategy. `--reuse FILE` (a partial file
+or a study.json) takes the results of the strategies it holds instead of tuning again (marked reused, with
+the device they were tuned on): a study cut off before its side-by-side pass goes on from there. Data files
+must exist: `python futhark_examples/gen_data.py PROGRAM` (matmul: gen_matmul_data.py).
 """
 
 from __future__ import annotations
@@ -208,7 +208,7 @@ def summarise(name: str, results: list[dict], measured: dict, seed: int = 1) -> 
         r["held_out_vs_if"] = geomean([means["untuned"][d] / means[r["strategy"]][d] for d in held])
         r["held_out_vs_mf"] = geomean([means["MF"][d] / means[r["strategy"]][d] for d in held])
     return {"program": name, "optimum_us": optimum, "untuned_us": objective("untuned"), "mf_us": objective("MF"),
-            "means": means, "strategies": results}
+            "means": means, "invocations": measured.get("invocations"), "strategies": results}
 
 
 def geomean(xs: list[float]) -> float | None:
