@@ -359,13 +359,15 @@ class Context:
                 command[1:] = [None, event.profile.start, event.profile.end]
                 total, count = self.kernel_times.get(name, (0.0, 0))
                 self.kernel_times[name] = (total + (command[3] - command[2]) / 1e3, count + 1)
-        for record in self.unsettled:  # its commands are those launched between its enter and its leave
-            before, last = record.pop("before"), record.pop("last")
-            if last > before:
+        for threshold, outcome, par, before, last, host in self.unsettled:
+            record = {"threshold": threshold, "outcome": bool(outcome), "epar": int(par), "time_us": 0.0,
+                      "host_us": round(host * 1e6, 3), "span_us": 0.0}
+            if last > before:  # its commands are those launched between its enter and its leave
                 mine = self.commands[before + 1:last + 1]
                 record["time_us"] = round(sum(end - start for _, _, start, end in mine) / 1e3, 3)
                 since = self.commands[before][3] if before >= 0 else mine[0][2]
                 record["span_us"] = round((mine[-1][3] - since) / 1e3, 3)
+            self.version_log.append(record)
         self.unsettled.clear()
 
     def call(self, fn, args):
@@ -438,18 +440,14 @@ class Context:
         launches it costs the host's time, and one the host launches faster costs its kernels' time plus the
         device's gaps between them; the span is either, as the run made it, and the spans of successive
         decisions add up to the run's time."""
-        if self.profile:
-            self.versions_open.append({"threshold": threshold, "outcome": bool(outcome), "epar": int(par),
-                                       "time_us": 0.0, "host_us": 0.0, "span_us": 0.0,
-                                       "before": len(self.commands) - 1, "entered": time.perf_counter()})
+        if self.profile:  # (a tuple now, the record at settle(): what the run pays for -P is kept small)
+            self.versions_open.append((threshold, outcome, par, len(self.commands) - 1, time.perf_counter()))
 
     def leave(self):
         if self.profile:
-            record = self.versions_open.pop()
-            record["host_us"] = round((time.perf_counter() - record.pop("entered")) * 1e6, 3)
-            record["last"] = len(self.commands) - 1
-            self.version_log.append(record)
-            self.unsettled.append(record)
+            left = time.perf_counter()
+            threshold, outcome, par, before, entered = self.versions_open.pop()
+            self.unsettled.append((threshold, outcome, par, before, len(self.commands) - 1, left - entered))
 
     def report_profile(self, out=sys.stderr):
         self.settle()
