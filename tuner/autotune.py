@@ -259,8 +259,9 @@ def autotune(
                 dimensions = size_dimensions(Space.of(forest, probed), bench, size_params) if joint else {}
             except Stopped as stop:
                 raise _nothing_tuned(str(stop), limits) from None
-            known = [p for p in probes.values() if p.default_threshold is not None] or list(probes.values())
-            space = Space.of(forest, probed, dimensions, _in_effect(forest, defaults, known[0]))
+            device_default = next((p.default_threshold for p in probes.values()
+                                   if p.default_threshold is not None), None)  # (one device: one default)
+            space = Space.of(forest, probed, dimensions, _in_effect(forest, defaults, device_default))
             untuned = {d.dataset.name: before[d.dataset.name].runtime_us for d in probed}
             goal = Objective(space, bench, objective, untuned, count_runs=lambda: bench.invocations)
             log(f"strategy {strategy}" + (f", objective {objective}" if strategy not in PER_DATASET else ""))
@@ -305,8 +306,9 @@ def autotune(
                                   bench.hit_count[d.name], bench.stored_count[d.name],
                                   probes[d.name].failure if d.name in probes else None,
                                   moderate=mf.get(d.name), wall_s=walls[d.name],
-                                  version=version(forest, _in_effect(forest, defaults, probes[d.name]) | written,
-                                                  probes[d.name].epars, d.entry)
+                                  version=version(
+                                      forest, _in_effect(forest, defaults, probes[d.name].default_threshold) | written,
+                                      probes[d.name].epars, d.entry)
                                   if d.name in probes and not probes[d.name].failure else None)
                     for d in every
                 ),
@@ -361,15 +363,14 @@ def _untuned_key(forest: Forest, defaults: Mapping[str, int], found: Probe):
     it compares has no value the tuner knows)."""
     if found.failure:
         return None
-    values = _in_effect(forest, defaults, found)
+    values = _in_effect(forest, defaults, found.default_threshold)
     return experiment_key(path(forest, values, found.epars), {}) if values.keys() >= found.epars.keys() else None
 
 
-def _in_effect(forest: Forest, defaults: Mapping[str, int], found: Probe) -> dict[str, int]:
+def _in_effect(forest: Forest, defaults: Mapping[str, int], default_threshold: int | None) -> dict[str, int]:
     """The threshold values a run with no --param takes: the program's listed defaults, and the device's
-    default threshold (from the probe's -D) for the others, where it is known."""
-    device = {} if found.default_threshold is None else dict.fromkeys(
-        (n.name for n in all_nodes(forest)), found.default_threshold)
+    default threshold (a probe's -D) for the others, where it is known."""
+    device = {} if default_threshold is None else dict.fromkeys((n.name for n in all_nodes(forest)), default_threshold)
     return device | dict(defaults)
 
 

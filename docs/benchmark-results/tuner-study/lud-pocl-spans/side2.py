@@ -1,23 +1,17 @@
-import json, pathlib, subprocess, sys, tempfile, statistics
-from incflat.harness import compile_cached
-B = pathlib.Path('futhark_examples/benchmarks')
-S = {s['strategy']: s['assignment'] for s in json.load(open('/tmp/pocl_lud/study.json'))[0]['strategies']}
-I = {l.split()[0]: json.loads(l[l.index('{'):]) for l in open('/tmp/pocl_rep/instr.txt')}
+"""LUD train-512 on PoCL: the study's and repeat.py's results, and i1 with i2's loop guards or i2's
+suff_outer_par_6, side by side in 8 interleaved rounds of 10 runs (`side2.txt` holds the calm second pass).
+
+    python docs/benchmark-results/tuner-study/lud-pocl-spans/side2.py OUT"""
+import pathlib, sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from lud_train512 import side_by_side, study_results, tuned_results  # noqa: E402
+
+OUT = pathlib.Path(sys.argv[1]); OUT.mkdir(parents=True, exist_ok=True)
+S = study_results(HERE.parent / 'lud-pocl-f69afc6.json.gz')
+I = tuned_results(HERE / 'instr.txt')
 configs = {'tree': S['tree'], 'instrumented': S['instrumented'], **I}
-fix = {k: I['i2'][k] for k in ('main.suff_outer_par_10', 'main.suff_outer_par_14')}
-configs['i1+i2loops'] = I['i1'] | fix
+configs['i1+i2loops'] = I['i1'] | {k: I['i2'][k] for k in ('main.suff_outer_par_10', 'main.suff_outer_par_14')}
 configs['i1+i2o6'] = I['i1'] | {'main.suff_outer_par_6': I['i2']['main.suff_outer_par_6']}
-exe = compile_cached(B / 'lud.fut'); data = B / 'data/lud-train-512.in'; tmp = pathlib.Path(tempfile.mkdtemp())
-def run(params, runs):
-    args = [x for k, v in params.items() for x in ('--param', f'{k}={v}')]
-    with open(data, 'rb') as stdin:
-        subprocess.run([sys.executable, str(exe), '-r', str(runs + 1), '-t', str(tmp / 't'), *args], stdin=stdin, stdout=subprocess.DEVNULL, check=True)
-    return [float(x) for x in (tmp / 't').read_text().split()][1:]
-times = {n: [] for n in configs}
-for rnd in range(8):
-    for n, p in configs.items():
-        times[n].append(statistics.median(run(p, 10)))
-best = min(statistics.median(v) for v in times.values())
-for n, v in times.items():
-    print(f'{n:<14} {statistics.median(v):8.0f} ({statistics.median(v)/best:.3f})  rounds', ' '.join(f'{x:6.0f}' for x in v))
-print('i1 vs i2:', {k: (I['i1'][k], I['i2'][k]) for k in I['i1'] if I['i1'][k] != I['i2'][k]})
+side_by_side(configs, 'i2', 8, 10, OUT)

@@ -1,27 +1,19 @@
-"""LUD train-512: (1) the 8 combinations of the thresholds where tree's and instrumented's results differ,
-timed side by side; (2) instrumented run several times, dumping each loop threshold's per-ePar costs."""
-import os, gzip, io, itertools, json, math, pathlib, statistics, subprocess, sys, tempfile, time
-from incflat.harness import compile_cached
-from incflat.tuner import instrumented as ins
-from incflat.tuner.autotune import autotune
+"""LUD train-512: (1) `diag.py OUT combos`: the 8 combinations of the thresholds where tree's and
+instrumented's results of the 251da74 H200 study differ, timed side by side; (2) `diag.py OUT instr`:
+instrumented run several times, dumping each loop threshold's per-ePar costs, then its results side by side.
+Made at commit 2ba9d59 (profiled runs waited for each kernel)."""
+import gzip, itertools, json, pathlib, statistics, sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
+from lud_train512 import QUICK, rounds, timed, tune  # noqa: E402
+from incflat.tuner import instrumented as ins  # noqa: E402
 
 OUT = pathlib.Path(sys.argv[1]); OUT.mkdir(parents=True, exist_ok=True)
 part = sys.argv[2]
-B = pathlib.Path('futhark_examples/benchmarks')
 study = json.load(gzip.open('docs/benchmark-results/tuner-study/lud-train512-h200-251da74.json.gz'))[0]
 res = {s['strategy']: s['assignment'] for s in study['strategies']}
 T, I = res['tree'], res['instrumented']
 diff = sorted(k for k in T if T[k] != I[k])
-exe = compile_cached(B / 'lud.fut')
-data = B / 'data/lud-train-512.in'
-tmp = pathlib.Path(tempfile.mkdtemp())
-
-def timed(params, runs=2 if os.environ.get('QUICK') else 20, extra=()):
-    args = [x for k, v in params.items() for x in ('--param', f'{k}={v}')]
-    with open(data, 'rb') as stdin:
-        subprocess.run([sys.executable, str(exe), '-r', str(runs + 1), '-t', str(tmp / 't'), *extra, *args],
-                       stdin=stdin, stdout=subprocess.DEVNULL, check=True)
-    return [float(x) for x in (tmp / 't').read_text().split()][1:]
 
 if part == 'combos':
     combos = {}
@@ -29,9 +21,9 @@ if part == 'combos':
         for subset in itertools.combinations(diff, r):
             combos['+'.join(k.split('_')[-2] + k.split('_')[-1] for k in subset) or 'tree'] = T | {k: I[k] for k in subset}
     times = {name: [] for name in combos}
-    for rnd in range(1 if os.environ.get('QUICK') else 5):
+    for rnd in range(rounds(5)):
         for name, params in combos.items():
-            times[name] += timed(params)
+            times[name] += timed(params, 20)
         print('round', rnd, flush=True)
     with open(OUT / 'combos.txt', 'w') as f:
         print('diff', [(k, T[k], I[k]) for k in diff], file=f)
@@ -64,24 +56,19 @@ if part == 'instr':
             dump.write(json.dumps({'name': name, 'error': repr(e)}) + '\n')
         return value
     ins.Profiles.best_breakpoint = bb
-    for LABEL, max_runs in ([('a12', None)] if os.environ.get('QUICK') else [('a12', None), ('b12', None), ('c36', 36), ('d36', 36), ('e12', None)]):
-        work = pathlib.Path(tempfile.mkdtemp())
-        fut = work / 'lud.fut'; fut.write_text((B / 'lud.fut').read_text()); (work / 'data').symlink_to((B / 'data').resolve())
-        compiled = work / 'lud'; compiled.write_bytes(exe.read_bytes()); compiled.chmod(0o755)
-        log = io.StringIO(); t0 = time.monotonic()
-        r = autotune(fut, compiled, runs=3, max_runs=max_runs, timeout=120, exclude=['ci', 'paper'], out=log,
-                     strategy='instrumented', seed=1, store=None)
+    for LABEL, max_runs in ([('a12', None)] if QUICK else [('a12', None), ('b12', None), ('c36', 36), ('d36', 36), ('e12', None)]):
+        r, log, seconds = tune('instrumented', max_runs=max_runs)
         with open(OUT / 'instr.txt', 'a') as f:
-            print(LABEL, max_runs, 'runs', r.runs, 'secs', round(time.monotonic() - t0), json.dumps(r.assignment, sort_keys=True), file=f)
-        (OUT / f'instr-{LABEL}.log').write_text(log.getvalue())
+            print(LABEL, max_runs, 'runs', r.runs, 'secs', round(seconds), json.dumps(r.assignment, sort_keys=True), file=f)
+        (OUT / f'instr-{LABEL}.log').write_text(log)
         print(LABEL, 'done', flush=True)
     # the results side by side with tree's
     results = {l.split()[0]: json.loads(l[l.index('{'):]) for l in open(OUT / 'instr.txt')}
     results['tree'] = T; results['instr251'] = I
     times = {name: [] for name in results}
-    for rnd in range(1 if os.environ.get('QUICK') else 4):
+    for rnd in range(rounds(4)):
         for name, params in results.items():
-            times[name] += timed(params)
+            times[name] += timed(params, 20)
     with open(OUT / 'instr_side.txt', 'w') as f:
         for name, ts in times.items():
             print(f'{name:<10} mean {statistics.mean(ts):9.0f} median {statistics.median(ts):9.0f} sd {statistics.stdev(ts):7.0f}', file=f)

@@ -1,23 +1,16 @@
-import json, pathlib, subprocess, sys, tempfile, statistics, re
-from incflat.harness import compile_cached
-B = pathlib.Path('futhark_examples/benchmarks')
-S = {s['strategy']: s['assignment'] for s in json.load(open('/tmp/pocl_lud/study.json'))[0]['strategies']}
-I = {l.split()[0]: json.loads(l[l.index('{'):]) for l in open('/tmp/pocl_rep/instr.txt')}
-def tuned(log):
-    text = pathlib.Path(log).read_text()
-    block = text[text.index('tuned values:'):].splitlines()[1:]
-    return {m.group(1): int(m.group(2)) for l in block if (m := re.match(r'\s+(main\.\S+)=(\d+)$', l))}
-configs = {'tree': S['tree'], 'i2': I['i2'], 'tree-timed t1': tuned('/tmp/tree2-t1.log'), 'tree-timed t2': tuned('/tmp/tree2-t2.log')}
-exe = compile_cached(B / 'lud.fut'); data = B / 'data/lud-train-512.in'; tmp = pathlib.Path(tempfile.mkdtemp())
-def run(params, runs):
-    args = [x for k, v in params.items() for x in ('--param', f'{k}={v}')]
-    with open(data, 'rb') as stdin:
-        subprocess.run([sys.executable, str(exe), '-r', str(runs + 1), '-t', str(tmp / 't'), *args], stdin=stdin, stdout=subprocess.DEVNULL, check=True)
-    return [float(x) for x in (tmp / 't').read_text().split()][1:]
-times = {n: [] for n in configs}
-for rnd in range(8):
-    for n, p in configs.items():
-        times[n].append(statistics.median(run(p, 10)))
-best = min(statistics.median(v) for v in times.values())
-for n, v in times.items():
-    print(f'{n:<14} {statistics.median(v):8.0f} ({statistics.median(v)/best:.3f})  rounds', ' '.join(f'{x:6.0f}' for x in v))
+"""LUD train-512 on PoCL: the tree-timed experiment's two results beside the study's `tree` result and i2,
+8 interleaved rounds of 10 runs.
+
+    python docs/benchmark-results/tuner-study/lud-pocl-spans/tree-timed/side3.py OUT"""
+import pathlib, sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
+from lud_train512 import side_by_side, study_results, tuned_results  # noqa: E402
+
+OUT = pathlib.Path(sys.argv[1]); OUT.mkdir(parents=True, exist_ok=True)
+timed_tree = tuned_results(HERE / 'tree_exp.txt')
+configs = {'tree': study_results(HERE.parents[1] / 'lud-pocl-f69afc6.json.gz')['tree'],
+           'i2': tuned_results(HERE.parent / 'instr.txt')['i2'],
+           'tree-timed t1': timed_tree['t1'], 'tree-timed t2': timed_tree['t2']}
+side_by_side(configs, 'tree', 8, 10, OUT)

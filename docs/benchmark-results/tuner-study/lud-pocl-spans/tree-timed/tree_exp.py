@@ -1,27 +1,33 @@
-import io, json, pathlib, sys, tempfile, time
-from incflat.harness import compile_cached
-from incflat.tuner import strategies as st
-from incflat.tuner.autotune import autotune
-from incflat.tuner.simple import tune_simple
+"""An experiment, not the tuner's behaviour: `tree` with only the guards that see several values in one run
+(true loop guards) kept from the profiled pass, so that its timed rounds compare every other guard too.
+
+    python docs/benchmark-results/tuner-study/lud-pocl-spans/tree-timed/tree_exp.py OUT LABEL ...
+
+Each LABEL is one tuner run of LUD train-512: OUT/tree_exp.txt (a line each: LABEL runs N secs S {assignment})
+and OUT/tree2-LABEL.log."""
+import json, pathlib, sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
+from lud_train512 import tune  # noqa: E402
+from incflat.tuner import strategies as st  # noqa: E402
+from incflat.tuner.simple import tune_simple  # noqa: E402
+
 
 def tree2(space, objective, rng, log):
-    trees = st._trees(space)
-    loops = {n.name for n in space.order if any(len(set(d.epars.get(n.name, ()))) > 1 for d in space.datasets)}
+    loops = {n.name for n in space.order if any(len(d.epars.get(n.name, ())) > 1 for d in space.datasets)}
     seeded = st.instrumented(space, objective, rng, log)
     if seeded.stopped:
         return seeded
     tuned = tune_simple(space.forest, space.datasets, objective.bench, log, start=seeded.assignment,
                         settled=loops, notes=seeded.notes)
     return tuned if tuned.stopped else st._no_worse_than(seeded, tuned, space, objective, log)
+
+
 st.STRATEGIES['tree2'] = tree2
-B = pathlib.Path('futhark_examples/benchmarks')
-exe = compile_cached(B / 'lud.fut')
-out = {}
-for label in sys.argv[1:]:
-    work = pathlib.Path(tempfile.mkdtemp())
-    fut = work / 'lud.fut'; fut.write_text((B / 'lud.fut').read_text()); (work / 'data').symlink_to((B / 'data').resolve())
-    compiled = work / 'lud'; compiled.write_bytes(exe.read_bytes()); compiled.chmod(0o755)
-    log = io.StringIO(); t0 = time.monotonic()
-    r = autotune(fut, compiled, runs=3, timeout=120, exclude=['ci', 'paper'], out=log, strategy='tree2', seed=1, store=None)
-    print(label, 'runs', r.runs, 'secs', round(time.monotonic() - t0), 'o6', r.assignment.get('main.suff_outer_par_6'), json.dumps(r.assignment, sort_keys=True), flush=True)
-    pathlib.Path(f'/tmp/tree2-{label}.log').write_text(log.getvalue())
+OUT = pathlib.Path(sys.argv[1]); OUT.mkdir(parents=True, exist_ok=True)
+for label in sys.argv[2:]:
+    r, log, seconds = tune('tree2')
+    with open(OUT / 'tree_exp.txt', 'a') as f:
+        print(label, 'runs', r.runs, 'secs', round(seconds), json.dumps(r.assignment, sort_keys=True), file=f)
+    (OUT / f'tree2-{label}.log').write_text(log)
+    print(label, 'done', flush=True)
