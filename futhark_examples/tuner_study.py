@@ -1,7 +1,7 @@
 """The tuner study: every strategy of `incflat autotune` on programs of the suite, side by side.
 
     python futhark_examples/tuner_study.py PROGRAM.fut ... [--strategies tree,monotonic,...] [--runs R]
-        [--budget N] [--seed S] [--exclude-case TAG ...] [-d DEVICE] [--out DIR] [--reuse FILE]
+        [--budget N] [--match-budget] [--seed S] [--exclude-case TAG ...] [-d DEVICE] [--out DIR] [--reuse FILE]
 
 For each program it compiles incremental (IF) and moderate (MF) flattening once, then tunes a fresh copy of
 the IF program with each strategy (no shared measurements: each starts cold) and reports, per strategy:
@@ -19,7 +19,9 @@ the IF program with each strategy (no shared measurements: each starts cold) and
 
 The objective and held-out figures come from one side-by-side pass after all the tuning: every strategy's
 result, untuned IF and MF, measured in interleaved rounds (--rounds of --runs runs), not from the tuners' own
-cold runs.
+cold runs. Every dataset is probed for its ePars first, and results that run the same code versions on every
+dataset (tuning and held-out) are one program, measured once: their figures are equal, not two draws of noise.
+`--match-budget` bounds random and bandit by the runs the first strategy took (their quality at its cost).
 
 It writes DIR/study.json (everything: each strategy's log, each side-by-side invocation's runs),
 DIR/study.md (the tables), and DIR/PROGRAM.partial.json after each strategy. `--reuse FILE` (a partial file
@@ -42,15 +44,17 @@ import time
 
 from incflat import pipeline
 from incflat.cli import compile_file
-from incflat.tuner.autotune import autotune
+from incflat.tuner.autotune import autotune, in_effect
 from incflat.tuner.datasets import read_test_cases, select_datasets
 from incflat.tuner.measure import Bench, Limits
+from incflat.tuner.probe import probe
 from incflat.tuner.program import Program
 from incflat.tuner.strategies import STRATEGIES
-from incflat.tuner.tree import build_forest
-from incflat.codegen.runtime.tuning import leaf_names
+from incflat.tuner.tree import build_forest, version
+from incflat.codegen.runtime.tuning import NEVER, leaf_names
 
 WITHIN = 1.02
+MATCHED = ("random", "bandit")  # the strategies --match-budget bounds
 
 
 def workspace(fut: pathlib.Path, folder: pathlib.Path) -> pathlib.Path:
@@ -62,7 +66,8 @@ def workspace(fut: pathlib.Path, folder: pathlib.Path) -> pathlib.Path:
     return local
 
 
-def tune_with(strategy: str, fut: pathlib.Path, compiled: pathlib.Path, pristine: bytes, args) -> dict:
+def tune_with(strategy: str, fut: pathlib.Path, compiled: pathlib.Path, pristine: bytes, args,
+              budget: int | None = None) -> dict:
     compiled.write_bytes(pristine)
     fut.with_name(fut.name + ".tuning").unlink(missing_ok=True)
     log = io.StringIO()
@@ -71,7 +76,7 @@ def tune_with(strategy: str, fut: pathlib.Path, compiled: pathlib.Path, pristine
         name, _, plus = strategy.partition("+")
         result = autotune(fut, compiled, runs=args.runs, timeout=args.timeout, exclude=args.exclude_case,
                           extra_args=args.pass_option, out=log, strategy=name, seed=args.seed, sizes=plus == "sizes",
-                          limits=Limits(budget=args.budget) if args.budget else None, store=None)
+                          limits=Limits(budget=budget) if budget else None, store=None)
     except Exception as e:  # a strategy that fails is a result of the study, not the end of it
         return {"strategy": strategy, "error": f"{type(e).__name__}: {e}", "log": log.getvalue()}
     wall = time.monotonic() - start
@@ -89,27 +94,58 @@ def tune_with(strategy: str, fut: pathlib.Path, compiled: pathlib.Path, pristine
     }
 
 
-def side_by_side(fut: pathlib.Path, programs: dict[str, tuple[pathlib.Path, dict | None]], args) -> dict:
+def side_by_side(fut: pathlib.Path, programs: dict[str, tuple[pathlib.Path, dict | None]], args,
+                 incremental: pathlib.Path | None = None) -> dict:
     """Every configuration (a program and its --params: untuned IF, MF, each strategy's result) on every
     dataset, measured in interleaved rounds in one pass, so that their ratios are taken side by side: the
     tuners' own figures come from separate, cold runs, whose noise on a busy CPU is larger than the
-    differences between strategies. Returns mean µs per configuration and dataset."""
+    differences between strategies. Configurations that run the same code versions on every dataset are one
+    program, measured once (`incremental`: the IF program whose thresholds the --params set; its datasets are
+    probed for their ePars first). Returns mean µs per configuration and dataset, and each configuration's
+    code versions per dataset where known."""
     selection = select_datasets(read_test_cases(fut), None, tuple(args.exclude_case))
+    datasets = selection.tuning + selection.held_out
     benches = {path: Bench(Program(path, args.pass_option), runs=args.runs, timeout=args.timeout, log=lambda _: None)
                for path, _ in programs.values()}
+    versions = ({} if incremental is None else
+                code_versions(benches[incremental], datasets, programs, incremental, args.timeout))
+    configurations = {name: (path, versions[name] if name in versions else tuple(sorted((params or {}).items())))
+                      for name, (path, params) in programs.items()}
     times: dict[tuple, dict[str, list[list[float]]]] = {}  # per configuration and dataset, each invocation's runs
     # results that are the same configuration are measured once: their figures must not differ by noise
-    configurations = {name: (path, tuple(sorted((params or {}).items()))) for name, (path, params) in programs.items()}
     distinct = {config: programs[name] for name, config in reversed(list(configurations.items()))}
     for _ in range(args.rounds):
         for config, (path, params) in distinct.items():
-            for d in selection.tuning + selection.held_out:
+            for d in datasets:
                 found = benches[path].measure(d, params)
                 times.setdefault(config, {}).setdefault(d.name, []).append(found.times_us if found.ok else [math.inf])
     return {"tuning": [d.name for d in selection.tuning], "held_out": [d.name for d in selection.held_out],
             "means": {name: {d: pooled_mean(runs) for d, runs in times[config].items()}
                       for name, config in configurations.items()},
-            "invocations": {name: times[config] for name, config in configurations.items()}}
+            "invocations": {name: times[config] for name, config in configurations.items()},
+            "chosen": {name: {d: v.name for d, v in config[1][0]} for name, config in configurations.items()
+                       if name in versions}}
+
+
+def code_versions(bench: Bench, datasets, programs: dict, incremental: pathlib.Path, timeout: float) -> dict:
+    """Per configuration of the IF program, ((dataset, code versions) for every dataset, the --params that are
+    not thresholds): what it runs, from one probe of each dataset (tuner.probe). Empty if a probe fails."""
+    params = Program(incremental).params(timeout)
+    forest = build_forest(params)
+    thresholds = {p.name for p in params if p.is_threshold}
+    defaults = {p.name: p.default for p in params if p.is_threshold and p.default is not None}
+    probes = {d.name: probe(forest, bench, d, NEVER) for d in datasets}
+    if any(p.failure for p in probes.values()):
+        return {}
+    found = {}
+    for name, (path, assignment) in programs.items():
+        if path != incremental:
+            continue
+        assignment = assignment or {}
+        runs = tuple((d.name, version(forest, in_effect(forest, defaults, probes[d.name].default_threshold)
+                                      | assignment, probes[d.name].epars, d.entry)) for d in datasets)
+        found[name] = (runs, tuple(sorted((k, v) for k, v in assignment.items() if k not in thresholds)))
+    return found
 
 
 def pooled_mean(invocations: list[list[float]]) -> float:
@@ -161,14 +197,24 @@ def study_program(fut: pathlib.Path, args) -> dict:
         earlier = reused(args.reuse, fut.stem)
         for strategy in args.strategies:  # each result kept as it comes, for a study that is cut off
             taken = earlier.get(strategy)
+            budget = budget_of(strategy, results, args)
             results.append(dict(taken, reused=str(args.reuse)) if taken
-                           else tune_with(strategy, local, compiled, pristine, args))
+                           else tune_with(strategy, local, compiled, pristine, args, budget))
             (args.out / f"{fut.stem}.partial.json").write_text(json.dumps(results, indent=1) + "\n")
         compiled.write_bytes(pristine)  # (each strategy baked its values in)
         programs = {"untuned": (compiled, None), "MF": (moderate, None)}
         programs |= {r["strategy"]: (compiled, r["assignment"]) for r in results if "error" not in r}
-        measured = side_by_side(local, programs, args)
+        measured = side_by_side(local, programs, args, incremental=compiled)
     return summarise(fut.stem, results, measured, args.seed) | {"versions": versions}
+
+
+def budget_of(strategy: str, results: list[dict], args) -> int | None:
+    """The program runs a strategy may make: --budget; with --match-budget, a stochastic baseline (random,
+    bandit) gets the runs the first strategy took instead (their quality at the same cost)."""
+    first = results[0] if results else None
+    if args.match_budget and strategy.partition("+")[0] in MATCHED and first and "error" not in first:
+        return min(first["runs"], args.budget or first["runs"])
+    return args.budget
 
 
 def reused(path: pathlib.Path | None, program: str) -> dict[str, dict]:
@@ -208,7 +254,8 @@ def summarise(name: str, results: list[dict], measured: dict, seed: int = 1) -> 
         r["held_out_vs_if"] = geomean([means["untuned"][d] / means[r["strategy"]][d] for d in held])
         r["held_out_vs_mf"] = geomean([means["MF"][d] / means[r["strategy"]][d] for d in held])
     return {"program": name, "optimum_us": optimum, "untuned_us": objective("untuned"), "mf_us": objective("MF"),
-            "means": means, "invocations": measured.get("invocations"), "strategies": results}
+            "means": means, "invocations": measured.get("invocations"), "chosen": measured.get("chosen"),
+            "strategies": results}
 
 
 def geomean(xs: list[float]) -> float | None:
@@ -264,6 +311,9 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per program invocation (120)")
     parser.add_argument("--budget", type=int, default=None,
                         help="program runs at most per strategy (autotune's --budget)")
+    parser.add_argument("--match-budget", action="store_true",
+                        help="bound random and bandit by the runs the first strategy took (with --budget, "
+                        "the smaller of the two)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=2,
                         help="rounds of the side-by-side measurement of every result (default 2, of --runs each)")

@@ -10,6 +10,8 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "futhark_examples"))
 
 import tuner_study  # noqa: E402
+from conftest import compile_program, needs_device  # noqa: E402
+from incflat.tuner.program import Program  # noqa: E402
 
 TREE = {"strategy": "tree", "assignment": {"main.suff_outer_par_0": 64}, "runs": 12, "history": []}
 FAILED = {"strategy": "bandit", "error": "TunerError: no datasets", "log": ""}
@@ -19,6 +21,17 @@ def test_reuse_takes_the_strategies_of_a_partial_file_and_leaves_failed_ones_to_
     partial = tmp_path / "prog.partial.json"
     partial.write_text(json.dumps([TREE, FAILED]))
     assert tuner_study.reused(partial, "prog") == {"tree": TREE}
+
+
+def test_match_budget_bounds_the_stochastic_baselines_by_the_first_strategys_runs():
+    def args(budget=None, match=True):
+        return type("Args", (), {"budget": budget, "match_budget": match})()
+    assert tuner_study.budget_of("random", [TREE], args()) == 12
+    assert tuner_study.budget_of("bandit+sizes", [TREE], args(budget=5)) == 5
+    assert tuner_study.budget_of("exhaustive", [TREE], args(budget=40)) == 40
+    assert tuner_study.budget_of("random", [TREE], args(budget=40, match=False)) == 40
+    assert tuner_study.budget_of("random", [FAILED], args()) is None
+    assert tuner_study.budget_of("tree", [], args()) is None
 
 
 def test_reuse_finds_the_program_in_a_study_json(tmp_path):
@@ -89,3 +102,20 @@ def test_the_summary_gives_each_result_but_the_best_its_interval_and_the_table_s
     assert rand["ratio_interval"][0] <= 1.05 <= rand["ratio_interval"][1]
     table = tuner_study.markdown([summary | {"versions": 2}], "GPU")
     assert "| tree | 6 |" in table and f"| 1.050 ({rand['ratio_interval'][0]:.3f}-" in table
+
+
+@needs_device
+def test_results_that_run_the_same_code_versions_everywhere_are_measured_once(tmp_path):
+    from test_autotune_e2e import SOURCE
+    compiled = compile_program(SOURCE, tmp_path, "mm")
+    outer = next(p.name for p in Program(compiled).params(60) if p.is_threshold and "outer" in p.name)
+    programs = {"untuned": (compiled, None),
+                "far": (compiled, {outer: 2**30}),  # both false on every dataset (ePars are at most 4)
+                "farther": (compiled, {outer: 2**31 - 1}),
+                "near": (compiled, {outer: 1})}
+    args = type("Args", (), {"exclude_case": [], "pass_option": [], "runs": 2, "timeout": 120.0, "rounds": 1})()
+    measured = tuner_study.side_by_side(tmp_path / "mm.fut", programs, args, incremental=compiled)
+    runs = measured["invocations"]
+    assert runs["far"] == runs["farther"] and runs["near"] != runs["far"]
+    assert measured["chosen"]["far"] == measured["chosen"]["farther"] != measured["chosen"]["near"]
+    assert set(measured["chosen"]["near"]) == {"a", "b", "c"}  # the held-out dataset too

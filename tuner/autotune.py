@@ -261,7 +261,7 @@ def autotune(
                 raise _nothing_tuned(str(stop), limits) from None
             device_default = next((p.default_threshold for p in probes.values()
                                    if p.default_threshold is not None), None)  # (one device: one default)
-            space = Space.of(forest, probed, dimensions, _in_effect(forest, defaults, device_default))
+            space = Space.of(forest, probed, dimensions, in_effect(forest, defaults, device_default))
             untuned = {d.dataset.name: before[d.dataset.name].runtime_us for d in probed}
             goal = Objective(space, bench, objective, untuned, count_runs=lambda: bench.invocations)
             log(f"strategy {strategy}" + (f", objective {objective}" if strategy not in PER_DATASET else ""))
@@ -307,7 +307,7 @@ def autotune(
                                   probes[d.name].failure if d.name in probes else None,
                                   moderate=mf.get(d.name), wall_s=walls[d.name],
                                   version=version(
-                                      forest, _in_effect(forest, defaults, probes[d.name].default_threshold) | written,
+                                      forest, in_effect(forest, defaults, probes[d.name].default_threshold) | written,
                                       probes[d.name].epars, d.entry)
                                   if d.name in probes and not probes[d.name].failure else None)
                     for d in every
@@ -363,11 +363,11 @@ def _untuned_key(forest: Forest, defaults: Mapping[str, int], found: Probe):
     it compares has no value the tuner knows)."""
     if found.failure:
         return None
-    values = _in_effect(forest, defaults, found.default_threshold)
+    values = in_effect(forest, defaults, found.default_threshold)
     return experiment_key(path(forest, values, found.epars), {}) if values.keys() >= found.epars.keys() else None
 
 
-def _in_effect(forest: Forest, defaults: Mapping[str, int], default_threshold: int | None) -> dict[str, int]:
+def in_effect(forest: Forest, defaults: Mapping[str, int], default_threshold: int | None) -> dict[str, int]:
     """The threshold values a run with no --param takes: the program's listed defaults, and the device's
     default threshold (a probe's -D) for the others, where it is known."""
     device = {} if default_threshold is None else dict.fromkeys((n.name for n in all_nodes(forest)), default_threshold)
