@@ -243,6 +243,13 @@ def test_program_runs_report_failures_instead_of_raising(monkeypatch, tmp_path):
     assert not gone.ok and "No such file" in gone.failure
 
 
+def test_program_runs_write_their_discarded_results_in_binary(tmp_path):
+    echo = tmp_path / "echo.py"
+    echo.write_text("import sys\nprint(' '.join(sys.argv[1:]), file=sys.stderr)\n")
+    dataset = Dataset("d", "main", InlineValues("1i64"), False)
+    assert "-b" in Program(echo).run(dataset, params={}, timeout=10).stderr.split()
+
+
 class _StubProgram:
     """A program whose invocations are scripted: each takes `wall` seconds and reports `times`."""
 
