@@ -45,6 +45,15 @@ def test_binary_output(matmul, device):
     np.testing.assert_array_equal(got, np.array([[19, 22], [43, 50]], np.float32))
 
 
+def test_each_run_reuses_the_memory_the_first_one_allocated(matmul, device):
+    """A run's results go back to the pool before the next run: kept through it, they made the second run (the
+    first timed one after the warm-up) allocate afresh, and slower than the runs after it."""
+    def pool(runs):
+        err = run_program(matmul, MATMUL_INPUT, "-d", device, "-D", "-r", str(runs)).stderr.decode()
+        return next(line for line in err.splitlines() if line.startswith("Device memory:"))
+    assert pool(1) == pool(2) == pool(4)
+
+
 @pytest.mark.parametrize("n", [0, 1, 1000, 100_003])
 def test_reduction_to_a_scalar(summer, device, n):
     xs = np.arange(n, dtype=np.float32) % 7
