@@ -566,6 +566,31 @@ def _probed(name, epars):
     return Probed(Dataset(name, "main", InlineValues(""), False), epars)
 
 
+def test_a_threshold_moves_from_the_programs_default_only_as_far_as_the_datasets_require():
+    """Where the results exclude the default, the threshold takes the allowed value nearest it, not Alg. 2's
+    upper end: a dataset the tuning did not see keeps the default's outcome beyond what was measured."""
+    forest = build_forest([threshold("m.t", None, ())])
+    # a (E=100) prefers false: [101, never]; b (E=5000) ties. The default 50 is outside.
+    costs = {("a", True): 20.0, ("a", False): 10.0, ("b", True): 10.0, ("b", False): 10.0}
+    data = [_probed("a", {"m.t": (100,)}), _probed("b", {"m.t": (5000,)})]
+    bench = _ModelBench(forest, lambda name, p: costs[name, p[0][1][0]])
+    assert tune_simple(forest, data, bench, lambda _: None, defaults={"m.t": 50}).assignment == {"m.t": 101}
+    assert tune_simple(forest, data, bench, lambda _: None).assignment == {"m.t": NEVER}  # no default: Alg. 2's
+    # a (E=100) prefers true, b (E=200) false, by more: the faster end is b's side, [201, never], and of the
+    # values that send a and b that way, 201 up to never, the one nearest the default 50000 is 50000 itself.
+    costs = {("a", True): 10.0, ("a", False): 11.0, ("b", True): 50.0, ("b", False): 20.0}
+    data = [_probed("a", {"m.t": (100,)}), _probed("b", {"m.t": (200,)})]
+    bench = _ModelBench(forest, lambda name, p: costs[name, p[0][1][0]])
+    assert tune_simple(forest, data, bench, lambda _: None, defaults={"m.t": 50000}).assignment == {"m.t": 50000}
+    # c (E=5000) ties: the values that send a, b and c alike end at 5000, and c takes the default's side
+    costs |= {("c", True): 30.0, ("c", False): 30.0}
+    data.append(_probed("c", {"m.t": (5000,)}))
+    bench = _ModelBench(forest, lambda name, p: costs[name, p[0][1][0]])
+    outcome = tune_simple(forest, data, bench, lambda _: None, defaults={"m.t": 50000})
+    assert outcome.assignment == {"m.t": 5000}
+    assert "moved from the default, 50000, only as far as the datasets' results require: 5000" in outcome.notes[-1]
+
+
 def test_conflicting_ranges_keep_the_faster_end_without_new_runs():
     forest = build_forest([threshold("m.t", None, ())])
     # a (E=100) prefers true by a little, b (E=200) prefers false by a lot: [1, 100] and [201, never] conflict.
