@@ -44,7 +44,7 @@ import time
 
 from incflat import pipeline
 from incflat.cli import compile_file
-from incflat.tuner.autotune import autotune, in_effect
+from incflat.tuner.autotune import autotune, in_effect, listed_defaults
 from incflat.tuner.datasets import read_test_cases, select_datasets
 from incflat.tuner.measure import Bench, Limits
 from incflat.tuner.probe import probe
@@ -130,10 +130,10 @@ def side_by_side(fut: pathlib.Path, programs: dict[str, tuple[pathlib.Path, dict
 def code_versions(bench: Bench, datasets, programs: dict, incremental: pathlib.Path, timeout: float) -> dict:
     """Per configuration of the IF program, ((dataset, code versions) for every dataset, the --params that are
     not thresholds): what it runs, from one probe of each dataset (tuner.probe). Empty if a probe fails."""
-    params = Program(incremental).params(timeout)
+    params = bench.program.params(timeout)
     forest = build_forest(params)
     thresholds = {p.name for p in params if p.is_threshold}
-    defaults = {p.name: p.default for p in params if p.is_threshold and p.default is not None}
+    defaults = listed_defaults(params)
     probes = {d.name: probe(forest, bench, d, NEVER) for d in datasets}
     if any(p.failure for p in probes.values()):
         return {}

@@ -22,7 +22,7 @@ from typing import Callable, TextIO
 
 import numpy as np
 
-from incflat.codegen.runtime.tuning import (NEVER, SIZE_CLASSES, Forest, all_nodes, option_int, option_seconds,
+from incflat.codegen.runtime.tuning import (NEVER, SIZE_CLASSES, Forest, Param, all_nodes, option_int, option_seconds,
                                             with_defaults)
 from incflat.tuner.bench import progress_bar, welch_pvalue
 from incflat.tuner.datasets import Dataset, Selection, read_test_cases, select_datasets
@@ -215,7 +215,7 @@ def autotune(
             params = bench.program.params(timeout)
             forest = build_forest(params)
             # the values the untuned program runs with (the tuned one: these, and the assignment written)
-            defaults = {p.name: p.default for p in params if p.is_threshold and p.default is not None}
+            defaults = listed_defaults(params)
             if opened:
                 key = ProgramKey.of(program_text, [p.name for p in params], extra_args)
                 bench.store = opened.for_program(key, warn=lambda text: log(f"warning: {text}"))
@@ -365,6 +365,11 @@ def _untuned_key(forest: Forest, defaults: Mapping[str, int], found: Probe):
         return None
     values = in_effect(forest, defaults, found.default_threshold)
     return experiment_key(path(forest, values, found.epars), {}) if values.keys() >= found.epars.keys() else None
+
+
+def listed_defaults(params: Sequence[Param]) -> dict[str, int]:
+    """The thresholds' defaults that the program's --print-params lists (its tuned values, if any)."""
+    return {p.name: p.default for p in params if p.is_threshold and p.default is not None}
 
 
 def in_effect(forest: Forest, defaults: Mapping[str, int], default_threshold: int | None) -> dict[str, int]:

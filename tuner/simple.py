@@ -11,9 +11,10 @@ do not tell the two apart. Otherwise Alg. 2 takes the upper end of the intersect
 default is known, the tuner takes the value of the intersection nearest it instead, so that the threshold
 moves only as far as the results require and a dataset they did not measure keeps the default's outcome
 beyond them. If the intersection is empty, the faster of its two ends (mean runtime summed over the
-datasets), or with a known default the value nearest it that sends every dataset the way that end does. Starting from the defaults matters where guards interact: on
-the H200, OptionPricing's train-D1 ran 15% faster with two guards of different trees both true (their defaults)
-than with either alone, and from never each, compared with the other at never, tied, so both stayed never.
+datasets), or with a known default the value nearest it that sends every dataset the way that end does.
+Starting from the defaults matters where guards interact: on the H200, OptionPricing's train-D1 ran 15% faster
+with two guards of different trees both true (their defaults) than with either alone, and from never each,
+compared with the other at never, tied, so both stayed never.
 Experiments are cached by each dataset's path, so a subtree already measured is never run again: with a
 consistent set of datasets, each dataset runs once per code version.
 
@@ -91,8 +92,8 @@ def tune_simple(
 
     reached = [node.name for node in all_nodes(forest) if any(node.name in d.epars for d in datasets)]
     try:
-        _rounds(forest, datasets, bench, log, never, current, tuned, note, dict(defaults or {}), seeded=start is not None,
-                settled=settled)
+        _rounds(forest, datasets, bench, log, never, current, tuned, note, dict(defaults or {}),
+                seeded=start is not None, settled=settled)
     except Stopped as stop:
         log(f"stopped: {stop}")
         return stopped_outcome(current, tuned, reached, notes, str(stop), never)
@@ -203,7 +204,6 @@ def _from_ranges(experiment: _Experiment, reaching: Sequence[Probed], note: Call
         note(f"{name}: on {', '.join(tied)} both outcomes ran equally fast (the difference was inside the noise "
              f"after {experiment.bench.max_runs} runs), so {'they give' if len(tied) > 1 else 'it gives'} no range")
     lo, hi = max((r[0] for r in ranges), default=1), min((r[1] for r in ranges), default=never)
-    default = experiment.default
     if lo <= hi:
         # Every value in [lo, hi] agrees with every dataset: the one it has stays, or else the default's nearest.
         kept = experiment.base[name]
@@ -212,28 +212,29 @@ def _from_ranges(experiment: _Experiment, reaching: Sequence[Probed], note: Call
                 note(f"{name}: {experiment.show(kept)}, found before, agrees with every dataset's result, so it "
                      "stays")
             return kept
-        return _near_default(experiment, hi if default == never else min(max(default, lo), hi), hi, note)
+        return _near_default(experiment, hi, lo, hi, note)
     note(
         f"{name}: the datasets' ranges do not intersect ({experiment.show(lo)} > {experiment.show(hi)}); "
         "kept the faster end"
     )
     end = hi if experiment.total(reaching, hi) <= experiment.total(reaching, lo) else lo
-    if default == never:
-        return end
     epars = [e for d in reaching for e in d.epars[name]]
     below = max((e for e in epars if e < end), default=0)
     above = min((e for e in epars if e >= end), default=never)
     # every value in (below, above] sends each dataset the way `end` does
-    return _near_default(experiment, min(max(default, below + 1), above), end, note)
+    return _near_default(experiment, end, below + 1, above, note)
 
 
-def _near_default(experiment: _Experiment, value: int, end: int, note: Callable[[str], None]) -> int:
-    """`value`, the value nearest the program's default that the datasets' results allow: a threshold moves
-    from the default only as far as they require, so that a dataset they did not measure (a held-out one, a
-    user's) keeps the default's outcome wherever it lies beyond what was measured. Alg. 2 takes the upper end
-    instead; on an H100, heston32's held-out 10000 quotes ran 44% slower with a guard at never, where a
-    training dataset's tie had allowed any value above 46,480 and the default sent it the other way. (`end`:
-    the value Alg. 2 takes, which every tuning dataset runs alike.)"""
+def _near_default(experiment: _Experiment, end: int, low: int, high: int, note: Callable[[str], None]) -> int:
+    """Of the values in [low, high], which the datasets' results allow alike, the one nearest the program's
+    default; `end`, the one Alg. 2 takes, where the default is not known. A threshold moves from the default
+    only as far as the results require, so that a dataset they did not measure (a held-out one, a user's)
+    keeps the default's outcome wherever it lies beyond what was measured: Alg. 2's upper end instead left
+    heston32's held-out 10000 quotes 44% slower on an H100, with a guard at never where a training dataset's
+    tie had allowed any value above 46,480 and the default sent it the other way."""
+    if experiment.default == experiment.never:
+        return end
+    value = min(max(experiment.default, low), high)
     if value != end:
         note(f"{experiment.node.name}: moved from the default, {experiment.show(experiment.default)}, only as far "
              f"as the datasets' results require: {experiment.show(value)}")
