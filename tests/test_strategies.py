@@ -11,7 +11,7 @@ import pytest
 
 from incflat.codegen.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, Param
 from incflat.tuner.datasets import Dataset, InlineValues
-from incflat.tuner.measure import Measurement, Stopped
+from incflat.tuner.measure import MIN_INVOCATION_DOF, Measurement, Stopped
 from incflat.tuner.program import RunResult
 from incflat.tuner.errors import TunerError
 from incflat.tuner.search import Objective, Space
@@ -63,11 +63,14 @@ class ModelBench:
         self.seen[dataset.name, key] = found
         return found
 
-    def measure_more(self, dataset, candidate, found):
+    def measure_more(self, dataset, candidate, found, runs=None):
         raise AssertionError("one run each")
 
     def timed_runs(self, name):
         return self.runs
+
+    def invocation_noise(self, name):  # a model: no invocation noise, and known to be none
+        return 0.0, MIN_INVOCATION_DOF
 
     def run_once(self, dataset, params, options):
         self.invocations += 1

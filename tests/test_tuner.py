@@ -33,8 +33,8 @@ from incflat.tuner.datasets import (
 )
 from incflat.tuner.bench import welch_pvalue
 from incflat.tuner.errors import TunerError
-from incflat.tuner.measure import (ALPHA, EQUIVALENCE, Bench, Candidate, Limits, Measurement, compare, decisive_runs,
-                                  practically_equal)
+from incflat.tuner.measure import (ALPHA, EQUIVALENCE, MIN_INVOCATION_DOF, Bench, Candidate, Limits, Measurement,
+                                  compare, decisive_runs, difference_pvalue, practically_equal)
 from incflat.tuner.probe import Probe, probe
 from incflat.codegen.runtime.tuning import (NEVER, TUNED_BEGIN, TUNED_END, Param, default_threshold_line,
                                             parse_comparisons, parse_default_threshold, parse_device,
@@ -298,6 +298,72 @@ def test_a_comparison_measures_more_until_the_difference_is_significant():
     assert compare(bench, dataset, a, Candidate({T1: 3}, "a")) == 0  # one experiment
 
 
+def _invocation(*times: float) -> RunResult:
+    return RunResult(None, "", 1.0, (900.0, *times))  # the warm-up first
+
+
+def test_a_difference_one_invocation_each_shows_but_further_invocations_do_not_is_a_tie():
+    """heston32 on the H100: every run of an invocation sat at 24 ms or at 36-40 ms, the program and its
+    outputs the same. One invocation each made a 30% difference look certain; the second invocation of each
+    shows it is the invocations that differ."""
+    program = _StubProgram([
+        _invocation(100.0, 100.5, 99.5),  # a, in a fast invocation
+        _invocation(130.0, 130.5, 129.5),  # b, in a slow one: significant by the runs
+        _invocation(130.5, 129.5, 130.0),  # a again, to confirm: now slow
+        _invocation(99.5, 100.0, 100.5),  # b again: fast. Their spread swamps the difference: more runs
+    ])  # (up to max_runs, in invocations of 3) could not make it significant
+    bench = Bench(program, runs=3, timeout=60.0, log=lambda _: None, max_runs=9)
+    dataset = Dataset("d", "main", InlineValues("1"), False)
+    assert compare(bench, dataset, Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b")) == 0
+    assert not program.outcomes
+    noise, known = bench.invocation_noise("d")
+    assert known == 2 and 0.02 < noise < 0.05  # an invocation's mean strays about 15% from the mean
+
+
+def test_once_a_datasets_invocations_are_known_to_agree_one_invocation_each_decides():
+    program = _StubProgram([
+        _invocation(100.0, 100.5, 99.5),  # a
+        _invocation(130.0, 130.5, 129.5),  # b: significant by the runs
+        _invocation(100.5, 99.5, 100.0),  # a again, to confirm
+        _invocation(129.5, 130.0, 130.5),  # b again: the invocations agree
+        _invocation(150.0, 150.5, 149.5),  # c: one invocation is enough now
+    ])
+    bench = Bench(program, runs=3, timeout=60.0, log=lambda _: None, max_runs=9)
+    dataset = Dataset("d", "main", InlineValues("1"), False)
+    a, b, c = Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b"), Candidate({T1: 3}, "c")
+    assert compare(bench, dataset, a, b) == -1 and bench.invocation_noise("d") == (0.0, MIN_INVOCATION_DOF)
+    assert compare(bench, dataset, c, b) == 1 and not program.outcomes
+    assert bench.measure(dataset, {T1: 1}, key="a").invocation_runs == (3, 3)
+
+
+def test_a_small_difference_under_a_known_large_invocation_noise_is_a_tie_at_once():
+    """heston32 and srad on the H100: invocations of one program 30% apart. A difference of 10% is then a tie
+    that measuring each side again to max_runs (four invocations of three runs) would not change."""
+    program = _StubProgram([
+        _invocation(100.0, 100.5, 99.5),  # a
+        _invocation(130.0, 130.5, 129.5),  # b: significant by the runs
+        _invocation(130.5, 129.5, 130.0),  # a again, to confirm: the invocations differ
+        _invocation(99.5, 100.0, 100.5),  # b again: a tie, and the noise is known
+        _invocation(103.0, 103.5, 102.5),  # c: 10% from a's mean (115), in one invocation: a tie at once
+    ])
+    bench = Bench(program, runs=3, timeout=60.0, log=lambda _: None, max_runs=12)
+    dataset = Dataset("d", "main", InlineValues("1"), False)
+    a, b, c = Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b"), Candidate({T1: 3}, "c")
+    assert compare(bench, dataset, a, b) == 0 and bench.invocation_noise("d")[1] == MIN_INVOCATION_DOF
+    assert compare(bench, dataset, c, a) == 0 and not program.outcomes
+    assert bench.run_count["d"] == 5
+
+
+def test_invocation_noise_widens_a_comparison_and_asks_for_no_more_runs_per_invocation():
+    a = Measurement((100.0, 100.5, 99.5, 100.0))
+    b = Measurement((104.0, 104.5, 103.5, 104.0))
+    assert difference_pvalue(a, b) < ALPHA  # 4% apart, the runs barely vary
+    assert difference_pvalue(a, b, invocation_noise=0.1 ** 2) > ALPHA  # but invocations stray 10%
+    assert not practically_equal(a, b, invocation_noise=0.1 ** 2)  # a tie only once measured enough
+    # runs of one invocation cannot settle what invocations 10% apart leave open
+    assert decisive_runs(0.05, 3, 12) > 3 and decisive_runs(0.05, 3, 12, invocation_noise=0.1 ** 2) == 3
+
+
 def test_a_difference_inside_the_noise_after_max_runs_is_a_tie():
     warm = 500.0
     program = _StubProgram([
@@ -542,11 +608,14 @@ class _ModelBench:
         self.forest, self.cost = forest, cost
         self.runs, self.hits, self.seen = 0, 0, {}
 
-    def measure_more(self, dataset, candidate, found):
+    def measure_more(self, dataset, candidate, found, runs=None):
         raise AssertionError("one run each (max_runs 1): a comparison never asks for more")
 
     def timed_runs(self, name):
         return 1
+
+    def invocation_noise(self, name):  # a model: no invocation noise, and known to be none
+        return 0.0, MIN_INVOCATION_DOF
 
     def run_once(self, dataset, params, options):  # a profiled run (-P) that fails
         self.runs += 1
@@ -644,7 +713,7 @@ class _NoisyBench(_ModelBench):
             found = self.seen[dataset.name, key] = Measurement(self._times(dataset.name, key, 0))
         return found
 
-    def measure_more(self, dataset, candidate, found):
+    def measure_more(self, dataset, candidate, found, runs=None):
         self.runs += 1
         more = self.seen[dataset.name, candidate.key] = found.merged(
             Measurement(self._times(dataset.name, candidate.key, len(found.times_us))))
@@ -698,7 +767,10 @@ def test_held_out_and_mf_measurements_get_the_runs_their_noise_asks_for_like_the
     assert held
     for report in result.datasets:
         assert len(report.moderate.times_us) == 8, report.name
-        assert len(report.before.times_us) == len(report.after.times_us) == 8, report.name
+        if report.held_out:
+            assert len(report.before.times_us) == len(report.after.times_us) == 8, report.name
+        else:  # (and those compared while the invocation noise was unknown, another invocation's runs)
+            assert len(report.before.invocations[0]) == len(report.after.invocations[0]) == 8, report.name
 
 
 def test_tuning_sends_each_dataset_to_its_cheapest_version_and_writes_back(tmp_path):
@@ -718,9 +790,11 @@ def test_tuning_sends_each_dataset_to_its_cheapest_version_and_writes_back(tmp_p
     # unless the program's default (the device's 32768) lies in it: every dataset's result agrees with it.
     assert result.assignment == {T1: 16384, T2: 256, T3: fake.DEVICE_DEFAULT_THRESHOLD, T4: 256}
     # Runs per tuning dataset: the -L probe, then one per code version, the untuned run being one of them (its
-    # path's experiment); the rest came from the cache. A held-out dataset: untuned and tuned.
+    # path's experiment), and two that confirm the first significant differences in another invocation while
+    # the dataset's invocation noise is not known; the rest came from the cache. A held-out dataset: untuned
+    # and tuned.
     for report in result.datasets:
-        assert report.runs == (2 if report.held_out else 1 + 5), report.name
+        assert report.runs == (2 if report.held_out else 1 + 5 + MIN_INVOCATION_DOF), report.name
         # (a second round, which changes nothing, is answered from the cache: 2 ends of each threshold that the
         # tuned values send the dataset through, one for V1 up to all four for V4 and V5; and the version the
         # untuned run took once)
@@ -968,7 +1042,7 @@ def test_the_report_shows_mf_untuned_and_tuned_with_intervals_the_version_and_wa
         assert re.match(rf"{report.name} +(tuning|held-out) +{interval} +{interval} +{interval} +", row), row
         assert len(row) <= 120, row
         assert report.moderate is not None and report.moderate.ok  # the same program here: the untuned times
-        assert report.moderate.times_us == report.before.times_us
+        assert report.moderate.times_us == report.before.invocations[0]
         assert report.wall_s > 0 and row.endswith(f"{report.wall_s:.1f}")
     assert f"{result.wall_s:.1f} s in program runs" in text
     versions = text.split("versions chosen")[1].splitlines()

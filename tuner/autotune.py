@@ -24,7 +24,7 @@ import numpy as np
 
 from incflat.codegen.runtime.tuning import (NEVER, SIZE_CLASSES, Forest, Param, all_nodes, option_int, option_seconds,
                                             with_defaults)
-from incflat.tuner.bench import progress_bar, welch_pvalue
+from incflat.tuner.bench import progress_bar
 from incflat.tuner.datasets import Dataset, Selection, read_test_cases, select_datasets
 from incflat.tuner.errors import TunerError
 from incflat.tuner.jsonlog import EvaluationLog, log_path_problem
@@ -32,7 +32,7 @@ from incflat.tuner.plot import EXTRA as PLOT_EXTRA
 from incflat.tuner.plot import plot_path_problem, write_plots
 from incflat.tuner.lock import tuning_lock
 from incflat.tuner.measure import (ALPHA, DEFAULT_MAX_TIME, MORE, RUN, UNTIMED, Bench, Limits, Measurement, Record,
-                                   Stopped)
+                                   Stopped, difference_pvalue)
 from incflat.tuner.probe import Probe, probe
 from incflat.tuner.program import Program, kill_children
 from incflat.tuner.search import OBJECTIVES, Evaluation, Objective, Space, experiment_key
@@ -58,6 +58,7 @@ class DatasetReport:
     moderate: Measurement | None = None  # the program compiled with moderate flattening; None: not measured
     wall_s: float = 0.0  # seconds of program runs for this dataset (all phases, MF included)
     version: Version | None = None  # what the tuned values run; None: not known (a held-out dataset, unprobed)
+    invocation_noise: float = 0.0  # the dataset's, as the bench learnt it (tuner.measure.invocation_spread)
 
     @property
     def speedup(self) -> float:
@@ -66,9 +67,9 @@ class DatasetReport:
 
     @property
     def significant(self) -> bool:
-        """Whether tuned and untuned differ by more than the noise (Welch's test at ALPHA)."""
+        """Whether tuned and untuned differ by more than the noise, the invocations' included (at ALPHA)."""
         return (self.after is not None and self.before.ok and self.after.ok
-                and welch_pvalue(self.before.times_us, self.after.times_us) < ALPHA)
+                and difference_pvalue(self.before, self.after, self.invocation_noise) < ALPHA)
 
     @property
     def problems(self) -> tuple[str, ...]:
@@ -309,7 +310,8 @@ def autotune(
                                   version=version(
                                       forest, in_effect(forest, defaults, probes[d.name].default_threshold) | written,
                                       probes[d.name].epars, d.entry)
-                                  if d.name in probes and not probes[d.name].failure else None)
+                                  if d.name in probes and not probes[d.name].failure else None,
+                                  invocation_noise=bench.invocation_noise(d.name)[0])
                     for d in every
                 ),
                 notes,
@@ -686,10 +688,12 @@ def main(argv: Sequence[str] | None = None, *, install_as: Path | None = None, v
     parser.add_argument("compiled", type=Path, help="the compiled program (incflat compile)")
     parser.add_argument("--runs", type=option_int, default=5, help="timed runs per measurement, after one warm-up (5)")
     parser.add_argument("--max-runs", type=option_int, default=None,
-                        help="runs per measurement at most, while a comparison is not significant (4x --runs)")
+                        help="runs per measurement at most, while a comparison is not significant (4x --runs; "
+                             "confirming a difference in a second invocation may add --runs)")
     parser.add_argument("--max-time", type=option_max_time, default=DEFAULT_MAX_TIME, metavar="SECONDS",
                         help=MAX_TIME_HELP)
-    parser.add_argument("--timeout", type=option_seconds, default=60.0, help="seconds allowed per program invocation (60)")
+    parser.add_argument("--timeout", type=option_seconds, default=60.0,
+                        help="seconds allowed per program invocation (60)")
     parser.add_argument("--entry", help="tune only the datasets of this entry point")
     parser.add_argument(
         "--pass-option", action="append", default=[], metavar="OPT",

@@ -105,29 +105,23 @@ def mean_ci(runtimes: Sequence[float]) -> tuple[float, float, float]:
 def welch_pvalue(a: Sequence[float], b: Sequence[float]) -> float:
     """The two-sided p-value of Welch's t-test that two samples have the same mean (nan with fewer than two
     values in either). Runs with no spread at all (a deterministic program) differ exactly when their means do."""
-    from scipy import stats
     if len(a) < 2 or len(b) < 2:
         return math.nan
-    diff, error, dof = _welch(a, b)
-    if error == 0:
-        return 0.0 if diff != 0 else 1.0
-    return float(2 * stats.t.sf(abs(diff / error), dof))
+    return mean_difference_test(statistics.fmean(a) - statistics.fmean(b), statistics.variance(a) / len(a), len(a),
+                                statistics.variance(b) / len(b), len(b))[0]
 
 
-def welch_interval(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
-    """The 95% confidence interval of mean(a) - mean(b) (Welch; at least two values in each)."""
+def mean_difference_test(diff: float, va: float, na: int, vb: float, nb: int) -> tuple[float, float]:
+    """For two means `diff` apart, with variances `va` and `vb` from `na` and `nb` values (two each at least): the
+    two-sided p-value that they are equal and the half width of the difference's 95% interval (Student's t at
+    the Welch-Satterthwaite degrees of freedom; computed here, not by scipy's ttest_ind, which warns of
+    precision loss where one side has no spread). With no spread at all, they differ exactly when they do."""
     from scipy import stats
-    diff, error, dof = _welch(a, b)
-    half = float(stats.t.ppf(0.975, dof)) * error if error > 0 else 0.0
-    return diff - half, diff + half
-
-
-def _welch(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
-    """The difference of the means, its standard error and its Welch-Satterthwaite degrees of freedom."""
-    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
-    # (computed here, not by scipy's ttest_ind, which warns of precision loss where one side has no spread)
-    dof = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)) if va + vb > 0 else math.inf
-    return statistics.fmean(a) - statistics.fmean(b), math.sqrt(va + vb), dof
+    if va + vb == 0:
+        return (0.0 if diff != 0 else 1.0), 0.0
+    dof = (va + vb) ** 2 / (va ** 2 / (na - 1) + vb ** 2 / (nb - 1))
+    error = math.sqrt(va + vb)
+    return float(2 * stats.t.sf(abs(diff / error), dof)), float(stats.t.ppf(0.975, dof)) * error
 
 
 def selected(case: TestCase, entry: str | None, exclude: Sequence[str]) -> list[str]:

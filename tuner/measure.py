@@ -13,15 +13,27 @@ measurements in one invocation each (decisive_runs: the 95% interval of their di
 EQUIVALENCE / 2 wide each way, so that a smaller difference is a tie at once and a larger one significant),
 within [runs, max_runs], and no more than fit in `max_time` seconds of run time (but never fewer than `runs`):
 a fast or noisy kernel gets more runs in the same invocation, at no extra start-up cost, and a slow or quiet
-one keeps `runs`. It never adds an invocation.
+one keeps `runs`. It never adds an invocation. Where the dataset's invocation noise (below) alone keeps the
+difference's interval wider than that, it asks for `runs`: only more invocations can narrow it.
 
-Two measurements are compared by Welch's t-test on their runs. A difference whose 95% confidence interval lies
-within EQUIVALENCE of the faster mean is a tie at once, significant or not (an equivalence stop: more runs
-could at most resolve a difference that small, which no figure of the tuner resolves). While the difference is
-not significant at ALPHA, the one with fewer runs is measured again (another invocation of R runs, or the
-adaptive count, added to the cached measurement), up to `max_runs` runs each; a difference still inside the
-noise then is a tie, which a strategy must not read as a preference. So is one that could not become
-significant at `max_runs` runs each at the means and variances seen (`hopeless`): it is not measured again.
+Two measurements are compared by a t-test on their means, whose errors count two kinds of noise: the runs' own
+spread within an invocation, and the invocation's: on a GPU, all the runs of one process can sit 20-50% above
+or below those of the next (a host-bound program's speed varies with the process: heston32's untuned program
+on the H100 took 24 ms a run in some invocations and 36-40 ms in others, its outputs and kernel times
+identical), so runs of one invocation each prove nothing about a difference of that size. The bench learns
+each dataset's invocation noise from its measurements of several invocations (invocation_spread, pooled);
+until it has MIN_INVOCATION_DOF degrees of freedom, a difference that the runs call significant while a side
+has one invocation only is confirmed by another invocation of the side with fewer (past `max_runs` if need
+be), and once known, the noise is part of every comparison's error.
+
+A difference whose 95% confidence interval lies within EQUIVALENCE of the faster mean is a tie at once,
+significant or not (an equivalence stop: more runs could at most resolve a difference that small, which no
+figure of the tuner resolves). While the difference is not significant at ALPHA, the one with fewer
+invocations (then runs) is measured again (another invocation of R runs, or the adaptive count, added to the
+cached measurement), up to `max_runs` runs each; a difference still inside the noise then is a tie, which a
+strategy must not read as a preference. So is one that could not become significant at `max_runs` runs each at
+the means and variances seen (`hopeless`; at once where the known invocation noise is most of the error): it
+is not measured again.
 
 With a store (tuner.store), a measurement found there is not run again, and every invocation is added to it.
 Limits (`--budget`, `--stop-after`, the first Ctrl-C) are checked before each invocation: when one is reached,
@@ -40,7 +52,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from incflat.tuner.bench import CONVERGENCE, mean_ci, relative_standard_error, welch_interval, welch_pvalue
+from incflat.tuner.bench import CONVERGENCE, mean_ci, mean_difference_test, relative_standard_error
 from incflat.tuner.datasets import Dataset
 from incflat.tuner.program import Program, RunResult, output_file
 
@@ -51,6 +63,10 @@ TIMEOUT_SLACK_S = 1.0  # start-up noise that the wall time of a fast run does no
 # Differences known to be smaller than this share of the faster mean are ties: 1%, futhark bench's bound on the
 # relative standard error of uncorrelated runs; no figure of the tuner resolves less, and chasing it costs runs.
 EQUIVALENCE = CONVERGENCE[-1][1]
+# Degrees of freedom (invocations beyond the first, summed over a dataset's measurements) from which a dataset's
+# invocation noise counts as known: one is a single pair of invocations, which a two-mode noise puts in the same
+# mode half the time.
+MIN_INVOCATION_DOF = 2
 # The default of --max-time: about what a program invocation costs anyway (process start-up, OpenCL set-up,
 # the warm-up run), so an invocation at most about doubles while the runs of a noisy fast dataset grow.
 DEFAULT_MAX_TIME = 1.0
@@ -63,6 +79,14 @@ RUN, MORE, CACHED, STORED, UNTIMED = "run", "run again", "cached", "stored", "un
 class Measurement:
     times_us: tuple[float, ...] = ()  # the timed runs, warm-up excluded
     failure: str | None = None
+    invocation_runs: tuple[int, ...] = ()  # the timed runs of each invocation, in order (): all one invocation
+
+    @property
+    def invocations(self) -> tuple[tuple[float, ...], ...]:
+        """The timed runs, per program invocation."""
+        sizes = self.invocation_runs or ((len(self.times_us),) if self.times_us else ())
+        starts = [sum(sizes[:i]) for i in range(len(sizes))]
+        return tuple(self.times_us[start:start + n] for start, n in zip(starts, sizes))
 
     @property
     def ok(self) -> bool:
@@ -87,7 +111,11 @@ class Measurement:
         return low, high
 
     def merged(self, more: "Measurement") -> "Measurement":
-        return Measurement(self.times_us + more.times_us) if more.ok else more
+        """These runs and those of `more`, another invocation (or several), or `more`'s failure."""
+        if not more.ok:
+            return more
+        sizes = tuple(len(runs) for runs in self.invocations + more.invocations)
+        return Measurement(self.times_us + more.times_us, None, sizes)
 
 
 @dataclass(frozen=True)
@@ -159,9 +187,12 @@ class Measurer(Protocol):
         self, dataset: Dataset, params: Mapping[str, int] | None, *, key: Hashable = None, label: str = ""
     ) -> Measurement: ...
 
-    def measure_more(self, dataset: Dataset, candidate: Candidate, found: Measurement) -> Measurement: ...
+    def measure_more(self, dataset: Dataset, candidate: Candidate, found: Measurement,
+                     runs: int | None = None) -> Measurement: ...
 
     def timed_runs(self, name: str) -> int: ...  # the runs (after a warm-up) an invocation of a dataset makes
+
+    def invocation_noise(self, name: str) -> tuple[float, int]: ...  # a dataset's (Bench.invocation_noise)
 
 
 def compare(bench: Measurer, dataset: Dataset, first: Candidate, second: Candidate) -> int:
@@ -174,54 +205,117 @@ def compare(bench: Measurer, dataset: Dataset, first: Candidate, second: Candida
         a, b = found
         if not (a.ok and b.ok):
             return 0 if not (a.ok or b.ok) else (-1 if a.ok else 1)
+        noise, known = bench.invocation_noise(dataset.name)
         by_means = (a.mean_us > b.mean_us) - (a.mean_us < b.mean_us)
-        if practically_equal(a, b):
+        if practically_equal(a, b, noise):
             return 0
-        if welch_pvalue(a.times_us, b.times_us) < ALPHA:
-            return by_means
-        fewer = 0 if len(a.times_us) <= len(b.times_us) else 1
+        # the side measured in fewer invocations (then runs) is the one to measure again
+        fewer = min((0, 1), key=lambda i: (len(found[i].invocations), len(found[i].times_us)))
+        if difference_pvalue(a, b, noise) < ALPHA:
+            if known >= MIN_INVOCATION_DOF or len(found[fewer].invocations) > 1:
+                return by_means
+            # one invocation's runs, and how far invocations differ on this dataset is not known yet
+            found[fewer] = bench.measure_more(dataset, (first, second)[fewer], found[fewer], runs=bench.runs)
+            continue
         if len(found[fewer].times_us) >= bench.max_runs:
             # single runs (--runs 1 --max-runs 1) allow no test: the means decide
             return by_means if min(len(a.times_us), len(b.times_us)) < 2 else 0
-        if hopeless(a, b, bench.max_runs):
+        if hopeless(a, b, bench.max_runs, noise, known >= MIN_INVOCATION_DOF):
             return 0
         found[fewer] = bench.measure_more(dataset, (first, second)[fewer], found[fewer])
 
 
-def decisive_runs(cv: float, least: int, most: int) -> int:
+def invocation_spread(found: Measurement) -> tuple[float, int] | None:
+    """The variance of a measurement's invocation means beyond what the spread of their runs explains, relative
+    to the squared mean (at least 0), and its degrees of freedom (the invocations less one); None for a failure
+    or a single invocation."""
+    groups = [runs for runs in found.invocations if runs]
+    if not found.ok or len(groups) < 2:
+        return None
+    means = [statistics.fmean(runs) for runs in groups]
+    grand = statistics.fmean(means)
+    if grand <= 0:
+        return None
+    explained = [statistics.variance(runs) / len(runs) for runs in groups if len(runs) >= 2]
+    excess = statistics.variance(means) - (statistics.fmean(explained) if explained else 0.0)
+    return max(0.0, excess) / grand ** 2, len(groups) - 1
+
+
+def mean_variance(found: Measurement, invocation_noise: float = 0.0) -> float:
+    """The variance of a measurement's mean: its runs' variance over the runs, and the invocation noise (a
+    relative variance) times the squared mean over the invocations. (The runs' variance holds what this
+    measurement's own invocations show of the invocation noise too: counting it twice errs on the side of a
+    tie.)"""
+    runs = found.times_us
+    within = statistics.variance(runs) / len(runs) if len(runs) >= 2 else 0.0
+    return within + invocation_noise * found.mean_us ** 2 / max(1, len(found.invocations))
+
+
+def difference_test(a: Measurement, b: Measurement, invocation_noise: float = 0.0) -> tuple[float, float]:
+    """The two-sided p-value that two measurements (two runs each at least) have the same mean, and the half
+    width of the 95% interval of mean(a) - mean(b): a t-test on mean_variance at Welch-Satterthwaite's degrees
+    of freedom over the runs (with no invocation noise and one invocation each, Welch's test exactly)."""
+    return mean_difference_test(a.mean_us - b.mean_us, mean_variance(a, invocation_noise), len(a.times_us),
+                                mean_variance(b, invocation_noise), len(b.times_us))
+
+
+def difference_pvalue(a: Measurement, b: Measurement, invocation_noise: float = 0.0) -> float:
+    """difference_test's p-value; nan with fewer than two runs in either."""
+    if min(len(a.times_us), len(b.times_us)) < 2:
+        return math.nan
+    return difference_test(a, b, invocation_noise)[0]
+
+
+def decisive_runs(cv: float, least: int, most: int, invocation_noise: float = 0.0) -> int:
     """The fewest runs n in [least, most] (`most` if none) at which two means of n runs each, at a coefficient of
     variation `cv`, settle their comparison: the 95% interval of their difference reaches at most
     EQUIVALENCE / 2 of a mean either side of it, so that a difference under EQUIVALENCE / 2 is practically
     equal and one over it significant. (Targeting a mean's own error instead, 1% at 1% noise, left the
-    difference of two such means known to about +-2.8%: every close comparison needed another invocation.)"""
+    difference of two such means known to about +-2.8%: every close comparison needed another invocation.)
+    With an `invocation_noise` (a relative variance) that alone keeps the interval wider, `least`: runs of one
+    invocation cannot settle what only more invocations can."""
     from scipy import stats
 
+    if Z_95 * math.sqrt(2 * invocation_noise) > EQUIVALENCE / 2:
+        return least
     if cv == 0:  # runs that do not vary settle anything
         return least
     for n in range(max(least, 2), most + 1):
-        if stats.t.ppf(0.975, 2 * n - 2) * cv * math.sqrt(2 / n) <= EQUIVALENCE / 2:
+        if stats.t.ppf(0.975, 2 * n - 2) * math.sqrt(2 * (cv * cv / n + invocation_noise)) <= EQUIVALENCE / 2:
             return n
     return max(least, most)
 
 
-def practically_equal(a: Measurement, b: Measurement) -> bool:
+def practically_equal(a: Measurement, b: Measurement, invocation_noise: float = 0.0) -> bool:
     """Whether the 95% confidence interval of the difference of the means lies within EQUIVALENCE of the
     faster mean (two runs each at least)."""
     if min(len(a.times_us), len(b.times_us)) < 2:
         return False
-    low, high = welch_interval(a.times_us, b.times_us)
+    diff, half = a.mean_us - b.mean_us, difference_test(a, b, invocation_noise)[1]
     margin = EQUIVALENCE * min(a.mean_us, b.mean_us)
-    return -margin < low and high < margin
+    return -margin < diff - half and diff + half < margin
 
 
-def hopeless(a: Measurement, b: Measurement, max_runs: int) -> bool:
-    """Whether a difference that is not significant could not become so with `max_runs` runs of each, at the
-    means and variances seen so far (a futility stop: more invocations would, as far as can be told, end in a
-    tie anyway; an invocation that adds a run to eleven changes nothing but the cost). Judged only once each
-    has half of `max_runs` runs: the variance of fewer says too little."""
-    if min(len(a.times_us), len(b.times_us)) < max(2, max_runs / 2):
+def hopeless(a: Measurement, b: Measurement, max_runs: int, invocation_noise: float = 0.0,
+             noise_known: bool = False) -> bool:
+    """Whether a difference that is not significant could not become so with `max_runs` runs of each (in as
+    many invocations as their runs so far per invocation make), at the means and variances seen so far (a
+    futility stop: more invocations would, as far as can be told, end in a tie anyway; an invocation that adds
+    a run to eleven changes nothing but the cost). Judged once each has half of `max_runs` runs (the variance
+    of fewer says too little), or at once where a known invocation noise is most of the error: its variance
+    comes from the dataset's other measurements, not these runs."""
+    if min(len(a.times_us), len(b.times_us)) < 2:
         return False
-    error = math.sqrt((statistics.variance(a.times_us) + statistics.variance(b.times_us)) / max_runs)
+
+    def at_most(found: Measurement) -> tuple[float, float]:  # the runs' part and the invocations' part
+        invocations = len(found.invocations) * max_runs / len(found.times_us)
+        runs = mean_variance(found) * len(found.times_us) / max_runs
+        return runs, invocation_noise * found.mean_us ** 2 / invocations
+    (runs_a, invocations_a), (runs_b, invocations_b) = at_most(a), at_most(b)
+    early = noise_known and invocations_a + invocations_b >= runs_a + runs_b
+    if min(len(a.times_us), len(b.times_us)) < max_runs / 2 and not early:
+        return False
+    error = math.sqrt(runs_a + invocations_a + runs_b + invocations_b)
     return error > 0 and abs(a.mean_us - b.mean_us) / error < Z_95
 
 
@@ -252,6 +346,8 @@ class Bench:
         self._best_wall: dict[str, dict[int, float]] = {}
         self._noise: dict[str, tuple[float, int]] = {}
         self._fastest_us: dict[str, float] = {}
+        # Per dataset and configuration measured in several invocations: its invocation_spread.
+        self._spread: dict[str, dict[Hashable, tuple[float, int]]] = {}
 
     @property
     def invocations(self) -> int:
@@ -276,6 +372,7 @@ class Bench:
             for wall_s, invocation_runs in stored.walls:
                 self._learn_wall(dataset.name, wall_s, invocation_runs)
             self._learn_noise(dataset.name, found)
+            self._learn_spread(dataset.name, key if key is not None else _configuration(params), found)
             self._remember(dataset, key, params, found)
             self.log(f"  {dataset.name} [{label}]: {describe(found)} (stored)")
             self.observe(Record(dataset, params, key, label, found, 0.0, STORED))
@@ -292,7 +389,7 @@ class Bench:
                      runs: int | None = None) -> Measurement:
         """`found` with the runs of another invocation added (and cached under the candidate's key): `runs`
         timed runs, or else the dataset's adaptive count, never past `max_runs` in all."""
-        runs = min(runs or self.timed_runs(dataset.name), self.max_runs - len(found.times_us))
+        runs = runs or min(self.timed_runs(dataset.name), self.max_runs - len(found.times_us))
         timeout = self._timeout(dataset.name, runs + 1)
         result = self._invoke(dataset, candidate.params, timeout, timing_runs=runs + 1)
         added = self._record(dataset.name, result, timeout)
@@ -301,6 +398,8 @@ class Bench:
         self._store(dataset, stored_as, added, result, timeout, more=True)
         if candidate.key is not None:
             self._cache[dataset.name, candidate.key] = more
+        self._learn_spread(dataset.name, candidate.key if candidate.key is not None else _configuration(stored_as),
+                           more)
         self.log(f"  {dataset.name} [{candidate.label}]: {describe(more)} (measured again)")
         self.observe(Record(dataset, candidate.params, candidate.key, candidate.label, added, result.wall_s, MORE))
         return more
@@ -325,6 +424,14 @@ class Bench:
         """The cached measurement under `key` as it is now (runs may have been added to `found` since)."""
         return self._cache.get((dataset.name, key), found) if key is not None else found
 
+    def invocation_noise(self, name: str) -> tuple[float, int]:
+        """How far the mean of one invocation of dataset `name` strays from its configuration's mean beyond its
+        runs' own spread (a relative variance, pooled over the configurations measured in several
+        invocations), and its degrees of freedom: (0, 0) before any such configuration."""
+        spreads = self._spread.get(name, {}).values()
+        dof = sum(d for _, d in spreads)
+        return (sum(v * d for v, d in spreads) / dof if dof else 0.0), dof
+
     def timed_runs(self, name: str) -> int:
         """The timed runs (after the warm-up) that an invocation of dataset `name` asks for: `runs`, or, with a
         `max_time`, decisive_runs at the noise of the dataset's measurements so far, at most `max_runs` and at
@@ -335,7 +442,8 @@ class Bench:
         fastest_us = self._fastest_us[name]
         affordable = math.floor(self.max_time * 1e6 / fastest_us) if fastest_us > 0 else self.max_runs
         most = max(self.runs, min(affordable, self.max_runs))
-        return decisive_runs(math.sqrt(summed / dof), self.runs, most)
+        noise, known = self.invocation_noise(name)
+        return decisive_runs(math.sqrt(summed / dof), self.runs, most, noise if known >= MIN_INVOCATION_DOF else 0.0)
 
     def run_once(self, dataset: Dataset, params: Mapping[str, int], options: Sequence[str],
                  label: str = "", learn_noise: bool = False) -> RunResult:
@@ -387,6 +495,11 @@ class Bench:
         walls = self._best_wall.setdefault(name, {})
         walls[runs] = min(wall_s, walls.get(runs, math.inf))
 
+    def _learn_spread(self, name: str, configuration: Hashable, found: Measurement) -> None:
+        spread = invocation_spread(found)
+        if spread is not None:
+            self._spread.setdefault(name, {})[configuration] = spread
+
     def _learn_noise(self, name: str, found: Measurement) -> None:
         """Pools the relative variance of a successful measurement's runs into its dataset's noise."""
         times = found.times_us
@@ -408,6 +521,11 @@ class Bench:
         found = Measurement(times_us=result.times_us[1:])
         self._learn_noise(name, found)
         return found
+
+
+def _configuration(params: Mapping[str, int] | None) -> Hashable:
+    """A configuration measured without a key, by its --params."""
+    return None if params is None else tuple(sorted(params.items()))
 
 
 def profile(bench: Measurer, dataset, params: Mapping[str, int], runs: int = 1) -> dict | None:

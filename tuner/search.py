@@ -15,14 +15,13 @@ objective remembers each by its paths and the bench's cache answers its runs.
 from __future__ import annotations
 
 import math
-import statistics
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Callable
 
 from incflat.codegen.runtime.tuning import Forest, Node, all_nodes
-from incflat.tuner.measure import Z_95, Measurement, Measurer, Stopped
+from incflat.tuner.measure import Z_95, Measurement, Measurer, Stopped, mean_variance
 from incflat.tuner.simple import Outcome
 from incflat.tuner.tree import Probed, never_value, path, pins, shown, tuning_order
 
@@ -187,8 +186,8 @@ class Objective:
 
     def significantly_worse(self, first: Sequence[Measurement], second: Sequence[Measurement]) -> bool:
         """Whether the datasets' measurements `first` make a significantly worse objective than `second` (at
-        5%, by a normal approximation to the weighted sum of their means; the geometric mean is tested as
-        the weighted sum)."""
+        5%, by a normal approximation to the weighted sum of their means, each with its dataset's invocation
+        noise; the geometric mean is tested as the weighted sum)."""
         if not all(m.ok for m in first):
             return all(m.ok for m in second)
         if not all(m.ok for m in second) or any(len(m.times_us) < 2 for m in (*first, *second)):
@@ -196,9 +195,11 @@ class Objective:
         weights = [1.0 if self.kind == "sum" else 1.0 / self.baselines.get(d.dataset.name, 1.0)
                    for d in self.space.datasets]
 
+        noise = [self.bench.invocation_noise(d.dataset.name)[0] for d in self.space.datasets]
+
         def mean_and_variance(found):
             return (sum(w * m.mean_us for w, m in zip(weights, found)),
-                    sum(w * w * statistics.variance(m.times_us) / len(m.times_us) for w, m in zip(weights, found)))
+                    sum(w * w * mean_variance(m, v) for w, m, v in zip(weights, found, noise)))
         (a, va), (b, vb) = mean_and_variance(first), mean_and_variance(second)
         return a > b and (va + vb == 0 or (a - b) / math.sqrt(va + vb) > Z_95)
 

@@ -1,7 +1,7 @@
 """The path a dataset takes through the version tree under an assignment, and the tuning order.
 
-The tree itself is the tuning contract's (codegen.runtime.tuning): each guard is `threshold <= ePar`; true takes the less
-flattened version, false goes deeper. The program lists, for each threshold, the outcomes of its ancestors,
+The tree itself is the tuning contract's (codegen.runtime.tuning): each guard is `threshold <= ePar`; true takes
+the less flattened version, false goes deeper. The program lists, for each threshold, the outcomes of its ancestors,
 and the tree is rebuilt from that listing.
 """
 
