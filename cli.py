@@ -261,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-r", "--runs", type=option_int, default=5, help="timed runs per measurement (default 5)")
     p.add_argument("--max-runs", type=option_int, default=None,
                    help="runs per measurement at most, while a comparison is not significant (default 4x --runs;"
-                        " confirming a difference in a second invocation may add --runs)")
+                        " a difference is confirmed in a second invocation even past it)")
     p.add_argument("--max-time", type=option_max_time, default=DEFAULT_MAX_TIME, metavar="SECONDS", help=MAX_TIME_HELP)
     p.add_argument("--timeout", type=option_seconds, default=60.0, help="seconds per program run (default 60)")
     p.add_argument("-e", "--entry", help="tune only this entry point")

@@ -255,10 +255,11 @@ class _StubProgram:
 
     def __init__(self, outcomes):
         self.outcomes = list(outcomes)
-        self.timeouts = []
+        self.timeouts, self.timing_runs = [], []
 
     def run(self, dataset, *, params, timeout, options=(), timing_runs=None):
         self.timeouts.append(timeout)
+        self.timing_runs.append(timing_runs)
         return self.outcomes.pop(0)
 
 
@@ -322,10 +323,10 @@ def test_a_difference_one_invocation_each_shows_but_further_invocations_do_not_i
 
 def test_once_a_datasets_invocations_are_known_to_agree_one_invocation_each_decides():
     program = _StubProgram([
-        _invocation(100.0, 100.5, 99.5),  # a
+        _invocation(100.0, 100.5, 99.5, 100.0, 100.5, 99.5),  # a, in six runs
         _invocation(130.0, 130.5, 129.5),  # b: significant by the runs
-        _invocation(100.5, 99.5, 100.0),  # a again, to confirm
-        _invocation(129.5, 130.0, 130.5),  # b again: the invocations agree
+        _invocation(129.5, 130.0, 130.5),  # b again (the side of fewer runs), to confirm: as many runs as its first
+        _invocation(100.5, 99.5, 100.0, 100.5, 100.0, 99.5),  # a again: the invocations agree
         _invocation(150.0, 150.5, 149.5),  # c: one invocation is enough now
     ])
     bench = Bench(program, runs=3, timeout=60.0, log=lambda _: None, max_runs=9)
@@ -333,7 +334,8 @@ def test_once_a_datasets_invocations_are_known_to_agree_one_invocation_each_deci
     a, b, c = Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b"), Candidate({T1: 3}, "c")
     assert compare(bench, dataset, a, b) == -1 and bench.invocation_noise("d") == (0.0, MIN_INVOCATION_DOF)
     assert compare(bench, dataset, c, b) == 1 and not program.outcomes
-    assert bench.measure(dataset, {T1: 1}, key="a").invocation_runs == (3, 3)
+    assert bench.measure(dataset, {T1: 1}, key="a").invocation_runs == (6, 6)
+    assert program.timing_runs[2:4] == [4, 7]  # (a warm-up and the runs of each side's first invocation)
 
 
 def test_a_small_difference_under_a_known_large_invocation_noise_is_a_tie_at_once():
@@ -1060,7 +1062,8 @@ def test_the_report_shows_mf_untuned_and_tuned_with_intervals_the_version_and_wa
             assert line.split() == [report.name, f"V{leaf}", *outcomes], line
     # the charts: one per tuned threshold and the best so far, PNG files
     tuned = [t for t in (T1, T2, T3, T4) if t in result.assignment]
-    assert sorted(p.name for p in plots.iterdir()) == sorted([f"threshold-{t}.png" for t in tuned] + ["best-so-far.png"])
+    expected = [f"threshold-{t}.png" for t in tuned] + ["best-so-far.png"]
+    assert sorted(p.name for p in plots.iterdir()) == sorted(expected)
     assert sorted(result.plots) == sorted(plots.iterdir())
     assert all(p.read_bytes().startswith(b"\x89PNG\r\n\x1a\n") for p in plots.iterdir())
     from incflat.tuner.plot import plot_path_problem
@@ -1094,7 +1097,8 @@ def test_plot_options_are_checked_before_anything_runs(tmp_path, capsys, monkeyp
         main([str(fut), str(program), "--plot", str(not_a_folder)])
     err = capsys.readouterr().err
     assert exit.value.code == 2 and "Traceback" not in err
-    assert err.strip().splitlines()[-1] == f"incflat autotune: error: --plot {not_a_folder}: exists and is not a directory"
+    assert err.strip().splitlines()[-1] == (f"incflat autotune: error: --plot {not_a_folder}: exists and is not a "
+                                            "directory")
     from incflat.cli import main as incflat_main
     assert incflat_main(["autotune", str(fut), "--plot", str(not_a_folder)]) == 2
     assert capsys.readouterr().err == f"incflat: error: --plot {not_a_folder}: exists and is not a directory\n"

@@ -528,8 +528,8 @@ def _report(result: TuneResult, log: Callable[[str], None]) -> None:
         "interval")
     log(("MF: compiled with moderate flattening; " if result.moderate else "")
         + "IF: this program (incremental flattening), untuned (its defaults) and tuned")
-    log("speedup: untuned IF / tuned IF ('same': inside the noise, Welch's t-test p >= 0.05); runs, wall s: every "
-        "phase" + (", MF too" if result.moderate else ""))
+    log("speedup: untuned IF / tuned IF ('same': inside the noise, p >= 0.05 with the invocations'); runs, wall s: "
+        "every phase" + (", MF too" if result.moderate else ""))
     columns = [("dataset", "<", [d.name for d in result.datasets]),
                ("role", "<", ["held-out" if d.held_out else "tuning" for d in result.datasets])]
     if result.moderate:
@@ -689,7 +689,7 @@ def main(argv: Sequence[str] | None = None, *, install_as: Path | None = None, v
     parser.add_argument("--runs", type=option_int, default=5, help="timed runs per measurement, after one warm-up (5)")
     parser.add_argument("--max-runs", type=option_int, default=None,
                         help="runs per measurement at most, while a comparison is not significant (4x --runs; "
-                             "confirming a difference in a second invocation may add --runs)")
+                             "a difference is confirmed in a second invocation even past it)")
     parser.add_argument("--max-time", type=option_max_time, default=DEFAULT_MAX_TIME, metavar="SECONDS",
                         help=MAX_TIME_HELP)
     parser.add_argument("--timeout", type=option_seconds, default=60.0,

@@ -23,8 +23,8 @@ on the H100 took 24 ms a run in some invocations and 36-40 ms in others, its out
 identical), so runs of one invocation each prove nothing about a difference of that size. The bench learns
 each dataset's invocation noise from its measurements of several invocations (invocation_spread, pooled);
 until it has MIN_INVOCATION_DOF degrees of freedom, a difference that the runs call significant while a side
-has one invocation only is confirmed by another invocation of the side with fewer (past `max_runs` if need
-be), and once known, the noise is part of every comparison's error.
+has one invocation only is confirmed by another invocation of as many runs of the side with fewer (past
+`max_runs` if need be), and once known, the noise is part of every comparison's error.
 
 A difference whose 95% confidence interval lies within EQUIVALENCE of the faster mean is a tie at once,
 significant or not (an equivalence stop: more runs could at most resolve a difference that small, which no
@@ -197,7 +197,8 @@ class Measurer(Protocol):
 
 def compare(bench: Measurer, dataset: Dataset, first: Candidate, second: Candidate) -> int:
     """-1 if `first` is significantly faster on `dataset`, 1 if `second` is, 0 for a tie: the same experiment,
-    both failed, or a difference inside the noise after `max_runs` runs of each. A failure loses to a run."""
+    both failed, or a difference inside the noise (after `max_runs` runs of each, or sooner where more could not
+    settle it). A failure loses to a run."""
     if first.key is not None and first.key == second.key:
         return 0
     found = [bench.measure(dataset, c.params, key=c.key, label=c.label) for c in (first, second)]
@@ -214,8 +215,10 @@ def compare(bench: Measurer, dataset: Dataset, first: Candidate, second: Candida
         if difference_pvalue(a, b, noise) < ALPHA:
             if known >= MIN_INVOCATION_DOF or len(found[fewer].invocations) > 1:
                 return by_means
-            # one invocation's runs, and how far invocations differ on this dataset is not known yet
-            found[fewer] = bench.measure_more(dataset, (first, second)[fewer], found[fewer], runs=bench.runs)
+            # one invocation's runs, and how far invocations differ on this dataset is not known yet: another
+            # invocation of as many runs (a first timed run slower than the rest weighs the same in both)
+            again = len(found[fewer].invocations[-1])
+            found[fewer] = bench.measure_more(dataset, (first, second)[fewer], found[fewer], runs=again)
             continue
         if len(found[fewer].times_us) >= bench.max_runs:
             # single runs (--runs 1 --max-runs 1) allow no test: the means decide

@@ -201,8 +201,8 @@ def _from_ranges(experiment: _Experiment, reaching: Sequence[Probed], note: Call
             continue
         ranges.append((1, e) if faster < 0 else (e + 1, never))
     if tied:
-        note(f"{name}: on {', '.join(tied)} both outcomes ran equally fast (the difference was inside the noise "
-             f"after {experiment.bench.max_runs} runs), so {'they give' if len(tied) > 1 else 'it gives'} no range")
+        note(f"{name}: on {', '.join(tied)} both outcomes ran equally fast (the difference was inside the noise of "
+             f"their runs and invocations), so {'they give' if len(tied) > 1 else 'it gives'} no range")
     lo, hi = max((r[0] for r in ranges), default=1), min((r[1] for r in ranges), default=never)
     if lo <= hi:
         # Every value in [lo, hi] agrees with every dataset: the one it has stays, or else the default's nearest.
