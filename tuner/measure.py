@@ -391,7 +391,8 @@ class Bench:
     def measure_more(self, dataset: Dataset, candidate: Candidate, found: Measurement,
                      runs: int | None = None) -> Measurement:
         """`found` with the runs of another invocation added (and cached under the candidate's key): `runs`
-        timed runs, or else the dataset's adaptive count, never past `max_runs` in all."""
+        timed runs as asked (a confirmation may go past `max_runs`), or else the dataset's adaptive count, never
+        past `max_runs` in all."""
         runs = runs or min(self.timed_runs(dataset.name), self.max_runs - len(found.times_us))
         timeout = self._timeout(dataset.name, runs + 1)
         result = self._invoke(dataset, candidate.params, timeout, timing_runs=runs + 1)
