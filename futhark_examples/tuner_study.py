@@ -51,7 +51,7 @@ from incflat.tuner.probe import probe
 from incflat.tuner.program import Program
 from incflat.tuner.strategies import STRATEGIES
 from incflat.tuner.tree import build_forest, version
-from incflat.codegen.runtime.tuning import NEVER, leaf_names
+from incflat.codegen.runtime.tuning import NEVER, Param, leaf_names
 
 WITHIN = 1.02
 MATCHED = ("random", "bandit")  # the strategies --match-budget bounds
@@ -95,20 +95,20 @@ def tune_with(strategy: str, fut: pathlib.Path, compiled: pathlib.Path, pristine
 
 
 def side_by_side(fut: pathlib.Path, programs: dict[str, tuple[pathlib.Path, dict | None]], args,
-                 incremental: pathlib.Path | None = None) -> dict:
+                 incremental: tuple[pathlib.Path, list[Param]] | None = None) -> dict:
     """Every configuration (a program and its --params: untuned IF, MF, each strategy's result) on every
     dataset, measured in interleaved rounds in one pass, so that their ratios are taken side by side: the
     tuners' own figures come from separate, cold runs, whose noise on a busy CPU is larger than the
     differences between strategies. Configurations that run the same code versions on every dataset are one
-    program, measured once (`incremental`: the IF program whose thresholds the --params set; its datasets are
-    probed for their ePars first). Returns mean µs per configuration and dataset, and each configuration's
-    code versions per dataset where known."""
+    program, measured once (`incremental`: the IF program whose thresholds the --params set, and its parameter
+    listing; its datasets are probed for their ePars first). Returns mean µs per configuration and dataset,
+    and each configuration's code versions per dataset where known."""
     selection = select_datasets(read_test_cases(fut), None, tuple(args.exclude_case))
     datasets = selection.tuning + selection.held_out
     benches = {path: Bench(Program(path, args.pass_option), runs=args.runs, timeout=args.timeout, log=lambda _: None)
                for path, _ in programs.values()}
     versions = ({} if incremental is None else
-                code_versions(benches[incremental], datasets, programs, incremental, args.timeout))
+                code_versions(benches[incremental[0]], datasets, programs, *incremental))
     configurations = {name: (path, versions[name] if name in versions else tuple(sorted((params or {}).items())))
                       for name, (path, params) in programs.items()}
     times: dict[tuple, dict[str, list[list[float]]]] = {}  # per configuration and dataset, each invocation's runs
@@ -127,10 +127,10 @@ def side_by_side(fut: pathlib.Path, programs: dict[str, tuple[pathlib.Path, dict
                        if name in versions}}
 
 
-def code_versions(bench: Bench, datasets, programs: dict, incremental: pathlib.Path, timeout: float) -> dict:
-    """Per configuration of the IF program, ((dataset, code versions) for every dataset, the --params that are
-    not thresholds): what it runs, from one probe of each dataset (tuner.probe). Empty if a probe fails."""
-    params = bench.program.params(timeout)
+def code_versions(bench: Bench, datasets, programs: dict, incremental: pathlib.Path, params: list[Param]) -> dict:
+    """Per configuration of the IF program (whose parameter listing is `params`), ((dataset, code versions) for
+    every dataset, the --params that are not thresholds): what it runs, from one probe of each dataset
+    (tuner.probe). Empty if a probe fails."""
     forest = build_forest(params)
     thresholds = {p.name for p in params if p.is_threshold}
     defaults = listed_defaults(params)
@@ -192,7 +192,8 @@ def study_program(fut: pathlib.Path, args) -> dict:
         compiled = compile_file(local, work / fut.stem)
         moderate = compile_file(local, work / f"{fut.stem}-mf", pipeline.Options(flattening="moderate"))
         pristine = compiled.read_bytes()
-        versions = len(leaf_names(build_forest(Program(compiled, args.pass_option).params(args.timeout))))
+        listing = Program(compiled, args.pass_option).params(args.timeout)
+        versions = len(leaf_names(build_forest(listing)))
         results = []
         earlier = reused(args.reuse, fut.stem)
         for strategy in args.strategies:  # each result kept as it comes, for a study that is cut off
@@ -204,7 +205,7 @@ def study_program(fut: pathlib.Path, args) -> dict:
         compiled.write_bytes(pristine)  # (each strategy baked its values in)
         programs = {"untuned": (compiled, None), "MF": (moderate, None)}
         programs |= {r["strategy"]: (compiled, r["assignment"]) for r in results if "error" not in r}
-        measured = side_by_side(local, programs, args, incremental=compiled)
+        measured = side_by_side(local, programs, args, incremental=(compiled, listing))
     return summarise(fut.stem, results, measured, args.seed) | {"versions": versions}
 
 

@@ -108,13 +108,14 @@ def test_the_summary_gives_each_result_but_the_best_its_interval_and_the_table_s
 def test_results_that_run_the_same_code_versions_everywhere_are_measured_once(tmp_path):
     from test_autotune_e2e import SOURCE
     compiled = compile_program(SOURCE, tmp_path, "mm")
-    outer = next(p.name for p in Program(compiled).params(60) if p.is_threshold and "outer" in p.name)
+    listing = Program(compiled).params(60)
+    outer = next(p.name for p in listing if p.is_threshold and "outer" in p.name)
     programs = {"untuned": (compiled, None),
                 "far": (compiled, {outer: 2**30}),  # both false on every dataset (ePars are at most 4)
                 "farther": (compiled, {outer: 2**31 - 1}),
                 "near": (compiled, {outer: 1})}
     args = type("Args", (), {"exclude_case": [], "pass_option": [], "runs": 2, "timeout": 120.0, "rounds": 1})()
-    measured = tuner_study.side_by_side(tmp_path / "mm.fut", programs, args, incremental=compiled)
+    measured = tuner_study.side_by_side(tmp_path / "mm.fut", programs, args, incremental=(compiled, listing))
     runs = measured["invocations"]
     assert runs["far"] == runs["farther"] and runs["near"] != runs["far"]
     assert measured["chosen"]["far"] == measured["chosen"]["farther"] != measured["chosen"]["near"]
