@@ -1,38 +1,24 @@
 """The `incflat` command: a thin driver over the compiler's pipeline (incflat.pipeline) and the tuner."""
 
-import os
+import argparse
+import pathlib
 import signal
 import sys
+import time
 
-
-def _exit_quietly(signum, frame):
-    # os._exit, not an exception: extension modules turn exceptions raised in their import into ImportErrors.
-    os._exit(128 + signum)
-
-
-# An interrupt while the compiler's modules load (nothing is written yet) ends the command without a traceback.
-_handlers_before_import = {s: signal.signal(s, _exit_quietly) for s in (signal.SIGINT, signal.SIGTERM)}
-
-import argparse  # noqa: E402
-import pathlib  # noqa: E402
-import time  # noqa: E402
-
-from incflat import __version__  # noqa: E402
-from incflat import pipeline  # noqa: E402
-from incflat.flatten import versions  # noqa: E402
-from incflat.ir.errors import CompileError, format_error, read_source  # noqa: E402
-from incflat.ir.verify import IRError  # noqa: E402
-from incflat.tuner.errors import TunerError  # noqa: E402
-from incflat.codegen.program import is_compiled_program, program_text  # noqa: E402
-from incflat.codegen.runtime.tuning import option_int, option_seconds  # noqa: E402
-from incflat.tuner.autotune import (MAX_TIME_HELP, add_run_options, option_max_time, option_problem,  # noqa: E402
+from incflat import __version__
+from incflat import pipeline
+from incflat.flatten import versions
+from incflat.ir.errors import CompileError, format_error, read_source
+from incflat.ir.verify import IRError
+from incflat.tuner.errors import TunerError
+from incflat.codegen.program import is_compiled_program, program_text
+from incflat.codegen.runtime.tuning import option_int, option_seconds
+from incflat.tuner.autotune import (MAX_TIME_HELP, add_run_options, option_max_time, option_problem,
                                     run_options_argv)
-from incflat.tuner.measure import DEFAULT_MAX_TIME  # noqa: E402
-from incflat.tuner.lock import tuning_lock  # noqa: E402
-from incflat.tuner.writeback import PlannedFile, atomic_write, write_temporary  # noqa: E402
-
-for _signum, _handler in _handlers_before_import.items():
-    signal.signal(_signum, _handler)
+from incflat.tuner.measure import DEFAULT_MAX_TIME
+from incflat.tuner.lock import tuning_lock
+from incflat.tuner.writeback import PlannedFile, atomic_write, write_temporary
 
 
 def read_program(path: pathlib.Path) -> str:
