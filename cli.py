@@ -14,9 +14,7 @@ from incflat.ir.verify import IRError
 from incflat.tuner.errors import TunerError
 from incflat.codegen.program import is_compiled_program, program_text
 from incflat.codegen.runtime.tuning import option_int, option_seconds
-from incflat.tuner.autotune import (MAX_TIME_HELP, add_run_options, option_max_time, option_problem,
-                                    run_options_argv)
-from incflat.tuner.measure import DEFAULT_MAX_TIME
+from incflat.tuner.autotune import add_run_options, option_problem, run_options_argv
 from incflat.tuner.lock import tuning_lock
 from incflat.tuner.writeback import PlannedFile, atomic_write, write_temporary
 
@@ -121,7 +119,6 @@ def cmd_autotune(args) -> int:
     """Compiles into a temporary file beside the program, tunes that, and installs it with the tuned values
     when the tuning file is written (both together): a kill at any moment leaves both files as they were, or
     both new. The lock is taken first, so that a second tuner of the program refuses before compiling."""
-    from decimal import Decimal
     from incflat import tuner
     problem = option_problem(args)
     if problem:
@@ -132,14 +129,8 @@ def cmd_autotune(args) -> int:
         temporary = write_temporary(PlannedFile(program, compiled_text(args.program, verify=args.verify), 0o755))
         try:
             print(f"compiled {args.program}; {program} is replaced when tuning ends", flush=True)
-            options = ["--runs", str(args.runs), "--timeout", str(args.timeout)]
-            options += ["--max-runs", str(args.max_runs)] if args.max_runs is not None else []
-            options += ["--max-time", f"{Decimal(repr(args.max_time)):f}"]  # positional: 1e-05 is 0.00001
-            options += ["--entry", args.entry] if args.entry else []
-            options += [f"--pass-option={o}" for o in args.pass_option]
-            options += [f"--exclude-case={t}" for t in args.exclude_case]
             # (the tuner compiles the program with moderate flattening too, for its report, unless --no-moderate)
-            return tuner.main([str(args.program), str(temporary), *options, *run_options_argv(args)],
+            return tuner.main([str(args.program), str(temporary), *run_options_argv(args)],
                               install_as=program, verify=args.verify)
         finally:
             temporary.unlink(missing_ok=True)
@@ -244,16 +235,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("autotune", cmd_autotune, "compile, tune the thresholds on the -- == datasets, bake them in")
     p.add_argument("program", type=pathlib.Path)
-    p.add_argument("-r", "--runs", type=option_int, default=5, help="timed runs per measurement (default 5)")
-    p.add_argument("--max-runs", type=option_int, default=None,
-                   help="runs per measurement at most, while a comparison is not significant (default 4x --runs;"
-                        " a difference is confirmed in a second invocation even past it)")
-    p.add_argument("--max-time", type=option_max_time, default=DEFAULT_MAX_TIME, metavar="SECONDS", help=MAX_TIME_HELP)
-    p.add_argument("--timeout", type=option_seconds, default=60.0, help="seconds per program run (default 60)")
-    p.add_argument("-e", "--entry", help="tune only this entry point")
-    p.add_argument("--pass-option", action="append", default=[], help="pass an option to the program")
-    p.add_argument("--exclude-case", action="append", default=[], metavar="TAG",
-                   help="neither tune on nor report the cases with this tag (repeatable)")
     p.add_argument("--force", action="store_true",
                    help="overwrite the compiled program's path (the source's name without .fut) though incflat "
                    "did not write it")

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import ExitStack, closing
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
+from decimal import Decimal
 from pathlib import Path
 from types import FrameType
 from typing import Callable, TextIO
@@ -590,8 +591,23 @@ def _us(m: Measurement | None) -> str:
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:
-    """The options that bound, store and log a tuner run: `incflat autotune` has them too, and passes them on
-    (run_options_argv)."""
+    """The options of a tuner run (how it measures, what bounds, stores and logs it, how it searches):
+    `incflat autotune` has them too, and passes them on (run_options_argv)."""
+    parser.add_argument("-r", "--runs", type=option_int, default=5,
+                        help="timed runs per measurement, after one warm-up (default 5)")
+    parser.add_argument("--max-runs", type=option_int, default=None,
+                        help="runs per measurement at most, while a comparison is not significant (default 4x "
+                        "--runs; a difference is confirmed in a second invocation even past it)")
+    parser.add_argument("--max-time", type=option_max_time, default=DEFAULT_MAX_TIME, metavar="SECONDS",
+                        help=MAX_TIME_HELP)
+    parser.add_argument("--timeout", type=option_seconds, default=60.0,
+                        help="seconds allowed per program invocation (default 60)")
+    parser.add_argument("-e", "--entry", help="tune only the datasets of this entry point")
+    parser.add_argument("--pass-option", action="append", default=[], metavar="OPT",
+                        help="pass OPT to the program (repeatable; write --pass-option=-d for options that start "
+                        "with -)")
+    parser.add_argument("--exclude-case", action="append", default=[], metavar="TAG",
+                        help="neither tune on nor report the cases with this tag (repeatable)")
     parser.add_argument("--budget", type=option_int, metavar="N",
                         help="program runs at most; then the best values found so far are written")
     parser.add_argument("--stop-after", type=option_seconds, metavar="SECONDS",
@@ -621,7 +637,13 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
 
 def run_options_argv(args: argparse.Namespace) -> list[str]:
     """The options of add_run_options in `args`, as arguments again."""
-    argv = ["--budget", str(args.budget)] if args.budget is not None else []
+    argv = ["--runs", str(args.runs), "--timeout", str(args.timeout)]
+    argv += ["--max-runs", str(args.max_runs)] if args.max_runs is not None else []
+    argv += ["--max-time", f"{Decimal(repr(args.max_time)):f}"]  # positional: 1e-05 is 0.00001
+    argv += ["--entry", args.entry] if args.entry else []
+    argv += [f"--pass-option={o}" for o in args.pass_option]
+    argv += [f"--exclude-case={t}" for t in args.exclude_case]
+    argv += ["--budget", str(args.budget)] if args.budget is not None else []
     argv += ["--stop-after", str(args.stop_after)] if args.stop_after is not None else []
     argv += ["--store", str(args.store)] if args.store is not None else []
     argv += ["--no-store"] if args.no_store else []
@@ -634,8 +656,8 @@ def run_options_argv(args: argparse.Namespace) -> list[str]:
 
 
 MAX_TIME_HELP = (  # (argparse formats help: %% is a %)
-    "seconds of run time a measurement of a noisy dataset may spend on timed runs, so that the relative standard "
-    "error of its mean gets under 1%%: more runs in the same invocation, never more invocations, at most "
+    "seconds of run time a measurement of a noisy dataset may spend on timed runs, so that two measurements can "
+    "settle a 1%% difference: more runs in the same invocation, never more invocations, at most "
     f"--max-runs (default {DEFAULT_MAX_TIME:g}, about what an invocation's start-up costs anyway; 0: always --runs)"
 )
 
@@ -686,21 +708,6 @@ def main(argv: Sequence[str] | None = None, *, install_as: Path | None = None, v
     )
     parser.add_argument("program_fut", type=Path, help="the .fut file with the -- == test blocks")
     parser.add_argument("compiled", type=Path, help="the compiled program (incflat compile)")
-    parser.add_argument("--runs", type=option_int, default=5, help="timed runs per measurement, after one warm-up (5)")
-    parser.add_argument("--max-runs", type=option_int, default=None,
-                        help="runs per measurement at most, while a comparison is not significant (4x --runs; "
-                             "a difference is confirmed in a second invocation even past it)")
-    parser.add_argument("--max-time", type=option_max_time, default=DEFAULT_MAX_TIME, metavar="SECONDS",
-                        help=MAX_TIME_HELP)
-    parser.add_argument("--timeout", type=option_seconds, default=60.0,
-                        help="seconds allowed per program invocation (60)")
-    parser.add_argument("--entry", help="tune only the datasets of this entry point")
-    parser.add_argument(
-        "--pass-option", action="append", default=[], metavar="OPT",
-        help="pass OPT to the program (repeatable; write --pass-option=-d for options that start with -)",
-    )
-    parser.add_argument("--exclude-case", action="append", default=[], metavar="TAG",
-                        help="neither tune on nor report the cases with this tag (repeatable)")
     add_run_options(parser)
     args = parser.parse_args(argv)
     problem = option_problem(args)
