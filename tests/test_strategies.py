@@ -519,3 +519,20 @@ def test_tree_keeps_the_side_by_side_pass_where_its_rounds_end_significantly_slo
                              Objective(space, bench), lambda _: None)
     assert outcome.assignment == (side_by_side if kept == "side by side" else rounds)
     assert ("significantly slower" in " ".join(outcome.notes)) == (kept == "side by side")
+
+
+def test_a_whole_assignments_comparison_counts_the_invocation_noise():
+    """Whole assignments (the stochastic strategies, the check against the untuned program) are compared as
+    single comparisons are: a 4% difference in one invocation each is significant where invocations agree,
+    and not where they stray 10%."""
+    params = [Param("m.t", "threshold", None, ())]
+    space = Space.of(build_forest(params), [probed("d", {"m.t": (10,)})])
+    faster, slower = [Measurement((100.0, 100.5, 99.5, 100.0))], [Measurement((104.0, 104.5, 103.5, 104.0))]
+
+    class Noisy(ModelBench):
+        def invocation_noise(self, name):
+            return 0.1 ** 2, MIN_INVOCATION_DOF
+
+    quiet = Objective(space, ModelBench(lambda name, a: 1.0))
+    assert quiet.significantly_worse(slower, faster) and not quiet.significantly_worse(faster, slower)
+    assert not Objective(space, Noisy(lambda name, a: 1.0)).significantly_worse(slower, faster)
