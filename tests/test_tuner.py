@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from incflat.tuner.autotune import autotune, main
+from incflat.tuner.autotune import DatasetReport, autotune, main
 from incflat.tuner.datasets import (
     AutoOutput,
     Dataset,
@@ -1110,3 +1110,9 @@ def test_plot_options_are_checked_before_anything_runs(tmp_path, capsys, monkeyp
         f"incflat autotune: error: --plot {tmp_path / 'plots'}: needs matplotlib, which is not installed: "
         "pip install 'incflat[report]'")
     assert not (tmp_path / "plots").exists()
+
+
+def test_the_reports_speedup_is_same_inside_the_datasets_invocation_noise():
+    before, after = Measurement((104.0, 104.5, 103.5, 104.0)), Measurement((100.0, 100.5, 99.5, 100.0))
+    assert DatasetReport("d", False, before, after, runs=2, cache_hits=0).significant
+    assert not DatasetReport("d", False, before, after, runs=2, cache_hits=0, invocation_noise=0.1 ** 2).significant
