@@ -3,8 +3,8 @@
 Thresholds are tuned children first. For threshold T, each dataset D that reaches it runs with T=1 (true) and
 T=never (false), ancestors pinned so that T is reached, descendants at their tuned values. With D's ePar E,
 "true was significantly faster" means any T in [1, E] suits D, and "false was" any T in [E+1, never]; a dataset
-on which the two differ by less than the noise (measurement.compare: Welch's test, measuring more until
-significant or `max_runs`) suits any T. If the value T has lies in the intersection of these ranges (in the
+on which the two differ by less than the noise (measurement.compare: a t-test that counts the runs' and the
+invocations' noise, measuring more until significant or `max_runs`) suits any T. If the value T has lies in the intersection of these ranges (in the
 first pass the program's default, where the tuner knows it, else never; in a later one, or after
 strategies.tree's side-by-side pass, the value found before), it stays: the datasets' results, ties included,
 do not tell the two apart. Otherwise Alg. 2 takes the upper end of the intersection; where the program's
@@ -229,9 +229,10 @@ def _near_default(experiment: _Experiment, end: int, low: int, high: int, note: 
     """Of the values in [low, high], which the datasets' results allow alike, the one nearest the program's
     default; `end`, the one Alg. 2 takes, where the default is not known. A threshold moves from the default
     only as far as the results require, so that a dataset they did not measure (a held-out one, a user's)
-    keeps the default's outcome wherever it lies beyond what was measured: Alg. 2's upper end instead left
-    heston32's held-out 10000 quotes 44% slower on an H100, with a guard at never where a training dataset's
-    tie had allowed any value above 46,480 and the default sent it the other way."""
+    keeps the default's outcome wherever it lies beyond what was measured: Alg. 2's upper end put heston32's
+    `suff_outer_par_4` at never, where a training dataset's tie had allowed any value above 46,480, and so sent
+    the held-out 10000 quotes down a path no tuning dataset had measured. (That result's held-out slowdown on
+    an H100 turned out to be mostly the invocations' noise: docs/tuning.md, "invocation noise".)"""
     if experiment.default == experiment.never:
         return end
     value = min(max(experiment.default, low), high)
