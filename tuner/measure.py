@@ -18,9 +18,10 @@ difference's interval wider than that, it asks for `runs`: only more invocations
 
 Two measurements are compared by a t-test on their means, whose errors count two kinds of noise: the runs' own
 spread within an invocation, and the invocation's: on a GPU, all the runs of one process can sit 20-50% above
-or below those of the next (a host-bound program's speed varies with the process: heston32's untuned program
-on the H100 took 24 ms a run in some invocations and 36-40 ms in others, its outputs and kernel times
-identical), so runs of one invocation each prove nothing about a difference of that size. The bench learns
+or below those of the next (a host-bound program's speed moves with its host's, which changes for periods of
+seconds: heston32's untuned program on the H100 took 24 ms a run in some invocations and 36-40 ms in others,
+its outputs and kernel times identical), so runs of one invocation each prove nothing about a difference of
+that size. The bench learns
 each dataset's invocation noise from its measurements of several invocations (invocation_spread, pooled);
 until it has MIN_INVOCATION_DOF degrees of freedom, a difference that the runs call significant while a side
 has one invocation only is confirmed by another invocation of as many runs of the side with fewer (past
