@@ -172,6 +172,7 @@ class Context:
         self.log, self.profile, self.debug = log, profile, debug
         self.max_group_size = self.device.max_work_group_size
         self.local_mem_size = self.device.local_mem_size
+        self.global_mem_size = self.device.global_mem_size  # a pyopencl property asks the driver each time
         cus = self.device.max_compute_units
         self.default_threshold = default_threshold or (GPU_DEFAULT_THRESHOLD if self.is_gpu else cus)
         self.group_size = min(default_group_size or (256 if self.is_gpu else 32), self.max_group_size)
@@ -248,14 +249,15 @@ class Context:
         (arrays.interleaved_strides); a negative size or one too large for the device is a run-time error at
         `where` naming `what` (iota, replicate...)."""
         arr = DeviceArray(None, shape, dtype)
-        if 0 in arr.shape:  # no element: a size no element computed cannot be wrong (a map over no rows)
-            arr = DeviceArray(None, tuple(max(int(d), 0) for d in arr.shape), dtype)
+        if arr.shape and min(arr.shape) <= 0:  # rare, and checked only then: a loop allocates at every step
+            if 0 in arr.shape:  # no element: a size no element computed cannot be wrong (a map over no rows)
+                arr = DeviceArray(None, tuple(max(d, 0) for d in arr.shape), dtype)
+            check_sizes(arr.shape, what, where)
         if interleave and len(arr.shape) > interleave:
             arr.strides = interleaved_strides(arr.shape, interleave)
-        check_sizes(arr.shape, what, where)
         count = math.prod(arr.shape)
         nbytes = count * arr.dtype.itemsize
-        if nbytes > self.device.global_mem_size:
+        if nbytes > self.global_mem_size:
             fail(where, f"Out of memory: {what} would make an array of shape {shape_text(arr.shape)} ({nbytes} "
                  f"bytes; the device {self.device.name.strip()} has {self.device.global_mem_size} bytes).")
         try:
