@@ -21,11 +21,11 @@ spread within an invocation, and the invocation's: on a GPU, all the runs of one
 or below those of the next (a host-bound program's speed moves with its host's, which changes for periods of
 seconds: heston32's untuned program on the H100 took 24 ms a run in some invocations and 36-40 ms in others,
 its outputs and kernel times identical), so runs of one invocation each prove nothing about a difference of
-that size. The bench learns
-each dataset's invocation noise from its measurements of several invocations (invocation_spread, pooled);
-until it has MIN_INVOCATION_DOF degrees of freedom, a difference that the runs call significant while a side
-has one invocation only is confirmed by another invocation of as many runs of the side with fewer (past
-`max_runs` if need be), and once known, the noise is part of every comparison's error.
+that size. The bench learns each dataset's invocation noise from its measurements of several invocations
+(invocation_spread, pooled); until it has MIN_INVOCATION_DOF degrees of freedom, a difference that the runs
+call significant while a side has one invocation only is confirmed by another invocation of as many runs of
+the side with fewer (past `max_runs` if need be), and once known, the noise is part of every comparison's
+error.
 
 A difference whose 95% confidence interval lies within EQUIVALENCE of the faster mean is a tie at once,
 significant or not (an equivalence stop: more runs could at most resolve a difference that small, which no
@@ -44,6 +44,7 @@ cache or the store cost nothing and go on after a stop.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import statistics
@@ -86,8 +87,7 @@ class Measurement:
     def invocations(self) -> tuple[tuple[float, ...], ...]:
         """The timed runs, per program invocation."""
         sizes = self.invocation_runs or ((len(self.times_us),) if self.times_us else ())
-        starts = [sum(sizes[:i]) for i in range(len(sizes))]
-        return tuple(self.times_us[start:start + n] for start, n in zip(starts, sizes))
+        return tuple(self.times_us[end - n:end] for n, end in zip(sizes, itertools.accumulate(sizes)))
 
     @property
     def ok(self) -> bool:
@@ -376,7 +376,7 @@ class Bench:
             for wall_s, invocation_runs in stored.walls:
                 self._learn_wall(dataset.name, wall_s, invocation_runs)
             self._learn_noise(dataset.name, found)
-            self._learn_spread(dataset.name, key if key is not None else _configuration(params), found)
+            self._learn_spread(dataset.name, key, params, found)
             self._remember(dataset, key, params, found)
             self.log(f"  {dataset.name} [{label}]: {describe(found)} (stored)")
             self.observe(Record(dataset, params, key, label, found, 0.0, STORED))
@@ -403,8 +403,7 @@ class Bench:
         self._store(dataset, stored_as, added, result, timeout, more=True)
         if candidate.key is not None:
             self._cache[dataset.name, candidate.key] = more
-        self._learn_spread(dataset.name, candidate.key if candidate.key is not None else _configuration(stored_as),
-                           more)
+        self._learn_spread(dataset.name, candidate.key, stored_as, more)
         self.log(f"  {dataset.name} [{candidate.label}]: {describe(more)} (measured again)")
         self.observe(Record(dataset, candidate.params, candidate.key, candidate.label, added, result.wall_s, MORE))
         return more
@@ -500,9 +499,11 @@ class Bench:
         walls = self._best_wall.setdefault(name, {})
         walls[runs] = min(wall_s, walls.get(runs, math.inf))
 
-    def _learn_spread(self, name: str, configuration: Hashable, found: Measurement) -> None:
+    def _learn_spread(self, name: str, key: Hashable, params: Mapping[str, int] | None, found: Measurement) -> None:
+        """Keeps a measurement's invocation_spread under its configuration: its cache key, or its --params."""
         spread = invocation_spread(found)
         if spread is not None:
+            configuration = key if key is not None else None if params is None else tuple(sorted(params.items()))
             self._spread.setdefault(name, {})[configuration] = spread
 
     def _learn_noise(self, name: str, found: Measurement) -> None:
@@ -526,11 +527,6 @@ class Bench:
         found = Measurement(times_us=result.times_us[1:])
         self._learn_noise(name, found)
         return found
-
-
-def _configuration(params: Mapping[str, int] | None) -> Hashable:
-    """A configuration measured without a key, by its --params."""
-    return None if params is None else tuple(sorted(params.items()))
 
 
 def profile(bench: Measurer, dataset, params: Mapping[str, int], runs: int = 1) -> dict | None:

@@ -2,21 +2,21 @@
 
 Thresholds are tuned children first. For threshold T, each dataset D that reaches it runs with T=1 (true) and
 T=never (false), ancestors pinned so that T is reached, descendants at their tuned values. With D's ePar E,
-"true was significantly faster" means any T in [1, E] suits D, and "false was" any T in [E+1, never]; a dataset
-on which the two differ by less than the noise (measurement.compare: a t-test that counts the runs' and the
-invocations' noise, measuring more until significant or `max_runs`) suits any T. If the value T has lies in the intersection of these ranges (in the
-first pass the program's default, where the tuner knows it, else never; in a later one, or after
-strategies.tree's side-by-side pass, the value found before), it stays: the datasets' results, ties included,
-do not tell the two apart. Otherwise Alg. 2 takes the upper end of the intersection; where the program's
-default is known, the tuner takes the value of the intersection nearest it instead, so that the threshold
-moves only as far as the results require and a dataset they did not measure keeps the default's outcome
-beyond them. If the intersection is empty, the faster of its two ends (mean runtime summed over the
-datasets), or with a known default the value nearest it that sends every dataset the way that end does.
-Starting from the defaults matters where guards interact: on the H200, OptionPricing's train-D1 ran 15% faster
-with two guards of different trees both true (their defaults) than with either alone, and from never each,
-compared with the other at never, tied, so both stayed never.
-Experiments are cached by each dataset's path, so a subtree already measured is never run again: with a
-consistent set of datasets, each dataset runs once per code version.
+"true was significantly faster" means any T in [1, E] suits D, and "false was" any T in [E+1, never]; a
+dataset on which the two differ by less than the noise (measure.compare: a t-test that counts the runs'
+and the invocations' noise, measuring more until significant or `max_runs`) suits any T. If the value T has
+lies in the intersection of these ranges (in the first pass the program's default, where the tuner knows it,
+else never; in a later one, or after strategies.tree's side-by-side pass, the value found before), it stays:
+the datasets' results, ties included, do not tell the two apart. Otherwise Alg. 2 takes the upper end of the
+intersection; where the program's default is known, the tuner takes the value of the intersection nearest it
+instead, so that the threshold moves only as far as the results require and a dataset they did not measure
+keeps the default's outcome beyond them. If the intersection is empty, the faster of its two ends (mean
+runtime summed over the datasets), or with a known default the value nearest it that sends every dataset the
+way that end does. Starting from the defaults matters where guards interact: on the H200, OptionPricing's
+train-D1 ran 15% faster with two guards of different trees both true (their defaults) than with either alone,
+and from never each, compared with the other at never, tied, so both stayed never. Experiments are cached by
+each dataset's path, so a subtree already measured is never run again: with a consistent set of datasets, each
+dataset runs once per code version.
 
 Alg. 2 tunes each threshold once. Guards in sequence are not independent, though (a version's result layout
 changes the speed of the kernels after it), and a threshold tuned early saw the later ones at never; so the pass

@@ -259,7 +259,7 @@ class Context:
         nbytes = count * arr.dtype.itemsize
         if nbytes > self.global_mem_size:
             fail(where, f"Out of memory: {what} would make an array of shape {shape_text(arr.shape)} ({nbytes} "
-                 f"bytes; the device {self.device.name.strip()} has {self.device.global_mem_size} bytes).")
+                 f"bytes; the device {self.device.name.strip()} has {self.global_mem_size} bytes).")
         try:
             arr.buf = self.pool.allocate(max(nbytes, 1))
         except (cl.MemoryError, cl.RuntimeError, cl.LogicError):  # the driver refused the buffer
