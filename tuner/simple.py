@@ -4,12 +4,12 @@ Thresholds are tuned children first. For threshold T, each dataset D that reache
 T=never (false), ancestors pinned so that T is reached, descendants at their tuned values. With D's ePar E,
 "true was significantly faster" means any T in [1, E] suits D, and "false was" any T in [E+1, never]; a
 dataset on which the two differ by less than the noise (measure.compare: a t-test that counts the runs'
-and the invocations' noise, measuring more until significant or `max_runs`) suits any T. If the value T has
-lies in the intersection of these ranges (in the first pass the program's default, where the tuner knows it,
-else never; in a later one, or after strategies.tree's side-by-side pass, the value found before), it stays:
-the datasets' results, ties included, do not tell the two apart. Otherwise Alg. 2 takes the upper end of the
-intersection; where the program's default is known, the tuner takes the value of the intersection nearest it
-instead, so that the threshold moves only as far as the results require and a dataset they did not measure
+and the invocations' noise, measuring more until significant or `max_runs`) sets no range, but within the
+intersection of the others the values that send such tied datasets the ways of their faster means (summed)
+are preferred: no evidence either way, but the better bet. If the value T has lies among the preferred (in
+the first pass the program's default, where the tuner knows it, else never; in a later one, or after
+strategies.tree's side-by-side pass, the value found before), it stays. Otherwise Alg. 2 takes their upper
+end; where the program's default is known, the tuner takes the preferred value nearest it instead, so that the threshold moves only as far as the results require and a dataset they did not measure
 keeps the default's outcome beyond them. If the intersection is empty, the faster of its two ends (mean
 runtime summed over the datasets), or with a known default the value nearest it that sends every dataset the
 way that end does. Starting from the defaults matters where guards interact: on the H200, OptionPricing's
@@ -20,8 +20,8 @@ dataset runs once per code version.
 
 Alg. 2 tunes each threshold once. Guards in sequence are not independent, though (a version's result layout
 changes the speed of the kernels after it), and a threshold tuned early saw the later ones at never; so the pass
-repeats, every other threshold at its tuned value, until a round changes nothing (at most MAX_ROUNDS). From the
-second round on, a threshold is compared only on the datasets that the values so far send through it: one that
+repeats, every other threshold at its tuned value, until a round changes nothing that the significant results
+decide (at most MAX_ROUNDS; a move on tied means alone calls for no other round). From the second round on, a threshold is compared only on the datasets that the values so far send through it: one that
 an ancestor now sends elsewhere would only run paths it no longer takes.
 
 A threshold compared against several values in one run (inside a loop) has no single range: its breakpoint is
@@ -121,7 +121,7 @@ def _rounds(forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Ca
                 continue
             if again:
                 # A dataset that the values so far send past the guard (an ancestor decides it) says nothing
-                # about it; should an ancestor change, the round changed something and another one follows.
+                # about it.
                 reaching = [d for d in reaching if node.name in dict(path(forest, current, d.epars))]
                 if not reaching:
                     log(f"{node.name}: the tuned values send every tuning dataset past it; it stays "
@@ -130,15 +130,19 @@ def _rounds(forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Ca
             log(f"tuning {node.name}")
             experiment = _Experiment(forest, bench, node, current | pins(node, never), never, profiles,
                                      defaults.get(node.name, never))
-            value = _tune_node(experiment, reaching, note)
+            value, firm = _tune_node(experiment, reaching, note)
             log(f"  {node.name} = {experiment.show(value)}")
-            changed |= again and value != current[node.name]
+            # Another round re-checks what the results found, not the bets on ties: a round whose moves all
+            # follow faster means inside the noise would only chase that noise, at a run per guard and dataset.
+            changed |= firm != current[node.name]
             current[node.name] = tuned[node.name] = value
-        if again and not changed:
+        if not changed:
             break
 
 
-def _tune_node(experiment: _Experiment, reaching: Sequence[Probed], note: Callable[[str], None]) -> int:
+def _tune_node(experiment: _Experiment, reaching: Sequence[Probed],
+               note: Callable[[str], None]) -> tuple[int, int]:
+    """The threshold's value, and the value the significant results alone give it (see _from_ranges)."""
     name = experiment.node.name
     looped = [d.dataset.name for d in reaching if len(d.epars[name]) > 1]
     if not looped:
@@ -149,10 +153,11 @@ def _tune_node(experiment: _Experiment, reaching: Sequence[Probed], note: Callab
                                                 experiment.base | {name: experiment.never}, name, candidates)
     if value is not None:
         note(f"{where}; its breakpoint was computed from a profiled run of each version (Eq. 3.1)")
-        return value
+        return value, value
     note(f"{where}; the profiled runs did not make the same comparisons both ways, so each observed value "
          "and never were tried")
-    return _best_of_values(experiment, reaching, candidates)
+    value = _best_of_values(experiment, reaching, candidates)
+    return value, value
 
 
 @dataclass(frozen=True)
@@ -186,10 +191,13 @@ class _Experiment:
         return shown(value, self.never)
 
 
-def _from_ranges(experiment: _Experiment, reaching: Sequence[Probed], note: Callable[[str], None]) -> int:
+def _from_ranges(experiment: _Experiment, reaching: Sequence[Probed],
+                 note: Callable[[str], None]) -> tuple[int, int]:
+    """The value, and the one that the significant results alone give (ties left out): where the two differ,
+    the threshold moved on a bet."""
     name, never = experiment.node.name, experiment.never
     ranges: list[tuple[int, int]] = []
-    tied = []
+    tied: list[Probed] = []
     for d in reaching:
         (e,) = d.epars[name]
         faster = experiment.compare(d, 1, never)
@@ -197,22 +205,25 @@ def _from_ranges(experiment: _Experiment, reaching: Sequence[Probed], note: Call
             if math.isinf(experiment.runtime(d, 1)):
                 note(f"{name}: {d.dataset.name} failed both ways, so it gives no range")
             else:
-                tied.append(d.dataset.name)
+                tied.append(d)
             continue
         ranges.append((1, e) if faster < 0 else (e + 1, never))
-    if tied:
-        note(f"{name}: on {', '.join(tied)} both outcomes ran equally fast (the difference was inside the noise of "
-             f"their runs and invocations), so {'they give' if len(tied) > 1 else 'it gives'} no range")
     lo, hi = max((r[0] for r in ranges), default=1), min((r[1] for r in ranges), default=never)
     if lo <= hi:
-        # Every value in [lo, hi] agrees with every dataset: the one it has stays, or else the default's nearest.
+        # Every value in [lo, hi] agrees with every significant result; of them, those that send the tied
+        # datasets the way their faster means went. The value it has stays if it is one, or else the default's
+        # nearest.
         kept = experiment.base[name]
-        if lo <= kept <= hi:
-            if kept != hi:
+        firm = kept if lo <= kept <= hi else _nearest_default(experiment, hi, lo, hi)
+        low, high = _by_tied_means(experiment, tied, lo, hi, note)
+        if low <= kept <= high:
+            if kept != high:
                 note(f"{name}: {experiment.show(kept)}, found before, agrees with every dataset's result, so it "
                      "stays")
-            return kept
-        return _near_default(experiment, hi, lo, hi, note)
+            return kept, firm
+        return _near_default(experiment, high, low, high, note), firm
+    if tied:
+        _note_ties(experiment, tied, note, "so they give no range" if len(tied) > 1 else "so it gives no range")
     note(
         f"{name}: the datasets' ranges do not intersect ({experiment.show(lo)} > {experiment.show(hi)}); "
         "kept the faster end"
@@ -222,7 +233,41 @@ def _from_ranges(experiment: _Experiment, reaching: Sequence[Probed], note: Call
     below = max((e for e in epars if e < end), default=0)
     above = min((e for e in epars if e >= end), default=never)
     # every value in (below, above] sends each dataset the way `end` does
-    return _near_default(experiment, end, below + 1, above, note)
+    value = _near_default(experiment, end, below + 1, above, note)
+    return value, value
+
+
+def _by_tied_means(experiment: _Experiment, tied: Sequence[Probed], lo: int, hi: int,
+                   note: Callable[[str], None]) -> tuple[int, int]:
+    """Of the values in [lo, hi], the span that sends the datasets whose two outcomes tied the ways with the
+    least summed mean runtime (the value the threshold has breaking a tie of sums). A tie is no evidence that
+    the two outcomes differ, but the faster mean is the better bet: keeping the value on every tie gives up
+    each gain the noise hides (on heston32, on an H100, `tree` kept the untuned program, 1.32x `random`'s
+    result, every comparison a tie under an invocation noise of 20%). The runs are those of the comparisons."""
+    name = experiment.node.name
+    if not tied:
+        return lo, hi
+    cuts = sorted({e + 1 for d in tied for e in d.epars[name] if lo < e + 1 <= hi})
+    spans = list(zip([lo, *cuts], [c - 1 for c in cuts] + [hi]))
+
+    def cost(span: tuple[int, int]) -> float:
+        return sum(experiment.runtime(d, 1 if span[0] <= d.epars[name][0] else experiment.never) for d in tied)
+
+    costs = {span: cost(span) for span in spans}
+    if len(set(costs.values())) == 1:  # the same means both ways (the same runs, say): nothing to prefer
+        _note_ties(experiment, tied, note, "so they give no range" if len(tied) > 1 else "so it gives no range")
+        return lo, hi
+    kept = experiment.base[name]  # on equal sums, the span nearest the value the threshold has
+    best = min(spans, key=lambda s: (costs[s], max(s[0] - kept, kept - s[1], 0)))
+    _note_ties(experiment, tied, note, "so the faster means decide among the values the other results allow: "
+               f"{experiment.show(best[0])} to {experiment.show(best[1])}")
+    return best
+
+
+def _note_ties(experiment: _Experiment, tied: Sequence[Probed], note: Callable[[str], None], then: str) -> None:
+    names = ", ".join(d.dataset.name for d in tied)
+    note(f"{experiment.node.name}: on {names} both outcomes ran equally fast (the difference was inside the noise "
+         f"of their runs and invocations), {then}")
 
 
 def _near_default(experiment: _Experiment, end: int, low: int, high: int, note: Callable[[str], None]) -> int:
@@ -233,13 +278,15 @@ def _near_default(experiment: _Experiment, end: int, low: int, high: int, note: 
     `suff_outer_par_4` at never, where a training dataset's tie had allowed any value above 46,480, and so sent
     the held-out 10000 quotes down a path no tuning dataset had measured. (That result's held-out slowdown on
     an H100 turned out to be mostly the invocations' noise: docs/tuning.md, "invocation noise".)"""
-    if experiment.default == experiment.never:
-        return end
-    value = min(max(experiment.default, low), high)
+    value = _nearest_default(experiment, end, low, high)
     if value != end:
         note(f"{experiment.node.name}: moved from the default, {experiment.show(experiment.default)}, only as far "
              f"as the datasets' results require: {experiment.show(value)}")
     return value
+
+
+def _nearest_default(experiment: _Experiment, end: int, low: int, high: int) -> int:
+    return end if experiment.default == experiment.never else min(max(experiment.default, low), high)
 
 
 def _best_of_values(experiment: _Experiment, reaching: Sequence[Probed], candidates: Sequence[int]) -> int:
