@@ -266,7 +266,7 @@ def _by_tied_means(experiment: _Experiment, tied: Sequence[Probed], lo: int, hi:
 
 def _note_ties(experiment: _Experiment, tied: Sequence[Probed], note: Callable[[str], None], then: str) -> None:
     names = ", ".join(d.dataset.name for d in tied)
-    note(f"{experiment.node.name}: on {names} both outcomes ran equally fast (the difference was inside the noise "
+    note(f"{experiment.node.name}: on {names} the two outcomes' difference was not significant (inside the noise "
          f"of their runs and invocations), {then}")
 
 
