@@ -51,12 +51,21 @@ class DeviceArray:
         return self.offset, 1
 
 
+_ROW_MAJOR: dict = {}  # shape -> its row-major strides: every array made computes them, from a few shapes
+_ROW_MAJOR_KEPT = 4096  # (a loop whose sizes change at every step must not grow it without bound)
+
+
 def row_major_strides(shape):
-    strides = [1] * len(shape)
-    for k in range(len(shape) - 1, 0, -1):
-        d = int(shape[k])
-        strides[k - 1] = strides[k] * (d if d > 1 else 1)
-    return tuple(strides)
+    found = _ROW_MAJOR.get(shape)
+    if found is None:
+        strides = [1] * len(shape)
+        for k in range(len(shape) - 1, 0, -1):
+            d = int(shape[k])
+            strides[k - 1] = strides[k] * (d if d > 1 else 1)
+        found = tuple(strides)
+        if len(_ROW_MAJOR) < _ROW_MAJOR_KEPT:
+            _ROW_MAJOR[tuple(shape)] = found
+    return found
 
 
 def interleaved_strides(shape, inner):
