@@ -9,8 +9,9 @@ intersection of the others the values that send such tied datasets the ways of t
 are preferred: no evidence either way, but the better bet. If the value T has lies among the preferred (in
 the first pass the program's default, where the tuner knows it, else never; in a later one, or after
 strategies.tree's side-by-side pass, the value found before), it stays. Otherwise Alg. 2 takes their upper
-end; where the program's default is known, the tuner takes the preferred value nearest it instead, so that the threshold moves only as far as the results require and a dataset they did not measure
-keeps the default's outcome beyond them. If the intersection is empty, the faster of its two ends (mean
+end; where the program's default is known, the tuner takes the preferred value nearest it instead, so that the
+threshold moves only as far as the results require and a dataset they did not measure keeps the default's
+outcome beyond them. If the intersection is empty, the faster of its two ends (mean
 runtime summed over the datasets), or with a known default the value nearest it that sends every dataset the
 way that end does. Starting from the defaults matters where guards interact: on the H200, OptionPricing's
 train-D1 ran 15% faster with two guards of different trees both true (their defaults) than with either alone,
@@ -21,8 +22,9 @@ dataset runs once per code version.
 Alg. 2 tunes each threshold once. Guards in sequence are not independent, though (a version's result layout
 changes the speed of the kernels after it), and a threshold tuned early saw the later ones at never; so the pass
 repeats, every other threshold at its tuned value, until a round changes nothing that the significant results
-decide (at most MAX_ROUNDS; a move on tied means alone calls for no other round). From the second round on, a threshold is compared only on the datasets that the values so far send through it: one that
-an ancestor now sends elsewhere would only run paths it no longer takes.
+decide (at most MAX_ROUNDS; a move on tied means alone calls for no other round). From the second round on, a
+threshold is compared only on the datasets that the values so far send through it: one that an ancestor now
+sends elsewhere would only run paths it no longer takes.
 
 A threshold compared against several values in one run (inside a loop) has no single range: its breakpoint is
 computed from one profiled run of each version per dataset (tuner.instrumented, the thesis's Eq. 3.1), two runs
@@ -223,7 +225,7 @@ def _from_ranges(experiment: _Experiment, reaching: Sequence[Probed],
             return kept, firm
         return _near_default(experiment, high, low, high, note), firm
     if tied:
-        _note_ties(experiment, tied, note, "so they give no range" if len(tied) > 1 else "so it gives no range")
+        _note_ties(experiment, tied, note)
     note(
         f"{name}: the datasets' ranges do not intersect ({experiment.show(lo)} > {experiment.show(hi)}); "
         "kept the faster end"
@@ -255,7 +257,7 @@ def _by_tied_means(experiment: _Experiment, tied: Sequence[Probed], lo: int, hi:
 
     costs = {span: cost(span) for span in spans}
     if len(set(costs.values())) == 1:  # the same means both ways (the same runs, say): nothing to prefer
-        _note_ties(experiment, tied, note, "so they give no range" if len(tied) > 1 else "so it gives no range")
+        _note_ties(experiment, tied, note)
         return lo, hi
     kept = experiment.base[name]  # on equal sums, the span nearest the value the threshold has
     best = min(spans, key=lambda s: (costs[s], max(s[0] - kept, kept - s[1], 0)))
@@ -264,8 +266,10 @@ def _by_tied_means(experiment: _Experiment, tied: Sequence[Probed], lo: int, hi:
     return best
 
 
-def _note_ties(experiment: _Experiment, tied: Sequence[Probed], note: Callable[[str], None], then: str) -> None:
+def _note_ties(experiment: _Experiment, tied: Sequence[Probed], note: Callable[[str], None],
+               then: str | None = None) -> None:
     names = ", ".join(d.dataset.name for d in tied)
+    then = then or ("so they give no range" if len(tied) > 1 else "so it gives no range")
     note(f"{experiment.node.name}: on {names} the two outcomes' difference was not significant (inside the noise "
          f"of their runs and invocations), {then}")
 
