@@ -753,8 +753,8 @@ def test_a_tie_sends_its_dataset_the_way_of_the_faster_mean_within_what_the_othe
     # b: true significantly faster, any value in [1, 500]; a (E = 100) ties, true the faster mean: [1, 100]
     outcome = tune_simple(forest, data, _CloseBench(forest, None), lambda _: None, defaults={"m.t": 300})
     assert outcome.assignment == {"m.t": 100}
-    assert any("on a the two outcomes' difference was not significant" in n and "the faster means decide" in n and "1 to 100" in n
-               for n in outcome.notes)
+    assert any("on a the two outcomes' difference was not significant" in n and "the faster means decide" in n
+               and "1 to 100" in n for n in outcome.notes)
     # the default already sends a the faster way: it stays
     outcome = tune_simple(forest, data, _CloseBench(forest, None), lambda _: None, defaults={"m.t": 40})
     assert outcome.assignment == {"m.t": 40}

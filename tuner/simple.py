@@ -11,13 +11,13 @@ the first pass the program's default, where the tuner knows it, else never; in a
 strategies.tree's side-by-side pass, the value found before), it stays. Otherwise Alg. 2 takes their upper
 end; where the program's default is known, the tuner takes the preferred value nearest it instead, so that the
 threshold moves only as far as the results require and a dataset they did not measure keeps the default's
-outcome beyond them. If the intersection is empty, the faster of its two ends (mean
-runtime summed over the datasets), or with a known default the value nearest it that sends every dataset the
-way that end does. Starting from the defaults matters where guards interact: on the H200, OptionPricing's
-train-D1 ran 15% faster with two guards of different trees both true (their defaults) than with either alone,
-and from never each, compared with the other at never, tied, so both stayed never. Experiments are cached by
-each dataset's path, so a subtree already measured is never run again: with a consistent set of datasets, each
-dataset runs once per code version.
+outcome beyond them. If the intersection is empty, the faster of its two ends (mean runtime summed over the
+datasets), or with a known default the value nearest it that sends every dataset the way that end does.
+Starting from the defaults matters where guards interact: on the H200, OptionPricing's train-D1 ran 15% faster
+with two guards of different trees both true (their defaults) than with either alone, and from never each,
+compared with the other at never, tied, so both stayed never. Experiments are cached by each dataset's path,
+so a subtree already measured is never run again: with a consistent set of datasets, each dataset runs once
+per code version.
 
 Alg. 2 tunes each threshold once. Guards in sequence are not independent, though (a version's result layout
 changes the speed of the kernels after it), and a threshold tuned early saw the later ones at never; so the pass
@@ -251,11 +251,8 @@ def _by_tied_means(experiment: _Experiment, tied: Sequence[Probed], lo: int, hi:
         return lo, hi
     cuts = sorted({e + 1 for d in tied for e in d.epars[name] if lo < e + 1 <= hi})
     spans = list(zip([lo, *cuts], [c - 1 for c in cuts] + [hi]))
-
-    def cost(span: tuple[int, int]) -> float:
-        return sum(experiment.runtime(d, 1 if span[0] <= d.epars[name][0] else experiment.never) for d in tied)
-
-    costs = {span: cost(span) for span in spans}
+    # every value of a span sends each tied dataset one way: its first value runs the paths already measured
+    costs = {span: experiment.total(tied, span[0]) for span in spans}
     if len(set(costs.values())) == 1:  # the same means both ways (the same runs, say): nothing to prefer
         _note_ties(experiment, tied, note)
         return lo, hi
