@@ -3,7 +3,8 @@
     source text --parse--> Syntax --check--> source IR (ir.source.Program)
       --inline_calls ... remove_dead_code--> normalised source IR (redomap / scanomap formed, G4 and G5 applied)
       --flatten--> target IR (ir.target.Program: guarded versions of segops)
-      --rename_interfaces, sink_iotas, fuse_scan_postmaps, prune_context, prune_unsupported--> target IR for codegen
+      --rename_interfaces, sink_iotas, fuse_scan_postmaps, prune_context, prune_unsupported, sink_scalars-->
+      target IR for codegen
       --generate--> codegen.program.GeneratedProgram (kernels, host code, tuning parameters)
 
 `compile(text, filename, until=STAGE)` runs the list up to any stage, and `run(ir, after=STAGE, until=...)` goes
@@ -25,6 +26,7 @@ from incflat.codegen.context import prune_context
 from incflat.codegen.host import prune_unsupported
 from incflat.codegen.iotas import sink_iotas
 from incflat.codegen.postmaps import fuse_scan_postmaps
+from incflat.codegen.device_scalars import sink_scalars
 from incflat.codegen.program import GeneratedProgram, generate, generated_text, verify_generated
 from incflat.flatten import normalize as N
 from incflat.flatten.incremental import flatten
@@ -83,6 +85,7 @@ STAGES = (
     Stage("fuse_scan_postmaps", fuse_scan_postmaps, T.Program, T.Program),  # a thread's scan maps as it goes
     Stage("prune_context", prune_context, T.Program, T.Program),  # kernels take only the arrays they read
     Stage("prune_unsupported", prune_unsupported, T.Program, T.Program),
+    Stage("sink_scalars", sink_scalars, T.Program, T.Program),  # kernels compute what they read of kernels' scalars
     Stage("generate", generate, T.Program, GeneratedProgram, ("checks",)),
 )
 

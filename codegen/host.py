@@ -5,6 +5,7 @@ and the `prune_unsupported` stage built on it."""
 import dataclasses
 
 from incflat.codegen import coalescing, histogram, segops, tiling
+from incflat.codegen.device_scalars import resident_scalars
 from incflat.codegen.emit import PyEmitter
 from incflat.codegen.kernel import ErrorTable, Kernel, Launch
 from incflat.codegen.opencl import neutral_ctypes, source_name
@@ -33,7 +34,7 @@ class HostWriter:
     def __init__(self, checks: bool = True):
         self.out = PyEmitter()
         self.kernels = []  # codegen.kernel.Kernel, in the order they are written
-        self.device_scalars = set()  # scalars a kernel left in device memory: read back only where used
+        self.device_scalars = set()  # scalars kept in device memory (codegen.device_scalars): read back where used
         self.errors = ErrorTable(checks)
         self.entry_name = None
         self.size_params = []  # Param: the workgroup, grid and tile sizes, tuning parameters too
@@ -42,6 +43,11 @@ class HostWriter:
 
     def emit(self, line: str):
         self.out.line(line)
+
+    def add_kernels(self, *kernels: Kernel):
+        for k in kernels:
+            k.reading_on_device(self.device_scalars)
+        self.kernels += kernels
 
     def kernel_name(self, kind: str) -> str:
         return f"{kind}_{len(self.kernels)}"
@@ -86,6 +92,7 @@ class HostWriter:
     def entry(self, f: S.FunDef):
         self.entry_name = f.name
         self.uses = use_counts(f.body)
+        self.device_scalars = resident_scalars(f.body)
         with self.out.block(f"def entry_{f.name}(ctx, {', '.join(p.name for p in f.params)})"):
             bound = set()
             for p in f.params:
@@ -114,7 +121,7 @@ class HostWriter:
         names = ", ".join(p.name for p in pat)
         if isinstance(e, S.AtomExp):
             self.coercion_checks(pat[0], e.x, stm)
-            self.emit(f"{names} = {self.atom(e.x)}")
+            self.emit(f"{names} = {self.passed(pat[0], e.x)}")
         elif isinstance(e, S.BinOp):
             self.emit(f"{names} = {self.binop(e, where(stm))}")
         elif isinstance(e, S.UnOp):
@@ -256,7 +263,12 @@ class HostWriter:
     def branch(self, body: S.Body, pat):
         """A branch's statements, and pat bound to its results."""
         self.body(body)
-        self.emit(f"{', '.join(p.name for p in pat)} = {', '.join(self.atom(a) for a in body.result)}")
+        values = ", ".join(self.passed(p, a) for p, a in zip(pat, body.result))
+        self.emit(f"{', '.join(p.name for p in pat)} = {values}")
+
+    def passed(self, target: S.Var, a) -> str:
+        """The value of `a` for `target`: a scalar in device memory stays there if the target does too."""
+        return a.name if target.name in self.device_scalars else self.atom(a)
 
     def binop(self, e: S.BinOp, position: str) -> str:
         """position: the source position (a Python string literal) that an error reports."""
@@ -281,7 +293,6 @@ class HostWriter:
         """A segop's results; a negative size (computed from an invalid expression, such as the range 0..<-1
         a map's body makes) is an error at the segop's position, unless the array has no element at all.
         The results marked in `interleaved` get their first `interleave` dimensions innermost."""
-        self.device_scalars |= {p.name for p, t in zip(pat, types) if not isinstance(t, Array)}
         at = repr(str(loc) if loc else "")
         for k, (p, t) in enumerate(zip(pat, types)):
             layout = f", interleave={interleave}" if k < len(interleaved) and interleaved[k] else ""
@@ -303,7 +314,7 @@ class HostWriter:
         if plan:
             return self.tiled_segmap(name, e, plan, pat, loc)
         k = segops.segmap_kernel(name, e, loc, self.errors)
-        self.kernels.append(k)
+        self.add_kernels(k)
         for array, inner in coalescing.coalesced_inputs(e).items():
             self.emit(f"{array} = coalesced(ctx, {array}, {inner})")
         outs = self.alloc_outputs(pat, e.types, loc, len(e.ctx), coalescing.interleaved_results(e))
@@ -320,7 +331,7 @@ class HostWriter:
     def tiled_segmap(self, name: str, e: T.SegMap, plan, pat, loc):
         """A workgroup of tile x tile threads a block of the two innermost dimensions."""
         k = tiling.tiled_segmap_kernel(name, e, plan, self.errors)
-        self.kernels.append(k)
+        self.add_kernels(k)
         outs = self.alloc_outputs(pat, e.types, loc)
         param = Param(size_name(self.entry_name, name, TILE_SIZE), TILE_SIZE)
         self.size_params.append(param)
@@ -339,7 +350,7 @@ class HostWriter:
         name = self.kernel_name("hist")
         local, direct = (histogram.histogram_kernel(name + suffix, e, loc, self.errors, suffix == "_local")
                          for suffix in ("_local", ""))
-        self.kernels += [local, direct]
+        self.add_kernels(local, direct)
         out = pat[0].name
         if e.dest.name in self.fresh_arrays and self.uses.get(e.dest.name) == 1:
             self.emit(f"{out} = {e.dest.name}")  # no one else reads its buffer: updated in place
@@ -359,7 +370,7 @@ class HostWriter:
     def segscan(self, e: T.SegScan, pat, loc):
         name = self.kernel_name("segscan")
         kernels = segops.segscan_kernels(name, e, loc, self.errors)
-        self.kernels += kernels
+        self.add_kernels(*kernels)
         scan = kernels[-1]
         outs = self.alloc_outputs(pat, e.types, loc)
         total = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx)
@@ -386,7 +397,7 @@ class HostWriter:
     def segred(self, e: T.SegRed, pat, loc):
         name = self.kernel_name("segred")
         k1, k3, k4 = segops.segred_kernels(name, e, loc, self.errors)
-        self.kernels += [k1, k3, k4]
+        self.add_kernels(k1, k3, k4)
         outs = self.alloc_outputs(pat, e.types, loc)
         segs = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx[:-1]) or "1"
         width = f"int({self.atom(e.ctx[-1].width)})"

@@ -113,6 +113,10 @@ class KernelParam:
     def host_scalars(self, launch: Launch) -> list:
         return []
 
+    def loads(self) -> list:
+        """C statements at the kernel's start that bind the parameter's name from its memory."""
+        return []
+
 
 def index_field(name: str) -> ScalarField:
     return ScalarField("long", f"{name}_arg", "i64")
@@ -181,6 +185,23 @@ class ScalarParam(KernelParam):
 
     def host_scalars(self, launch):
         return [f"{'float' if self.prim in ('f32', 'f64') else 'int'}({launch.scalar(self.name)})"]
+
+
+@dataclass(frozen=True)
+class DeviceScalarParam(KernelParam):
+    """A scalar of the host that another kernel left in device memory (a rank-0 array: codegen.device_scalars), read
+    by every thread at the kernel's start: passed by value, the host would first wait to read it back."""
+    name: str
+    ctype: str
+
+    def memory(self):
+        return [f"__global const {self.ctype} *restrict {self.name}_dev"]
+
+    def loads(self):
+        return [f"const {self.ctype} {self.name} = {self.name}_dev[0];"]
+
+    def host_memory(self, launch):
+        return [f"{self.name}.buf"]
 
 
 @dataclass(frozen=True)
@@ -283,8 +304,15 @@ class Kernel:
                       f"{self.name}_scalars;\n")
             declarations.append(f"const {self.name}_scalars {SCALARS}")
             unpack = [f"const {f.ctype} {f.name} = {SCALARS}.{f.name};" for f in fields]
-        body = "\n".join([CEmitter.INDENT + statement for statement in unpack + self.preamble] + self.body.lines)
+        loads = [statement for p in self.params for statement in p.loads()]
+        body = "\n".join([CEmitter.INDENT + statement for statement in unpack + loads + self.preamble]
+                         + self.body.lines)
         return f"{struct}__kernel void {self.name}({', '.join(declarations)})\n{{\n{body}\n}}\n"
+
+    def reading_on_device(self, names) -> None:
+        """Takes the scalars named in `names`, which the host keeps in device memory, as buffers."""
+        self.params = [DeviceScalarParam(p.name, p.ctype) if isinstance(p, ScalarParam) and p.name in names else p
+                       for p in self.params]
 
     def host_args(self, launch: Launch) -> str:
         """The Python expressions of the launch's memory arguments (a list) and scalars (a tuple, in the
