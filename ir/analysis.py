@@ -87,7 +87,7 @@ def free_in_exp(e) -> dict:
     def use(a):
         if isinstance(a, S.Var):
             free.setdefault(a.name, a)
-            for n in type_size_names(a.type):
+            for n in sorted(type_size_names(a.type)):
                 free.setdefault(n, S.Var(n, I64))
 
     for a in exp_atoms(e):
@@ -99,7 +99,7 @@ def free_in_exp(e) -> dict:
                 free.setdefault(n, v)
         # the sizes a lambda's parameter and result types name are read too
         for t in tuple(p.type for p in inner.binds) + tuple(inner.ret):
-            for n in type_size_names(t) - bound:
+            for n in sorted(type_size_names(t) - bound):
                 free.setdefault(n, S.Var(n, I64))
     if isinstance(e, T.SEGOPS):
         # arrays of an inner binding may be params of an outer binding
@@ -121,7 +121,7 @@ def free_in_body(body: S.Body) -> dict:
                 free.setdefault(n, v)
         binds = {p.name for p in stm.pat}
         for p in stm.pat:  # the sizes its pattern's types name, unless the pattern binds them itself
-            for n in type_size_names(p.type) - bound - binds:
+            for n in sorted(type_size_names(p.type) - bound - binds):
                 free.setdefault(n, S.Var(n, I64))
         bound |= binds
     for a in body.result:
