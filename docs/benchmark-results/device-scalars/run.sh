@@ -7,7 +7,7 @@ echo "start $(date +%s)" >> $P
 B=futhark_examples/benchmarks
 python3 futhark_examples/gen_data.py srad --exclude-tag ci >> /tmp/so/gen.log 2>&1
 echo "data $(date +%s)" >> $P
-for r in 1 2 3; do
+for r in ${ROUNDS:-1 2 3}; do
   for side in old new; do
     if [ $side = old ]; then PP=/tmp/pkgb:/tmp/site; else PP=/tmp/pkg:/tmp/site; fi
     PYTHONPATH=$PP python3 -m incflat bench $B/srad.fut --exclude-case ci --no-tuning --convergence-max-seconds 4 --json /tmp/so/$side-if-$r.json > /tmp/so/$side-if-$r.log 2>&1

@@ -1,0 +1,23 @@
+"""Per round and dataset, the mean of incflat bench's runs (µs) before (old) and after (new) sink_scalars,
+and over the rounds of each folder, new ÷ old of the summed means. Run from this folder."""
+import glob
+import json
+import os
+import statistics
+
+for folder in sorted(d for d in os.listdir(".") if os.path.isdir(d)):
+    means = {}  # (part, round, side, dataset) -> mean
+    for path in glob.glob(f"{folder}/*.json"):
+        side, part, rnd = os.path.basename(path)[:-5].split("-")
+        for prog in json.load(open(path)).values():
+            for dataset, r in prog["datasets"].items():
+                means[part, rnd, side, dataset.split("/")[-1].split(".")[0]] = statistics.mean(r["runtimes"])
+    print(folder)
+    for part in ("if", "aif"):
+        for dataset in sorted({k[3] for k in means}):
+            rounds = sorted({k[1] for k in means if k[0] == part and k[3] == dataset})
+            pairs = [(means[part, r, "old", dataset], means[part, r, "new", dataset]) for r in rounds]
+            faster = sum(new < old for old, new in pairs)
+            ratio = sum(n for _, n in pairs) / sum(o for o, _ in pairs)
+            shown = ", ".join(f"{o:,.0f} -> {n:,.0f}" for o, n in pairs)
+            print(f"  {part.upper():3} {dataset:9} new/old {ratio:.3f}, new faster in {faster} of {len(pairs)}: {shown}")
