@@ -43,6 +43,14 @@ entry main [n] (xs: [n]i64): ([]i64, i64) =
   in (ys, s)
 """
 
+# The nearest element's index, which the host uses twice (an update's index, a conversion): read back once.
+NEAREST = """
+entry main [n] (xs: [n]f32): ([n]f32, i32) =
+  let (_, i) = reduce_comm (\\(a, i) (b, j) -> if a < b || (a == b && i < j) then (a, i) else (b, j))
+                           (f32.inf, 0) (zip xs (iota n))
+  in (copy xs with [i] = 0, i32.i64 i)
+"""
+
 
 def host_statements(body: S.Body):
     """The host statements of a body, those of its branches and loops included."""
@@ -77,7 +85,7 @@ def test_a_kernel_takes_a_scalar_left_on_the_device_as_a_buffer():
 def libraries(tmp_path_factory):
     d = tmp_path_factory.mktemp("device_scalars")
     return {name: compile_library(d, name, source) for name, source in
-            (("steps", STEPS), ("both", BOTH), ("size", SIZE))}
+            (("steps", STEPS), ("both", BOTH), ("size", SIZE), ("nearest", NEAREST))}
 
 
 def counting_reads(lib) -> list:
@@ -95,6 +103,7 @@ def counting_reads(lib) -> list:
     ("steps", STEPS, [np.int64(5), np.linspace(-3, 4, 300).astype(np.float32)], 1),
     ("both", BOTH, [np.linspace(-3, 4, 1000).astype(np.float32)], 2),
     ("size", SIZE, [np.arange(40, dtype=np.int64)], 2),
+    ("nearest", NEAREST, [np.cos(np.arange(500)).astype(np.float32)], 2),
 ])
 def test_every_version_agrees_and_reads_back_only_what_the_host_uses(libraries, device, name, source, args,
                                                                      most_reads):

@@ -25,7 +25,7 @@ NP_DTYPES.update({p.dtype.type: p.dtype for p in PRIMS.values()})
 
 class DeviceArray:
     """An array in device memory: a buffer with an element offset and strides (a view)."""
-    __slots__ = ("buf", "shape", "strides", "offset", "dtype", "_args")
+    __slots__ = ("buf", "shape", "strides", "offset", "dtype", "_args", "_value")
 
     def __init__(self, buf, shape, dtype, strides=None, offset=0):
         # entry points make arrays at every call: this is on the host's critical path
@@ -34,6 +34,8 @@ class DeviceArray:
         self.buf, self.shape, self.dtype, self.offset = buf, shape, dt if dt else np.dtype(dtype), offset
         self.strides = tuple(strides) if strides is not None else row_major_strides(shape)
         self._args = None
+        self._value = None  # a rank-0 array's value, once read (arrays are values: a buffer is never rewritten
+        # while an array object of it that is read later lives)
 
     def permute(self, perm):
         order = tuple(perm) + tuple(range(len(perm), len(self.shape)))
@@ -242,7 +244,14 @@ def replicate(ctx, x, shape, dtype, where=""):
 
 
 def to_host(ctx, x):
-    return ctx.from_device(x) if isinstance(x, DeviceArray) else x
+    """x's value on the host; a scalar left on the device is read back once, however often the host uses it."""
+    if not isinstance(x, DeviceArray):
+        return x
+    if x.shape:
+        return ctx.from_device(x)
+    if x._value is None:
+        x._value = ctx.from_device(x)
+    return x._value
 
 
 def shape_text(shape):
