@@ -136,13 +136,15 @@ class HostWriter:
             self.emit(f"{names} = iota(ctx, {self.atom(e.n)}, {numpy_type(e.elem)}, {where(stm)})")
         elif isinstance(e, S.Replicate):
             t = pat[0].type
-            self.emit(f"{names} = replicate(ctx, {self.atom(e.x)}, {self.shape(t)}, {numpy_type(t)}, {where(stm)})")
+            x = e.x.name if isinstance(e.x, S.Var) else self.atom(e.x)  # on the device if it is
+            self.emit(f"{names} = replicate(ctx, {x}, {self.shape(t)}, {numpy_type(t)}, {where(stm)})")
         elif isinstance(e, S.Index):
             idxs = self.index_tuple(e.idxs)
             self.emit(f"{names} = index(ctx, {e.arr.name}, ({idxs}), {where(stm)})")
         elif isinstance(e, S.Update):
             idxs = self.index_tuple(e.idxs)
-            self.emit(f"{names} = update(ctx, {e.arr.name}, ({idxs}), {self.atom(e.value)}, {where(stm)})")
+            value = e.value.name if isinstance(e.value, S.Var) else self.atom(e.value)  # on the device if it is
+            self.emit(f"{names} = update(ctx, {e.arr.name}, ({idxs}), {value}, {where(stm)})")
         elif isinstance(e, S.TuningParam):
             param = Param(e.name, USER_PARAM)
             if param not in self.size_params:

@@ -43,12 +43,15 @@ entry main [n] (xs: [n]i64): ([]i64, i64) =
   in (ys, s)
 """
 
-# The nearest element's index, which the host uses twice (an update's index, a conversion): read back once.
+# The nearest element's index, which the host uses twice (an update's index, a conversion): read back once;
+# its distance and a kernel's row, written into arrays by updates: copied on the device.
 NEAREST = """
-entry main [n] (xs: [n]f32): ([n]f32, i32) =
-  let (_, i) = reduce_comm (\\(a, i) (b, j) -> if a < b || (a == b && i < j) then (a, i) else (b, j))
+entry main [n] (xs: [n]f32): ([n]f32, i32, [3]f32, [2][n]f32) =
+  let (d, i) = reduce_comm (\\(a, i) (b, j) -> if a < b || (a == b && i < j) then (a, i) else (b, j))
                            (f32.inf, 0) (zip xs (iota n))
-  in (copy xs with [i] = 0, i32.i64 i)
+  let found = replicate 3 0f32
+  let rows = replicate 2 (replicate n 0f32)
+  in (copy xs with [i] = 0, i32.i64 i, found with [1] = d, rows with [1] = map (\\x -> x * 2) xs)
 """
 
 
@@ -103,7 +106,7 @@ def counting_reads(lib) -> list:
     ("steps", STEPS, [np.int64(5), np.linspace(-3, 4, 300).astype(np.float32)], 1),
     ("both", BOTH, [np.linspace(-3, 4, 1000).astype(np.float32)], 2),
     ("size", SIZE, [np.arange(40, dtype=np.int64)], 2),
-    ("nearest", NEAREST, [np.cos(np.arange(500)).astype(np.float32)], 2),
+    ("nearest", NEAREST, [np.cos(np.arange(500)).astype(np.float32)], 4),
 ])
 def test_every_version_agrees_and_reads_back_only_what_the_host_uses(libraries, device, name, source, args,
                                                                      most_reads):

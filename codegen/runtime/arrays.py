@@ -237,9 +237,12 @@ def iota(ctx, n, dtype, where=""):
 def replicate(ctx, x, shape, dtype, where=""):
     """An array of shape `shape` (the count, then x's shape) of copies of x."""
     out = ctx.empty(shape, dtype, where, "replicate")
-    if out.shape and math.prod(out.shape):
-        cl.enqueue_copy(ctx.queue, out.buf,
-                        np.ascontiguousarray(np.broadcast_to(np.asarray(to_host(ctx, x), dtype), out.shape)))
+    if not (out.shape and math.prod(out.shape)):
+        return out
+    if isinstance(x, DeviceArray):  # copied on the device from a view that repeats x (stride 0), not read back
+        copy_into(ctx, DeviceArray(x.buf, out.shape, x.dtype, (0,) + tuple(x.strides), x.offset), out)
+    else:
+        cl.enqueue_copy(ctx.queue, out.buf, np.ascontiguousarray(np.broadcast_to(np.asarray(x, dtype), out.shape)))
     return out
 
 
@@ -309,13 +312,21 @@ def update(ctx, arr, idxs, value, where=""):
             shown = ", ".join(str(int(j)) for j in idxs)
             fail(where, f"Index [{shown}] out of bounds for array of shape {shape_text(arr.shape)}.")
     out = manifest(ctx, arr)
-    row_shape = arr.shape[len(idxs):]
-    row = np.asarray(to_host(ctx, value), dtype=arr.dtype)
-    if row.shape != tuple(row_shape):
+    row_shape = tuple(arr.shape[len(idxs):])
+    on_device = isinstance(value, DeviceArray)  # a kernel's result: copied on the device, never read back
+    row = value if on_device else np.asarray(value, dtype=arr.dtype)
+    if tuple(row.shape) != row_shape:
         fail(where, f"cannot write a value of shape {shape_text(row.shape)} into a row of shape {shape_text(row_shape)}.")
     offset = sum(int(i) * s for i, s in zip(idxs, out.strides))
-    if row.size:
-        cl.enqueue_copy(ctx.queue, out.buf, np.ascontiguousarray(row), dst_offset=offset * arr.dtype.itemsize)
+    size = arr.dtype.itemsize
+    if not on_device:
+        if row.size:
+            cl.enqueue_copy(ctx.queue, out.buf, np.ascontiguousarray(row), dst_offset=offset * size)
+    elif not row_shape:
+        cl.enqueue_copy(ctx.queue, out.buf, row.buf, byte_count=size, src_offset=row.offset * size,
+                        dst_offset=offset * size)
+    else:
+        copy_into(ctx, row, index(ctx, out, idxs, where))
     return out
 
 
