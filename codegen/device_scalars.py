@@ -33,7 +33,7 @@ def resident_scalars(body: S.Body, read_by_host=None) -> set:
     once, where the paths join)."""
     host = host_uses(body, passed=False) if read_by_host is None else read_by_host
     found = set()
-    for stm in _host_stms(body):
+    for stm in host_statements(body):
         e = stm.exp
         if isinstance(e, T.SEGOPS):
             found.update(p.name for p in stm.pat if not isinstance(p.type, Array))
@@ -60,7 +60,7 @@ def host_uses(body: S.Body, skip=frozenset(), passed=True) -> set:
     def var_names(atoms):
         used.update(a.name for a in atoms if isinstance(a, S.Var))
 
-    for stm in _host_stms(body):
+    for stm in host_statements(body):
         e = stm.exp
         if isinstance(e, SINKABLE) and stm.pat[0].name in skip:
             continue
@@ -130,7 +130,7 @@ def _movable(body: S.Body) -> dict:
     such statements read."""
     on_device = resident_scalars(body, read_by_host=frozenset())
     candidates, readers = {}, {}  # name -> statement; name -> the candidates that read it
-    for stm in _host_stms(body):
+    for stm in host_statements(body):
         e = stm.exp
         if isinstance(e, SINKABLE) and len(stm.pat) == 1 and not isinstance(stm.pat[0].type, Array):
             operands = {a.name for a in exp_atoms(e) if isinstance(a, S.Var)}
@@ -150,13 +150,13 @@ def _movable(body: S.Body) -> dict:
     return moved
 
 
-def _host_stms(body: S.Body):
-    """The host statements of a body, those of the branches and loops in it (host code too) before the branch's
-    or the loop's own."""
+def host_statements(body: S.Body):
+    """The host statements of a target body, those of the branches and loops in it (host code too) before the
+    branch's or the loop's own."""
     for stm in body.stms:
         if isinstance(stm.exp, HOST_CONTROL):
             for inner in nested(stm.exp):
-                yield from _host_stms(inner.body)
+                yield from host_statements(inner.body)
         yield stm
 
 

@@ -136,15 +136,13 @@ class HostWriter:
             self.emit(f"{names} = iota(ctx, {self.atom(e.n)}, {numpy_type(e.elem)}, {where(stm)})")
         elif isinstance(e, S.Replicate):
             t = pat[0].type
-            x = e.x.name if isinstance(e.x, S.Var) else self.atom(e.x)  # on the device if it is
-            self.emit(f"{names} = replicate(ctx, {x}, {self.shape(t)}, {numpy_type(t)}, {where(stm)})")
+            self.emit(f"{names} = replicate(ctx, {self.kept(e.x)}, {self.shape(t)}, {numpy_type(t)}, {where(stm)})")
         elif isinstance(e, S.Index):
             idxs = self.index_tuple(e.idxs)
             self.emit(f"{names} = index(ctx, {e.arr.name}, ({idxs}), {where(stm)})")
         elif isinstance(e, S.Update):
             idxs = self.index_tuple(e.idxs)
-            value = e.value.name if isinstance(e.value, S.Var) else self.atom(e.value)  # on the device if it is
-            self.emit(f"{names} = update(ctx, {e.arr.name}, ({idxs}), {value}, {where(stm)})")
+            self.emit(f"{names} = update(ctx, {e.arr.name}, ({idxs}), {self.kept(e.value)}, {where(stm)})")
         elif isinstance(e, S.TuningParam):
             param = Param(e.name, USER_PARAM)
             if param not in self.size_params:
@@ -270,7 +268,12 @@ class HostWriter:
 
     def passed(self, target: S.Var, a) -> str:
         """The value of `a` for `target`: a scalar in device memory stays there if the target does too."""
-        return a.name if target.name in self.device_scalars else self.atom(a)
+        return self.kept(a) if target.name in self.device_scalars else self.atom(a)
+
+    def kept(self, a) -> str:
+        """An atom as it is: a scalar in device memory is not read back (for the runtime's functions that copy
+        it on the device, and for targets that stay there too)."""
+        return a.name if isinstance(a, S.Var) else self.atom(a)
 
     def binop(self, e: S.BinOp, position: str) -> str:
         """position: the source position (a Python string literal) that an error reports."""

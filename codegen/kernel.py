@@ -189,8 +189,9 @@ class ScalarParam(KernelParam):
 
 @dataclass(frozen=True)
 class DeviceScalarParam(KernelParam):
-    """A scalar of the host that another kernel left in device memory (a rank-0 array: codegen.device_scalars), read
-    by every thread at the kernel's start: passed by value, the host would first wait to read it back."""
+    """A scalar of the host that another kernel left in device memory (a segop's rank-0 result, at offset 0:
+    codegen.device_scalars), read by every thread at the kernel's start: passed by value, the host would first
+    wait to read it back."""
     name: str
     ctype: str
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from incflat import pipeline
+from incflat.codegen.device_scalars import host_statements
 from incflat.codegen.kernel import DeviceScalarParam
 from incflat.harness import version_assignments
 from incflat.ir import source as S
@@ -53,16 +54,6 @@ entry main [n] (xs: [n]f32): ([n]f32, i32, [3]f32, [2][n]f32) =
   let rows = replicate 2 (replicate n 0f32)
   in (copy xs with [i] = 0, i32.i64 i, found with [1] = d, rows with [1] = map (\\x -> x * 2) xs)
 """
-
-
-def host_statements(body: S.Body):
-    """The host statements of a body, those of its branches and loops included."""
-    for stm in body.stms:
-        if not isinstance(stm.exp, T.SEGOPS):
-            for inner in ((stm.exp.then, stm.exp.else_) if isinstance(stm.exp, (S.If, T.Guard))
-                          else (stm.exp.body,) if isinstance(stm.exp, S.Loop) else ()):
-                yield from host_statements(inner)
-        yield stm
 
 
 def test_the_step_scalars_move_into_the_kernels_that_read_them():

@@ -34,8 +34,8 @@ class DeviceArray:
         self.buf, self.shape, self.dtype, self.offset = buf, shape, dt if dt else np.dtype(dtype), offset
         self.strides = tuple(strides) if strides is not None else row_major_strides(shape)
         self._args = None
-        self._value = None  # a rank-0 array's value, once read (arrays are values: a buffer is never rewritten
-        # while an array object of it that is read later lives)
+        # a rank-0 array's value, once read (arrays are values: no buffer is rewritten while an array of it lives)
+        self._value = None
 
     def permute(self, perm):
         order = tuple(perm) + tuple(range(len(perm), len(self.shape)))
