@@ -25,10 +25,11 @@ if os.environ.get("INCFLAT_FUZZ") == "long":
 
 
 def opencl_devices() -> list:
-    """Name substrings for every OpenCL device present (PoCL in CI, and the GPU when one is lent)."""
+    """Name substrings for every OpenCL device present whose compiler works (PoCL in CI, or Intel's CPU
+    runtime where PoCL's compiler does not know the processor; and the GPU when one is lent)."""
     try:
-        import pyopencl as cl
-        return [d.name for p in cl.get_platforms() for d in p.get_devices()]
+        from incflat.codegen.runtime.device import compiler_failure, list_devices
+        return [d.name for _, d in list_devices() if compiler_failure(d) is None]
     except Exception:
         return []
 

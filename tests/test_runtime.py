@@ -14,6 +14,7 @@ import pytest
 from conftest import compile_program, needs_device
 from incflat.codegen import runtime
 from incflat.codegen.program import runtime_package
+from incflat.codegen.runtime.errors import ProgramError
 
 STANDARD = set(sys.stdlib_module_names) | {"numpy", "pyopencl"}
 
@@ -81,3 +82,29 @@ def test_a_failing_runtime_module_leaves_nothing_installed():
     with pytest.raises(ZeroDivisionError):
         namespace["install_runtime"]("incflat_runtime_broken", (("first", "X = 1\n"), ("second", "1 / 0\n")))
     assert not any(name.startswith("incflat_runtime_broken") for name in sys.modules)
+
+
+class _FakeDevice:
+    def __init__(self, name, gpu=False):
+        import pyopencl as cl
+        self.name, self.type = name, cl.device_type.GPU if gpu else cl.device_type.CPU
+
+
+class _FakePlatform:
+    name = "Fake OpenCL"
+
+
+def test_a_device_whose_compiler_fails_is_passed_over(monkeypatch):
+    """PoCL 3.0 lists itself on a processor its LLVM does not know (Zen 5) and then fails every kernel: the
+    runtime takes the next device that compiles, and says why when none does."""
+    from incflat.codegen.runtime import device as dev
+    broken, working, gpu = _FakeDevice("broken-cpu"), _FakeDevice("working-cpu"), _FakeDevice("gpu", gpu=True)
+    failures = {broken: "error: unknown target CPU 'generic'", working: None, gpu: None}
+    monkeypatch.setattr(dev, "compiler_failure", failures.__getitem__)
+    monkeypatch.setattr(dev, "list_devices", lambda: [(_FakePlatform(), d) for d in (broken, working)])
+    assert dev.choose_device() is working
+    monkeypatch.setattr(dev, "list_devices", lambda: [(_FakePlatform(), d) for d in (broken, working, gpu)])
+    assert dev.choose_device() is gpu  # a GPU first, as always
+    assert dev.choose_device(device_sub="cpu") is working
+    with pytest.raises(ProgramError, match=r"broken-cpu \(Fake OpenCL\): error: unknown target CPU 'generic'"):
+        dev.choose_device(device_sub="broken")

@@ -70,16 +70,41 @@ def list_devices():
     return [(p, d) for p in cl.get_platforms() for d in p.get_devices()]
 
 
+_COMPILES: dict = {}  # device -> None, or why its compiler fails a trivial kernel (probed once a process)
+
+
+def compiler_failure(device):
+    """None if the device's OpenCL compiler builds a trivial kernel, else its error in one line. A device
+    can be listed and still not compile anything: PoCL 3.0's LLVM 14 does not know AMD's Zen 5 processors
+    and asks its clang for an 'unknown target CPU'."""
+    if device not in _COMPILES:
+        try:
+            with compiler_quiet():
+                cl.Program(cl.Context([device]), "__kernel void probe(__global int *a) { a[0] = 1; }").build()
+            _COMPILES[device] = None
+        except cl.Error as e:
+            lines = [l.strip() for l in str(e).splitlines() if "error" in l.lower()]
+            _COMPILES[device] = lines[-1] if lines else str(e).splitlines()[0]
+    return _COMPILES[device]
+
+
 def choose_device(platform_sub=None, device_sub=None):
-    """The first device matching the substrings, preferring a GPU over a CPU: a machine with both PoCL and a
-    GPU driver must not silently run on the CPU."""
+    """The first device matching the substrings whose compiler works, preferring a GPU over a CPU: a machine
+    with both PoCL and a GPU driver must not silently run on the CPU. A device whose compiler fails a
+    trivial kernel is passed over; if every match does, that is the error."""
     candidates = [(p, d) for p, d in list_devices()
                   if (not platform_sub or platform_sub.lower() in p.name.lower())
                   and (not device_sub or device_sub.lower() in d.name.lower())]
     if not candidates:
         raise ProgramError(f"no OpenCL device matches platform {platform_sub!r} and device {device_sub!r}")
     candidates.sort(key=lambda pd: 0 if pd[1].type & cl.device_type.GPU else 1)
-    return candidates[0][1]
+    failures = []
+    for p, d in candidates:
+        failure = compiler_failure(d)
+        if failure is None:
+            return d
+        failures.append(f"{d.name.strip()} ({p.name.strip()}): {failure}")
+    raise ProgramError("no OpenCL device that matches can compile a kernel: " + "; ".join(failures))
 
 
 class DeviceState:
