@@ -301,7 +301,8 @@ class Flattener:
             elif isinstance(e, S.If) and (has_inner_soacs(e.then) or has_inner_soacs(e.else_)):
                 e = dataclasses.replace(e, then=self.intra_body(e.then), else_=self.intra_body(e.else_))
             elif isinstance(e, S.Map):
-                e = T.SegMap(0, (T.Binding(e.width, e.lam.params, e.arrs),), e.lam.body, S.exp_types(e))
+                ctx, inner = map_nest(e)
+                e = T.SegMap(0, ctx, inner, S.exp_types(e))
             elif isinstance(e, S.Redomap):
                 e = T.SegRed(0, (T.Binding(e.width, e.map_lam.params, e.arrs),), e.red, e.neutral,
                              e.map_lam.body, S.exp_types(e), e.commutative or is_commutative(e.red))
@@ -353,6 +354,29 @@ class Flattener:
             stms.append(S.Stm((v,), S.PrimCall("i64.max", (best, a), I64)))
             best = v
         return tuple(stms), (best,)
+
+
+# The most points a perfect nest of maps may have to run as one workgroup-level segmap (the least workgroup
+# limit of the devices in use: NVIDIA's 1024 threads).
+NEST_POINTS = 1024
+
+
+def map_nest(e: S.Map) -> tuple:
+    """A perfect nest of maps as one context and the innermost body: `map (\\i -> map (\\j -> f i j) ys) xs`
+    gives (i in xs, j in ys) and f, so that a workgroup runs every point of the nest (NW's and LUD's blocks),
+    not a thread per row. Only where every width is a constant and the points fit a workgroup: a nest of
+    run-time widths may not fit, and its version with a thread per row is the one that runs then
+    (LocVolCalib's explicit steps)."""
+    ctx, body = (T.Binding(e.width, e.lam.params, e.arrs),), e.lam.body
+    points = e.width.value if isinstance(e.width, S.Const) else None
+    while points is not None and len(body.stms) == 1 and body.stms[0].pat == body.result \
+            and isinstance(body.stms[0].exp, S.Map):
+        inner = body.stms[0].exp
+        if not isinstance(inner.width, S.Const) or points * inner.width.value > NEST_POINTS:
+            break
+        points *= inner.width.value
+        ctx, body = ctx + (T.Binding(inner.width, inner.lam.params, inner.arrs),), inner.lam.body
+    return ctx, body
 
 
 def nest_types(e: S.Map) -> tuple:

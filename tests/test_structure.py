@@ -93,3 +93,28 @@ entry b [n][m] (xss: [n][m]f32): [n]f32 = map (\\xs -> reduce (*) 1 xs) xss
 """
     names = [t.name for t in thresholds(target_program(source, "t.fut"))]
     assert names == ["a.suff_outer_par_0", "a.suff_intra_par_1", "b.suff_outer_par_2", "b.suff_intra_par_3"]
+
+
+def _level0_contexts(source: str) -> list:
+    """The widths of each workgroup-level segmap's context, as the flattener emits them."""
+    from incflat.flatten.versions import walk_exps
+    from incflat.ir import target as T
+    target = target_program(source, "t.fut")
+    return [tuple(str(b.width) for b in e.ctx) for f in target.funs for e in walk_exps(f.body)
+            if isinstance(e, T.SegMap) and e.level == 0]
+
+
+def test_a_constant_nest_of_maps_is_one_workgroup_level_segmap():
+    """NW's blocks: a map over 16 rows of a map over 16 columns runs as 256 points in the intra-group
+    version (a thread each), not 16 threads each walking a row; a nest of run-time widths keeps a thread per
+    row (its points may not fit a workgroup), and so does one wider than NEST_POINTS."""
+    block = ("entry main [n] (xss: [n][16][16]i32): [n][16][16]i32 =\n"
+             "  map (\\b -> loop b = b for k < 3 do\n"
+             "                map (\\i -> map (\\j -> b[i, j] + b[j, i] + i32.i64 k) (iota 16)) (iota 16)) xss")
+    # the block's workgroup (then, in the version with a thread per block row, a workgroup per row)
+    assert _level0_contexts(block) == [("16i64", "16i64"), ("16i64",)]
+    runtime = ("entry main [n][r][c] (xss: [n][r][c]i32): [n][r][c]i32 =\n"
+               "  map (\\b -> loop b = b for k < 3 do map (\\row -> map (\\x -> x + 1) row) b) xss")
+    assert [len(widths) for widths in _level0_contexts(runtime)] == [1, 1]
+    wide = block.replace("16", "64")
+    assert _level0_contexts(wide) == [("64i64",), ("64i64",)]
