@@ -53,9 +53,43 @@ class Flattener:
                 form = e.form
                 if isinstance(form, S.WhileLoop):
                     form = S.WhileLoop(self.host_body(entry, form.cond))
-                e = dataclasses.replace(e, form=form, body=self.host_body(entry, e.body))
+                on_host = dataclasses.replace(e, form=form, body=self.host_body(entry, e.body))
+                in_group = None if self.moderate else self.loop_in_workgroup(entry, stm, on_host)
+                if in_group is not None:
+                    stms.append(in_group)
+                    continue
+                e = on_host
             stms.append(S.Stm(stm.pat, e, stm.loc))
         return S.Body(tuple(stms), body.result)
+
+    def loop_in_workgroup(self, entry: str, stm: S.Stm, on_host: S.Loop):
+        """A host-level loop whose every SOAC is a nest of constant widths that fits a workgroup (LUD's
+        factoring of a 32 x 32 diagonal block: 32 steps of a 32 x 32 map) gets a second version: one
+        workgroup runs the whole loop (`map (\\_ -> loop ...) (iota 1)` at workgroup level), one launch
+        instead of a launch or more per step. A guard on the loop's parallelism chooses (None where the rule
+        does not apply)."""
+        e = stm.exp
+        if e.size_params or not isinstance(e.form, S.ForLoop) or not has_inner_soacs(e.body):
+            return None
+        inner = self.intra_body(S.Body((S.Stm(stm.pat, e, stm.loc),), stm.pat))
+        pars = [T.par_of_ctx(op.ctx) for op in T.level0_segops(inner)]
+        if not all(isinstance(a, S.Const) for par in pars for a in par) \
+                or max(int(np.prod([a.value for a in par])) for par in pars) > NEST_POINTS:
+            return None
+        one = S.Var(self.names.fresh("one"), array_of(I64, (S.dim_of(S.Const(1, I64)),)))
+        point = S.Var(self.names.fresh("point"), I64)
+        types = tuple(p.type for p in stm.pat)
+        wide = tuple(S.Var(self.names.fresh("grouped"), array_of(t, (S.dim_of(S.Const(1, I64)),))) for t in types)
+        run = T.SegMap(1, (T.Binding(S.Const(1, I64), (point,), (one,)),), inner, tuple(w.type for w in wide))
+        results = tuple(S.Var(self.names.fresh(p.name), p.type) for p in stm.pat)
+        grouped = S.Body((S.Stm((one,), S.Iota(S.Const(1, I64), I64), stm.loc), S.Stm(wide, run, stm.loc))
+                         + tuple(S.Stm((r,), S.Index(w, (S.Const(0, I64),)), stm.loc) for r, w in zip(results, wide)),
+                         results)
+        par_stms, par = self.max_par(pars)
+        threshold = self.threshold(entry, "intra")
+        guard = T.Guard(threshold, "intra", par, S.Body(tuple(par_stms) + grouped.stms, grouped.result),
+                        S.Body((S.Stm(stm.pat, on_host, stm.loc),), stm.pat), types, _local_bytes(inner))
+        return S.Stm(stm.pat, guard, stm.loc)
 
     # ---- Σ ⊢_l e ⇒ e' ----
 
@@ -366,17 +400,28 @@ def map_nest(e: S.Map) -> tuple:
     gives (i in xs, j in ys) and f, so that a workgroup runs every point of the nest (NW's and LUD's blocks),
     not a thread per row. Only where every width is a constant and the points fit a workgroup: a nest of
     run-time widths may not fit, and its version with a thread per row is the one that runs then
-    (LocVolCalib's explicit steps)."""
+    (LocVolCalib's explicit steps). Scalar statements of an outer body (what normalisation hoisted out of
+    the inner map: `r > i`, `blk[r, i]`) move into the inner body, computed at each point."""
     ctx, body = (T.Binding(e.width, e.lam.params, e.arrs),), e.lam.body
     points = e.width.value if isinstance(e.width, S.Const) else None
-    while points is not None and len(body.stms) == 1 and body.stms[0].pat == body.result \
-            and isinstance(body.stms[0].exp, S.Map):
-        inner = body.stms[0].exp
-        if not isinstance(inner.width, S.Const) or points * inner.width.value > NEST_POINTS:
+    while points is not None and body.stms and body.stms[-1].pat == body.result \
+            and isinstance(body.stms[-1].exp, S.Map):
+        lead, inner = body.stms[:-1], body.stms[-1].exp
+        # (a width of at least 1: a statement moved in still runs, and fails, wherever it did)
+        if not isinstance(inner.width, S.Const) or not 0 < points * inner.width.value <= NEST_POINTS \
+                or not all(_per_point(stm) for stm in lead) \
+                or _names(inner.arrs) & {p.name for stm in lead for p in stm.pat}:
             break
         points *= inner.width.value
-        ctx, body = ctx + (T.Binding(inner.width, inner.lam.params, inner.arrs),), inner.lam.body
+        ctx = ctx + (T.Binding(inner.width, inner.lam.params, inner.arrs),)
+        body = S.Body(lead + inner.lam.body.stms, inner.lam.body.result)
     return ctx, body
+
+
+def _per_point(stm: S.Stm) -> bool:
+    """A statement that may as well run at each point of an inner map: scalar arithmetic or a load."""
+    return isinstance(stm.exp, (S.BinOp, S.UnOp, S.PrimCall, S.AtomExp, S.Index)) \
+        and not any(isinstance(p.type, Array) for p in stm.pat)
 
 
 def nest_types(e: S.Map) -> tuple:

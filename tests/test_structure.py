@@ -118,3 +118,21 @@ def test_a_constant_nest_of_maps_is_one_workgroup_level_segmap():
     assert [len(widths) for widths in _level0_contexts(runtime)] == [1, 1]
     wide = block.replace("16", "64")
     assert _level0_contexts(wide) == [("64i64",), ("64i64",)]
+
+
+def test_a_host_loop_over_a_constant_nest_gets_a_version_in_one_workgroup():
+    """LUD's diagonal block: a host loop whose SOACs are nests of constant widths that fit a workgroup runs
+    either on the host (a launch a step, the nest's own versions) or in one workgroup (one launch), chosen by
+    an intra guard on the nest's points; a loop over a nest of run-time widths gets no such version."""
+    source = ("entry main (blk: [8][8]f32) (k: i64): [8][8]f32 =\n"
+              "  loop blk for i < k do\n"
+              "    map (\\r -> map (\\c -> if r > i then blk[r, c] - blk[r, i] * blk[i, c] else blk[r, c])\n"
+              "                    (iota 8)) (iota 8)")
+    target = target_program(source, "t.fut")
+    guards = {t.name: t for t in thresholds(target)}
+    assert sorted(guards) == ["main.suff_intra_par_1", "main.suff_intra_par_2", "main.suff_outer_par_0"]
+    assert guards["main.suff_intra_par_2"].ancestors == ()  # the loop's guard is the root
+    assert ("8i64", "8i64") in _level0_contexts(source)  # the workgroup runs every cell of the nest
+    runtime = source.replace("(blk: [8][8]f32)", "[n] (blk: [n][n]f32)").replace("8", "n")
+    assert [parse_threshold_name(t.name)[1] for t in thresholds(target_program(runtime, "t.fut"))] == \
+        ["outer", "intra"]

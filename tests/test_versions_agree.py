@@ -132,6 +132,13 @@ PROGRAMS = {
                       [[f32(3, 6)], [f32(1, 1)], [f32(2, 0)], [f32(0, 2)]]),
     "u8_wrap": ("entry main [n] (xs: [n]u8): [n]u8 = map (\\x -> x * 3 + 200) xs",
                 [[np.arange(0, 256, 17, dtype=np.uint8)]]),
+    # a host loop over a constant nest (LUD's diagonal block): its version in one workgroup, the nest a
+    # thread per cell with the scalars that depend on the row alone (r > i, blk[r, i]) computed at each cell
+    "block_loop": ("entry main (blk: [8][8]f32) (k: i64): [8][8]f32 =\n"
+                   "  loop blk for i < k do\n"
+                   "    map (\\r -> map (\\c -> if r > i then blk[r, c] - blk[r, i] * blk[i, c] else blk[r, c])\n"
+                   "                    (iota 8)) (iota 8)",
+                   [[f32(8, 8) / 8, np.int64(5)], [f32(8, 8) / 8, np.int64(0)]]),
 }
 
 
