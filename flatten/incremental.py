@@ -73,7 +73,7 @@ class Flattener:
             return None
         inner = self.intra_body(S.Body((S.Stm(stm.pat, e, stm.loc),), stm.pat))
         pars = [T.par_of_ctx(op.ctx) for op in T.level0_segops(inner)]
-        if not all(isinstance(a, S.Const) for par in pars for a in par) \
+        if not pars or not all(isinstance(a, S.Const) for par in pars for a in par) \
                 or max(int(np.prod([a.value for a in par])) for par in pars) > NEST_POINTS:
             return None
         one = S.Var(self.names.fresh("one"), array_of(I64, (S.dim_of(S.Const(1, I64)),)))

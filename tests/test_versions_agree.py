@@ -139,6 +139,13 @@ PROGRAMS = {
                    "    map (\\r -> map (\\c -> if r > i then blk[r, c] - blk[r, i] * blk[i, c] else blk[r, c])\n"
                    "                    (iota 8)) (iota 8)",
                    [[f32(8, 8) / 8, np.int64(5)], [f32(8, 8) / 8, np.int64(0)]]),
+    # the same with a reduction and a branch in the loop: a level-0 segred, and a map under an if
+    "reduce_loop": ("entry main (xs: [8]f32) (k: i64): f32 =\n"
+                    "  loop s = 0f32 for i < k do s + reduce (+) 0 (map (\\x -> x * f32.i64 i) xs)",
+                    [[f32(8), np.int64(3)]]),
+    "branch_loop": ("entry main (xs: [8]f32) (k: i64) (b: bool): [8]f32 =\n"
+                    "  loop xs for i < k do if b then map (\\x -> x * 0.5 + 1) xs else xs",
+                    [[f32(8), np.int64(4), np.bool_(True)], [f32(8), np.int64(2), np.bool_(False)]]),
 }
 
 
