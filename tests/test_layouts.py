@@ -60,6 +60,21 @@ def test_interleaved_strides_put_the_context_innermost():
     assert interleaved_strides((4, 5), 2) == (5, 1)
 
 
+def test_coalesced_keeps_the_array_of_one_thread(device, ctx_of):
+    """A context of one point (a batch of one grid: pathfinder_batch's D1) has no neighbouring threads to
+    interleave with: the array is used where it lies, in any layout, and no copy is made."""
+    ctx = ctx_of(device)
+    host = np.arange(60, dtype=np.float32).reshape(1, 6, 10)
+    for name, arr, _ in views(ctx, host):
+        assert coalesced(ctx, arr, 1) is arr, name
+    two = ctx.to_device(np.arange(120, dtype=np.float32).reshape(2, 6, 10))
+    assert coalesced(ctx, two, 1) is not two  # two threads: interleaved by a copy
+    # interleaved but for the stride of a dimension of one element, which no index multiplies by more than 0
+    arr = coalesced(ctx, ctx.to_device(np.arange(15, dtype=np.float32).reshape(3, 1, 5)), 2)
+    other = DeviceArray(arr.buf, arr.shape, arr.dtype, (arr.strides[0], 7, arr.strides[2]), arr.offset)
+    assert coalesced(ctx, other, 2) is other
+
+
 def test_coalesced_keeps_an_array_already_interleaved(device, ctx_of):
     ctx = ctx_of(device)
     arr = coalesced(ctx, ctx.to_device(np.arange(60, dtype=np.float32).reshape(3, 4, 5)), 2)

@@ -154,11 +154,15 @@ def _run_copy_kernel(ctx, name, global_size, local_size, *args):
 def coalesced(ctx, arr, inner):
     """arr with its first `inner` dimensions innermost in memory (interleaved_strides): itself when it is
     laid out so already, else a copy (a tiled transpose when arr is row-major)."""
+    if len(arr.shape) <= inner or math.prod(arr.shape) == 0:
+        return arr
+    threads, row = math.prod(arr.shape[:inner]), math.prod(arr.shape[inner:])
+    # one thread has no neighbours to read beside (pathfinder_batch's batch of one grid: the copy took 2 s on a
+    # CPU); a dimension of one element has no stride that matters
     strides = interleaved_strides(arr.shape, inner)
-    if arr.strides == strides or len(arr.shape) <= inner or math.prod(arr.shape) == 0:
+    if threads == 1 or all(a == b for d, a, b in zip(arr.shape, arr.strides, strides) if d != 1):
         return arr
     out = ctx.empty(arr.shape, arr.dtype, interleave=inner)
-    threads, row = math.prod(arr.shape[:inner]), math.prod(arr.shape[inner:])
     if arr.strides == row_major_strides(arr.shape) and arr.dtype.itemsize in _COPY_TYPES:
         transpose_into(ctx, arr, threads, row, out)
     else:
