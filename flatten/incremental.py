@@ -231,6 +231,13 @@ class Flattener:
                 # what is the same for every point of the nest is computed once, on the host
                 hoisted, group = _hoisted(group, variant)
                 stms.extend(hoisted)
+                # a row of the nest's array is a view of it, whatever else the run does (pathfinder_batch's
+                # `wall[0]` beside its range check): not a kernel whose threads copy whole rows
+                inside = variant | {p.name for stm in group for p in stm.pat}
+                for stm in [stm for stm in group if len(group) > 1
+                            and _context_view(ctx, stm, expanded, inside) is not None]:
+                    group.remove(stm)
+                    stms.extend(self.context_view(ctx, level, stm, expanded, variant, widths))
                 if not group:
                     continue
             variant |= {p.name for s in group for p in s.pat}
@@ -247,18 +254,8 @@ class Flattener:
                 expanded.update((p.name, v) for p, v in zip(group[0].pat, pat))
                 stms.append(if_stm)
                 continue
-            view = _context_view(ctx, group[0], expanded, variant) if len(group) == 1 else None
-            if view is not None:
-                # A transpose or a slice of each point's part of an array over the nest is a transpose or a
-                # slice of that array: a view, with no kernel whose threads copy whole rows.
-                x = group[0].pat[0]
-                v = S.Var(self.names.fresh(x.name), array_of(x.type, widths))
-                expanded[x.name] = v
-                if isinstance(view, S.Index):  # its bounds are checked only where the nest has points
-                    copy = T.SegMap(level, ctx_k, S.Body(tuple(group), (x,)), (v.type,))
-                    stms.extend(self.unless_empty(ctx, v, view, copy, group[0].loc))
-                else:
-                    stms.append(S.Stm((v,), view, group[0].loc))
+            if len(group) == 1 and _context_view(ctx, group[0], expanded, variant) is not None:
+                stms.extend(self.context_view(ctx, level, group[0], expanded, variant, widths))
                 continue
             if len(group) == 1 and self.parallel_stm(ctx, group[0], body):
                 outputs = group[0].pat
@@ -279,20 +276,39 @@ class Flattener:
         pat = tuple(S.Var(self.names.fresh("res"), t) for t in types)
         return S.Body(tuple(stms) + (S.Stm(pat, copy),), pat)
 
+    def context_view(self, ctx: tuple, level: int, stm: S.Stm, expanded: dict, variant: set, widths: tuple) -> list:
+        """A transpose or a slice of each point's part of an array over the nest is a transpose or a slice of
+        that array: a view, with no kernel whose threads copy whole rows (_context_view)."""
+        view = _context_view(ctx, stm, expanded, variant)
+        x = stm.pat[0]
+        v = S.Var(self.names.fresh(x.name), array_of(x.type, widths))
+        expanded[x.name] = v
+        if isinstance(view, S.Index):  # its bounds are checked only where the nest has points
+            ctx_k = self.extend_ctx(ctx, S.Body((stm,), ()), expanded)
+            copy = T.SegMap(level, ctx_k, S.Body((stm,), (x,)), (v.type,))
+            return self.unless_empty(ctx, v, view, copy, stm.loc)
+        return [S.Stm((v,), view, stm.loc)]
+
     def loop_rule(self, entry: str, ctx: tuple, level: int, stm: S.Stm, expanded: dict, widths: tuple):
         """G7: the map nest moves inside a loop whose count it does not change: the loop-carried values
         become arrays over the context, and the loop body is flattened in the context each iteration."""
         loop = stm.exp
         arrays = tuple(S.Var(self.names.fresh(p.name), array_of(p.type, widths)) for p in loop.params)
+        inside = dict(expanded, **{p.name: a for p, a in zip(loop.params, arrays)})
+        body_ctx = self.extend_ctx(ctx, loop.body, inside)
+        body = self.body_rule(entry, body_ctx, level, loop.body, tuple(a.type for a in arrays))
+        pat = tuple(S.Var(self.names.fresh(p.name), a.type) for p, a in zip(stm.pat, arrays))
+        # initial values that are already arrays over the nest start the loop as they are (arrays are
+        # values: the loop makes new ones); others are made by a nest (a thread per point copying its row)
+        given = tuple(expanded.get(a.name) if isinstance(a, S.Var) else None for a in loop.init)
+        if all(g is not None and g.type == a.type for g, a in zip(given, arrays)):
+            new_loop = S.Loop((), arrays, given, S.ForLoop(loop.form.i, loop.form.bound), body)
+            return pat, [S.Stm(pat, new_loop, stm.loc)]
         init_body = S.Body((), loop.init)
         init = tuple(S.Var(self.names.fresh(p.name + "_init"), a.type) for p, a in zip(loop.params, arrays))
         init_nest = T.SegMap(level, self.extend_ctx(ctx, init_body, expanded), init_body,
                              tuple(a.type for a in arrays))
-        inside = dict(expanded, **{p.name: a for p, a in zip(loop.params, arrays)})
-        body_ctx = self.extend_ctx(ctx, loop.body, inside)
-        body = self.body_rule(entry, body_ctx, level, loop.body, tuple(a.type for a in arrays))
         new_loop = S.Loop((), arrays, init, S.ForLoop(loop.form.i, loop.form.bound), body)
-        pat = tuple(S.Var(self.names.fresh(p.name), a.type) for p, a in zip(stm.pat, arrays))
         return pat, [S.Stm(init, init_nest, stm.loc), S.Stm(pat, new_loop, stm.loc)]
 
     def if_rule(self, entry: str, ctx: tuple, level: int, stm: S.Stm, expanded: dict, widths: tuple):

@@ -68,7 +68,8 @@ def _hoist_body(body: S.Body) -> S.Body:
     for stm in body.stms:
         e = map_nested(stm.exp, _hoist_body)
         if isinstance(e, S.Map):
-            hoisted, lam_body = _split_invariant(e.lam.body, {p.name for p in e.lam.params})
+            sizes = set().union(*(type_size_names(p.type) for p in e.lam.params))
+            hoisted, lam_body = _split_invariant(e.lam.body, {p.name for p in e.lam.params}, sizes)
             stms.extend(hoisted)
             e = dataclasses.replace(e, lam=dataclasses.replace(e.lam, body=lam_body))
         elif isinstance(e, S.Loop):
@@ -82,18 +83,30 @@ def _hoist_body(body: S.Body) -> S.Body:
     return S.Body(tuple(stms), body.result)
 
 
-def _split_invariant(body: S.Body, variant: set):
+def _split_invariant(body: S.Body, variant: set, sizes: set = frozenset()):
+    """`sizes`: size names of arrays that exist outside the body (the map's rows' dimensions), at least 0."""
     variant = set(variant)
     out, keep = [], []
-    guarded = False  # after an assertion, nothing is hoisted: it guards what follows (a range's iota, say)
+    guarded = False  # after an assertion, only what cannot fail is hoisted: it guards what follows (a range's
+    # iota, say); an iota as long as an array's dimension cannot fail (pathfinder_batch's `iota cols` after
+    # its `1..<rows` check)
     for stm in body.stms:
         guarded = guarded or has_assertions(stm.exp)
-        if guarded or set(free_in_exp(stm.exp)) & variant or not _safe_to_hoist(stm.exp):
+        if (guarded and not _cannot_fail(stm.exp, sizes)) or set(free_in_exp(stm.exp)) & variant \
+                or not _safe_to_hoist(stm.exp):
             keep.append(stm)
             variant |= {p.name for p in stm.pat}
         else:
             out.append(stm)
     return out, S.Body(tuple(keep), body.result)
+
+
+def _cannot_fail(e, sizes: set) -> bool:
+    """Whether an expression that _safe_to_hoist allows runs without error whatever the values: an iota or a
+    replicate only where its length is a constant or one of `sizes`."""
+    if isinstance(e, (S.Iota, S.Replicate)):
+        return (isinstance(e.n, S.Const) and e.n.value >= 0) or (isinstance(e.n, S.Var) and e.n.name in sizes)
+    return not has_assertions(e)
 
 
 def _safe_to_hoist(e) -> bool:

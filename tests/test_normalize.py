@@ -8,6 +8,7 @@ import pytest
 
 from incflat import pipeline
 from incflat.ir import source as S
+from incflat.ir.analysis import has_assertions
 from incflat.ir.errors import CompileError
 from incflat.pipeline import source_program
 from incflat.ir.interp import run_entry
@@ -76,6 +77,27 @@ def test_invariant_statements_leave_a_loop():
     inside = [s.exp for s in loop.body.stms]
     assert not any(isinstance(e, S.Iota) for e in inside)
     assert any(isinstance(e, S.BinOp) and e.op == "/" for e in inside), "a division that may fail stays"
+
+
+def test_after_an_assertion_only_what_cannot_fail_leaves_a_map():
+    """A range's check guards what follows it: an iota of the range's length stays in the map (where the map
+    has no points it must not run), an iota of an array's dimension leaves it (pathfinder_batch's `iota c`
+    after its `1..<r` check: otherwise each thread of the flattened loop wrote a whole row of indices)."""
+    source = ("entry main [b][r][c] (xs: [b][r][c]i32): [b][c]i32 =\n"
+              "  map (\\x -> loop acc = x[0] for t in 1..<r do map2 (\\a i -> a + i32.i64 i) acc (iota c)) xs\n")
+    prog = pipeline.compile(source, "t.fut", until="hoist_invariants")
+    outside = [s.exp for s in prog.funs[0].body.stms]
+    assert any(isinstance(e, S.Iota) and e.n.name.startswith("c") for e in outside)
+    (inner,) = [e for e in outside if isinstance(e, S.Map)]
+    assert any(has_assertions(s.exp) for s in inner.lam.body.stms), "the check stays with the map"
+    ranged = ("entry main [b][r] (xs: [b][r]i64): [b]i64 =\n"
+              "  map (\\x -> loop acc = x[0] for t in 1..<r do acc + reduce (+) 0 (iota (r - 1))) xs\n")
+    prog = pipeline.compile(ranged, "t.fut", until="hoist_invariants")
+    assert not any(isinstance(s.exp, S.Iota) for s in prog.funs[0].body.stms), "r - 1 may be negative"
+    xs = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    (want,) = run_entry(source_program(source, "t.fut"), "main", [xs])
+    (got,) = run_entry(pipeline.compile(source, "t.fut", until="hoist_invariants"), "main", [xs])
+    assert np.array_equal(got, want)
 
 
 @pytest.mark.xfail(strict=True, reason="known: hoist_invariants moves an iota of a size that may be negative out "

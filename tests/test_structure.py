@@ -8,6 +8,8 @@ from incflat.codegen.runtime.tuning import parse_threshold_name
 from incflat.flatten.thresholds import thresholds
 from incflat.pipeline import target_program
 from incflat.flatten.versions import segop_counts
+from incflat.ir import source as S
+from incflat.ir import target as T
 
 CASES = [
     # (program, segop counts, number of thresholds)
@@ -136,3 +138,24 @@ def test_a_host_loop_over_a_constant_nest_gets_a_version_in_one_workgroup():
     runtime = source.replace("(blk: [8][8]f32)", "[n] (blk: [n][n]f32)").replace("8", "n")
     assert [parse_threshold_name(t.name)[1] for t in thresholds(target_program(runtime, "t.fut"))] == \
         ["outer", "intra"]
+
+
+def test_a_batch_of_grids_reads_its_rows_where_they_lie():
+    """pathfinder_batch: in the flattened version, the first row of each grid (`copy x[0]`, beside the range
+    check of `1..<r`) is a view of the batch's array and starts the loop as it is, and the row of indices
+    the step maps over is one `iota c` on the host: no kernel whose threads copy whole rows (one thread
+    wrote 2 x 100,096 elements on a batch of one grid). What is left of the run is the check, a kernel of no
+    results."""
+    source = ("entry main [b][r][c] (xs: [b][r][c]i32): [b][c]i32 =\n"
+              "  map (\\x -> loop acc = copy x[0] for t in 1..<r do\n"
+              "                map (\\i -> acc[i] + x[t, i] + i32.i64 i) (iota c)) xs")
+    body = target_program(source, "t.fut").funs[0].body
+    flat = body
+    while any(isinstance(s.exp, T.Guard) for s in flat.stms):
+        flat = next(s.exp for s in flat.stms if isinstance(s.exp, T.Guard)).else_
+    kinds = [type(s.exp).__name__ for s in flat.stms]
+    assert kinds.count("SegMap") == 1 and "Loop" in kinds and "If" in kinds, kinds
+    check = next(s for s in flat.stms if isinstance(s.exp, T.SegMap))
+    assert check.pat == () and all(isinstance(s.exp, S.Assert) for s in check.exp.body.stms)
+    loop = next(s.exp for s in flat.stms if isinstance(s.exp, S.Loop))
+    assert loop.init[0].name == next(s for s in flat.stms if isinstance(s.exp, S.If)).pat[0].name

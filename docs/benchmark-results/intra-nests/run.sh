@@ -1,7 +1,7 @@
-# session 29: a constant nest of maps as one workgroup-level segmap (the working tree) against 35215fc (its
-# package in .devdata/before/incflat: git archive 35215fc ir flatten codegen tuner __init__.py __main__.py cli.py
-# harness.py pipeline.py), IF and AIF (the tuning files of docs/benchmark-results), alternating rounds (ROUNDS)
-# of incflat bench on the paper and training datasets of PROGS; then one -P run of each program's AIF, new side
+# session 29: the working tree against the package in .devdata/before/incflat (for this folder's results
+# 35215fc: git archive 35215fc ir flatten codegen tuner __init__.py __main__.py cli.py harness.py pipeline.py),
+# IF and AIF (the tuning files of docs/benchmark-results), alternating rounds (ROUNDS) of incflat bench on the
+# paper and training datasets of PROGS; then one -P run of each program's AIF, new side
 mkdir -p /tmp/so futhark_examples/benchmarks/data /tmp/pkgb
 ln -sfn "$PWD/.devdata/before/incflat" /tmp/pkgb/incflat
 P=/tmp/so/progress
