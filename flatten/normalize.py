@@ -102,11 +102,11 @@ def _split_invariant(body: S.Body, variant: set, sizes: set = frozenset()):
 
 
 def _cannot_fail(e, sizes: set) -> bool:
-    """Whether an expression that _safe_to_hoist allows runs without error whatever the values: an iota or a
-    replicate only where its length is a constant or one of `sizes`."""
-    if isinstance(e, (S.Iota, S.Replicate)):
-        return (isinstance(e.n, S.Const) and e.n.value >= 0) or (isinstance(e.n, S.Var) and e.n.name in sizes)
-    return not has_assertions(e)
+    """Whether an array that _safe_to_hoist allows is made without error whatever the values: an iota or a
+    replicate whose length is a constant or one of `sizes`. (Scalars after the check stay: the kernels that
+    compute them need no argument for them.)"""
+    return isinstance(e, (S.Iota, S.Replicate)) and (
+        (isinstance(e.n, S.Const) and e.n.value >= 0) or (isinstance(e.n, S.Var) and e.n.name in sizes))
 
 
 def _safe_to_hoist(e) -> bool:

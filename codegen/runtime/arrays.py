@@ -230,11 +230,25 @@ def check_sizes(shape, what, where=""):
             fail(where, f"Negative size {int(d)} in {what}.")
 
 
+IOTAS_KEPT, IOTA_KEPT_ELEMENTS = 32, 2 ** 22
+
+
 def iota(ctx, n, dtype, where=""):
+    """`iota n`, made once per length and type for the program on its device (arrays are values, and no
+    statement writes into an iota's buffer: see codegen.host.FRESH_ARRAYS): a host loop or an entry point
+    called again reads the same one (pathfinder_batch reads `iota cols` at every call)."""
     n = int(n)
+    kept = ctx.device_state.iotas
+    found = kept.get((n, dtype))
+    if found is not None:
+        return found
     out = ctx.empty((n,), dtype, where, "iota")
     if n:
         cl.enqueue_copy(ctx.queue, out.buf, np.arange(n, dtype=dtype))
+    if n <= IOTA_KEPT_ELEMENTS:
+        if len(kept) >= IOTAS_KEPT:
+            kept.pop(next(iter(kept)))
+        kept[n, dtype] = out
     return out
 
 

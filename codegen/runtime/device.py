@@ -137,6 +137,7 @@ class DeviceState:
         # workgroup of a segment resets its count).
         self.finished, self.finished_size = None, 0
         self.copy_kernels = None  # the runtime's own layout copies (arrays.COPY_SOURCE), built when first used
+        self.iotas = {}  # (length, dtype) -> the program's iota of that length (arrays.iota)
 
     def copy_kernel(self, name):
         if self.copy_kernels is None:
