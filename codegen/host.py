@@ -20,9 +20,8 @@ from incflat.ir.traverse import map_nested
 from incflat.ir.types import BOOL, Array
 
 
-# The statements whose array results the host allocates anew (not views of other arrays).
-# Statements whose arrays are in buffers of their own, which a histogram may update in place. Not an iota: the
-# runtime keeps one per length (arrays.iota).
+# The statements whose array results the host allocates anew (not views of other arrays), in buffers of their
+# own that a histogram may update in place. Not an iota: the runtime keeps one per length (arrays.iota).
 FRESH_ARRAYS = (S.Replicate, S.ArrayLit, S.Concat, S.Update, S.Scatter, S.Hist, S.Filter, T.SegMap, T.SegRed,
                 T.SegScan)
 
