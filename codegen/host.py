@@ -41,6 +41,7 @@ class HostWriter:
         self.size_params = []  # Param: the workgroup, grid and tile sizes, tuning parameters too
         self.uses = {}  # variable name -> how many times the entry point reads it
         self.fresh_arrays = set()  # arrays of the current body in buffers of their own, made by its statements
+        self.host_iotas = frozenset()  # arrays in scope made by `iota`: kernels compute their elements
 
     def emit(self, line: str):
         self.out.line(line)
@@ -111,11 +112,14 @@ class HostWriter:
 
     def body(self, body: S.Body):
         outer, self.fresh_arrays = self.fresh_arrays, set()
+        outer_iotas = self.host_iotas
         for stm in body.stms:
             self.stm(stm)
             if isinstance(stm.exp, FRESH_ARRAYS):
                 self.fresh_arrays |= {p.name for p in stm.pat}
-        self.fresh_arrays = outer
+            elif isinstance(stm.exp, S.Iota):
+                self.host_iotas = self.host_iotas | {stm.pat[0].name}
+        self.fresh_arrays, self.host_iotas = outer, outer_iotas
 
     def stm(self, stm: S.Stm):
         e, pat = stm.exp, stm.pat
@@ -319,7 +323,7 @@ class HostWriter:
         plan = tiling.tile_plan(e)
         if plan:
             return self.tiled_segmap(name, e, plan, pat, loc)
-        k = segops.segmap_kernel(name, e, loc, self.errors)
+        k = segops.segmap_kernel(name, e, loc, self.errors, self.host_iotas)
         self.add_kernels(k)
         for array, inner in coalescing.coalesced_inputs(e).items():
             self.emit(f"{array} = coalesced(ctx, {array}, {inner})")
@@ -336,7 +340,7 @@ class HostWriter:
 
     def tiled_segmap(self, name: str, e: T.SegMap, plan, pat, loc):
         """A workgroup of tile x tile threads a block of the two innermost dimensions."""
-        k = tiling.tiled_segmap_kernel(name, e, plan, self.errors)
+        k = tiling.tiled_segmap_kernel(name, e, plan, self.errors, self.host_iotas)
         self.add_kernels(k)
         outs = self.alloc_outputs(pat, e.types, loc)
         param = Param(size_name(self.entry_name, name, TILE_SIZE), TILE_SIZE)
@@ -375,7 +379,7 @@ class HostWriter:
 
     def segscan(self, e: T.SegScan, pat, loc):
         name = self.kernel_name("segscan")
-        kernels = segops.segscan_kernels(name, e, loc, self.errors)
+        kernels = segops.segscan_kernels(name, e, loc, self.errors, self.host_iotas)
         self.add_kernels(*kernels)
         scan = kernels[-1]
         outs = self.alloc_outputs(pat, e.types, loc)
@@ -402,7 +406,7 @@ class HostWriter:
 
     def segred(self, e: T.SegRed, pat, loc):
         name = self.kernel_name("segred")
-        k1, k3, k4 = segops.segred_kernels(name, e, loc, self.errors)
+        k1, k3, k4 = segops.segred_kernels(name, e, loc, self.errors, self.host_iotas)
         self.add_kernels(k1, k3, k4)
         outs = self.alloc_outputs(pat, e.types, loc)
         segs = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx[:-1]) or "1"

@@ -68,7 +68,7 @@ class IotaView(View):
 
 
 def iota_view(n: str, ctype: str) -> IotaView:
-    return IotaView("", ctype, "0", (n,), ("1",))
+    return IotaView("", ctype, "0", (n,), (CExpr("1", "1"),))  # a unit stride the host knows too
 
 
 @dataclass(frozen=True)

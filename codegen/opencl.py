@@ -108,6 +108,14 @@ class KernelWriter:
         else:
             raise Unsupported(f"a tuple-typed variable {v.name} in a kernel")
 
+    def iota_input(self, v: S.Var):
+        """A free variable that the host made by `iota n` (host_iotas): a view of no memory, element i is i,
+        so that a context bound from it (`map (\\i -> ...) (iota n)`) loads no index."""
+        for d in v.type.shape:
+            if isinstance(d, str):
+                self.input_var(S.Var(d, Scalar("i64")))
+        self.env[v.name] = iota_view(dim_expr(v.type.shape[0]), CTYPES[v.type.elem.name])
+
     def convert_index(self, name: str) -> str:
         """An index parameter, passed as a long, used as an idx_t."""
         self.k.preamble.append(f"const {INDEX} {name} = ({INDEX}){name}_arg;")

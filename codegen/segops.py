@@ -13,8 +13,13 @@ from incflat.ir.analysis import free_in_body, free_in_exp
 from incflat.ir.types import Array, Scalar
 
 
-def kernel_inputs(w: KernelWriter, op):
+def kernel_inputs(w: KernelWriter, op, host_iotas: frozenset = frozenset()):
+    """The segop's free variables as the kernel's parameters; those in host_iotas (made by the host's
+    `iota`) as iotas computed where they are read."""
     free = free_in_exp(op)
+    for v in free.values():
+        if v.name in host_iotas and isinstance(v.type, Array) and v.type.rank == 1:
+            w.iota_input(v)
     for v in free.values():
         if isinstance(v.type, Scalar) and v.type.name == "i64":
             w.input_var(v)
@@ -22,11 +27,11 @@ def kernel_inputs(w: KernelWriter, op):
         w.input_var(v)
 
 
-def segmap_kernel(name: str, op: T.SegMap, loc, errors: list) -> Kernel:
+def segmap_kernel(name: str, op: T.SegMap, loc, errors: list, host_iotas: frozenset = frozenset()) -> Kernel:
     """A level-1 segmap: a thread per point of the context, or, when the body holds level-0 segops
     (the intra-group version), a workgroup per point."""
     w = KernelWriter(name, errors)
-    kernel_inputs(w, op)
+    kernel_inputs(w, op, host_iotas)
     outs = [w.output_param(i, t) for i, t in enumerate(op.types)]
     total = " * ".join(f"({w.atom(b.width)})" for b in op.ctx)
     intra = bool(T.level0_segops(op.body))
@@ -75,21 +80,21 @@ def uses_lookback(op) -> bool:
     return len(op.neutral) == 1 and op.neutral[0].type.name in PACKED_BITS
 
 
-def segscan_kernels(name: str, op: T.SegScan, loc, errors: list) -> tuple:
+def segscan_kernels(name: str, op: T.SegScan, loc, errors: list, host_iotas: frozenset = frozenset()) -> tuple:
     """The kernels of a level-1 segscan, in launch order: the single-pass scan, or the blocks' totals,
     their scan, and the scan that starts each block from its prefix."""
     require_scalar_operator(op, loc)
     if uses_lookback(op):
-        return (scan_kernel(name, op, errors, "lookback"),)
-    return (scan_kernel(name + "_totals", op, errors, "totals"), block_prefix_kernel(name + "_prefix", op, errors),
-            scan_kernel(name, op, errors, "carry"))
+        return (scan_kernel(name, op, errors, "lookback", host_iotas),)
+    return (scan_kernel(name + "_totals", op, errors, "totals", host_iotas),
+            block_prefix_kernel(name + "_prefix", op, errors), scan_kernel(name, op, errors, "carry", host_iotas))
 
 
-def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str) -> Kernel:
+def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str, host_iotas: frozenset = frozenset()) -> Kernel:
     """mode: "lookback" (the single pass), "totals" (each block's (flag, values) total only) or "carry"
     (the scan, each block starting from the inclusive prefix of the blocks before it)."""
     w = KernelWriter(name, errors)
-    kernel_inputs(w, op)
+    kernel_inputs(w, op, host_iotas)
     ctypes = neutral_ctypes(op)
     chunk = w.k.chunk = scan_chunk(op)
     segmented = len(op.ctx) > 1
@@ -367,23 +372,24 @@ def block_prefix_kernel(name: str, op: T.SegScan, errors: list) -> Kernel:
     return w.k
 
 
-def segred_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
+def segred_kernels(name: str, op: T.SegRed, loc, errors: list, host_iotas: frozenset = frozenset()) -> tuple:
     """The kernels of a level-1 segred. Per workgroup: `groups_per_segment` workgroups per segment each
     reduce a part of it; when there are several, the last of them to finish folds the parts in order. Per
     thread, for many segments that are short or strided in memory (a transposed view): thread t reduces a
     part of segment t % segments, so neighbouring threads read neighbouring segments, and a second kernel
     combines the parts. The host chooses between them at run time from the inner strides."""
     require_scalar_operator(op, loc)
-    return segred_group_kernels(name, op, loc, errors) + segred_thread_kernels(name + "_threads", op, loc, errors)
+    return (segred_group_kernels(name, op, loc, errors, host_iotas)
+            + segred_thread_kernels(name + "_threads", op, loc, errors, host_iotas))
 
 
-def segred_group_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
+def segred_group_kernels(name: str, op: T.SegRed, loc, errors: list, host_iotas: frozenset = frozenset()) -> tuple:
     """Workgroup gid reduces part gid % groups_per_segment of segment gid / groups_per_segment (tiles
     taken in turn by a commutative operator's workgroups, a contiguous range otherwise). With one
     part, it writes the segment's result; with several, it writes its part, and the segment's last
     workgroup to finish (counted with an atomic) folds the parts in order, in the same launch."""
     w = KernelWriter(name, errors)
-    kernel_inputs(w, op)
+    kernel_inputs(w, op, host_iotas)
     ctypes = neutral_ctypes(op)
     parts = [flat_param(w, f"part{i}", a.type, "dest", i) for i, a in enumerate(op.neutral)]
     outs = [flat_param(w, f"out{i}", a.type, "output", i) for i, a in enumerate(op.neutral)]
@@ -439,11 +445,11 @@ def segred_group_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
     return (w.k,)
 
 
-def segred_thread_kernels(name: str, op: T.SegRed, loc, errors: list) -> tuple:
+def segred_thread_kernels(name: str, op: T.SegRed, loc, errors: list, host_iotas: frozenset = frozenset()) -> tuple:
     """Thread t reduces part t / segments of segment t % segments; its result goes to element t of the
     destination (the output itself when there is one part)."""
     w = KernelWriter(name, errors)
-    kernel_inputs(w, op)
+    kernel_inputs(w, op, host_iotas)
     dests = [flat_param(w, f"dest{i}", a.type, "dest", i) for i, a in enumerate(op.neutral)]
     w.index_param("groups_per_segment")  # here: parts per segment
     segments = w.declare(INDEX, " * ".join(f"({w.atom(b.width)})" for b in op.ctx[:-1]) or "1", "segments")

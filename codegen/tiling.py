@@ -62,9 +62,10 @@ def is_row(a: S.Var) -> bool:
     return isinstance(a.type, Array) and a.type.rank == 1 and isinstance(a.type.elem, Scalar)
 
 
-def tiled_segmap_kernel(name: str, op: T.SegMap, plan: TilePlan, errors: list) -> Kernel:
+def tiled_segmap_kernel(name: str, op: T.SegMap, plan: TilePlan, errors: list,
+                        host_iotas: frozenset = frozenset()) -> Kernel:
     w = KernelWriter(name, errors)
-    kernel_inputs(w, op)
+    kernel_inputs(w, op, host_iotas)
     outs = [w.output_param(i, t) for i, t in enumerate(op.types)]
     tile = w.index_param("tile")
     tiles = {}  # a block of rows in local memory for each array that some tiled redomap folds
