@@ -78,6 +78,7 @@ STAGES = (
     _normalisation(N.reductions_to_redomaps),
     _normalisation(N.interchange_array_reductions),  # G4
     _normalisation(N.rearrange_maps),  # G5
+    _normalisation(N.sink_index_arithmetic),  # perfect nests: a row's index arithmetic computed per element
     _normalisation(N.remove_dead_code),
     Stage("flatten", flatten, S.Program, T.Program, ("flattening",)),  # G0-G3, G6-G9: guarded versions
     Stage("rename_interfaces", rename_interfaces, T.Program, T.Program),

@@ -11,7 +11,7 @@ from incflat.ir import source as S
 from incflat.ir.analysis import free_in_exp, has_assertions, has_inner_soacs, type_size_names, use_counts
 from incflat.ir.rename import NameSource, Renamer, all_names
 from incflat.ir.traverse import map_bodies, map_nested
-from incflat.ir.types import Array, array_of, shape_of
+from incflat.ir.types import Array, Scalar, array_of, shape_of
 
 
 # ---- inlining ----
@@ -114,6 +114,61 @@ def _safe_to_hoist(e) -> bool:
     if isinstance(e, S.BinOp):
         return e.op not in ("/", "%", "//", "%%")
     return isinstance(e, (S.AtomExp, S.UnOp, S.PrimCall, S.Rearrange, S.Iota, S.Replicate, S.TuningParam))
+
+
+def sink_index_arithmetic(prog: S.Program) -> S.Program:
+    """Moves the index arithmetic of a map's body that only its inner map reads into that map: in
+    `map (\\r -> let i = r - 1 let top = r > 0 in map (\\c -> ... i ... top ...) cs) rs` each point of the
+    inner map computes `i` and `top` itself. The nest becomes perfect, so its flattened version is one kernel
+    over both levels (NW's rebuilt matrix: not a kernel writing `r - 1` and `r > 0` per row, and a second
+    loading them per element). Only integer and boolean arithmetic that cannot fail moves: a thread per row
+    would otherwise repeat costly work per element."""
+    return map_bodies(prog, _sink_body)
+
+
+def _sink_body(body: S.Body) -> S.Body:
+    stms = []
+    for stm in body.stms:
+        e = map_nested(stm.exp, _sink_body)
+        if isinstance(e, S.Map):
+            e = dataclasses.replace(e, lam=dataclasses.replace(e.lam, body=_sunk(e.lam.body)))
+        stms.append(S.Stm(stm.pat, e, stm.loc))
+    return S.Body(tuple(stms), body.result)
+
+
+def _sunk(body: S.Body) -> S.Body:
+    """A lambda body ending in an inner map whose result is the body's: its index arithmetic that nothing else
+    of the body reads moved into the inner map's body (the rest stays before the map)."""
+    if len(body.stms) < 2 or body.stms[-1].pat != body.result or not isinstance(body.stms[-1].exp, S.Map):
+        return body
+    lead, last = body.stms[:-1], body.stms[-1]
+    inner = last.exp
+    moving = [stm for stm in lead if _index_arithmetic(stm)]
+    while True:  # what stays, and the inner map's width and arrays, must not read what moves
+        names = {stm.pat[0].name for stm in moving}
+        staying = [stm for stm in lead if stm not in moving]
+        read = {n for stm in staying for n in free_in_exp(stm.exp)} | {a.name for a in inner.arrs}
+        if isinstance(inner.width, S.Var):
+            read.add(inner.width.name)
+        kept = [stm for stm in moving if stm.pat[0].name in read]
+        if not kept:
+            break
+        moving = [stm for stm in moving if stm not in kept]
+    if not moving:
+        return body
+    lam = dataclasses.replace(inner.lam, body=S.Body(tuple(moving) + inner.lam.body.stms, inner.lam.body.result))
+    return S.Body(tuple(staying) + (S.Stm(last.pat, dataclasses.replace(inner, lam=lam), last.loc),), body.result)
+
+
+def _index_arithmetic(stm: S.Stm) -> bool:
+    """Integer or boolean arithmetic that cannot fail (a division only by a constant other than 0)."""
+    e = stm.exp
+    if not (len(stm.pat) == 1 and isinstance(stm.pat[0].type, Scalar)
+            and (stm.pat[0].type.is_int or stm.pat[0].type.name == "bool")):
+        return False
+    if isinstance(e, S.BinOp) and e.op in ("/", "%", "//", "%%"):
+        return isinstance(e.y, S.Const) and e.y.value != 0
+    return isinstance(e, (S.BinOp, S.UnOp, S.AtomExp))
 
 
 # ---- fusion ----

@@ -79,6 +79,28 @@ def test_invariant_statements_leave_a_loop():
     assert any(isinstance(e, S.BinOp) and e.op == "/" for e in inside), "a division that may fail stays"
 
 
+def test_index_arithmetic_moves_into_the_inner_map():
+    """NW's rebuilt matrix: the row's index arithmetic (`r - 1`, `(r - 1) / 16`, `r > 0`) moves into the map
+    over the columns, so the nest is perfect (one kernel over both levels when flattened); float arithmetic
+    and a division that may fail stay where they are; the results do not change."""
+    source = ("entry main [n] (xss: [n][n]i32) (d: i64) (s: f32): [n][n]i32 =\n"
+              "  map (\\r -> let up = r - 1 let bi = up / 16 let top = r > 0 let q = r / d let f = s * 2\n"
+              "             in map (\\c -> if top && c > 0 then xss[up, c] + i32.i64 (bi + q) + i32.f32 f\n"
+              "                           else xss[r, c]) (iota n)) (iota n)\n")
+    prog = pipeline.compile(source, "t.fut", until="sink_index_arithmetic")
+    (outer,) = [s.exp for s in prog.funs[0].body.stms if isinstance(s.exp, S.Map)]
+    kept = [s.exp for s in outer.lam.body.stms[:-1]]
+    assert [e.op for e in kept if isinstance(e, S.BinOp)] == ["/"], "r / d stays (s * 2 leaves the map: invariant)"
+    (inner,) = [s.exp for s in outer.lam.body.stms if isinstance(s.exp, S.Map)]
+    moved = [s.exp.op for s in inner.lam.body.stms if isinstance(s.exp, S.BinOp)]
+    assert moved[:3] == ["-", "/", ">"]
+    xss = np.arange(36, dtype=np.int32).reshape(6, 6)
+    args = [xss, np.int64(3), np.float32(1.5)]
+    (want,) = run_entry(source_program(source, "t.fut"), "main", args)
+    (got,) = run_entry(prog, "main", args)
+    assert np.array_equal(got, want)
+
+
 def test_after_an_assertion_only_what_cannot_fail_leaves_a_map():
     """A range's check guards what follows it: an iota of the range's length stays in the map (where the map
     has no points it must not run), an iota of an array's dimension leaves it (pathfinder_batch's `iota c`

@@ -1,7 +1,8 @@
 # session 29: the working tree against the package in .devdata/before/incflat (for this folder's results
 # 35215fc: git archive 35215fc ir flatten codegen tuner __init__.py __main__.py cli.py harness.py pipeline.py),
-# IF and AIF (the tuning files of docs/benchmark-results), alternating rounds (ROUNDS) of incflat bench on the
-# paper and training datasets of PROGS; then one -P run of each program's AIF, new side
+# IF and AIF (the tuning files of docs/benchmark-results, or of the folder TUNINGS), alternating rounds
+# (ROUNDS) of incflat bench on the paper and training datasets of PROGS; then one -P run of each program's AIF,
+# new side
 mkdir -p /tmp/so futhark_examples/benchmarks/data /tmp/pkgb
 ln -sfn "$PWD/.devdata/before/incflat" /tmp/pkgb/incflat
 P=/tmp/so/progress
@@ -15,7 +16,7 @@ for r in ${ROUNDS:-1 2}; do
     if [ $side = old ]; then PP=/tmp/pkgb:/tmp/site; else PP=/tmp/pkg:/tmp/site; fi
     for p in $PROGS; do
       PYTHONPATH=$PP python3 -m incflat bench $B/$p.fut --exclude-case ci --no-tuning --convergence-max-seconds 2 --json /tmp/so/$p-$side-if-$r.json > /tmp/so/$p-$side-if-$r.log 2>&1
-      PYTHONPATH=$PP python3 -m incflat bench $B/$p.fut --exclude-case ci --tuning docs/benchmark-results/$p.aif.tuning --convergence-max-seconds 2 --json /tmp/so/$p-$side-aif-$r.json > /tmp/so/$p-$side-aif-$r.log 2>&1
+      PYTHONPATH=$PP python3 -m incflat bench $B/$p.fut --exclude-case ci --tuning ${TUNINGS:-docs/benchmark-results}/$p.aif.tuning --convergence-max-seconds 2 --json /tmp/so/$p-$side-aif-$r.json > /tmp/so/$p-$side-aif-$r.log 2>&1
     done
     echo "$r $side $(date +%s)" >> $P
   done
@@ -23,7 +24,7 @@ done
 for p in $PROGS; do
   for d in $(ls $B/data/$p-*.in | grep -v -e '-ci' ); do
     n=$(basename $d .in)
-    PYTHONPATH=/tmp/pkg:/tmp/site python3 -m incflat run $B/$p.fut -r 3 -P --profile-json /tmp/so/$n-new-aif.prof.json --tuning docs/benchmark-results/$p.aif.tuning < $d > /dev/null 2> /tmp/so/$n-new-aif.P.txt
+    PYTHONPATH=/tmp/pkg:/tmp/site python3 -m incflat run $B/$p.fut -r 3 -P --profile-json /tmp/so/$n-new-aif.prof.json --tuning ${TUNINGS:-docs/benchmark-results}/$p.aif.tuning < $d > /dev/null 2> /tmp/so/$n-new-aif.P.txt
   done
 done
 echo "ALLDONE $(date +%s)" >> $P
