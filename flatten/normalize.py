@@ -144,12 +144,13 @@ def _sunk(body: S.Body) -> S.Body:
     lead, last = body.stms[:-1], body.stms[-1]
     inner = last.exp
     moving = [stm for stm in lead if _index_arithmetic(stm)]
-    while True:  # what stays, and the inner map's width and arrays, must not read what moves
-        names = {stm.pat[0].name for stm in moving}
+    # the inner map's width and arrays, and the sizes its types name, are read outside its body
+    outside = {a.name for a in inner.arrs + (inner.width,) if isinstance(a, S.Var)}
+    outside |= set().union(*(type_size_names(t) for t in
+                             tuple(p.type for p in inner.lam.params + last.pat) + tuple(inner.lam.ret)))
+    while True:  # nothing that stays may read what moves
         staying = [stm for stm in lead if stm not in moving]
-        read = {n for stm in staying for n in free_in_exp(stm.exp)} | {a.name for a in inner.arrs}
-        if isinstance(inner.width, S.Var):
-            read.add(inner.width.name)
+        read = outside | {n for stm in staying for n in free_in_exp(stm.exp)}
         kept = [stm for stm in moving if stm.pat[0].name in read]
         if not kept:
             break
