@@ -709,9 +709,20 @@ def _hint(tok: Token, expected: set, text: str) -> str:
         return ' - missing "then"?'
     if "ELSE" in expected:
         return ' - missing "else"? (Every "if" needs an "else".)'
-    if "FOR" in expected and "WHILE" in expected:
+    so_far = _declaration_so_far(text, tok.start_pos)
+    if t == "LSQUARE" and "LPAR" in expected and "=" not in so_far:
+        return " - size parameters such as [n] come before the other parameters, as in Futhark."
+    if "FOR" in expected and "WHILE" in expected and re.search(r"\bloop\b", so_far):
         return ' - a loop needs "for i < n", "for x in xs" or "while cond" before "do".'
     return ""
+
+
+def _declaration_so_far(text: str, pos) -> str:
+    """The text of the declaration that the error is in, up to the error (LALR's expected tokens are a union
+    over many contexts: a hint must fit what was written)."""
+    pos = pos if isinstance(pos, int) else len(text)
+    starts = [m.start() for m in re.finditer(r"^(def|entry|let|type)\b", text[:pos], re.MULTILINE)]
+    return text[starts[-1] if starts else 0:pos]
 
 
 def parse_syntax(text: str, filename: str = "<input>") -> list:

@@ -21,6 +21,9 @@ BAD = [
     ('def f (x: i32): i32 = loop acc = 0 for i < 10 acc + i', 1, 54, ['Syntax error', '"do"']),
     ('def f (x: i32): i32 = loop acc = 0 for i <= 10 do acc + i', 1, 42, ['Syntax error', '"<="', 'for i < n']),
     ('def f (x: i32): i32 = loop acc = 0 do acc', 1, 36, ['Syntax error', 'for i < n', 'while']),
+    ('def f (x: i32): i32 =\n  loop acc = 0\n  do acc', 3, 3, ['Syntax error', 'for i < n', 'while']),
+    # LALR expects "for" here too (a union over contexts), but no loop was written: the hint is about sizes
+    ('entry main (k: i64) [n] (xs: [n]i64): [n]i64 = xs', 1, 21, ['Syntax error', 'size parameters', 'before']),
     ('type t = (i32, f32', 1, 19, ['Syntax error', 'end of file']),
     ('def f (x: i32): i32 = match x case 1 -> 2', 1, 23, ['"match"', 'not supported']),
     ('def f (x: i32) = #[unsafe] x + {1}', 1, 34, ['Syntax error', '"}"', '"name = value"']),
