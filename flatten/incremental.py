@@ -233,11 +233,13 @@ class Flattener:
                 stms.extend(hoisted)
                 # a row of the nest's array is a view of it, whatever else the run does (pathfinder_batch's
                 # `wall[0]` beside its range check): not a kernel whose threads copy whole rows
-                inside = variant | {p.name for stm in group for p in stm.pat}
-                for stm in [stm for stm in group if len(group) > 1
-                            and _context_view(ctx, stm, expanded, inside) is not None]:
-                    group.remove(stm)
-                    stms.extend(self.context_view(ctx, level, stm, expanded, variant, widths))
+                if len(group) > 1:
+                    inside = variant | {p.name for stm in group for p in stm.pat}
+                    for stm in list(group):
+                        view = _context_view(ctx, stm, expanded, inside)
+                        if view is not None:
+                            group.remove(stm)
+                            stms.extend(self.context_view(ctx, level, stm, view, expanded, widths))
                 if not group:
                     continue
             variant |= {p.name for s in group for p in s.pat}
@@ -254,8 +256,9 @@ class Flattener:
                 expanded.update((p.name, v) for p, v in zip(group[0].pat, pat))
                 stms.append(if_stm)
                 continue
-            if len(group) == 1 and _context_view(ctx, group[0], expanded, variant) is not None:
-                stms.extend(self.context_view(ctx, level, group[0], expanded, variant, widths))
+            view = _context_view(ctx, group[0], expanded, variant) if len(group) == 1 else None
+            if view is not None:
+                stms.extend(self.context_view(ctx, level, group[0], view, expanded, widths))
                 continue
             if len(group) == 1 and self.parallel_stm(ctx, group[0], body):
                 outputs = group[0].pat
@@ -276,10 +279,9 @@ class Flattener:
         pat = tuple(S.Var(self.names.fresh("res"), t) for t in types)
         return S.Body(tuple(stms) + (S.Stm(pat, copy),), pat)
 
-    def context_view(self, ctx: tuple, level: int, stm: S.Stm, expanded: dict, variant: set, widths: tuple) -> list:
+    def context_view(self, ctx: tuple, level: int, stm: S.Stm, view, expanded: dict, widths: tuple) -> list:
         """A transpose or a slice of each point's part of an array over the nest is a transpose or a slice of
-        that array: a view, with no kernel whose threads copy whole rows (_context_view)."""
-        view = _context_view(ctx, stm, expanded, variant)
+        that array (`view`, from _context_view): a view, with no kernel whose threads copy whole rows."""
         x = stm.pat[0]
         v = S.Var(self.names.fresh(x.name), array_of(x.type, widths))
         expanded[x.name] = v

@@ -127,13 +127,12 @@ def sink_index_arithmetic(prog: S.Program) -> S.Program:
 
 
 def _sink_body(body: S.Body) -> S.Body:
-    stms = []
-    for stm in body.stms:
-        e = map_nested(stm.exp, _sink_body)
-        if isinstance(e, S.Map):
-            e = dataclasses.replace(e, lam=dataclasses.replace(e.lam, body=_sunk(e.lam.body)))
-        stms.append(S.Stm(stm.pat, e, stm.loc))
-    return S.Body(tuple(stms), body.result)
+    return S.Body(tuple(S.Stm(s.pat, _sink_exp(s.exp), s.loc) for s in body.stms), body.result)
+
+
+def _sink_exp(e):
+    e = map_nested(e, _sink_body)
+    return dataclasses.replace(e, lam=dataclasses.replace(e.lam, body=_sunk(e.lam.body))) if isinstance(e, S.Map) else e
 
 
 def _sunk(body: S.Body) -> S.Body:
