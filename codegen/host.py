@@ -147,7 +147,8 @@ class HostWriter:
             self.emit(f"{names} = index(ctx, {e.arr.name}, ({idxs}), {where(stm)})")
         elif isinstance(e, S.Update):
             idxs = self.index_tuple(e.idxs)
-            self.emit(f"{names} = update(ctx, {e.arr.name}, ({idxs}), {self.kept(e.value)}, {where(stm)})")
+            self.emit(f"{names} = update(ctx, {e.arr.name}, ({idxs}), {self.kept(e.value)}, {where(stm)}, "
+                      f"in_place={self.owned(e.arr.name)})")
         elif isinstance(e, S.TuningParam):
             param = Param(e.name, USER_PARAM)
             if param not in self.size_params:
@@ -168,7 +169,8 @@ class HostWriter:
             shape = "".join(self.atom(a) + ", " for a in e.shape)
             self.emit(f"{names} = reshape(ctx, ({shape}), {e.arr.name}, {where(stm)})")
         elif isinstance(e, S.Scatter):
-            self.emit(f"{names} = scatter(ctx, {e.dest.name}, {e.idxs.name}, {e.vals.name})")
+            self.emit(f"{names} = scatter(ctx, {e.dest.name}, {e.idxs.name}, {e.vals.name}, "
+                      f"in_place={self.owned(e.dest.name)})")
         elif isinstance(e, S.Hist):
             self.histogram(e, pat, stm.loc)
         elif isinstance(e, S.Loop):
@@ -193,6 +195,11 @@ class HostWriter:
             self.segscan(e, pat, stm.loc)
         else:
             raise Unsupported(f"{source_name(e)} at the top level of an entry point", stm.loc)
+
+    def owned(self, name: str) -> bool:
+        """Whether an array's buffer is its own (made by a statement of the current body, not a view) and
+        nothing but the statement at hand reads it: a consuming operation may then write into it."""
+        return name in self.fresh_arrays and self.uses.get(name) == 1
 
     def index_tuple(self, idxs) -> str:
         """The runtime's indices (without parentheses): an integer, or (start, end, stride, size) for a slice."""
@@ -362,7 +369,7 @@ class HostWriter:
                          for suffix in ("_local", ""))
         self.add_kernels(local, direct)
         out = pat[0].name
-        if e.dest.name in self.fresh_arrays and self.uses.get(e.dest.name) == 1:
+        if self.owned(e.dest.name):
             self.emit(f"{out} = {e.dest.name}")  # no one else reads its buffer: updated in place
         else:
             self.emit(f"{out} = manifest(ctx, {e.dest.name})")

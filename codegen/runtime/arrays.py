@@ -1,7 +1,7 @@
 """Arrays in device memory and the host-level operations of generated code, with Futhark's semantics.
 
 Part of the runtime every compiled program carries. The generated host code calls the functions of
-`__all__`; those that move data through the host (concat, rotate, scatter, array literals of arrays) are
+`__all__`; those that move data through the host (concat, rotate, array literals of arrays) are
 correct but slow: they are meant for small host-level glue, not for the parallel work.
 """
 
@@ -80,7 +80,8 @@ def interleaved_strides(shape, inner):
 
 # Copies between layouts on the device. `incflat_copy_N` copies elements of N bytes between two views of up
 # to COPY_RANK dimensions, in the order of the destination's memory (writes coalesced); `incflat_transpose_N`
-# transposes a row-major [rows][cols] matrix through a tile in local memory (reads and writes coalesced).
+# transposes a row-major [rows][cols] matrix through a tile in local memory (reads and writes coalesced);
+# `incflat_scatter_N` writes rows of a row-major array at indices (scatter).
 COPY_RANK = 8
 TRANSPOSE_TILE = 32
 _COPY_TYPES = {1: "uchar", 2: "ushort", 4: "uint", 8: "ulong"}
@@ -110,7 +111,13 @@ def _copy_source() -> str:
             "  barrier(CLK_LOCAL_MEM_FENCE);\n"
             f"  for (int k = ly; k < {tile}; k += get_local_size(1)) {{\n"
             f"    long c = bx * {tile} + k, r = by * {tile} + lx;\n"
-            "    if (r < rows && c < cols) dst[dst_off + c * rows + r] = block[lx][k];\n  }\n}\n")
+            "    if (r < rows && c < cols) dst[dst_off + c * rows + r] = block[lx][k];\n  }\n}\n"
+            f"__kernel void incflat_scatter_{size}(__global {ctype} *dst, long dst_off, long n, long row, "
+            f"__global const long *idx, long idx_off, long idx_stride, __global const {ctype} *src, long src_off, "
+            "long count) {\n"
+            "  long g = get_global_id(0); if (g >= count * row) return;\n"
+            "  long k = g / row, e = g % row, i = idx[idx_off + k * idx_stride];\n"
+            "  if (i >= 0 && i < n) dst[dst_off + i * row + e] = src[src_off + k * row + e];\n}\n")
     return "".join(out)
 
 
@@ -202,7 +209,7 @@ def wrap(t, v):
 
 
 # ---- host-level operations of the generated code ----
-# Those that move data through the host (concat, rotate, scatter, array literals of arrays) are correct
+# Those that move data through the host (concat, rotate, array literals of arrays) are correct
 # but slow; they are meant for small host-level glue, not for the parallel work.
 
 def check_size(expected, actual, name, array):
@@ -321,15 +328,25 @@ def manifest(ctx, arr):
     return out
 
 
-def update(ctx, arr, idxs, value, where=""):
-    """arr with [idxs] = value, as a new array; a slice index is (start, end, stride, size), as in index."""
+def _updated(ctx, arr, value, in_place):
+    """The array an update writes into: arr itself where the caller owns it (in_place: nothing else reads
+    its buffer) and it is row-major and the value is not in its buffer, else a copy."""
+    shared = isinstance(value, DeviceArray) and value.buf is arr.buf
+    if in_place and not shared and arr.strides == row_major_strides(arr.shape):
+        return arr
+    return manifest(ctx, arr)
+
+
+def update(ctx, arr, idxs, value, where="", in_place=False):
+    """arr with [idxs] = value, as a new array (or, in_place, arr updated: see _updated); a slice index is
+    (start, end, stride, size), as in index."""
     if any(isinstance(i, tuple) for i in idxs):
-        return update_slice(ctx, arr, idxs, value, where)
+        return update_slice(ctx, arr, idxs, value, where, in_place)
     for k, i in enumerate(idxs):
         if not 0 <= int(i) < arr.shape[k]:
             shown = ", ".join(str(int(j)) for j in idxs)
             fail(where, f"Index [{shown}] out of bounds for array of shape {shape_text(arr.shape)}.")
-    out = manifest(ctx, arr)
+    out = _updated(ctx, arr, value, in_place)
     row_shape = tuple(arr.shape[len(idxs):])
     on_device = isinstance(value, DeviceArray)  # a kernel's result: copied on the device, never read back
     row = value if on_device else np.asarray(value, dtype=arr.dtype)
@@ -348,28 +365,22 @@ def update(ctx, arr, idxs, value, where=""):
     return out
 
 
-def update_slice(ctx, arr, idxs, value, where=""):
-    """arr with [i:j:s, ...] = value: the slice is checked as index checks it, and value must have its shape."""
+def update_slice(ctx, arr, idxs, value, where="", in_place=False):
+    """arr with [i:j:s, ...] = value: the slice is checked as index checks it, and value must have its shape.
+    Copied on the device, from a host value through one upload."""
     target = index(ctx, arr, idxs, where)
-    part = np.asarray(to_host(ctx, value), dtype=arr.dtype)
-    if part.shape != tuple(target.shape):
-        fail(where, f"cannot write a value of shape {shape_text(part.shape)} into a slice of shape "
+    if not isinstance(value, DeviceArray):
+        value = np.asarray(value, dtype=arr.dtype)
+    if tuple(value.shape) != tuple(target.shape):
+        fail(where, f"cannot write a value of shape {shape_text(value.shape)} into a slice of shape "
              f"{shape_text(target.shape)}.")
-    out = manifest(ctx, arr)
-    if part.size:  # through the host: slices are strided
-        host = ctx.from_device(out)
-        key = tuple(_python_slice(*(int(v) for v in i)) if isinstance(i, tuple) else int(i) for i in idxs)
-        host[key] = part
-        cl.enqueue_copy(ctx.queue, out.buf, np.ascontiguousarray(host))
+    out = _updated(ctx, arr, value, in_place)
+    if math.prod(target.shape):
+        part = value if isinstance(value, DeviceArray) else ctx.to_device(value)
+        if part.buf is out.buf:  # the value is a view of the array it is written into
+            part = manifest(ctx, part)
+        copy_into(ctx, part, index(ctx, out, idxs, where))
     return out
-
-
-def _python_slice(start, end, stride, size):
-    """The Python slice of `size` elements from start by stride (a checked slice of the runtime)."""
-    if size == 0:
-        return slice(0, 0)
-    stop = start + size * stride
-    return slice(start, stop if stop >= 0 else None, stride)
 
 
 def array_literal(ctx, elems, dtype, where=""):
@@ -402,12 +413,26 @@ def reshape(ctx, shape, arr, where=""):
     return DeviceArray(flat.buf, shape, flat.dtype, None, flat.offset)
 
 
-def scatter(ctx, dest, idxs, vals):
-    out = to_host(ctx, dest).copy()
-    where_ok = [(int(i), v) for i, v in zip(to_host(ctx, idxs), to_host(ctx, vals)) if 0 <= int(i) < len(out)]
-    for i, v in where_ok:
-        out[i] = v
-    return ctx.to_device(out)
+def scatter(ctx, dest, idxs, vals, in_place=False):
+    """dest with row idxs[k] replaced by vals[k] for every idxs[k] in bounds, on the device: into dest's own
+    buffer where the caller owns it (in_place: a row-major array that nothing else reads), else into a copy. Of
+    several writes to one row, one wins (which is unspecified, as in Futhark)."""
+    out = dest if in_place and dest.strides == row_major_strides(dest.shape) else manifest(ctx, dest)
+    row = math.prod(dest.shape[1:])
+    count = idxs.shape[0]
+    size = dest.dtype.itemsize
+    if count * row == 0:
+        return out
+    if size not in _COPY_TYPES or len(idxs.strides) != 1:  # not expected: no element type has another size
+        raise ProgramError(f"scatter of {dest.dtype} elements")
+    if vals.strides != row_major_strides(vals.shape):
+        vals = manifest(ctx, vals)
+    group = 256
+    _run_copy_kernel(ctx, f"incflat_scatter_{size}", (ceil_div(count * row, group) * group,), (group,), out.buf,
+                     np.int64(out.offset), np.int64(dest.shape[0]), np.int64(row), idxs.buf,
+                     np.int64(idxs.offset), np.int64(idxs.strides[0]), vals.buf, np.int64(vals.offset),
+                     np.int64(count))
+    return out
 
 
 def compact(ctx, flags, arrs):
