@@ -20,14 +20,6 @@ from incflat.ir.errors import Unsupported
 from incflat.ir.traverse import nested
 from incflat.ir.types import Array, Scalar
 
-def innermost(body: S.Body) -> bool:
-    """Whether a body written inside a kernel has no loop of its own: no SOAC, loop or segop, and no array
-    made element by element."""
-    return all(not isinstance(stm.exp, (S.Loop, *S.SOACS, S.Hist, *T.SEGOPS))
-               and not any(isinstance(p.type, Array) for p in stm.pat)
-               and all(innermost(inner.body) for inner in nested(stm.exp))
-               for stm in body.stms)
-
 
 # G4 interchanges elementwise operators (`map2 (+)`); any other operator on arrays has no kernel yet
 ARRAY_OPERATOR = "a reduction or scan operator on arrays that is not elementwise"
@@ -37,6 +29,15 @@ def require_scalar_operator(op, loc):
     """Raises Unsupported for a segred or segscan whose operator works on arrays."""
     if any(isinstance(a.type, Array) for a in op.neutral):
         raise Unsupported(ARRAY_OPERATOR, loc)
+
+
+def innermost(body: S.Body) -> bool:
+    """Whether a body written inside a kernel has no loop of its own: no SOAC, loop or segop, and no array
+    made element by element."""
+    return all(not isinstance(stm.exp, (S.Loop, *S.SOACS, S.Hist, *T.SEGOPS))
+               and not any(isinstance(p.type, Array) for p in stm.pat)
+               and all(innermost(inner.body) for inner in nested(stm.exp))
+               for stm in body.stms)
 
 
 # What the user wrote, for the IR constructs that error messages mention.
