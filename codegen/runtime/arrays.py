@@ -328,10 +328,11 @@ def manifest(ctx, arr):
     return out
 
 
-def _updated(ctx, arr, value, in_place):
-    """The array an update writes into: arr itself where the caller owns it (in_place: nothing else reads
-    its buffer) and it is row-major and the value is not in its buffer, else a copy."""
-    shared = isinstance(value, DeviceArray) and value.buf is arr.buf
+def _updated(ctx, arr, in_place, *reads):
+    """The array an update or a scatter writes into: arr itself where the caller owns it (in_place: nothing
+    else reads its buffer) and it is row-major and none of the arrays the write reads is in its buffer, else a
+    copy."""
+    shared = any(isinstance(r, DeviceArray) and r.buf is arr.buf for r in reads)
     if in_place and not shared and arr.strides == row_major_strides(arr.shape):
         return arr
     return manifest(ctx, arr)
@@ -346,7 +347,7 @@ def update(ctx, arr, idxs, value, where="", in_place=False):
         if not 0 <= int(i) < arr.shape[k]:
             shown = ", ".join(str(int(j)) for j in idxs)
             fail(where, f"Index [{shown}] out of bounds for array of shape {shape_text(arr.shape)}.")
-    out = _updated(ctx, arr, value, in_place)
+    out = _updated(ctx, arr, in_place, value)
     row_shape = tuple(arr.shape[len(idxs):])
     on_device = isinstance(value, DeviceArray)  # a kernel's result: copied on the device, never read back
     row = value if on_device else np.asarray(value, dtype=arr.dtype)
@@ -374,7 +375,7 @@ def update_slice(ctx, arr, idxs, value, where="", in_place=False):
     if tuple(value.shape) != tuple(target.shape):
         fail(where, f"cannot write a value of shape {shape_text(value.shape)} into a slice of shape "
              f"{shape_text(target.shape)}.")
-    out = _updated(ctx, arr, value, in_place)
+    out = _updated(ctx, arr, in_place, value)
     if math.prod(target.shape):
         part = value if isinstance(value, DeviceArray) else ctx.to_device(value)
         if part.buf is out.buf:  # the value is a view of the array it is written into
@@ -417,7 +418,7 @@ def scatter(ctx, dest, idxs, vals, in_place=False):
     """dest with row idxs[k] replaced by vals[k] for every idxs[k] in bounds, on the device: into dest's own
     buffer where the caller owns it (in_place: a row-major array that nothing else reads), else into a copy. Of
     several writes to one row, one wins (which is unspecified, as in Futhark)."""
-    out = dest if in_place and dest.strides == row_major_strides(dest.shape) else manifest(ctx, dest)
+    out = _updated(ctx, dest, in_place, idxs, vals)
     row = math.prod(dest.shape[1:])
     count = idxs.shape[0]
     size = dest.dtype.itemsize
