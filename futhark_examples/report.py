@@ -259,7 +259,7 @@ def ratio(a, b) -> str:
 
 
 def render_table(results: dict) -> str:
-    head = ("| program | dataset | Futhark default | MF | IF | AIF | numpy (CPU) | JAX | AIF ÷ Futhark | MF ÷ AIF "
+    head = ("| program | dataset | Futhark default (H200) | MF | IF | AIF | numpy (CPU) | JAX | AIF ÷ Futhark | MF ÷ AIF "
             "| IF ÷ AIF |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for program in reference.PROGRAMS:
@@ -278,7 +278,7 @@ def render_chart(results: dict, path: pathlib.Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    labels, series = [], {"IF": [], "AIF": [], "JAX": [], "Futhark default": []}
+    labels, series = [], {"IF": [], "AIF": [], "JAX": [], "Futhark default (H200)": []}
     for program in reference.PROGRAMS:
         for d in paper_datasets(program):
             mf = results.get((program, d.name, "mf"))
@@ -289,7 +289,7 @@ def render_chart(results: dict, path: pathlib.Path) -> None:
             for name, value in (("IF", results.get((program, d.name, "if"))),
                                 ("AIF", results.get((program, d.name, "aif"))),
                                 ("JAX", results.get((program, d.name, "jax"))),
-                                ("Futhark default", (futhark[0], 0) if futhark else None)):
+                                ("Futhark default (H200)", (futhark[0], 0) if futhark else None)):
                 series[name].append(mf[0] / value[0] if isinstance(value, tuple) else 0)
     fig, ax = plt.subplots(figsize=(max(8, 0.7 * len(labels)), 4.5))
     width = 0.8 / len(series)
