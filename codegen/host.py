@@ -71,8 +71,17 @@ class HostWriter:
     def dim(self, d) -> str:
         return str(d) if isinstance(d, int) else self.scalar(d)
 
-    def shape(self, t) -> str:
-        return "(" + "".join(f"{self.dim(d)}, " for d in t.shape) + ")" if isinstance(t, Array) else "()"
+    def length(self, e) -> str:
+        """An iota's or a replicate's length: its size, or none where its size check is off (S.Replicate)."""
+        n = self.atom(e.n)
+        return n if e.checked is None else f"({n} if {self.atom(e.checked)} else max({n}, np.int64(0)))"
+
+    def shape(self, t, outer: str | None = None) -> str:
+        """outer: the outermost dimension's value, where it is not t's own (a replicate's length)."""
+        if not isinstance(t, Array) or not t.shape:
+            return "()"
+        dims = [self.dim(d) for d in t.shape]
+        return "(" + "".join(f"{d}, " for d in [outer or dims[0]] + dims[1:]) + ")"
 
     # ---- entries ----
 
@@ -138,10 +147,11 @@ class HostWriter:
         elif isinstance(e, S.Rearrange):
             self.emit(f"{names} = {e.arr.name}.permute({tuple(e.perm)!r})")
         elif isinstance(e, S.Iota):
-            self.emit(f"{names} = iota(ctx, {self.atom(e.n)}, {numpy_type(e.elem)}, {where(stm)})")
+            self.emit(f"{names} = iota(ctx, {self.length(e)}, {numpy_type(e.elem)}, {where(stm)})")
         elif isinstance(e, S.Replicate):
             t = pat[0].type
-            self.emit(f"{names} = replicate(ctx, {self.kept(e.x)}, {self.shape(t)}, {numpy_type(t)}, {where(stm)})")
+            shape = self.shape(t, self.length(e) if e.checked is not None else None)
+            self.emit(f"{names} = replicate(ctx, {self.kept(e.x)}, {shape}, {numpy_type(t)}, {where(stm)})")
         elif isinstance(e, S.Index):
             idxs = self.index_tuple(e.idxs)
             self.emit(f"{names} = index(ctx, {e.arr.name}, ({idxs}), {where(stm)})")
@@ -302,7 +312,11 @@ class HostWriter:
             return f"int_div({x}, {y}, {e.op!r}, {position})"
         if e.op == "**":
             return f"int_pow({numpy_type(t)}, {x}, {y}, {position})"
-        return f"wrap({numpy_type(t)}, int({x}) {e.op} int({y}))"
+        return f"wrap({numpy_type(t)}, {self.python_int(e.x)} {e.op} {self.python_int(e.y)})"
+
+    def python_int(self, a) -> str:
+        """An integer atom as a Python int (a constant written as one: host code runs it at every step)."""
+        return repr(int(a.value)) if isinstance(a, S.Const) else f"int({self.atom(a)})"
 
     # ---- segops ----
 

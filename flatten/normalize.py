@@ -8,10 +8,10 @@ them, in order); the result is valid source IR, so the reference interpreter can
 import dataclasses
 
 from incflat.ir import source as S
-from incflat.ir.analysis import free_in_exp, has_assertions, has_inner_soacs, type_size_names, use_counts
+from incflat.ir.analysis import free_in_body, free_in_exp, has_assertions, has_inner_soacs, type_size_names, use_counts
 from incflat.ir.rename import NameSource, Renamer, all_names
 from incflat.ir.traverse import map_bodies, map_nested
-from incflat.ir.types import Array, Scalar, array_of, shape_of
+from incflat.ir.types import BOOL, Array, Scalar, array_of, shape_of
 
 
 # ---- inlining ----
@@ -59,46 +59,108 @@ def hoist_invariants(prog: S.Program) -> S.Program:
     """Moves statements of a map lambda that do not depend on its parameters out of the map, so that
     invariant work (a transpose, say) runs once, and the lambda body is a perfect nest where possible; and
     statements of a loop's body that depend on nothing the loop changes out of the loop (an `iota` a map of
-    each iteration walks is made once, not in every iteration)."""
-    return map_bodies(prog, _hoist_body)
+    each iteration walks is made once, not in every iteration). A map or a loop may run no iteration, where
+    an iota or a replicate of a negative size does not fail: moved out, its size is checked only if the map or
+    the loop runs (S.Replicate's `checked`)."""
+    names = NameSource(all_names(prog))
+    return map_bodies(prog, lambda body: _hoist_body(body, names, frozenset()))
 
 
-def _hoist_body(body: S.Body) -> S.Body:
+def _sizes_of(params) -> frozenset:
+    return frozenset().union(*(type_size_names(p.type) for p in params))
+
+
+def _hoist_body(body: S.Body, names: NameSource, sizes: frozenset) -> S.Body:
+    """sizes: size names known to be at least 0 here (dimensions of the enclosing maps' parameters)."""
     stms = []
     for stm in body.stms:
-        e = map_nested(stm.exp, _hoist_body)
+        inner = sizes | _sizes_of(stm.exp.lam.params) if isinstance(stm.exp, S.Map) else sizes
+        e = map_nested(stm.exp, lambda b: _hoist_body(b, names, inner))
         if isinstance(e, S.Map):
-            sizes = set().union(*(type_size_names(p.type) for p in e.lam.params))
-            hoisted, lam_body = _split_invariant(e.lam.body, {p.name for p in e.lam.params}, sizes)
+            hoisted, lam_body = _split_invariant(e.lam.body, {p.name for p in e.lam.params}, _count_runs(e.width),
+                                                 names, inner)
             stms.extend(hoisted)
             e = dataclasses.replace(e, lam=dataclasses.replace(e.lam, body=lam_body))
         elif isinstance(e, S.Loop):
             variant = {p.name for p in e.params} | set(e.size_params)
             if isinstance(e.form, S.ForLoop):
                 variant.add(e.form.i.name)
-            hoisted, loop_body = _split_invariant(e.body, variant)
+                runs = _count_runs(e.form.bound)
+            else:
+                runs = _while_runs(e)
+            hoisted, loop_body = _split_invariant(e.body, variant, runs, names, sizes)
             stms.extend(hoisted)
             e = dataclasses.replace(e, body=loop_body)
         stms.append(S.Stm(stm.pat, e, stm.loc))
     return S.Body(tuple(stms), body.result)
 
 
-def _split_invariant(body: S.Body, variant: set, sizes: set = frozenset()):
-    """`sizes`: size names of arrays that exist outside the body (the map's rows' dimensions), at least 0."""
+# `runs(names, loc)`: (statements, atom) that tell whether a map's or a loop's body runs at all, the atom None
+# where it surely does; placed before the map or the loop, with the statements moved out of its body.
+
+def _count_runs(count):
+    """A map's or a for loop's: whether its count is above 0."""
+    def runs(names: NameSource, loc):
+        if isinstance(count, S.Const):
+            return (), None if count.value > 0 else S.Const(False, BOOL)
+        v = S.Var(names.fresh("runs"), BOOL)
+        return (S.Stm((v,), S.BinOp(">", count, S.Const(0, count.type), BOOL), loc),), v
+    return runs
+
+
+def _while_runs(loop: S.Loop):
+    """A while loop's: its condition on the initial values, computed once more before it (the loop computes it
+    first thing); None (unknown) where the condition is more than scalar arithmetic or reads a size of the
+    loop's parameters."""
+    cond = loop.form.cond
+    if not all(isinstance(s.exp, (S.AtomExp, S.BinOp, S.UnOp, S.PrimCall)) for s in cond.stms) \
+            or set(free_in_body(cond)) & set(loop.size_params):
+        return None
+
+    def runs(names: NameSource, loc):
+        first = Renamer(names, {p.name: a for p, a in zip(loop.params, loop.init)}).body(cond)
+        return first.stms, first.result[0]
+    return runs
+
+
+def _split_invariant(body: S.Body, variant: set, runs, names: NameSource, sizes: frozenset):
+    """`runs`: how to tell whether the body runs at all (see _count_runs), None where nothing can; `sizes`:
+    size names known to be at least 0 (see _hoist_body)."""
     variant = set(variant)
     out, keep = [], []
+    ran = []  # [the atom telling whether the body runs], once a size check moved out needs it
     guarded = False  # after an assertion, only what cannot fail is hoisted: it guards what follows (a range's
     # iota, say); an iota as long as an array's dimension cannot fail (pathfinder_batch's `iota cols` after
     # its `1..<rows` check)
     for stm in body.stms:
         guarded = guarded or has_assertions(stm.exp)
-        if (guarded and not _cannot_fail(stm.exp, sizes)) or set(free_in_exp(stm.exp)) & variant \
-                or not _safe_to_hoist(stm.exp):
+        e = stm.exp
+        sized = isinstance(e, (S.Iota, S.Replicate)) and not _cannot_fail(e, sizes)
+        if (guarded and not _cannot_fail(e, sizes)) or set(free_in_exp(e)) & variant \
+                or not _safe_to_hoist(e) or (sized and runs is None):
             keep.append(stm)
             variant |= {p.name for p in stm.pat}
-        else:
-            out.append(stm)
+            continue
+        if sized:
+            if not ran:
+                stms, atom = runs(names, stm.loc)
+                out.extend(stms)
+                ran.append(atom)
+            e = _checked_if(e, ran[0], out, names, stm.loc)
+        out.append(S.Stm(stm.pat, e, stm.loc))
     return out, S.Body(tuple(keep), body.result)
+
+
+def _checked_if(e, runs, out: list, names: NameSource, loc):
+    """The iota or replicate e, moved out of a body, with its size checked only if that body runs (`runs`;
+    None: it surely does); a statement combining conditions goes to `out`."""
+    if runs is None:
+        return e
+    checked = runs
+    if e.checked is not None:  # moved out of an inner body before: checked only if both run
+        checked = S.Var(names.fresh("runs"), BOOL)
+        out.append(S.Stm((checked,), S.BinOp("&&", e.checked, runs, BOOL), loc))
+    return dataclasses.replace(e, checked=checked)
 
 
 def _cannot_fail(e, sizes: set) -> bool:

@@ -43,9 +43,9 @@ def exp_atoms(e) -> tuple:
     if isinstance(e, S.Filter):
         return (e.width,) + tuple(e.arrs)
     if isinstance(e, S.Iota):
-        return (e.n,)
+        return (e.n,) + _checked_atoms(e)
     if isinstance(e, S.Replicate):
-        return (e.n, e.x)
+        return (e.n, e.x) + _checked_atoms(e)
     if isinstance(e, S.Rearrange):
         return (e.arr,)
     if isinstance(e, S.Map):
@@ -59,6 +59,11 @@ def exp_atoms(e) -> tuple:
     if isinstance(e, T.Guard):
         return tuple(e.par)
     raise TypeError(f"unknown expression {type(e).__name__}")
+
+
+def _checked_atoms(e) -> tuple:
+    """An iota's or a replicate's condition of its size check (S.Replicate), where it has one."""
+    return () if e.checked is None else (e.checked,)
 
 
 def index_atoms(i) -> tuple:

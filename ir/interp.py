@@ -329,6 +329,12 @@ class _Interp(Vectorising):
             raise _err(f"Negative size {int(n)} in {what}.", loc)
         return int(n)
 
+    def checked_size(self, e, env, loc, what):
+        """An iota's or a replicate's length: a negative size is empty where its check is off (S.Replicate)."""
+        if e.checked is not None and not self.atom(e.checked, env, loc):
+            return max(int(self.atom(e.n, env, loc)), 0)
+        return self.size(e.n, env, loc, what)
+
     def check_alloc(self, shape, dtype, loc, what):
         nbytes = np.dtype(dtype).itemsize
         for d in shape:
@@ -338,12 +344,12 @@ class _Interp(Vectorising):
                        f"({nbytes} bytes; the interpreter's limit is {MAX_ARRAY_BYTES}).", loc)
 
     def e_iota(self, e, env, loc):
-        n = self.size(e.n, env, loc, "iota")
+        n = self.checked_size(e, env, loc, "iota")
         self.check_alloc((n,), e.elem.dtype, loc, "iota")
         return (np.arange(n, dtype=e.elem.dtype),)
 
     def e_replicate(self, e, env, loc):
-        n = self.size(e.n, env, loc, "replicate")
+        n = self.checked_size(e, env, loc, "replicate")
         x = self.atom(e.x, env, loc)
         self.check_alloc((n,) + np.shape(x), x.dtype, loc, "replicate")
         if isinstance(x, np.ndarray):

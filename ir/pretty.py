@@ -20,6 +20,11 @@ def pat(vs) -> str:
     return inner if len(vs) == 1 else f"({inner})"
 
 
+def checked(e) -> str:
+    """An iota's or a replicate's condition of its size check, where it has one (S.Replicate)."""
+    return "" if e.checked is None else f" (size checked if {atom(e.checked)})"
+
+
 def index(i) -> str:
     if isinstance(i, S.DimSlice):
         return f"{atom(i.start)}:{atom(i.end)}:{atom(i.stride)}"
@@ -80,9 +85,9 @@ def exp(e, ind: int) -> str:
         sizes = "".join(f"[{n}]" for n in e.size_params)
         return f"loop {sizes}({params}) {form} do\n{body(e.body, ind + 2)}"
     if isinstance(e, S.Iota):
-        return f"iota {atom(e.n)}"
+        return f"iota {atom(e.n)}" + checked(e)
     if isinstance(e, S.Replicate):
-        return f"replicate {atom(e.n)} {atom(e.x)}"
+        return f"replicate {atom(e.n)} {atom(e.x)}" + checked(e)
     if isinstance(e, S.Rearrange):
         return f"rearrange ({', '.join(map(str, e.perm))}) {e.arr.name}"
     if isinstance(e, S.If):

@@ -209,12 +209,17 @@ class Loop:
 class Iota:
     n: Atom  # i64
     elem: Scalar
+    checked: "Atom | None" = None  # see Replicate
 
 
 @dataclass(frozen=True)
 class Replicate:
+    """`checked`, for Iota too: None, or a bool atom: a negative `n` is an error only where it is true, and
+    makes an empty array where it is false. hoist_invariants moves these statements out of maps and loops that
+    may run no iteration, where their sizes were never checked; it sets `checked` to whether they run."""
     n: Atom  # i64
     x: Atom
+    checked: "Atom | None" = None
 
 
 @dataclass(frozen=True)

@@ -122,10 +122,6 @@ def test_after_an_assertion_only_what_cannot_fail_leaves_a_map():
     assert np.array_equal(got, want)
 
 
-@pytest.mark.xfail(strict=True, reason="known: hoist_invariants moves an iota of a size that may be negative out "
-                   "of a map that may run zero times, where it then fails (the fix must keep LocVolCalib's hoisted "
-                   "iotas: hoisting only known-valid sizes made its large dataset 1.8x slower, "
-                   "docs/benchmark-results/hoisting-known-sizes)")
 def test_an_iota_hoisted_out_of_a_map_over_nothing_does_not_fail():
     source = "entry main (n: i64) (m: i64): [][]i64 = map (\\i -> map (\\j -> i + j) (iota m)) (iota n)\n"
     args = [np.int64(0), np.int64(-1)]

@@ -201,11 +201,15 @@ def int_pow(t, x, y, where=""):
     return wrap(t, pow(int(x), int(y), 2 ** (8 * np.dtype(t).itemsize)))
 
 
+# each integer type's least value and number of values (np.iinfo costs more than the wrapping itself)
+_WRAP_RANGES = {t: (p.range[0], p.range[1] - p.range[0] + 1)
+                for p in PRIMS.values() if p.is_int for t in (p.dtype, p.dtype.type)}
+
+
 def wrap(t, v):
-    """An integer wrapped to the width of numpy integer type t."""
-    info = np.iinfo(t)
-    span = int(info.max) - int(info.min) + 1
-    return t((int(v) - int(info.min)) % span + int(info.min))
+    """An integer wrapped to the width of numpy integer type t (host code wraps every integer operation)."""
+    low, span = _WRAP_RANGES[t]
+    return t((int(v) - low) % span + low)
 
 
 # ---- host-level operations of the generated code ----
