@@ -49,6 +49,8 @@ def _with_own_iotas(op, iotas: dict, names: NameSource):
         (x,) = stm.pat
         fresh = S.Var(names.fresh(x.name), x.type)
         subst[x.name] = fresh
-        own.append(S.Stm((fresh,), stm.exp, stm.loc))
+        # the copy runs only where its points do, inside what the host's iota was moved out of: where that
+        # runs, so the size check that the host's iota may skip (S.Replicate's `checked`) always holds here
+        own.append(S.Stm((fresh,), dataclasses.replace(stm.exp, checked=None), stm.loc))
     body = Renamer(names, subst).body(op.body)
     return dataclasses.replace(op, body=S.Body(tuple(own) + body.stms, body.result))

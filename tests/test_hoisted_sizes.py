@@ -94,3 +94,14 @@ def test_every_compiled_version_fails_only_where_the_program_as_written_does(dev
                 assert compare_values(list(got.values), list(want.values)) is None, where
             else:
                 assert "Negative size" in got.error, (where, got.error)
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_no_kernel_reads_a_size_check_condition(name):
+    """A kernel's copy of a host iota (sink_iotas) runs only where the iota's size check holds, so it needs
+    no condition: one would be an argument of every launch."""
+    from incflat.ir import target as T
+    prog = pipeline.compile(PROGRAMS[name][0] + "\n", "t.fut", until="sink_scalars")
+    segops = [e for e in walk_exps(prog.funs[0].body) if isinstance(e, T.SEGOPS)]
+    inside = [e for op in segops for e in walk_exps(op.body) if isinstance(e, (S.Iota, S.Replicate))]
+    assert all(e.checked is None for e in inside)
