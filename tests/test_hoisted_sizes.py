@@ -29,7 +29,8 @@ PROGRAMS = {
                          "  loop acc = 1 for t < k do acc + t + reduce (+) 0 (iota m)",
                          [(0, -1), (-3, -1), (2, -1), (3, 5)], True),
     "iota_in_while_loop": ("entry main (k: i64) (m: i64): i64 =\n"
-                           "  let (acc, _) = loop (acc, t) = (1, 0) while t < k do (acc + reduce (+) 0 (iota m), t + 1)\n"
+                           "  let (acc, _) = loop (acc, t) = (1, 0) while t < k do\n"
+                           "    (acc + reduce (+) 0 (iota m), t + 1)\n"
                            "  in acc",
                            [(0, -1), (2, -1), (3, 5)], True),
     "iota_in_while_loop_reading_an_array": ("entry main [n] (xs: [n]i64) (m: i64): i64 =\n"
