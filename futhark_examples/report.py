@@ -6,7 +6,7 @@ the PPoPP'19 paper's Figure 8).
     python futhark_examples/report.py run [PROGRAM ...] [--out DIR] [-d DEVICE] [--parts mf,if,aif,numpy,jax]
                                           [--tune-only]
     python futhark_examples/report.py guards PROGRAM [--out DIR] [-d DEVICE]
-    python futhark_examples/report.py render [--out DIR] [--markdown FILE] [--chart FILE]
+    python futhark_examples/report.py render [--out DIR] [--markdown FILE] [--chart FILE] [--force]
 
 `run` measures; each (program, part) is saved as DIR/PROGRAM.PART.json as soon as it is done and skipped when
 that file exists, so a run that is cut off resumes where it stopped. MF, IF and AIF are timed by `incflat bench`
@@ -307,13 +307,22 @@ def render_chart(results: dict, path: pathlib.Path) -> None:
 
 def cmd_render(args) -> int:
     results = load_results(args.out)
+    if not results:
+        raise SystemExit(f"report.py render: no results in {args.out} (PROGRAM.PART.json files of `report.py run`)")
+    for path in (args.markdown, args.chart):
+        if path is not None and path.exists() and not args.force:
+            raise SystemExit(f"report.py render: {path} exists (pass --force to replace it)")
     table = render_table(results)
     if args.markdown:
-        args.markdown.write_text(table)
+        tmp = args.markdown.with_name(args.markdown.name + ".tmp")
+        tmp.write_text(table)
+        os.replace(tmp, args.markdown)
     else:
         print(table)
     if args.chart:
-        render_chart(results, args.chart)
+        tmp = args.chart.with_name(args.chart.stem + ".tmp" + args.chart.suffix)  # matplotlib reads the suffix
+        render_chart(results, tmp)
+        os.replace(tmp, args.chart)
     return 0
 
 
@@ -341,6 +350,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", type=pathlib.Path, default=HERE / "report")
     p.add_argument("--markdown", type=pathlib.Path, help="write the table here (default: print it)")
     p.add_argument("--chart", type=pathlib.Path, help="write the bar chart here (PNG)")
+    p.add_argument("--force", action="store_true", help="replace the table and chart files if they exist")
     p.set_defaults(fn=cmd_render)
     args = ap.parse_args(argv)
     named = list(getattr(args, "programs", [])) + ([args.program] if hasattr(args, "program") else [])
