@@ -11,6 +11,7 @@ from incflat import pipeline
 from incflat.harness import Compiled, Interpreter, compare_values, version_assignments
 from incflat.ir import source as S
 from incflat.ir.interp import run_entry
+from incflat.ir.interp_ops import InterpError
 from incflat.ir.traverse import walk_exps
 from incflat.pipeline import source_program
 
@@ -49,7 +50,7 @@ def outcome(run):
     """(error, values): the program's own error or its values."""
     try:
         return None, run()
-    except Exception as e:  # the interpreter's program errors
+    except InterpError as e:
         return str(e), None
 
 
