@@ -189,7 +189,7 @@ class HostWriter:
             flags = S.Var(f"{pat[0].name}_flags", Array(BOOL, (S.dim_of(e.width),)))
             self.segmap(T.SegMap(1, (T.Binding(e.width, e.lam.params, e.arrs),), e.lam.body, (flags.type,)),
                         (flags,), stm.loc)
-            self.emit(f"{names}, = compact(ctx, {flags.name}, [{', '.join(a.name for a in e.arrs)}])")
+            self.emit(f"{names}, = compact(ctx, {flags.name}, [{', '.join(a.name for a in e.arrs)}], {where(stm)})")
         elif isinstance(e, S.If):
             with self.out.block(f"if {self.atom(e.cond)}"):
                 self.branch(e.then, pat)

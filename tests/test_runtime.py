@@ -108,3 +108,23 @@ def test_a_device_whose_compiler_fails_is_passed_over(monkeypatch):
     assert dev.choose_device(device_sub="cpu") is working
     with pytest.raises(ProgramError, match=r"broken-cpu \(Fake OpenCL\): error: unknown target CPU 'generic'"):
         dev.choose_device(device_sub="broken")
+
+
+def test_a_filter_the_host_has_no_memory_for_is_an_error_not_a_kill(monkeypatch):
+    """filter compacts on the host: with too little host memory for the copies (a filter of 1.5 billion
+    elements on a 24 GiB machine whose CPU device holds them already: the fuzzer's case), an out-of-memory
+    error at the filter's position, before anything is copied."""
+    from incflat.codegen.runtime import arrays
+    monkeypatch.setattr(arrays, "host_available_bytes", lambda: 10 ** 9)
+    n = 1_526_726_675
+    flags, xs = arrays.DeviceArray(None, (n,), np.bool_), arrays.DeviceArray(None, (n,), np.int64)
+    with pytest.raises(ProgramError, match=r"^t\.fut:1:41: Out of memory: filter would copy \d+ bytes to the host "
+                                           r"\(arrays of shape \[1526726675\]\), which has 1000000000 bytes"):
+        arrays.compact(None, flags, [xs], "t.fut:1:41")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="MemAvailable is Linux's")
+def test_the_host_s_available_memory_is_known_on_linux():
+    from incflat.codegen.runtime import arrays
+    available = arrays.host_available_bytes()
+    assert available is not None and 0 < available <= os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")

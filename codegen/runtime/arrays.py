@@ -440,10 +440,29 @@ def scatter(ctx, dest, idxs, vals, in_place=False):
     return out
 
 
-def compact(ctx, flags, arrs):
-    """The count and the elements of each array where flags hold (filter's second half)."""
+def compact(ctx, flags, arrs, where=""):
+    """The count and the elements of each array where flags hold (filter's second half). It runs on the host:
+    where the host has too little memory for the copies, that is the program's error, not the system's kill
+    (on a CPU device the arrays already take the host's memory)."""
+    need = sum(math.prod(a.shape) * a.dtype.itemsize * 2 for a in arrs) + math.prod(flags.shape) * 2
+    available = host_available_bytes()
+    if available is not None and need > available:
+        fail(where, f"Out of memory: filter would copy {need} bytes to the host (arrays of shape "
+             f"{shape_text(flags.shape)}), which has {available} bytes available.")
     keep = to_host(ctx, flags).astype(bool)
     return [np.int64(keep.sum())] + [ctx.to_device(to_host(ctx, a)[keep]) for a in arrs]
+
+
+def host_available_bytes():
+    """The memory the host can still give (Linux's MemAvailable), or None where that is not known."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def prim_call(fn, result_type, *args):
