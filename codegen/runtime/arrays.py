@@ -445,12 +445,15 @@ def compact(ctx, flags, arrs, where=""):
     where the host has too little memory for the copies, that is the program's error, not the system's kill
     (on a CPU device the arrays already take the host's memory)."""
     need = sum(math.prod(a.shape) * a.dtype.itemsize * 2 for a in arrs) + math.prod(flags.shape) * 2
-    available = host_available_bytes()
+    available = host_available_bytes() if need > CHECKED_HOST_COPY else None  # a file read: not every call
     if available is not None and need > available:
         fail(where, f"Out of memory: filter would copy {need} bytes to the host (arrays of shape "
              f"{shape_text(flags.shape)}), which has {available} bytes available.")
     keep = to_host(ctx, flags).astype(bool)
     return [np.int64(keep.sum())] + [ctx.to_device(to_host(ctx, a)[keep]) for a in arrs]
+
+
+CHECKED_HOST_COPY = 2 ** 28  # bytes of host copies above which compact checks the host's available memory
 
 
 def host_available_bytes():
