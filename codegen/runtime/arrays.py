@@ -202,8 +202,7 @@ def int_pow(t, x, y, where=""):
 
 
 # each integer type's least value and number of values (np.iinfo costs more than the wrapping itself)
-_WRAP_RANGES = {t: (p.range[0], p.range[1] - p.range[0] + 1)
-                for p in PRIMS.values() if p.is_int for t in (p.dtype, p.dtype.type)}
+_WRAP_RANGES = {p.dtype.type: (p.range[0], p.range[1] - p.range[0] + 1) for p in PRIMS.values() if p.is_int}
 
 
 def wrap(t, v):
@@ -440,6 +439,9 @@ def scatter(ctx, dest, idxs, vals, in_place=False):
     return out
 
 
+CHECKED_HOST_COPY = 2 ** 28  # bytes of host copies above which compact checks the host's available memory
+
+
 def compact(ctx, flags, arrs, where=""):
     """The count and the elements of each array where flags hold (filter's second half). It runs on the host:
     where the host has too little memory for the copies, that is the program's error, not the system's kill
@@ -451,9 +453,6 @@ def compact(ctx, flags, arrs, where=""):
              f"{shape_text(flags.shape)}), which has {available} bytes available.")
     keep = to_host(ctx, flags).astype(bool)
     return [np.int64(keep.sum())] + [ctx.to_device(to_host(ctx, a)[keep]) for a in arrs]
-
-
-CHECKED_HOST_COPY = 2 ** 28  # bytes of host copies above which compact checks the host's available memory
 
 
 def host_available_bytes():
