@@ -295,6 +295,7 @@ def test_a_comparison_measures_more_until_the_difference_is_significant():
     a, b = Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b")
     assert compare(bench, dataset, a, b) == -1 and compare(bench, dataset, b, a) == 1
     assert bench.run_count["d"] == 5 and not program.outcomes
+    assert bench.again_count["d"] == 3  # two configurations, measured in five invocations
     assert bench.measure(dataset, {T1: 1}, key="a").times_us == (100.0, 106.0, 101.0, 103.0, 102.0, 104.0)
     assert compare(bench, dataset, a, Candidate({T1: 3}, "a")) == 0  # one experiment
 
@@ -834,6 +835,8 @@ def test_tuning_sends_each_dataset_to_its_cheapest_version_and_writes_back(tmp_p
     # and tuned.
     for report in result.datasets:
         assert report.runs == (2 if report.held_out else 1 + 5 + MIN_INVOCATION_DOF), report.name
+        # the confirmations measured configurations again: the probe and a configuration per code version
+        assert report.configurations == (2 if report.held_out else 1 + 5), report.name
         # (a second round, which changes nothing, is answered from the cache: 2 ends of each threshold that the
         # tuned values send the dataset through, one for V1 up to all four for V4 and V5; and the version the
         # untuned run took once)
@@ -1073,8 +1076,8 @@ def test_the_report_shows_mf_untuned_and_tuned_with_intervals_the_version_and_wa
     result = autotune(fut, program, runs=2, out=out, moderate=moderate, plot_dir=plots)
     text = out.getvalue()
     header = next(line for line in text.splitlines() if line.startswith("dataset "))
-    assert header.split() == ["dataset", "role", "MF", "untuned", "IF", "tuned", "IF", "speedup", "runs", "cached",
-                              "stored", "wall", "s"]
+    assert header.split() == ["dataset", "role", "MF", "untuned", "IF", "tuned", "IF", "speedup", "runs", "configs",
+                              "cached", "stored", "wall", "s"]
     interval = r"[\d,.]+ ± [\d,.]+"
     for report in result.datasets:
         row = next(line for line in text.splitlines() if line.startswith(report.name + " "))

@@ -60,6 +60,13 @@ class DatasetReport:
     wall_s: float = 0.0  # seconds of program runs for this dataset (all phases, MF included)
     version: Version | None = None  # what the tuned values run; None: not known (a held-out dataset, unprobed)
     invocation_noise: float = 0.0  # the dataset's, as the bench learnt it (tuner.measure.invocation_spread)
+    measured_again: int = 0  # of `runs`, those that added runs to a configuration measured before
+
+    @property
+    def configurations(self) -> int:
+        """The invocations that measured a configuration (an assignment's path, MF, or the probe) for the first
+        time: the thesis's count of benchmark runs, each of which may take several invocations here."""
+        return self.runs - self.measured_again
 
     @property
     def speedup(self) -> float:
@@ -312,7 +319,8 @@ def autotune(
                                       forest, in_effect(forest, defaults, probes[d.name].default_threshold) | written,
                                       probes[d.name].epars, d.entry)
                                   if d.name in probes and not probes[d.name].failure else None,
-                                  invocation_noise=bench.invocation_noise(d.name)[0])
+                                  invocation_noise=bench.invocation_noise(d.name)[0],
+                                  measured_again=bench.again_count[d.name])
                     for d in every
                 ),
                 notes,
@@ -390,7 +398,7 @@ def _moderate_bench(bench: Bench, moderate: Path | str | None, extra_args: Seque
         return None
     mf = Bench(Program(Path(moderate), extra_args), runs=bench.runs, timeout=bench.timeout, log=log,
                max_runs=bench.max_runs, limits=bench.limits, observe=observe, max_time=bench.max_time)
-    mf.run_count, mf.stored_count = bench.run_count, bench.stored_count
+    mf.run_count, mf.stored_count, mf.again_count = bench.run_count, bench.stored_count, bench.again_count
     if opened:
         try:
             text = read_program(Path(moderate))
@@ -530,7 +538,8 @@ def _report(result: TuneResult, log: Callable[[str], None]) -> None:
     log(("MF: compiled with moderate flattening; " if result.moderate else "")
         + "IF: this program (incremental flattening), untuned (its defaults) and tuned")
     log("speedup: untuned IF / tuned IF ('same': inside the noise, p >= 0.05 with the invocations'); runs, wall s: "
-        "every phase" + (", MF too" if result.moderate else ""))
+        "every phase" + (", MF too" if result.moderate else "") + "; configs: the runs that measured a "
+        "configuration for the first time (the others added runs to one)")
     columns = [("dataset", "<", [d.name for d in result.datasets]),
                ("role", "<", ["held-out" if d.held_out else "tuning" for d in result.datasets])]
     if result.moderate:
@@ -541,6 +550,7 @@ def _report(result: TuneResult, log: Callable[[str], None]) -> None:
         ("speedup", ">", ["-" if math.isnan(d.speedup) else f"{d.speedup:.2f}x" if d.significant else "same"
                           for d in result.datasets]),
         ("runs", ">", [str(d.runs) for d in result.datasets]),
+        ("configs", ">", [str(d.configurations) for d in result.datasets]),
         ("cached", ">", [str(d.cache_hits) for d in result.datasets]),
         ("stored", ">", [str(d.stored_hits) for d in result.datasets]),
         ("wall s", ">", [f"{d.wall_s:.1f}" for d in result.datasets]),

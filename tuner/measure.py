@@ -342,6 +342,9 @@ class Bench:
         self.run_count: Counter[str] = Counter()
         self.hit_count: Counter[str] = Counter()
         self.stored_count: Counter[str] = Counter()
+        # Invocations that added runs to a configuration measured before (measure_more): the rest of run_count
+        # measured a configuration for the first time (or probed), the thesis's "benchmark runs".
+        self.again_count: Counter[str] = Counter()
         self._cache: dict[tuple[str, Hashable], Measurement] = {}
         # The --params under which a cached measurement is stored (runs added to it are stored with them).
         self._stored_as: dict[tuple[str, Hashable], Mapping[str, int] | None] = {}
@@ -397,6 +400,7 @@ class Bench:
         runs = runs or min(self.timed_runs(dataset.name), self.max_runs - len(found.times_us))
         timeout = self._timeout(dataset.name, runs + 1)
         result = self._invoke(dataset, candidate.params, timeout, timing_runs=runs + 1)
+        self.again_count[dataset.name] += 1
         added = self._record(dataset.name, result, timeout)
         more = found.merged(added)
         stored_as = self._stored_as.get((dataset.name, candidate.key), candidate.params)
