@@ -53,7 +53,7 @@ def test_tuning_file_and_defaults_agree(tuned):
     assert "TUNING_PROVENANCE = None" not in program.read_text()
     for name in ("a", "b", "c"):  # MF (compiled by the tuner), untuned and tuned, each with its interval
         assert re.search(rf"^{name} +(tuning|held-out) +([\d,.]+ ± [\d,.]+ +){{3}}", out, re.M), out
-    assert re.search(r"^dataset +role +MF +untuned IF +tuned IF +speedup +runs +cached +stored +wall s$", out, re.M)
+    assert re.search(r"^dataset +role +MF +untuned IF +tuned IF +speedup +runs +configs +cached +stored +wall s$", out, re.M)
     assert re.search(r"program runs: \d+ .*; [\d.]+ s in program runs", out)
     for name in ("a", "b"):  # the version each tuning dataset runs
         assert re.search(rf"^  {name} +V\d +main\.suff_outer_par_0:(yes|no)", out, re.M), out
