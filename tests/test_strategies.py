@@ -19,7 +19,7 @@ from incflat.tuner.sizes import tune_sizes
 from incflat.tuner.stochastic import JOINT_SIZES
 from incflat.tuner.simple import Outcome
 from incflat.tuner.strategies import STRATEGIES, _no_worse_than, combinations
-from incflat.tuner.tree import Probed, build_forest
+from incflat.tuner.tree import Probed, build_forest, tuning_order
 
 import fake_program as fake
 
@@ -536,3 +536,25 @@ def test_a_whole_assignments_comparison_counts_the_invocation_noise():
     quiet = Objective(space, ModelBench(lambda name, a: 1.0))
     assert quiet.significantly_worse(slower, faster) and not quiet.significantly_worse(faster, slower)
     assert not Objective(space, Noisy(lambda name, a: 1.0)).significantly_worse(slower, faster)
+
+
+def test_later_rounds_tune_the_guards_an_intra_group_version_falls_back_to():
+    """Every tuning dataset takes the intra-group version (main.suff_intra_par_0 true), which at run time falls
+    back to its false side where its workgroup does not fit (a dataset the tuning did not see). Behind it, a's
+    best outcome follows b's; a is tuned first, with b at never, and b moves after it. The rounds skip a and b
+    (no dataset runs them); after them, a is tuned again with b at its tuned value, and finds its true side."""
+    intra, a, b = "main.suff_intra_par_0", "main.suff_outer_par_1", "main.suff_outer_par_2"
+    params = [Param(intra, "threshold", None, ()), Param(a, "threshold", None, ((intra, False),)),
+              Param(b, "threshold", None, ((intra, False),))]
+    space = Space.of(build_forest(params), [probed("d", {intra: (100,), a: (100,), b: (100,)})])
+    assert [n.name for n in tuning_order(space.forest)][:2] == [a, b]
+
+    def cost(name, assignment):
+        if assignment[intra] <= 100:
+            return 10.0
+        a_true, b_true = assignment[a] <= 100, assignment[b] <= 100
+        return 50.0 + 20 * (a_true != b_true) + 30 * (not b_true)
+
+    outcome = STRATEGIES["tree"](space, Objective(space, ModelBench(cost)), np.random.default_rng(0), lambda _: None)
+    assert outcome.assignment[intra] <= 100
+    assert outcome.assignment[a] <= 100 and outcome.assignment[b] <= 100  # the fallback's best: 50, not 70

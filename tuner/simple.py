@@ -20,11 +20,14 @@ so a subtree already measured is never run again: with a consistent set of datas
 per code version.
 
 Alg. 2 tunes each threshold once. Guards in sequence are not independent, though (a version's result layout
-changes the speed of the kernels after it), and a threshold tuned early saw the later ones at never; so the pass
-repeats, every other threshold at its tuned value, until a round changes nothing that the significant results
-decide (at most MAX_ROUNDS; a move on tied means alone calls for no other round). From the second round on, a
-threshold is compared only on the datasets that the values so far send through it: one that an ancestor now
-sends elsewhere would only run paths it no longer takes.
+changes the speed of the kernels after it), and a threshold tuned early saw the later ones at their defaults;
+so the pass repeats, every other threshold at its tuned value, until a round changes nothing that the
+significant results decide (at most MAX_ROUNDS; a move on tied means alone calls for no other round). From the
+second round on, a threshold is compared only on the datasets that the values so far send through it: one that
+an ancestor now sends elsewhere would only run paths it no longer takes. But an intra-group version falls back
+to its false side at run time where its workgroup does not fit, which the training datasets may not show: after
+the rounds, the guards that only such fallbacks reach are tuned once more, as if the versions had fallen back,
+the others at their final values (no tuning dataset runs them, so no round follows).
 
 A threshold compared against several values in one run (inside a loop) has no single range: its breakpoint is
 computed from one profiled run of each version per dataset (tuner.instrumented, the thesis's Eq. 3.1), two runs
@@ -44,7 +47,7 @@ from typing import Callable
 from incflat.tuner.instrumented import Profiles
 from incflat.tuner.measure import Candidate, Measurer, Stopped, compare
 from incflat.codegen.runtime.tuning import Forest, Node, all_nodes
-from incflat.tuner.tree import Probed, never_value, path, pins, shown, tuning_order
+from incflat.tuner.tree import Probed, never_value, path, pins, reaches, shown, tuning_order
 
 # Thresholds of sibling subtrees interact (one version's result layout speeds or slows the next kernel), and a
 # threshold tuned first saw the later ones at never: the pass repeats, with every other threshold at its tuned
@@ -106,9 +109,22 @@ def _rounds(forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Ca
             current: dict[str, int], tuned: dict[str, int], note: Callable[[str], None], defaults: dict[str, int],
             seeded: bool, settled: Collection[str]) -> None:
     """Tunes each threshold in turn, round after round, into `current` and `tuned` (`seeded`: the values in
-    `current` were found before, and count as the first round)."""
+    `current` were found before, and count as the first round); then the guards behind the intra-group versions
+    that every tuning dataset takes."""
     first = 2 if seeded else 1
     profiles = Profiles(bench, forest)
+
+    def tune(node, reaching: Sequence[Probed]) -> bool:
+        """Tunes one threshold on these datasets; whether the significant results moved it."""
+        log(f"tuning {node.name}")
+        experiment = _Experiment(forest, bench, node, current | pins(node, never), never, profiles,
+                                 defaults.get(node.name, never))
+        value, firm = _tune_node(experiment, reaching, note)
+        log(f"  {node.name} = {experiment.show(value)}")
+        moved = firm != current[node.name]
+        current[node.name] = tuned[node.name] = value
+        return moved
+
     for round_number in range(first, (MAX_ROUNDS if len(current) > 1 else 1) + 1):
         again = round_number > 1
         if again:
@@ -129,17 +145,28 @@ def _rounds(forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Ca
                     log(f"{node.name}: the tuned values send every tuning dataset past it; it stays "
                         f"{shown(current[node.name], never)}")
                     continue
-            log(f"tuning {node.name}")
-            experiment = _Experiment(forest, bench, node, current | pins(node, never), never, profiles,
-                                     defaults.get(node.name, never))
-            value, firm = _tune_node(experiment, reaching, note)
-            log(f"  {node.name} = {experiment.show(value)}")
             # Another round re-checks what the results found, not the bets on ties: a round whose moves all
             # follow faster means inside the noise would only chase that noise, at a run per guard and dataset.
-            changed |= firm != current[node.name]
-            current[node.name] = tuned[node.name] = value
+            changed |= tune(node, reaching)
         if not changed:
             break
+    # An intra-group version falls back to its false side at run time where its workgroup does not fit, which
+    # the tuning datasets may not show (LocVolCalib's whole strike in one workgroup fits 16 time steps, not 64):
+    # the guards that only such a fallback reaches are tuned once more, the others at their final values. No
+    # tuning dataset runs them, so what they become changes no other comparison, and no round follows.
+    announced = False
+    for node in tuning_order(forest):
+        if node.name in settled or not any(node.name in d.epars for d in datasets):
+            continue
+        if any(node.name in dict(path(forest, current, d.epars)) for d in datasets):
+            continue
+        fallen = [d for d in datasets if node.name in d.epars and reaches(forest, node, current, d.epars, never)]
+        if fallen:
+            if not announced:
+                log("behind the intra-group versions every tuning dataset takes: each guard again, as if they "
+                    "fell back, the others at their tuned values")
+                announced = True
+            tune(node, fallen)
 
 
 def _tune_node(experiment: _Experiment, reaching: Sequence[Probed],

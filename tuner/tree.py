@@ -76,6 +76,21 @@ def path(forest: Forest, assignment: Mapping[str, int], epars: EPars) -> Path:
     return tuple(out)
 
 
+def falls_back(name: str) -> bool:
+    """Whether the guard's true side is a workgroup-level version, which the program leaves for its false side
+    at run time where the device cannot launch it (its workgroup or local memory does not fit)."""
+    parsed = parse_threshold_name(name)
+    return parsed is not None and parsed[1] == "intra"
+
+
+def reaches(forest: Forest, node: Node, assignment: Mapping[str, int], epars: EPars, never: int) -> bool:
+    """Whether a dataset with these ePars reaches `node` under the assignment, or would where the
+    workgroup-level versions on the way fell back: one that fits the tuning datasets may not fit another
+    (LocVolCalib's whole strike in one workgroup fits 16 time steps, not 64), and its fallback runs this node."""
+    fallen = {name: never for name, outcome in node.ancestors if not outcome and falls_back(name)}
+    return node.name in dict(path(forest, {**assignment, **fallen}, epars))
+
+
 @dataclass(frozen=True)
 class Version:
     """The code a dataset runs under some threshold values (the report's "version chosen")."""
