@@ -50,8 +50,8 @@ from incflat.codegen.runtime.tuning import Forest, Node, all_nodes
 from incflat.tuner.tree import Probed, never_value, path, pins, reaches, shown, tuning_order
 
 # Thresholds of sibling subtrees interact (one version's result layout speeds or slows the next kernel), and a
-# threshold tuned first saw the later ones at never: the pass repeats, with every other threshold at its tuned
-# value, until a round changes nothing (the cache answers every run already made).
+# threshold tuned first saw the later ones at their defaults: the pass repeats, with every other threshold at its
+# tuned value, until a round changes nothing (the cache answers every run already made).
 MAX_ROUNDS = 3
 
 
@@ -114,7 +114,7 @@ def _rounds(forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Ca
     first = 2 if seeded else 1
     profiles = Profiles(bench, forest)
 
-    def tune(node, reaching: Sequence[Probed]) -> bool:
+    def tune(node: Node, reaching: Sequence[Probed]) -> bool:
         """Tunes one threshold on these datasets; whether the significant results moved it."""
         log(f"tuning {node.name}")
         experiment = _Experiment(forest, bench, node, current | pins(node, never), never, profiles,
