@@ -170,9 +170,9 @@ class Renamer:
                 form = S.WhileLoop(self.body(e.form.cond))
             return S.Loop(sizes, params, init, form, self.body(e.body))
         if isinstance(e, S.Iota):
-            return S.Iota(a(e.n), e.elem, e.checked and a(e.checked))
+            return S.Iota(a(e.n), e.elem, None if e.checked is None else a(e.checked))
         if isinstance(e, S.Replicate):
-            return S.Replicate(a(e.n), a(e.x), e.checked and a(e.checked))
+            return S.Replicate(a(e.n), a(e.x), None if e.checked is None else a(e.checked))
         if isinstance(e, S.Rearrange):
             return S.Rearrange(e.perm, a(e.arr))
         if isinstance(e, S.Map):
