@@ -13,7 +13,9 @@ the IF program with each strategy (no shared measurements: each starts cold) and
   of all strategies' results (exhaustive's among them, where it ran), with a 95% bootstrap interval over the
   side-by-side pass's invocations and runs;
 - to 2%: the invocations and seconds until the strategy first measured one of the assignments found within 2%
-  of that best (for the strategies that measure whole assignments; the others only at their end);
+  of that best on every tuning dataset (a whole assignment it measured, or its own result where that is within
+  2%: when the tuner first measured it, for the strategies that tune per dataset), and the most configurations
+  one tuning dataset had measured by then;
 - held-out: the geometric mean over the held-out (notune) datasets of the untuned IF time over the tuned time,
   and of the MF time over the tuned time.
 
@@ -44,7 +46,7 @@ import time
 
 from incflat import pipeline
 from incflat.cli import compile_file
-from incflat.tuner.autotune import autotune, in_effect, listed_defaults
+from incflat.tuner.autotune import autotune, configurations_until, in_effect, listed_defaults
 from incflat.tuner.datasets import read_test_cases, select_datasets
 from incflat.tuner.measure import Bench, Limits
 from incflat.tuner.probe import probe
@@ -89,6 +91,8 @@ def tune_with(strategy: str, fut: pathlib.Path, compiled: pathlib.Path, pristine
         "seconds": wall,
         "history": [{"value": e.value, "runs": e.runs, "seconds": e.seconds, "assignment": e.assignment}
                     for e in result.evaluations],
+        "reached": {"runs": result.reached.runs, "seconds": result.reached.seconds} if result.reached else None,
+        "timeline": [list(entry) for entry in result.timeline],
         "notes": list(result.notes),
         "device": result.provenance.device,
         "log": log.getvalue(),
@@ -245,19 +249,32 @@ def summarise(name: str, results: list[dict], measured: dict, seed: int = 1) -> 
         r["ratio_to_optimum"] = r["objective_us"] / optimum
         r["ratio_interval"] = ratio_interval(measured.get("invocations", {}), tuning, r["strategy"], best, seed)
         # the first assignment it measured that is one of those found within 2% (the same values)
-        reached = [h for h in r["history"] if any(all(h["assignment"].get(k) == v for k, v in good.items())
-                                                     for good in within)]
-        if reached:
-            r["to_2pc"] = {"runs": reached[0]["runs"], "seconds": reached[0]["seconds"]}
-        elif r["ratio_to_optimum"] <= WITHIN:
-            r["to_2pc"] = {"runs": r["runs"], "seconds": r["seconds"]}
-        else:
-            r["to_2pc"] = None
+        r["to_2pc"] = first_within(r, within)
         r["held_out_vs_if"] = geomean([means["untuned"][d] / means[r["strategy"]][d] for d in held])
         r["held_out_vs_mf"] = geomean([means["MF"][d] / means[r["strategy"]][d] for d in held])
     return {"program": name, "optimum_us": optimum, "untuned_us": objective("untuned"), "mf_us": objective("MF"),
             "means": means, "invocations": measured.get("invocations"), "chosen": measured.get("chosen"),
             "strategies": results}
+
+
+def first_within(result: dict, within: list[dict]) -> dict | None:
+    """When the strategy first measured, on every tuning dataset, an assignment found within 2% of the best:
+    the first one of them among the whole assignments it measured, or its own result where that is within 2%
+    (`reached`: when the tuner had first measured it, for the strategies that tune per dataset). Its runs and
+    seconds, and the most configurations a tuning dataset had measured by then (where the timeline is
+    recorded); None if it never did. Results recorded before `reached` count their own result at their end."""
+    candidates = [h for h in result["history"]
+                  if any(all(h["assignment"].get(k) == v for k, v in good.items()) for good in within)][:1]
+    if result["ratio_to_optimum"] <= WITHIN:
+        candidates.append(result.get("reached") or {"runs": result["runs"], "seconds": result["seconds"]})
+    if not candidates:
+        return None
+    first = min(candidates, key=lambda c: c["runs"])
+    found = {"runs": first["runs"], "seconds": first["seconds"]}
+    if result.get("timeline"):
+        counts = configurations_until(result["timeline"], first["runs"], list(result["tuning_runs"]))
+        found["configurations"] = max(counts.values(), default=0)
+    return found
 
 
 def geomean(xs: list[float]) -> float | None:
@@ -278,14 +295,14 @@ def markdown(study: list[dict], device: str) -> str:
         lines += [f"### {p['program']} ({p['versions']} code versions): tuning datasets' summed mean "
                   f"{p['optimum_us']:.0f} us at best, untuned {p['untuned_us']:.0f}, MF {p['mf_us']:.0f}", "",
                   "| strategy | runs | most runs of a tuning dataset (configurations) | seconds | objective (us) | "
-                  "/ optimum (95% interval) | runs to 2% | s to 2% | held-out vs IF | held-out vs MF |",
+                  "/ optimum (95% interval) | runs to 2% (most configurations of a dataset) | s to 2% | held-out vs IF | held-out vs MF |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for r in p["strategies"]:
             if "error" in r:
                 lines.append(f"| {r['strategy']} | failed: {r['error']} ||||||||| ")
                 continue
             reach = r["to_2pc"]
-            runs_to, seconds_to = (str(reach["runs"]), f"{reach['seconds']:.0f}") if reach else ("not reached", "-")
+            runs_to, seconds_to = (_runs_to(reach), f"{reach['seconds']:.0f}") if reach else ("not reached", "-")
             name = r["strategy"] + (f" (reused, tuned on {r.get('device', 'unknown')})" if "reused" in r else "")
             cells = [name, str(r["runs"]), most_runs(r), f"{r['seconds']:.0f}",
                      f"{r['objective_us']:.0f}", _with_interval(r["ratio_to_optimum"], r.get("ratio_interval")),
@@ -302,6 +319,11 @@ def most_runs(result: dict) -> str:
     runs = str(max(result["tuning_runs"].values(), default=0))
     configurations = result.get("tuning_configurations")
     return f"{runs} ({max(configurations.values(), default=0)})" if configurations is not None else runs
+
+
+def _runs_to(reach: dict) -> str:
+    configurations = reach.get("configurations")
+    return str(reach["runs"]) + (f" ({configurations})" if configurations is not None else "")
 
 
 def _with_interval(ratio: float, interval: list[float] | None) -> str:

@@ -460,6 +460,32 @@ def test_the_log_has_every_evaluation_and_overwrites_only_its_own_file(tmp_path,
         "refusing to overwrite it")
 
 
+def test_the_result_says_when_the_tuned_values_were_first_measured_on_every_tuning_dataset(tmp_path):
+    """Read back from the --log file: per tuning dataset, the invocations up to the first measurement of the
+    experiment its tuned run was (the `tuned` record's key); the latest of them is the result's `reached`."""
+    fut, program = workspace(tmp_path)
+    log = tmp_path / "evaluations.jsonl"
+    out = io.StringIO()
+    result = autotune(fut, program, runs=2, out=out, log_file=log)
+    records = log_records(log)
+    tuning = [d.name for d in result.datasets if not d.held_out]
+    firsts = {}
+    for name in tuning:
+        tuned_key = next(r["key"] for r in records if r["dataset"] == name and r["label"] == "tuned")
+        first = next(i for i, r in enumerate(records) if r["dataset"] == name and r["key"] == tuned_key
+                     and r["source"] in ("run", "stored"))
+        firsts[name] = sum(r["source"] in RUNS for r in records[:first + 1])
+    assert result.reached is not None and result.reached.runs == max(firsts.values())
+    assert result.reached.runs < result.runs  # the held-out datasets' tuned runs came after, at least
+    at_reach = result.configurations_until(result.reached.runs)
+    last = records[:max(firsts.values())]
+    assert at_reach == {name: sum(r["dataset"] == name and r["source"] in ("run", "untimed") for r in last)
+                        for name in tuning}
+    assert all(at_reach[d.name] <= d.configurations for d in result.datasets if not d.held_out)
+    assert (f"the tuned values were first measured on every tuning dataset after {result.reached.runs} program runs"
+            in out.getvalue())
+
+
 def test_the_progress_bar_shows_on_a_terminal_only(tmp_path):
     fut, program = workspace(tmp_path)
     master, slave = pty.openpty()

@@ -91,6 +91,23 @@ class DatasetReport:
 
 
 @dataclass(frozen=True)
+class Reach:
+    """When the tuned values had first been measured on every tuning dataset (the runs after it compared other
+    values, or confirmed these): for a strategy that tunes per dataset, what a sampler's first measurement of
+    its best assignment is."""
+
+    runs: int  # program invocations until then, every phase
+    seconds: float  # since the tuner started
+
+
+def configurations_until(timeline: Sequence[Sequence], runs: int, names: Sequence[str]) -> dict[str, int]:
+    """Per dataset of `names`, the invocations among the first `runs` of the timeline (dataset, measured again)
+    that measured a configuration for the first time."""
+    counted = Counter(name for name, again in timeline[:runs] if not again)
+    return {name: counted[name] for name in names}
+
+
+@dataclass(frozen=True)
 class TuneResult:
     assignment: dict[str, int]  # what was written
     datasets: tuple[DatasetReport, ...]
@@ -103,6 +120,12 @@ class TuneResult:
     evaluations: tuple[Evaluation, ...] = ()  # the whole assignments a strategy measured, in order (the study)
     elapsed_s: float = 0.0  # the tuner's own wall time, from its start to the report
     plots: tuple[Path, ...] = ()  # the charts --plot wrote
+    reached: Reach | None = None  # when the tuned values had first been measured on every tuning dataset
+    timeline: tuple[tuple[str, bool], ...] = ()  # every invocation: its dataset, and whether it measured again
+
+    def configurations_until(self, runs: int) -> dict[str, int]:
+        """Per tuning dataset, the configurations its share of the first `runs` invocations measured."""
+        return configurations_until(self.timeline, runs, [d.name for d in self.datasets if not d.held_out])
 
     @property
     def runs(self) -> int:
@@ -272,7 +295,7 @@ def autotune(
                                    if p.default_threshold is not None), None)  # (one device: one default)
             space = Space.of(forest, probed, dimensions, in_effect(forest, defaults, device_default))
             untuned = {d.dataset.name: before[d.dataset.name].runtime_us for d in probed}
-            goal = Objective(space, bench, objective, untuned, count_runs=lambda: bench.invocations)
+            goal = Objective(space, bench, objective, untuned, count_runs=lambda: bench.invocations, started=started)
             log(f"strategy {strategy}" + (f", objective {objective}" if strategy not in PER_DATASET else ""))
             outcome = STRATEGIES[strategy](space, goal, np.random.default_rng(seed), log)
             if outcome.stopped and not outcome.assignment and space.names:
@@ -308,6 +331,7 @@ def autotune(
                 except Stopped as stop:  # the cache and the store still answer; nothing else is measured
                     after[d.name], stopped = None, stopped or str(stop)
             written = {} if keep and not assignment else assignment
+            reached = _reached(bench, forest, defaults, written, probed, probes, started)
             result = TuneResult(
                 assignment,
                 tuple(
@@ -331,6 +355,8 @@ def autotune(
                 store=opened.path if opened else None,
                 evaluations=tuple(goal.history),
                 elapsed_s=time.monotonic() - started,
+                reached=reached,
+                timeline=tuple(bench.timeline),
             )
             _report(result, log)
             if plot_dir is not None:
@@ -369,6 +395,27 @@ def _untuned_and_probes(bench: Bench, forest: Forest, selection: Selection, defa
     return before, probes, keys
 
 
+def _reached(bench: Bench, forest: Forest, defaults: Mapping[str, int], written: Mapping[str, int],
+             probed: Sequence[Probed], probes: Mapping[str, Probe], started: float) -> Reach | None:
+    """When the experiment that the tuned program runs had been measured on every tuning dataset (None: on
+    some dataset it never was, or its path is not known)."""
+    nodes = {n.name for n in all_nodes(forest)}
+    sizes = {name: v for name, v in written.items() if name not in nodes}
+    firsts = []
+    for d in probed:
+        values = in_effect(forest, defaults, probes[d.dataset.name].default_threshold) | dict(written)
+        if not values.keys() >= d.epars.keys():
+            return None
+        first = bench.first_measured(d.dataset.name, experiment_key(path(forest, values, d.epars), sizes))
+        if first is None:
+            return None
+        firsts.append(first)
+    if not firsts:
+        return None
+    runs, clock = max(firsts)
+    return Reach(runs, clock - started)
+
+
 def _untuned_key(forest: Forest, defaults: Mapping[str, int], found: Probe):
     """The experiment of a probed dataset under the program's defaults (None: the probe failed, or a threshold
     it compares has no value the tuner knows)."""
@@ -398,7 +445,7 @@ def _moderate_bench(bench: Bench, moderate: Path | str | None, extra_args: Seque
         return None
     mf = Bench(Program(Path(moderate), extra_args), runs=bench.runs, timeout=bench.timeout, log=log,
                max_runs=bench.max_runs, limits=bench.limits, observe=observe, max_time=bench.max_time)
-    mf.run_count, mf.stored_count, mf.again_count = bench.run_count, bench.stored_count, bench.again_count
+    mf.run_count, mf.stored_count, mf.timeline = bench.run_count, bench.stored_count, bench.timeline
     if opened:
         try:
             text = read_program(Path(moderate))
@@ -563,6 +610,11 @@ def _report(result: TuneResult, log: Callable[[str], None]) -> None:
     stored = f", {result.stored_hits} from the store {result.store}" if result.store else ""
     log(f"program runs: {result.runs} ({result.cache_hits} more answered from the cache{stored}); "
         f"{result.wall_s:.1f} s in program runs, {result.elapsed_s:.1f} s in all")
+    if result.reached is not None and result.assignment:
+        most = max(result.configurations_until(result.reached.runs).values(), default=0)
+        log(f"the tuned values were first measured on every tuning dataset after {result.reached.runs} program runs "
+            f"({result.reached.seconds:.1f} s; at most {most} configurations of a dataset); the runs after it "
+            "compared other values or confirmed these")
     _report_versions(result, log)
     if result.stopped:
         log(f"stopped early: {result.stopped}; the values written are the best found so far")

@@ -342,9 +342,13 @@ class Bench:
         self.run_count: Counter[str] = Counter()
         self.hit_count: Counter[str] = Counter()
         self.stored_count: Counter[str] = Counter()
-        # Invocations that added runs to a configuration measured before (measure_more): the rest of run_count
-        # measured a configuration for the first time (or probed), the thesis's "benchmark runs".
-        self.again_count: Counter[str] = Counter()
+        # Every invocation in order: its dataset, and whether it added runs to a configuration measured before
+        # (measure_more); the others measured a configuration for the first time (or probed), the thesis's
+        # "benchmark runs".
+        self.timeline: list[tuple[str, bool]] = []
+        # When each configuration was first measured (or found in the store): the invocations made until then,
+        # its own included, and the monotonic clock.
+        self._first_measured: dict[tuple[str, Hashable], tuple[int, float]] = {}
         self._cache: dict[tuple[str, Hashable], Measurement] = {}
         # The --params under which a cached measurement is stored (runs added to it are stored with them).
         self._stored_as: dict[tuple[str, Hashable], Mapping[str, int] | None] = {}
@@ -359,6 +363,16 @@ class Bench:
     @property
     def invocations(self) -> int:
         return sum(self.run_count.values())
+
+    @property
+    def again_count(self) -> Counter[str]:
+        """Per dataset, the invocations that added runs to a configuration measured before."""
+        return Counter(name for name, again in self.timeline if again)
+
+    def first_measured(self, name: str, key: Hashable) -> tuple[int, float] | None:
+        """The invocations made until dataset `name`'s configuration `key` was first measured (its own included),
+        and the monotonic clock then; None if it never was."""
+        return self._first_measured.get((name, key))
 
     def measure(
         self, dataset: Dataset, params: Mapping[str, int] | None, *, key: Hashable = None, label: str = ""
@@ -399,8 +413,7 @@ class Bench:
         past `max_runs` in all."""
         runs = runs or min(self.timed_runs(dataset.name), self.max_runs - len(found.times_us))
         timeout = self._timeout(dataset.name, runs + 1)
-        result = self._invoke(dataset, candidate.params, timeout, timing_runs=runs + 1)
-        self.again_count[dataset.name] += 1
+        result = self._invoke(dataset, candidate.params, timeout, timing_runs=runs + 1, again=True)
         added = self._record(dataset.name, result, timeout)
         more = found.merged(added)
         stored_as = self._stored_as.get((dataset.name, candidate.key), candidate.params)
@@ -468,7 +481,7 @@ class Bench:
         return result
 
     def _invoke(self, dataset: Dataset, params: Mapping[str, int] | None, timeout: float, *,
-                timing_runs: int | None = None, options: Sequence[str] = ()) -> RunResult:
+                timing_runs: int | None = None, options: Sequence[str] = (), again: bool = False) -> RunResult:
         reason = self.limits.reason(self.invocations)
         if reason:
             raise Stopped(reason)
@@ -476,6 +489,7 @@ class Bench:
         if self.limits.interrupted:  # the interrupt may have killed this run: it is no result
             raise Stopped("interrupted")
         self.run_count[dataset.name] += 1
+        self.timeline.append((dataset.name, again))
         return result
 
     def _remember(self, dataset: Dataset, key: Hashable, params: Mapping[str, int] | None,
@@ -483,6 +497,7 @@ class Bench:
         if key is not None:
             self._cache[dataset.name, key] = found
             self._stored_as[dataset.name, key] = params
+            self._first_measured.setdefault((dataset.name, key), (self.invocations, time.monotonic()))
 
     def _store(self, dataset: Dataset, params: Mapping[str, int] | None, found: Measurement, result: RunResult,
                timeout: float, more: bool) -> None:

@@ -139,7 +139,7 @@ class Evaluation:
     value: float
     assignment: dict[str, int]
     runs: int  # program invocations made until it was known
-    seconds: float  # since the search started
+    seconds: float  # since `started`
 
 
 @dataclass
@@ -155,7 +155,7 @@ class Objective:
     history: list[Evaluation] = field(default_factory=list)
     best: Evaluation | None = None
     _known: dict = field(default_factory=dict)
-    _started: float = field(default_factory=time.monotonic)
+    started: float = field(default_factory=time.monotonic)  # the clock the history's seconds count from
 
     def __post_init__(self):
         if self.kind not in OBJECTIVES:
@@ -174,7 +174,7 @@ class Objective:
             raise SearchStopped(f"the budget of {self.budget} experiments is spent")
         value = self.combine(self.measurements(assignment, label))
         self._known[key] = value
-        evaluation = Evaluation(value, dict(assignment), self.count_runs(), time.monotonic() - self._started)
+        evaluation = Evaluation(value, dict(assignment), self.count_runs(), time.monotonic() - self.started)
         self.history.append(evaluation)
         if self.best is None or value < self.best.value:
             self.best = evaluation
