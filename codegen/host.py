@@ -234,7 +234,7 @@ class HostWriter:
         # a workgroup-level version the device cannot launch falls back to the next version
         done = f"done_{e.threshold.replace('.', '_')}"
         self.emit(f"{done} = False")
-        with self.out.block(f"if {cond} and ctx.fits_group({par}, {e.local_bytes})"):
+        with self.out.block(f"if {cond} and ctx.fits_group({e.threshold!r}, {par}, {e.local_bytes})"):
             with self.out.block("try"):
                 version(e.then, True)
                 self.emit(f"{done} = True")

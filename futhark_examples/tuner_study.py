@@ -46,7 +46,8 @@ import time
 
 from incflat import pipeline
 from incflat.cli import compile_file
-from incflat.tuner.autotune import autotune, configurations_until, in_effect, listed_defaults
+from incflat.tuner.autotune import autotune, in_effect, listed_defaults
+from incflat.tuner.result import configurations_until
 from incflat.tuner.datasets import read_test_cases, select_datasets
 from incflat.tuner.measure import Bench, Limits
 from incflat.tuner.probe import probe

@@ -8,7 +8,8 @@ cost model in which the best version depends on the sizes. The result written to
 Environment: FAKE_PROGRAM_SLEEP (seconds to sleep per run), FAKE_PROGRAM_FAIL_LEAF (a leaf that fails),
 FAKE_PROGRAM_LOG_SLEEP=N:SECONDS (in a run with -L, the tuner's probe, of a dataset whose n is N, sleep SECONDS),
 FAKE_PROGRAM_LEAF_SLEEP=LEAF:SECONDS (a run that takes this leaf sleeps SECONDS), FAKE_PROGRAM_NOISE=F (the timed
-runs alternate between 1 + F and 1 - F times the model's runtime).
+runs alternate between 1 + F and 1 - F times the model's runtime), FAKE_PROGRAM_NO_FIT=LEAF,... (intra-group
+versions, 2 or 4, whose workgroups never fit: the run falls back to the next version, or fails with --no-fallback).
 Its listing, -L and -D lines and tuning files are the tuning contract's (incflat.codegen.runtime.tuning).
 """
 
@@ -52,11 +53,20 @@ def epars(n, m, p):
     return (n, p, n * p, m)
 
 
-def choose_leaf(values, sizes, log):
+def choose_leaf(values, sizes, log, no_fit=(), fallback=True):
+    """The leaf a run takes; an intra-group leaf in `no_fit` falls back to its guard's false side, as a compiled
+    program's does, or with fallback False (--no-fallback) the run fails."""
     for i, (name, e) in enumerate(zip(THRESHOLDS, epars(*sizes))):
         outcome = values[name] <= e
         if log:
             print(comparison_line(name, e, outcome), file=sys.stderr)
+        if outcome and i + 1 in no_fit:
+            why = f"V{i + 1}'s workgroup does not fit the fake device"
+            if not fallback:
+                fail(f"the version guarded by {name} cannot run on Fake GPU ({why}), and --no-fallback was given")
+            if log:
+                print(f"{name}: the version does not fit ({why}); using the next version.", file=sys.stderr)
+            continue
         if outcome:
             return i + 1
     return 5
@@ -108,6 +118,7 @@ def main():
     parser.add_argument("--print-params", action="store_true")
     parser.add_argument("-L", "--log", action="store_true")
     parser.add_argument("-D", "--debug", action="store_true")
+    parser.add_argument("--no-fallback", action="store_true")
     args = parser.parse_args()
 
     if args.print_params:
@@ -122,7 +133,8 @@ def main():
         print(device_line("Fake GPU", "Fake OpenCL"), file=sys.stderr)
         print(default_threshold_line(args.default_threshold or DEVICE_DEFAULT_THRESHOLD), file=sys.stderr)
         print(f"Tuning provenance: {TUNING_PROVENANCE}", file=sys.stderr)
-    leaf = choose_leaf(values, sizes, args.log)
+    no_fit = {int(leaf) for leaf in os.environ.get("FAKE_PROGRAM_NO_FIT", "").split(",") if leaf}
+    leaf = choose_leaf(values, sizes, args.log, no_fit, fallback=not args.no_fallback)
     slow_n, _, seconds = os.environ.get("FAKE_PROGRAM_LOG_SLEEP", "").partition(":")
     if args.log and slow_n == str(sizes[0]):
         time.sleep(float(seconds))

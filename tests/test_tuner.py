@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from incflat.tuner.autotune import DatasetReport, autotune, main
+from incflat.tuner.autotune import autotune, main
+from incflat.tuner.result import DatasetReport
 from incflat.tuner.datasets import (
     AutoOutput,
     Dataset,
@@ -902,6 +903,27 @@ def test_failing_versions_are_recorded_not_fatal(tmp_path, monkeypatch):
     assert "failed: exit status 1: Error: version V4 ran out of memory" in out.getvalue()
     for sizes in ((64, 256, 32), (4096, 1024, 16)):  # V4 "fails": neither takes it
         assert fake.choose_leaf(result.assignment, sizes, log=False) != 4
+
+
+def test_a_workgroup_version_that_cannot_run_is_a_failed_experiment_not_its_fallbacks_time(tmp_path, monkeypatch):
+    """V2's workgroup never fits the device: where the thresholds choose it, the program falls back to the next
+    version. The tuner's experiments run with --no-fallback, so V2's is recorded as failed (not as the
+    fallback's time under V2's name), and each dataset goes to its cheapest version that can run; the untuned
+    and held-out runs fall back as the program does."""
+    fut, program = _workspace(tmp_path)
+    monkeypatch.setenv("FAKE_PROGRAM_NO_FIT", "2")
+    out = io.StringIO()
+    result = autotune(fut, program, runs=2, out=out)
+    assert "cannot run on Fake GPU (V2's workgroup does not fit the fake device), and --no-fallback was given" in (
+        out.getvalue())
+    selection = select_datasets(read_test_cases(fut))
+    runnable = (1, 3, 4, 5)
+    favoured = [d for d in selection.tuning if min(range(1, 6), key=lambda leaf: fake.runtime_us(leaf, *_sizes(d))) == 2]
+    assert favoured, "some dataset would take V2 if it could run"
+    for d in selection.tuning:
+        cheapest = min(runnable, key=lambda leaf: fake.runtime_us(leaf, *_sizes(d)))
+        assert fake.choose_leaf(result.assignment, _sizes(d), log=False, no_fit={2}) == cheapest, d.name
+    assert all(report.after is not None and report.after.ok and report.before.ok for report in result.datasets)
 
 
 def test_command_line_errors_are_one_line(tmp_path, monkeypatch, capsys):

@@ -4,7 +4,8 @@
 `main(argv)` is its command line (`python -m incflat.tuner`, and `incflat autotune`).
 """
 
-from incflat.tuner.autotune import DatasetReport, Interrupted, TuneResult, autotune, main
+from incflat.tuner.autotune import Interrupted, autotune, main
+from incflat.tuner.result import DatasetReport, TuneResult
 from incflat.tuner.errors import TunerError
 
 __all__ = ["DatasetReport", "Interrupted", "TuneResult", "TunerError", "autotune", "main"]

@@ -323,6 +323,14 @@ def hopeless(a: Measurement, b: Measurement, max_runs: int, invocation_noise: fl
     return error > 0 and abs(a.mean_us - b.mean_us) / error < Z_95
 
 
+def experiment_options(params: Mapping[str, int] | None, key: Hashable) -> tuple[str, ...]:
+    """The program options of a measurement: an experiment (a key: the versions its path names) runs those
+    versions or fails, since a workgroup-level version that fell back at run time would measure another path
+    under its key (LocVolCalib's whole strike in one workgroup never fits an H100's local memory, and its
+    fallback's times were taken for it); the untuned and held-out measurements run as the program does."""
+    return ("--no-fallback",) if params is not None and key is not None else ()
+
+
 class Bench:
     """Runs a program on datasets, counting runs, cache hits and store hits per dataset, and logging each
     measurement."""
@@ -398,7 +406,7 @@ class Bench:
             self.log(f"  {dataset.name} [{label}]: {describe(found)} (stored)")
             self.observe(Record(dataset, params, key, label, found, 0.0, STORED))
             return found
-        result = self._invoke(dataset, params, timeout, timing_runs=runs + 1)
+        result = self._invoke(dataset, params, timeout, timing_runs=runs + 1, options=experiment_options(params, key))
         found = self._record(dataset.name, result, timeout)
         self._store(dataset, params, found, result, timeout, more=False)
         self._remember(dataset, key, params, found)
@@ -413,7 +421,8 @@ class Bench:
         past `max_runs` in all."""
         runs = runs or min(self.timed_runs(dataset.name), self.max_runs - len(found.times_us))
         timeout = self._timeout(dataset.name, runs + 1)
-        result = self._invoke(dataset, candidate.params, timeout, timing_runs=runs + 1, again=True)
+        result = self._invoke(dataset, candidate.params, timeout, timing_runs=runs + 1, again=True,
+                              options=experiment_options(candidate.params, candidate.key))
         added = self._record(dataset.name, result, timeout)
         more = found.merged(added)
         stored_as = self._stored_as.get((dataset.name, candidate.key), candidate.params)

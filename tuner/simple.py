@@ -151,7 +151,8 @@ def _rounds(forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Ca
         if not changed:
             break
     # An intra-group version falls back to its false side at run time where its workgroup does not fit, which
-    # the tuning datasets may not show (LocVolCalib's whole strike in one workgroup fits 16 time steps, not 64):
+    # the tuning datasets may not show (they measure it with --no-fallback, so where it does not fit them they
+    # take its false side and the rounds tune what is behind it; a wider dataset may not fit where they do):
     # the guards that only such a fallback reaches are tuned once more, the others at their final values. No
     # tuning dataset runs them, so what they become changes no other comparison, and no round follows.
     announced = False

@@ -86,7 +86,8 @@ def falls_back(name: str) -> bool:
 def reaches(forest: Forest, node: Node, assignment: Mapping[str, int], epars: EPars, never: int) -> bool:
     """Whether a dataset with these ePars reaches `node` under the assignment, or would where the
     workgroup-level versions on the way fell back: one that fits the tuning datasets may not fit another
-    (LocVolCalib's whole strike in one workgroup fits 16 time steps, not 64), and its fallback runs this node."""
+    (a workgroup per row of the training datasets' widths may exceed the device's limit at a wider one), and
+    its fallback runs this node."""
     fallen = {name: never for name, outcome in node.ancestors if not outcome and falls_back(name)}
     return node.name in dict(path(forest, {**assignment, **fallen}, epars))
 

@@ -189,8 +189,12 @@ class Context:
 
     def __init__(self, program, tuned_defaults, device=None, platform=None, overrides=None,
                  default_threshold=None, default_group_size=None, log=False, profile=False, debug=False,
-                 default_tile_size=None):
+                 default_tile_size=None, fallback=True):
         self.program = program
+        # False (--no-fallback): a workgroup-level version that the thresholds choose and the device cannot run
+        # is an error, not a fallback to the next version (the tuner's experiments: each names the versions
+        # it runs, and a fallback would run others under its name)
+        self.fallback = fallback
         self.device = choose_device(platform, device)
         self.is_gpu = bool(self.device.type & cl.device_type.GPU)
         self.device_state = device_state(self.device, program, profile)
@@ -254,19 +258,28 @@ class Context:
 
     def warn_once(self, threshold, failure):
         """A version that failed to launch; the program goes on with the next version (a warning once, or,
-        for a workgroup too large for the device, a line of the -L log)."""
-        if isinstance(failure, WorkgroupTooLarge):
-            if self.log:
-                print(f"{threshold}: the version does not fit ({failure}); using the next version.",
-                      file=sys.stderr)
-        elif threshold not in self.warned:
+        for a workgroup too large for the device, a line of the -L log), or with --no-fallback stops."""
+        self.falling_back(threshold, str(failure))
+        if not isinstance(failure, WorkgroupTooLarge) and threshold not in self.warned:
             self.warned.add(threshold)
             print(f"Warning: the version guarded by {threshold} could not be run on {self.device.name} "
                   f"({failure}); using the next version.", file=sys.stderr)
 
-    def fits_group(self, par, local_bytes_per_thread=0):
-        """Whether one workgroup can hold par threads and their local memory."""
-        return 0 < int(par) <= self.max_group_size and int(par) * local_bytes_per_thread <= self.local_mem_size
+    def fits_group(self, threshold, par, local_bytes_per_thread=0):
+        """Whether one workgroup can hold par threads and their local memory (if not, the guard falls back)."""
+        fits = 0 < int(par) <= self.max_group_size and int(par) * local_bytes_per_thread <= self.local_mem_size
+        if not fits:
+            self.falling_back(threshold, f"a workgroup of {int(par)} threads and {local_bytes_per_thread} bytes of "
+                              f"local memory each; {self.device.name.strip()} has at most {self.max_group_size} "
+                              f"threads and {self.local_mem_size} bytes")
+        return fits
+
+    def falling_back(self, threshold, why):
+        if not self.fallback:
+            raise ProgramError(f"the version guarded by {threshold} cannot run on {self.device.name.strip()} "
+                               f"({why}), and --no-fallback was given")
+        if self.log:
+            print(f"{threshold}: the version does not fit ({why}); using the next version.", file=sys.stderr)
 
     # ---- memory ----
 

@@ -171,6 +171,9 @@ def parse_args(argv):
     ap.add_argument("-P", "--profile", action="store_true")
     ap.add_argument("--profile-json", metavar="FILE", help="write the profile (-P) as JSON")
     ap.add_argument("-D", "--debug", action="store_true")
+    ap.add_argument("--no-fallback", action="store_true",
+                    help="a workgroup-level version that the thresholds choose and the device cannot run is an "
+                    "error, not a fallback to the next version")
     return ap.parse_args(argv)
 
 
@@ -232,7 +235,8 @@ def _run(args, program: Program, tuned_defaults, provenance):
     overrides = _overrides(args, program.params)
     profile = args.profile or bool(args.profile_json)
     ctx = Context(program, tuned_defaults, args.device, args.platform, overrides, args.default_threshold,
-                  args.default_group_size, args.log, profile, args.debug, args.default_tile_size)
+                  args.default_group_size, args.log, profile, args.debug, args.default_tile_size,
+                  fallback=not args.no_fallback)
     if args.debug and provenance:
         print(f"Tuned defaults: {provenance}", file=sys.stderr)
     entry = program.entry_points[args.entry_point]
