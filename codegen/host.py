@@ -240,7 +240,7 @@ class HostWriter:
                 self.emit(f"{done} = True")
             with self.out.block("except (cl.Error, KernelUnavailable) as failure"):
                 self.emit("ctx.leave()")
-                self.emit(f"ctx.warn_once({e.threshold!r}, failure)")
+                self.emit(f"ctx.warn_once({e.threshold!r}, {par}, failure)")
         with self.out.block(f"if not {done}"):
             version(e.else_, False)
 

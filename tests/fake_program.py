@@ -8,8 +8,9 @@ cost model in which the best version depends on the sizes. The result written to
 Environment: FAKE_PROGRAM_SLEEP (seconds to sleep per run), FAKE_PROGRAM_FAIL_LEAF (a leaf that fails),
 FAKE_PROGRAM_LOG_SLEEP=N:SECONDS (in a run with -L, the tuner's probe, of a dataset whose n is N, sleep SECONDS),
 FAKE_PROGRAM_LEAF_SLEEP=LEAF:SECONDS (a run that takes this leaf sleeps SECONDS), FAKE_PROGRAM_NOISE=F (the timed
-runs alternate between 1 + F and 1 - F times the model's runtime), FAKE_PROGRAM_NO_FIT=LEAF,... (intra-group
-versions, 2 or 4, whose workgroups never fit: the run falls back to the next version, or fails with --no-fallback).
+runs alternate between 1 + F and 1 - F times the model's runtime), FAKE_PROGRAM_NO_FIT=LEAF[<=N],... (intra-group
+versions, 2 or 4, whose workgroups fit at ePars up to N, or never: above, the run falls back to the next version,
+or fails with --no-fallback).
 Its listing, -L and -D lines and tuning files are the tuning contract's (incflat.codegen.runtime.tuning).
 """
 
@@ -20,7 +21,7 @@ import sys
 import time
 
 from incflat.codegen.runtime.tuning import (THREAD_BLOCK_SIZE, ContractError, Param, comparison_line,
-                                            default_threshold_line, device_line, listing, parse_int,
+                                            default_threshold_line, device_line, listing, no_fallback_error, parse_int,
                                             parse_tuning_file)
 
 # BEGIN INCFLAT TUNED DEFAULTS
@@ -54,16 +55,17 @@ def epars(n, m, p):
 
 
 def choose_leaf(values, sizes, log, no_fit=(), fallback=True):
-    """The leaf a run takes; an intra-group leaf in `no_fit` falls back to its guard's false side, as a compiled
-    program's does, or with fallback False (--no-fallback) the run fails."""
+    """The leaf a run takes; an intra-group leaf in `no_fit` ({leaf: the largest ePar its workgroup fits})
+    falls back to its guard's false side above it, as a compiled program's does, or with fallback False
+    (--no-fallback) the run fails."""
     for i, (name, e) in enumerate(zip(THRESHOLDS, epars(*sizes))):
         outcome = values[name] <= e
         if log:
             print(comparison_line(name, e, outcome), file=sys.stderr)
-        if outcome and i + 1 in no_fit:
+        if outcome and i + 1 in no_fit and e > no_fit[i + 1]:
             why = f"V{i + 1}'s workgroup does not fit the fake device"
             if not fallback:
-                fail(f"the version guarded by {name} cannot run on Fake GPU ({why}), and --no-fallback was given")
+                fail(no_fallback_error(name, e, "Fake GPU", why))
             if log:
                 print(f"{name}: the version does not fit ({why}); using the next version.", file=sys.stderr)
             continue
@@ -133,7 +135,8 @@ def main():
         print(device_line("Fake GPU", "Fake OpenCL"), file=sys.stderr)
         print(default_threshold_line(args.default_threshold or DEVICE_DEFAULT_THRESHOLD), file=sys.stderr)
         print(f"Tuning provenance: {TUNING_PROVENANCE}", file=sys.stderr)
-    no_fit = {int(leaf) for leaf in os.environ.get("FAKE_PROGRAM_NO_FIT", "").split(",") if leaf}
+    no_fit = {int(leaf): int(most or -1) for leaf, _, most in
+              (entry.partition("<=") for entry in os.environ.get("FAKE_PROGRAM_NO_FIT", "").split(",") if entry)}
     leaf = choose_leaf(values, sizes, args.log, no_fit, fallback=not args.no_fallback)
     slow_n, _, seconds = os.environ.get("FAKE_PROGRAM_LOG_SLEEP", "").partition(":")
     if args.log and slow_n == str(sizes[0]):

@@ -165,13 +165,14 @@ def test_a_workgroup_whose_arrays_do_not_fit_local_memory_falls_back(tmp_path, d
         assert "Warning" not in proc.stderr.decode(), "a limit of the device is not a warning"
         fell_back = "does not fit" in proc.stderr.decode()
         warned += fell_back
-        # the tuner's experiments: the version the thresholds chose, or an error (no other version's times)
+        # the tuner's experiments: the version the thresholds chose, or an error naming the guard and its ePar
         strict = run_program(program, stdin, *options, "--no-fallback", check=False)
         assert (strict.returncode == 1) == fell_back, strict.stderr
         if fell_back:
             error = strict.stderr.decode().splitlines()[-1]
-            assert error.startswith("Error: the version guarded by main.suff_intra_par_1 cannot run on "), error
-            assert "bytes of local memory" in error and error.endswith("and --no-fallback was given"), error
+            assert tuning.parse_no_fallback(error) == ("main.suff_intra_par_1", m), error
+            assert error.startswith("Error: the version guarded by main.suff_intra_par_1 cannot run at "), error
+            assert "bytes of local memory" in error, error
     assert warned == 1, "exactly the intra-group version falls back (and -L says so)"
 
 

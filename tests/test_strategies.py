@@ -69,6 +69,9 @@ class ModelBench:
     def timed_runs(self, name):
         return self.runs
 
+    def cached(self, name, key):
+        return self.seen.get((name, key))
+
     def invocation_noise(self, name):  # a model: no invocation noise, and known to be none
         return 0.0, MIN_INVOCATION_DOF
 

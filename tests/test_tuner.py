@@ -618,6 +618,9 @@ class _ModelBench:
     def timed_runs(self, name):
         return 1
 
+    def cached(self, name, key):
+        return self.seen.get((name, key))
+
     def invocation_noise(self, name):  # a model: no invocation noise, and known to be none
         return 0.0, MIN_INVOCATION_DOF
 
@@ -914,16 +917,38 @@ def test_a_workgroup_version_that_cannot_run_is_a_failed_experiment_not_its_fall
     monkeypatch.setenv("FAKE_PROGRAM_NO_FIT", "2")
     out = io.StringIO()
     result = autotune(fut, program, runs=2, out=out)
-    assert "cannot run on Fake GPU (V2's workgroup does not fit the fake device), and --no-fallback was given" in (
-        out.getvalue())
+    assert "[main.suff_intra_par_1=1]: failed: exit status 1: Error: the version guarded by main.suff_intra_par_1 " \
+        "cannot run at 32 on Fake GPU (V2's workgroup does not fit the fake device), and --no-fallback was given" in (
+            out.getvalue())
+    assert "main.suff_intra_par_1: its version cannot run on" in out.getvalue()
     selection = select_datasets(read_test_cases(fut))
     runnable = (1, 3, 4, 5)
     favoured = [d for d in selection.tuning if min(range(1, 6), key=lambda leaf: fake.runtime_us(leaf, *_sizes(d))) == 2]
     assert favoured, "some dataset would take V2 if it could run"
     for d in selection.tuning:
         cheapest = min(runnable, key=lambda leaf: fake.runtime_us(leaf, *_sizes(d)))
-        assert fake.choose_leaf(result.assignment, _sizes(d), log=False, no_fit={2}) == cheapest, d.name
+        assert fake.choose_leaf(result.assignment, _sizes(d), log=False, no_fit={2: -1}) == cheapest, d.name
     assert all(report.after is not None and report.after.ok and report.before.ok for report in result.datasets)
+
+
+@pytest.mark.parametrize("strategy", ["tree", "exhaustive"])
+def test_where_a_workgroup_version_cannot_run_its_guard_is_free_and_the_fallback_serves(tmp_path, monkeypatch,
+                                                                                      strategy):
+    """V2 is the fastest version on both datasets, but its workgroup fits only up to 256 threads: "wide" (p =
+    1024) cannot run it, and there the program falls back to the next version. So wide says nothing about
+    V2's threshold: a value that sends "narrow" (p = 256) to V2 serves both, wide falling back to V3, its best
+    version that runs. (Had V2's failed experiment been a preference, wide's [1025, never] and narrow's
+    [1, 256] would conflict, and one of them would lose its best version.)"""
+    fut, program = _workspace(tmp_path)
+    fut.write_text('-- ==\n-- "wide" input { 1024i64 64i64 1024i64 }\n-- "narrow" input { 256i64 16i64 256i64 }\n')
+    monkeypatch.setenv("FAKE_PROGRAM_NO_FIT", "2<=256")
+    out = io.StringIO()
+    result = autotune(fut, program, runs=1, out=out, strategy=strategy)
+    no_fit = {2: 256}
+    assert fake.choose_leaf(result.assignment, (1024, 64, 1024), log=False, no_fit=no_fit) == 3
+    assert fake.choose_leaf(result.assignment, (256, 16, 256), log=False, no_fit=no_fit) == 2
+    wide = next(d for d in result.datasets if d.name == "wide")
+    assert wide.version.names == ("V3",)  # the report names the version that runs, not the one that cannot
 
 
 def test_command_line_errors_are_one_line(tmp_path, monkeypatch, capsys):

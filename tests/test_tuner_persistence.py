@@ -478,9 +478,13 @@ def test_the_result_says_when_the_tuned_values_were_first_measured_on_every_tuni
     assert result.reached is not None and result.reached.runs == max(firsts.values())
     assert result.reached.runs < result.runs  # the held-out datasets' tuned runs came after, at least
     at_reach = result.configurations_until(result.reached.runs)
-    last = records[:max(firsts.values())]
-    assert at_reach == {name: sum(r["dataset"] == name and r["source"] in ("run", "untimed") for r in last)
-                        for name in tuning}
+    invocations_so_far = 0
+    for end, record in enumerate(records):
+        invocations_so_far += record["source"] in RUNS
+        if invocations_so_far == result.reached.runs:
+            break
+    assert at_reach == {name: sum(r["dataset"] == name and r["source"] in ("run", "untimed")
+                                  for r in records[:end + 1]) for name in tuning}
     assert all(at_reach[d.name] <= d.configurations for d in result.datasets if not d.held_out)
     assert (f"the tuned values were first measured on every tuning dataset after {result.reached.runs} program runs"
             in out.getvalue())

@@ -41,7 +41,7 @@ from incflat.tuner.sizes import size_dimensions, tune_sizes
 from incflat.tuner.stochastic import JOINT_SIZES
 from incflat.tuner.strategies import STRATEGIES
 from incflat.tuner.store import ProgramKey, Store, default_store_path
-from incflat.tuner.tree import Probed, build_forest, path, version
+from incflat.tuner.tree import Probed, build_forest, falls_back, path, version
 from incflat.tuner.writeback import (PlannedFile, Provenance, commit, plan_writeback, read_program,
                                      remove_stale_temporaries, written)
 
@@ -219,11 +219,12 @@ def autotune(
                 commit(plan, log)
 
             log("tuned:")
+            by_name = {p.dataset.name: p for p in probed}
             after: dict[str, Measurement | None] = {}
             for d in every:
                 try:
                     after[d.name] = before[d.name] if keep and not assignment else _after(bench, forest, assignment,
-                                                                                          d, probes)
+                                                                                          d, by_name)
                 except Stopped as stop:  # the cache and the store still answer; nothing else is measured
                     after[d.name], stopped = None, stopped or str(stop)
             written = {} if keep and not assignment else assignment
@@ -237,7 +238,8 @@ def autotune(
                                   moderate=mf.get(d.name), wall_s=walls[d.name],
                                   version=version(
                                       forest, in_effect(forest, defaults, probes[d.name].default_threshold) | written,
-                                      probes[d.name].epars, d.entry)
+                                      probes[d.name].epars, d.entry,
+                                      by_name[d.name].fallbacks if d.name in by_name else ())
                                   if d.name in probes and not probes[d.name].failure else None,
                                   invocation_noise=bench.invocation_noise(d.name)[0],
                                   measured_again=bench.again_count[d.name])
@@ -302,7 +304,8 @@ def _reached(bench: Bench, forest: Forest, defaults: Mapping[str, int], written:
         values = in_effect(forest, defaults, probes[d.dataset.name].default_threshold) | dict(written)
         if not values.keys() >= d.epars.keys():
             return None
-        first = bench.first_measured(d.dataset.name, experiment_key(path(forest, values, d.epars), sizes))
+        first = bench.first_measured(d.dataset.name, experiment_key(path(forest, values, d.epars, d.fallbacks),
+                                                                    sizes))
         if first is None:
             return None
         firsts.append(first)
@@ -313,12 +316,16 @@ def _reached(bench: Bench, forest: Forest, defaults: Mapping[str, int], written:
 
 
 def _untuned_key(forest: Forest, defaults: Mapping[str, int], found: Probe):
-    """The experiment of a probed dataset under the program's defaults (None: the probe failed, or a threshold
-    it compares has no value the tuner knows)."""
+    """The experiment of a probed dataset under the program's defaults (None: the probe failed, a threshold it
+    compares has no value the tuner knows, or a workgroup-level version runs there: the untuned run falls back
+    where it cannot run, which only an experiment, under --no-fallback, tells)."""
     if found.failure:
         return None
     values = in_effect(forest, defaults, found.default_threshold)
-    return experiment_key(path(forest, values, found.epars), {}) if values.keys() >= found.epars.keys() else None
+    if not values.keys() >= found.epars.keys():
+        return None
+    taken = path(forest, values, found.epars)
+    return None if any(falls_back(name) and any(outcomes) for name, outcomes in taken) else experiment_key(taken, {})
 
 
 def listed_defaults(params: Sequence[Param]) -> dict[str, int]:
@@ -448,13 +455,17 @@ def _provenance(device: str, datasets: tuple[str, ...], strategy: str) -> Proven
                       datasets=datasets, strategy=strategy)
 
 
-def _after(
-    bench: Bench, forest: Forest, assignment: dict[str, int], d: Dataset, probes: dict[str, Probe]
-) -> Measurement:
-    """Measure the tuned values; for a tuning dataset this is usually an experiment already run."""
+def _after(bench: Bench, forest: Forest, assignment: dict[str, int], d: Dataset, probed: Mapping[str, Probed]
+           ) -> Measurement:
+    """Measure the tuned values: for a tuning dataset, their experiment (usually one already run); a held-out
+    one, or one whose probe failed, as the program runs."""
+    found = probed.get(d.name)
+    if found is None:
+        return bench.measure(d, assignment, key=None, label="tuned")
     sizes = {name: v for name, v in assignment.items() if name not in {n.name for n in all_nodes(forest)}}
-    key = experiment_key(path(forest, assignment, probes[d.name].epars), sizes) if d.name in probes else None
-    return bench.measure(d, assignment, key=key, label="tuned")
+    return found.settled(lambda: bench.measure(
+        d, found.runnable(assignment), key=experiment_key(path(forest, assignment, found.epars, found.fallbacks),
+                                                          sizes), label="tuned"))
 
 
 def _interrupt_message(plan: Sequence[PlannedFile]) -> str:

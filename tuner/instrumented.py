@@ -40,7 +40,7 @@ class Profiles:
         comparisons. An invocation makes as many runs as a timed measurement of d would (Bench.timed_runs:
         enough to settle a comparison, within the limits of --max-runs and --max-time): a breakpoint computed
         from noisy per-decision times moves with the noise, and more runs cost no more start-ups."""
-        key = (d.dataset.name, path(self.forest, assignment, d.epars))
+        key = (d.dataset.name, path(self.forest, assignment, d.epars, d.fallbacks))
         if key not in self._made:
             runs = self.bench.timed_runs(d.dataset.name)
             self._made[key] = runs, profile(self.bench, d.dataset, assignment, runs + 1)

@@ -193,6 +193,8 @@ class Measurer(Protocol):
 
     def timed_runs(self, name: str) -> int: ...  # the runs (after a warm-up) an invocation of a dataset makes
 
+    def cached(self, name: str, key: Hashable) -> Measurement | None: ...  # an experiment made, not counted
+
     def invocation_noise(self, name: str) -> tuple[float, int]: ...  # a dataset's (Bench.invocation_noise)
 
 
@@ -376,6 +378,10 @@ class Bench:
     def again_count(self) -> Counter[str]:
         """Per dataset, the invocations that added runs to a configuration measured before."""
         return Counter(name for name, again in self.timeline if again)
+
+    def cached(self, name: str, key: Hashable) -> Measurement | None:
+        """The experiment `key` of dataset `name` if it was made (not counted as a cache hit: a look, not a use)."""
+        return self._cache.get((name, key))
 
     def first_measured(self, name: str, key: Hashable) -> tuple[int, float] | None:
         """The invocations made until dataset `name`'s configuration `key` was first measured (its own included),

@@ -100,7 +100,7 @@ class Space:
 
     def key(self, d: Probed, assignment: Mapping[str, int]):
         """The experiment a dataset runs under an assignment: its path and the sizes set."""
-        return experiment_key(path(self.forest, assignment, d.epars), self.chosen_sizes(assignment))
+        return experiment_key(path(self.forest, assignment, d.epars, d.fallbacks), self.chosen_sizes(assignment))
 
     def pinned(self, node: Node, assignment: Mapping[str, int]) -> dict[str, int]:
         """The assignment with node's ancestors set so that every dataset that can reach node does."""
@@ -110,8 +110,9 @@ class Space:
         return [d for d in self.datasets if node.name in d.epars]
 
     def reached(self, node: Node, assignment: Mapping[str, int]) -> bool:
-        """Whether some dataset reaches node under the assignment of its ancestors."""
-        return any(all(any((assignment[a] <= e) == outcome for e in d.epars.get(a, ()))
+        """Whether some dataset reaches node under the assignment of its ancestors (a guard whose version
+        cannot run on a dataset takes its false side there)."""
+        return any(all(any((assignment[a] <= e and (a, e) not in d.fallbacks) == outcome for e in d.epars.get(a, ()))
                            for a, outcome in node.ancestors)
                    for d in self.reaching(node))
 
@@ -162,9 +163,10 @@ class Objective:
             raise ValueError(f"unknown objective {self.kind!r}")
 
     def runtime(self, d: Probed, assignment: Mapping[str, int], label: str = "") -> Measurement:
-        """One dataset's measurement under an assignment (cached by its path and sizes)."""
-        return self.bench.measure(d.dataset, self.space.params(assignment), key=self.space.key(d, assignment),
-                                  label=label)
+        """One dataset's measurement under an assignment (cached by its path and sizes; where a version it
+        chooses cannot run, the path that runs instead)."""
+        return d.settled(lambda: self.bench.measure(d.dataset, self.space.params(d.runnable(assignment)),
+                                                    key=self.space.key(d, assignment), label=label))
 
     def __call__(self, assignment: Mapping[str, int], label: str = "") -> float:
         key = self.space.paths(assignment)

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from incflat.tuner.instrumented import Profiles
-from incflat.tuner.measure import Candidate, Measurer, Stopped, compare
+from incflat.tuner.measure import Candidate, Measurement, Measurer, Stopped, compare
 from incflat.codegen.runtime.tuning import Forest, Node, all_nodes
 from incflat.tuner.tree import Probed, never_value, path, pins, reaches, shown, tuning_order
 
@@ -140,7 +140,7 @@ def _rounds(forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Ca
             if again:
                 # A dataset that the values so far send past the guard (an ancestor decides it) says nothing
                 # about it.
-                reaching = [d for d in reaching if node.name in dict(path(forest, current, d.epars))]
+                reaching = [d for d in reaching if node.name in dict(path(forest, current, d.epars, d.fallbacks))]
                 if not reaching:
                     log(f"{node.name}: the tuned values send every tuning dataset past it; it stays "
                         f"{shown(current[node.name], never)}")
@@ -159,9 +159,10 @@ def _rounds(forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Ca
     for node in tuning_order(forest):
         if node.name in settled or not any(node.name in d.epars for d in datasets):
             continue
-        if any(node.name in dict(path(forest, current, d.epars)) for d in datasets):
+        if any(node.name in dict(path(forest, current, d.epars, d.fallbacks)) for d in datasets):
             continue
-        fallen = [d for d in datasets if node.name in d.epars and reaches(forest, node, current, d.epars, never)]
+        fallen = [d for d in datasets
+                  if node.name in d.epars and reaches(forest, node, current, d.epars, never, d.fallbacks)]
         if fallen:
             if not announced:
                 log("behind the intra-group versions every tuning dataset takes: each guard again, as if they "
@@ -204,15 +205,31 @@ class _Experiment:
 
     def candidate(self, d: Probed, value: int) -> Candidate:
         assignment = self.base | {self.node.name: value}
-        return Candidate(assignment, path(self.forest, assignment, d.epars), f"{self.node.name}={self.show(value)}")
+        return Candidate(d.runnable(assignment), path(self.forest, assignment, d.epars, d.fallbacks),
+                         f"{self.node.name}={self.show(value)}")
+
+    def measurement(self, d: Probed, value: int) -> Measurement:
+        """The value's experiment on d, or where a version it chooses cannot run there, the one that runs."""
+        def attempt() -> Measurement:
+            c = self.candidate(d, value)
+            return self.bench.measure(d.dataset, c.params, key=c.key, label=c.label)
+        return d.settled(attempt)
 
     def runtime(self, d: Probed, value: int) -> float:
-        c = self.candidate(d, value)
-        return self.bench.measure(d.dataset, c.params, key=c.key, label=c.label).runtime_us
+        return self.measurement(d, value).runtime_us
 
-    def compare(self, d: Probed, first: int, second: int) -> int:
-        """-1 if `first` is significantly faster on d, 1 if `second` is, 0 for a tie."""
-        return compare(self.bench, d.dataset, self.candidate(d, first), self.candidate(d, second))
+    def compare(self, d: Probed, first: int, second: int) -> int | None:
+        """-1 if `first` is significantly faster on d, 1 if `second` is, 0 for a tie; None where the two run the
+        same versions on d: a workgroup-level version one chooses cannot run there (its experiment's failure
+        says so, and the dataset's paths then take the guard's false side)."""
+        while True:
+            a, b = self.candidate(d, first), self.candidate(d, second)
+            if a.key == b.key:
+                return None
+            verdict = compare(self.bench, d.dataset, a, b)
+            failures = [found.failure for found in (self.bench.cached(d.dataset.name, c.key) for c in (a, b)) if found]
+            if not any([d.learn(failure) for failure in failures]):
+                return verdict
 
     def total(self, datasets: Sequence[Probed], value: int) -> float:
         return sum(self.runtime(d, value) for d in datasets)
@@ -231,6 +248,10 @@ def _from_ranges(experiment: _Experiment, reaching: Sequence[Probed],
     for d in reaching:
         (e,) = d.epars[name]
         faster = experiment.compare(d, 1, never)
+        if faster is None:  # its version cannot run on d: any value runs d the same way
+            note(f"{name}: its version cannot run on {d.dataset.name} (the device's limits), which takes the "
+                 "false side whatever its value")
+            continue
         if faster == 0:  # (true and false are different paths: the guard's outcome is on each)
             if math.isinf(experiment.runtime(d, 1)):
                 note(f"{name}: {d.dataset.name} failed both ways, so it gives no range")

@@ -80,9 +80,10 @@ def tune_sizes(space: Space, bench: Measurer, assignment: Mapping[str, int], par
     chosen: dict[str, int] = {}
 
     def candidate(d, sizes: Mapping[str, int]) -> Candidate:
-        key = experiment_key(path(space.forest, assignment, d.epars), sizes)
+        # (a size whose version cannot run fails its experiment: the size's failure, not the dataset's fallback)
+        key = experiment_key(path(space.forest, assignment, d.epars, d.fallbacks), sizes)
         shown = ", ".join(f"{k}={v}" for k, v in sorted(sizes.items())) or "default sizes"
-        return Candidate(dict(assignment) | dict(sizes), key, shown)
+        return Candidate(d.runnable(assignment) | dict(sizes), key, shown)
 
     try:
         for p in order:

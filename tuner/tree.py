@@ -7,14 +7,15 @@ and the tree is rebuilt from that listing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from incflat.codegen.runtime.tuning import (NEVER, Forest, Node, Param, VersionTreeError, leaf_names,
-                                           parse_threshold_name)
+                                           parse_no_fallback, parse_threshold_name)
 from incflat.codegen.runtime.tuning import build_forest as contract_build_forest
 from incflat.tuner.datasets import Dataset
 from incflat.tuner.errors import TunerError
+from incflat.tuner.measure import Measurement
 from incflat.tuner.program import EPars
 
 
@@ -54,15 +55,21 @@ def pins(node: Node, never: int) -> dict[str, int]:
     return {name: 1 if outcome else never for name, outcome in node.ancestors}
 
 
-def path(forest: Forest, assignment: Mapping[str, int], epars: EPars) -> Path:
-    """The dataset's path; a threshold it never compared (another entry point, say) ends that branch."""
+# Per dataset, the guards whose workgroup-level version cannot run at an ePar on the device, (threshold, ePar):
+# there the program runs the guard's false side whatever its value (learnt from --no-fallback's errors).
+Fallbacks = Collection[tuple[str, int]]
+
+
+def path(forest: Forest, assignment: Mapping[str, int], epars: EPars, fallbacks: Fallbacks = ()) -> Path:
+    """The dataset's path, each guard's outcome the side that runs (false where its version cannot run); a
+    threshold it never compared (another entry point, say) ends that branch."""
     out: list[tuple[str, tuple[bool, ...]]] = []
 
     def visit(node: Node) -> None:
         values = epars.get(node.name)
         if not values:
             return
-        outcomes = tuple(assignment[node.name] <= e for e in values)
+        outcomes = tuple(assignment[node.name] <= e and (node.name, e) not in fallbacks for e in values)
         out.append((node.name, outcomes))
         if any(outcomes):
             for child in node.on_true:
@@ -83,13 +90,14 @@ def falls_back(name: str) -> bool:
     return parsed is not None and parsed[1] == "intra"
 
 
-def reaches(forest: Forest, node: Node, assignment: Mapping[str, int], epars: EPars, never: int) -> bool:
+def reaches(forest: Forest, node: Node, assignment: Mapping[str, int], epars: EPars, never: int,
+            fallbacks: Fallbacks = ()) -> bool:
     """Whether a dataset with these ePars reaches `node` under the assignment, or would where the
     workgroup-level versions on the way fell back: one that fits the tuning datasets may not fit another
     (a workgroup per row of the training datasets' widths may exceed the device's limit at a wider one), and
     its fallback runs this node."""
     fallen = {name: never for name, outcome in node.ancestors if not outcome and falls_back(name)}
-    return node.name in dict(path(forest, {**assignment, **fallen}, epars))
+    return node.name in dict(path(forest, {**assignment, **fallen}, epars, fallbacks))
 
 
 @dataclass(frozen=True)
@@ -142,10 +150,10 @@ def entry_of(threshold: str) -> str:
     return parsed[0] if parsed else threshold.rpartition(".")[0]
 
 
-def version(forest: Forest, values: Mapping[str, int], epars: EPars, entry: str) -> Version:
+def version(forest: Forest, values: Mapping[str, int], epars: EPars, entry: str, fallbacks: Fallbacks = ()) -> Version:
     """The versions that a dataset of entry point `entry`, which compares the thresholds against `epars`,
-    runs under the threshold `values` (those missing: not known). Leaves are named per entry point as
-    `incflat versions` names them (leaf_names)."""
+    runs under the threshold `values` (those missing: not known; a guard whose version cannot run there takes
+    its false side). Leaves are named per entry point as `incflat versions` names them (leaf_names)."""
     roots = tuple(root for root in forest if entry_of(root.name) == entry)
     leaves = leaf_names(roots)
     names: list[str] = []
@@ -159,7 +167,7 @@ def version(forest: Forest, values: Mapping[str, int], epars: EPars, entry: str)
         if value is None:
             guards.append((node.name, None))
             return
-        outcomes = tuple(value <= e for e in compared)
+        outcomes = tuple(value <= e and (node.name, e) not in fallbacks for e in compared)
         guards.append((node.name, outcomes))
         for outcome, children in ((True, node.on_true), (False, node.on_false)):
             if outcome in outcomes:
@@ -176,9 +184,37 @@ def version(forest: Forest, values: Mapping[str, int], epars: EPars, entry: str)
 
 @dataclass(frozen=True)
 class Probed:
-    """A tuning dataset and the ePars its -L probe saw each threshold compared against."""
+    """A tuning dataset, the ePars its -L probe saw each threshold compared against, and the guards whose
+    versions the experiments found cannot run on it (learnt as they fail: `learn`)."""
     dataset: Dataset
     epars: EPars
+    fallbacks: set[tuple[str, int]] = field(default_factory=set, compare=False)
+
+    def runnable(self, assignment: Mapping[str, int]) -> dict[str, int]:
+        """The assignment with each guard whose version cannot run at any ePar of this dataset set just past
+        them: the same path, taken without a fallback (an experiment runs with --no-fallback). A loop guard
+        whose version runs at some of its ePars and not at others keeps its value (its experiment fails)."""
+        fallen = {name for name, _ in self.fallbacks}
+        return dict(assignment) | {name: max(self.epars[name]) + 1 for name in fallen if name in assignment
+                                   and all((name, e) in self.fallbacks for e in self.epars[name])
+                                   and assignment[name] <= max(self.epars[name])}
+
+    def settled(self, attempt: Callable[[], Measurement]) -> Measurement:
+        """attempt() (a measurement of this dataset, its params and key computed from what is known), again
+        while its failure names a guard whose version cannot run here that was not known."""
+        while True:
+            found = attempt()
+            if not self.learn(found.failure):
+                return found
+
+    def learn(self, failure: str | None) -> bool:
+        """Whether a failed experiment's message names a guard whose version cannot run here, not known before
+        (--no-fallback's error): it is then known, and the dataset's paths take that guard's false side."""
+        fell = parse_no_fallback(failure) if failure else None
+        if fell is None or fell in self.fallbacks:
+            return False
+        self.fallbacks.add(fell)
+        return True
 
 
 def never_value(epars: Iterable[EPars]) -> int:

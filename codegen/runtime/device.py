@@ -20,7 +20,7 @@ import pyopencl.tools as cl_tools
 from .arrays import COPY_SOURCE, DeviceArray, check_sizes, interleaved_strides, row_major_strides, shape_text
 from .errors import KernelUnavailable, ProgramError, WorkgroupTooLarge, fail
 from .prims import PRIMS
-from .tuning import USER_PARAM, comparison_line, default_threshold_line, device_line
+from .tuning import USER_PARAM, comparison_line, default_threshold_line, device_line, no_fallback_error
 
 GPU_DEFAULT_THRESHOLD = 32768
 DEFAULT_TILE_SIZE = 16  # the tile size at which the thesis's tuner tunes the thresholds (§3.1)
@@ -256,10 +256,10 @@ class Context:
         tile = self.size(name, self.default_tile_size, 2 ** 15)
         return max(1, min(tile, math.isqrt(self.kernel_group_size((kernel,), tile * tile))))
 
-    def warn_once(self, threshold, failure):
+    def warn_once(self, threshold, par, failure):
         """A version that failed to launch; the program goes on with the next version (a warning once, or,
         for a workgroup too large for the device, a line of the -L log), or with --no-fallback stops."""
-        self.falling_back(threshold, str(failure))
+        self.falling_back(threshold, par, str(failure))
         if not isinstance(failure, WorkgroupTooLarge) and threshold not in self.warned:
             self.warned.add(threshold)
             print(f"Warning: the version guarded by {threshold} could not be run on {self.device.name} "
@@ -269,15 +269,14 @@ class Context:
         """Whether one workgroup can hold par threads and their local memory (if not, the guard falls back)."""
         fits = 0 < int(par) <= self.max_group_size and int(par) * local_bytes_per_thread <= self.local_mem_size
         if not fits:
-            self.falling_back(threshold, f"a workgroup of {int(par)} threads and {local_bytes_per_thread} bytes of "
+            self.falling_back(threshold, par, f"a workgroup of {int(par)} threads and {local_bytes_per_thread} bytes of "
                               f"local memory each; {self.device.name.strip()} has at most {self.max_group_size} "
                               f"threads and {self.local_mem_size} bytes")
         return fits
 
-    def falling_back(self, threshold, why):
+    def falling_back(self, threshold, par, why):
         if not self.fallback:
-            raise ProgramError(f"the version guarded by {threshold} cannot run on {self.device.name.strip()} "
-                               f"({why}), and --no-fallback was given")
+            raise ProgramError(no_fallback_error(threshold, int(par), self.device.name.strip(), why))
         if self.log:
             print(f"{threshold}: the version does not fit ({why}); using the next version.", file=sys.stderr)
 

@@ -10,6 +10,9 @@
   threshold values that reach every code version. `NEVER` is the value that makes a guard false.
 - Tuning files (`name=int` lines, `--` comments): `tuning_file_text` writes them, `parse_tuning_file` reads
   them, naming the line of an error.
+- `--no-fallback`'s error: a workgroup-level version that a true comparison chose and the device cannot run
+  stops the program with `the version guarded by <threshold> cannot run at <par> on ...` (`no_fallback_error`,
+  `parse_no_fallback`), which tells the tuner that at this ePar the guard's true side runs its false side.
 - Log lines: `-L` prints `Compared <threshold> <= <par>: true.` (`comparison_line`, `parse_comparisons`) and
   `-D` prints `Device: <name> (<platform>)` (`device_line`, `parse_device`) and `Default threshold: <n>`, the
   value of every threshold that no tuned default, tuning file or --param sets (`default_threshold_line`,
@@ -307,6 +310,19 @@ def parse_comparisons(stderr: str) -> dict:
     for name, par, _ in comparisons(stderr):
         values.setdefault(name, set()).add(par)
     return {name: tuple(sorted(vs)) for name, vs in values.items()}
+
+
+def no_fallback_error(name: str, par: int, device: str, why: str) -> str:
+    return f"the version guarded by {name} cannot run at {par} on {device} ({why}), and --no-fallback was given"
+
+
+_NO_FALLBACK = re.compile(r"the version guarded by (\S+) cannot run at (-?\d+) on .*, and --no-fallback was given")
+
+
+def parse_no_fallback(failure: str) -> Optional[tuple]:
+    """(threshold, par) of a run stopped by `no_fallback_error` (its message anywhere in `failure`), else None."""
+    match = _NO_FALLBACK.search(failure)
+    return (match.group(1), int(match.group(2))) if match else None
 
 
 def device_line(device: str, platform: str) -> str:
