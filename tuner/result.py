@@ -164,7 +164,7 @@ def report(result: TuneResult, log: Callable[[str], None]) -> None:
         most = max(result.configurations_until(result.reached.runs).values(), default=0)
         log(f"the tuned values were first measured on every tuning dataset after {result.reached.runs} program runs "
             f"({result.reached.seconds:.1f} s; at most {most} configurations of a dataset); the runs after it "
-            "compared other values or confirmed these")
+            "measured other values, confirmed these, or timed the held-out datasets")
     report_versions(result, log)
     if result.stopped:
         log(f"stopped early: {result.stopped}; the values written are the best found so far")
