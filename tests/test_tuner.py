@@ -38,8 +38,8 @@ from incflat.tuner.measure import (ALPHA, EQUIVALENCE, MIN_INVOCATION_DOF, Bench
                                   compare, decisive_runs, difference_pvalue, practically_equal)
 from incflat.tuner.probe import Probe, probe
 from incflat.codegen.runtime.tuning import (NEVER, TUNED_BEGIN, TUNED_END, Param, default_threshold_line,
-                                            parse_comparisons, parse_default_threshold, parse_device,
-                                            parse_listing)
+                                            no_fallback_error, parse_comparisons, parse_default_threshold,
+                                            parse_device, parse_listing)
 from incflat.tuner.program import Program, RunResult
 from incflat.tuner.simple import tune_simple
 from incflat.tuner.tree import Probed, build_forest, path, pins, tuning_order
@@ -1203,3 +1203,17 @@ def test_the_reports_speedup_is_same_inside_the_datasets_invocation_noise():
     before, after = Measurement((104.0, 104.5, 103.5, 104.0)), Measurement((100.0, 100.5, 99.5, 100.0))
     assert DatasetReport("d", False, before, after, runs=2, cache_hits=0).significant
     assert not DatasetReport("d", False, before, after, runs=2, cache_hits=0, invocation_noise=0.1 ** 2).significant
+
+
+def test_a_dataset_learns_its_fallbacks_from_the_no_fallback_error_and_runs_their_false_sides_without_them():
+    d = _probed("d", {"m.suff_intra_par_1": (100,), "m.suff_intra_par_3": (5, 50)})
+    error = "exit status 1: Error: " + no_fallback_error("m.suff_intra_par_1", 100, "GPU", "a workgroup (too big)")
+    assert d.learn(error) and not d.learn(error)  # known once
+    assert not d.learn("exit status 1: Error: out of memory") and not d.learn(None)
+    assert d.learn(no_fallback_error("m.suff_intra_par_3", 50, "GPU", "local memory"))
+    assert d.learn(no_fallback_error("m.suff_intra_par_9", 7, "GPU", "local memory"))  # a guard the probe missed
+    assignment = {"m.suff_intra_par_1": 1, "m.suff_intra_par_3": 1, "m.suff_intra_par_9": 1}
+    # the guard that cannot run at its only ePar is set past it (the same path, no fallback); the loop guard
+    # that runs at 5 and not at 50 keeps its value, as does the one the probe did not see
+    assert d.runnable(assignment) == {"m.suff_intra_par_1": 101, "m.suff_intra_par_3": 1, "m.suff_intra_par_9": 1}
+    assert d.runnable({**assignment, "m.suff_intra_par_1": 500})["m.suff_intra_par_1"] == 500  # already false

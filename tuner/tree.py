@@ -194,9 +194,9 @@ class Probed:
         """The assignment with each guard whose version cannot run at any ePar of this dataset set just past
         them: the same path, taken without a fallback (an experiment runs with --no-fallback). A loop guard
         whose version runs at some of its ePars and not at others keeps its value (its experiment fails)."""
-        fallen = {name for name, _ in self.fallbacks}
-        return dict(assignment) | {name: max(self.epars[name]) + 1 for name in fallen if name in assignment
-                                   and all((name, e) in self.fallbacks for e in self.epars[name])
+        fallen = {name for name, _ in self.fallbacks if name in assignment and self.epars.get(name)}
+        return dict(assignment) | {name: max(self.epars[name]) + 1 for name in fallen
+                                   if all((name, e) in self.fallbacks for e in self.epars[name])
                                    and assignment[name] <= max(self.epars[name])}
 
     def settled(self, attempt: Callable[[], Measurement]) -> Measurement:
