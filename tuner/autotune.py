@@ -348,7 +348,7 @@ def _moderate_bench(bench: Bench, moderate: Path | str | None, extra_args: Seque
         return None
     mf = Bench(Program(Path(moderate), extra_args), runs=bench.runs, timeout=bench.timeout, log=log,
                max_runs=bench.max_runs, limits=bench.limits, observe=observe, max_time=bench.max_time)
-    mf.run_count, mf.stored_count, mf.timeline = bench.run_count, bench.stored_count, bench.timeline
+    mf.stored_count, mf.timeline = bench.stored_count, bench.timeline
     if opened:
         try:
             text = read_program(Path(moderate))

@@ -327,9 +327,10 @@ def hopeless(a: Measurement, b: Measurement, max_runs: int, invocation_noise: fl
 
 def experiment_options(params: Mapping[str, int] | None, key: Hashable) -> tuple[str, ...]:
     """The program options of a measurement: an experiment (a key: the versions its path names) runs those
-    versions or fails, since a workgroup-level version that fell back at run time would measure another path
-    under its key (LocVolCalib's whole strike in one workgroup never fits an H100's local memory, and its
-    fallback's times were taken for it); the untuned and held-out measurements run as the program does."""
+    versions, or stops naming a workgroup-level version that cannot run (which the dataset then learns:
+    tree.Probed.learn), since a fallback at run time would measure another path under its key (LocVolCalib's
+    whole strike in one workgroup never fits an H200's local memory, and its fallback's times were taken for
+    it); the untuned and held-out measurements run as the program does."""
     return ("--no-fallback",) if params is not None and key is not None else ()
 
 
@@ -349,7 +350,6 @@ class Bench:
         self.limits = limits or Limits()
         self.store = store
         self.observe = observe or (lambda record: None)
-        self.run_count: Counter[str] = Counter()
         self.hit_count: Counter[str] = Counter()
         self.stored_count: Counter[str] = Counter()
         # Every invocation in order: its dataset, and whether it added runs to a configuration measured before
@@ -372,7 +372,12 @@ class Bench:
 
     @property
     def invocations(self) -> int:
-        return sum(self.run_count.values())
+        return len(self.timeline)
+
+    @property
+    def run_count(self) -> Counter[str]:
+        """Per dataset, the program invocations."""
+        return Counter(name for name, _ in self.timeline)
 
     @property
     def again_count(self) -> Counter[str]:
@@ -503,7 +508,6 @@ class Bench:
         result = self.program.run(dataset, params=params, timeout=timeout, options=options, timing_runs=timing_runs)
         if self.limits.interrupted:  # the interrupt may have killed this run: it is no result
             raise Stopped("interrupted")
-        self.run_count[dataset.name] += 1
         self.timeline.append((dataset.name, again))
         return result
 

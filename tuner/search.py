@@ -23,7 +23,7 @@ from typing import Callable
 from incflat.codegen.runtime.tuning import Forest, Node, all_nodes
 from incflat.tuner.measure import Z_95, Measurement, Measurer, Stopped, mean_variance
 from incflat.tuner.simple import Outcome
-from incflat.tuner.tree import Probed, never_value, path, pins, shown, tuning_order
+from incflat.tuner.tree import Probed, never_value, path, pins, shown, takes_true, tuning_order
 
 OBJECTIVES = ("sum", "weighted", "geomean")
 
@@ -112,7 +112,7 @@ class Space:
     def reached(self, node: Node, assignment: Mapping[str, int]) -> bool:
         """Whether some dataset reaches node under the assignment of its ancestors (a guard whose version
         cannot run on a dataset takes its false side there)."""
-        return any(all(any((assignment[a] <= e and (a, e) not in d.fallbacks) == outcome for e in d.epars.get(a, ()))
+        return any(all(any(takes_true(a, assignment[a], e, d.fallbacks) == outcome for e in d.epars.get(a, ()))
                            for a, outcome in node.ancestors)
                    for d in self.reaching(node))
 

@@ -60,6 +60,11 @@ def pins(node: Node, never: int) -> dict[str, int]:
 Fallbacks = Collection[tuple[str, int]]
 
 
+def takes_true(name: str, value: int, epar: int, fallbacks: Fallbacks = ()) -> bool:
+    """Whether the guard `name <= epar` at this value runs its true side (not where its version cannot run)."""
+    return value <= epar and (name, epar) not in fallbacks
+
+
 def path(forest: Forest, assignment: Mapping[str, int], epars: EPars, fallbacks: Fallbacks = ()) -> Path:
     """The dataset's path, each guard's outcome the side that runs (false where its version cannot run); a
     threshold it never compared (another entry point, say) ends that branch."""
@@ -69,7 +74,7 @@ def path(forest: Forest, assignment: Mapping[str, int], epars: EPars, fallbacks:
         values = epars.get(node.name)
         if not values:
             return
-        outcomes = tuple(assignment[node.name] <= e and (node.name, e) not in fallbacks for e in values)
+        outcomes = tuple(takes_true(node.name, assignment[node.name], e, fallbacks) for e in values)
         out.append((node.name, outcomes))
         if any(outcomes):
             for child in node.on_true:
@@ -167,7 +172,7 @@ def version(forest: Forest, values: Mapping[str, int], epars: EPars, entry: str,
         if value is None:
             guards.append((node.name, None))
             return
-        outcomes = tuple(value <= e and (node.name, e) not in fallbacks for e in compared)
+        outcomes = tuple(takes_true(node.name, value, e, fallbacks) for e in compared)
         guards.append((node.name, outcomes))
         for outcome, children in ((True, node.on_true), (False, node.on_false)):
             if outcome in outcomes:
