@@ -10,7 +10,10 @@ FAKE_PROGRAM_LOG_SLEEP=N:SECONDS (in a run with -L, the tuner's probe, of a data
 FAKE_PROGRAM_LEAF_SLEEP=LEAF:SECONDS (a run that takes this leaf sleeps SECONDS), FAKE_PROGRAM_NOISE=F (the timed
 runs alternate between 1 + F and 1 - F times the model's runtime), FAKE_PROGRAM_NO_FIT=LEAF[<=N],... (intra-group
 versions, 2 or 4, whose workgroups fit at ePars up to N, or never: above, the run falls back to the next version,
-or fails with --no-fallback).
+or fails with --no-fallback), FAKE_PROGRAM_DRIFT=PATH:F1,F2,... (the host's speed, which moves between
+invocations: every run of the k-th invocation, counted in the file PATH, takes Fk times as long, the factors
+taken in turn).
+--alternate-tuning FILE and --alternate-times FILE run a second configuration in turn with the first.
 Its listing, -L and -D lines and tuning files are the tuning contract's (incflat.codegen.runtime.tuning).
 """
 
@@ -87,9 +90,13 @@ def read_tuning_file(path):
         fail(str(e))
 
 
-def threshold_values(args):
+def threshold_values(args, tuning=None):
+    """The run's values; with `tuning`, the second configuration's: that file over the defaults."""
     values = dict.fromkeys(THRESHOLDS, args.default_threshold or DEVICE_DEFAULT_THRESHOLD)
     values.update(TUNED_DEFAULTS)
+    if tuning:
+        values.update(read_tuning_file(tuning))
+        return values
     if args.tuning:
         values.update(read_tuning_file(args.tuning))
     for setting in args.param:
@@ -121,6 +128,8 @@ def main():
     parser.add_argument("-L", "--log", action="store_true")
     parser.add_argument("-D", "--debug", action="store_true")
     parser.add_argument("--no-fallback", action="store_true")
+    parser.add_argument("--alternate-tuning")
+    parser.add_argument("--alternate-times")
     args = parser.parse_args()
 
     if args.print_params:
@@ -138,6 +147,10 @@ def main():
     no_fit = {int(leaf): int(most or -1) for leaf, _, most in
               (entry.partition("<=") for entry in os.environ.get("FAKE_PROGRAM_NO_FIT", "").split(",") if entry)}
     leaf = choose_leaf(values, sizes, args.log, no_fit, fallback=not args.no_fallback)
+    leaves = [leaf]
+    if args.alternate_tuning:
+        leaves.append(choose_leaf(threshold_values(args, args.alternate_tuning), sizes, False, no_fit,
+                                  fallback=not args.no_fallback))
     slow_n, _, seconds = os.environ.get("FAKE_PROGRAM_LOG_SLEEP", "").partition(":")
     if args.log and slow_n == str(sizes[0]):
         time.sleep(float(seconds))
@@ -146,14 +159,25 @@ def main():
         time.sleep(float(seconds))
     if os.environ.get("FAKE_PROGRAM_FAIL_LEAF") == str(leaf):
         fail(f"version V{leaf} ran out of memory")
-    times = []
+    counter, _, factors = os.environ.get("FAKE_PROGRAM_DRIFT", "").partition(":")
+    speed = 1.0
+    if factors:
+        count = int(open(counter).read()) if os.path.exists(counter) else 0
+        with open(counter, "w") as file:
+            file.write(str(count + 1))
+        factors = factors.split(",")
+        speed = float(factors[count % len(factors)])
+    times = [[] for _ in leaves]
     for run in range(args.runs):
-        time.sleep(float(os.environ.get("FAKE_PROGRAM_SLEEP", "0")))
-        noise = float(os.environ.get("FAKE_PROGRAM_NOISE", "0")) * (-1) ** run
-        times.append(runtime_us(leaf, *sizes) * (WARMUP_FACTOR if run == 0 else 1.0 + noise))
-    if args.write_runtime_to:
-        with open(args.write_runtime_to, "w") as file:
-            file.writelines(f"{t:.1f}\n" for t in times)
+        for which, taken in enumerate(leaves):
+            time.sleep(float(os.environ.get("FAKE_PROGRAM_SLEEP", "0")))
+            noise = float(os.environ.get("FAKE_PROGRAM_NOISE", "0")) * (-1) ** run
+            times[which].append(runtime_us(taken, *sizes) * speed * (WARMUP_FACTOR if run == 0 else 1.0 + noise))
+    for path, runs in ((args.write_runtime_to, times[0]), (args.alternate_times, times[-1] if args.alternate_tuning
+                                                             else None)):
+        if path and runs is not None:
+            with open(path, "w") as file:
+                file.writelines(f"{t:.1f}\n" for t in runs)
     print(f"{leaf}i64")
 
 

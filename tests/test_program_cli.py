@@ -215,6 +215,30 @@ def test_param_attribute_is_a_tuning_parameter(tmp_path):
     assert proc.returncode != 0 and "out of bounds" in err and "Traceback" not in err
 
 
+def test_a_second_configuration_runs_in_turn_with_the_first(tmp_path):
+    """--alternate-tuning: each run is made under both configurations, in turn; the first's results are
+    printed, each one's runtimes go to its own file, and the second's values are its own (over the defaults)."""
+    program = compile_program(PARAM_ATTRIBUTE, tmp_path, "param")
+    xs = b"[1i32, 2i32, 3i32, 4i32, 5i32]"
+    second = tmp_path / "second.tuning"
+    second.write_text("chunk=1\n")
+    first_times, second_times = tmp_path / "a", tmp_path / "b"
+    out = run_program(program, xs, "--param", "chunk=4", "-r", "3", "-t", str(first_times), "--alternate-tuning",
+                      str(second), "--alternate-times", str(second_times)).stdout
+    assert out.split() == [b"[5i32]"]  # the first's
+    assert all(len(f.read_text().splitlines()) == 3 and all(int(t) > 0 for t in f.read_text().split())
+               for f in (first_times, second_times))
+    second.write_text("chunk=9\n")  # only the second's values fail
+    proc = run_program(program, xs, "--param", "chunk=4", "--alternate-tuning", str(second), check=False)
+    assert proc.returncode == 1 and "out of bounds" in proc.stderr.decode()
+    for args, message in ((["--alternate-times", str(second_times)], "--alternate-times needs --alternate-tuning"),
+                          (["--alternate-tuning", str(second), "-L"], "cannot be combined with -L"),
+                          (["--alternate-tuning", str(tmp_path / "none")], "cannot read tuning file")):
+        proc = run_program(program, xs, *args, check=False)
+        err = proc.stderr.decode()
+        assert proc.returncode == 1 and len(err.splitlines()) == 1 and message in err, err
+
+
 @pytest.mark.parametrize("option", ["-t", "--profile-json"])
 @pytest.mark.parametrize("where, message", [("missing/out", "No such file or directory"), (".", "is a directory")])
 def test_output_files_are_checked_before_computing(matmul, tmp_path, option, where, message):

@@ -31,8 +31,8 @@ from incflat.tuner.errors import TunerError
 from incflat.tuner.lock import lock_path, tuning_lock
 from incflat.tuner.measure import Bench, Candidate, Limits, compare
 from incflat.tuner.program import RunResult
-from incflat.tuner.store import (APPLICATION_ID, SCHEMA, ProgramKey, Store, StoredProbe, dataset_key,
-                                 default_store_path)
+from incflat.tuner.store import (APPLICATION_ID, PAIRS, SCHEMA, SCHEMA_VERSION, ProgramKey, Store, StoredProbe,
+                                 dataset_key, default_store_path)
 
 REPO = Path(__file__).resolve().parent.parent
 FAKE = REPO / "tests" / "fake_program.py"
@@ -142,6 +142,9 @@ class _StubProgram:
         assert self.outcomes, "a measurement was run again"
         return self.outcomes.pop(0)
 
+    def run_pair(self, dataset, *, params, alternate, timeout, timing_runs, options=()):
+        return self.run(dataset, params=params, timeout=timeout, options=options, timing_runs=timing_runs)
+
 
 def _store_for(tmp_path: Path, text: str = "# BEGIN INCFLAT TUNED DEFAULTS\n# END INCFLAT TUNED DEFAULTS\n"):
     store = Store(tmp_path / "store.db")
@@ -171,12 +174,37 @@ def test_a_comparison_resumed_from_the_store_runs_nothing_again(tmp_path):
     store.close()
 
 
-def test_a_store_of_schema_1_is_brought_to_schema_2_and_keeps_its_probes(tmp_path):
+def test_a_comparison_in_turn_resumed_from_the_store_runs_nothing_again(tmp_path):
+    """Invocations 30% apart, then runs in turn, in two paired invocations (the first could not settle it):
+    the store keeps the pairs, and a tuner run again decides from them."""
+    store, stored = _store_for(tmp_path)
+    program = _StubProgram([
+        RunResult(None, "", 1.0, (900.0, 100.0, 100.5, 99.5)),  # a, fast
+        RunResult(None, "", 1.0, (900.0, 130.0, 130.5, 129.5)),  # b, slow
+        RunResult(None, "", 1.0, (900.0, 130.5, 129.5, 130.0)),  # a again: slow
+        RunResult(None, "", 1.0, (900.0, 99.5, 100.0, 100.5)),  # b again: fast
+        RunResult(None, "", 2.0, (900.0, 100.0, 100.0), alternate_times_us=(900.0, 103.0, 101.0)),  # open
+        RunResult(None, "", 2.0, (900.0, *[100.0] * 4), alternate_times_us=(900.0, 103.0, 103.2, 102.8, 103.1)),
+    ])
+    dataset = Dataset("d", "main", InlineValues("1"), False)
+    a, b = Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b")
+    first = Bench(program, runs=2, timeout=60.0, log=lambda _: None, max_runs=12, store=stored)
+    assert compare(first, dataset, a, b) == -1 and not program.outcomes
+    again = Bench(_StubProgram([]), runs=2, timeout=60.0, log=lambda _: None, max_runs=12, store=stored)
+    assert compare(again, dataset, b, a) == 1 and again.invocations == 0
+    assert again.pairs(dataset, a, b) == first.pairs(dataset, a, b) == [
+        (100.0, 103.0), (100.0, 101.0), (100.0, 103.0), (100.0, 103.2), (100.0, 102.8), (100.0, 103.1)]
+    assert again.measure(dataset, {T1: 2}, key="b").invocation_runs == (3, 3, 2, 4)  # the pairs' runs too
+    store.close()
+
+
+def test_a_store_of_schema_1_is_brought_to_schema_3_and_keeps_its_probes(tmp_path):
     path, dataset = tmp_path / "old.db", Dataset("d", "main", InlineValues("1"), False)
     key = ProgramKey.of(FAKE.read_text(), [T1], ())
     old = sqlite3.connect(path)
-    for statement in filter(str.strip, SCHEMA.split(";")):  # schema 1: probes without their runs
-        old.execute(statement)
+    for statement in filter(str.strip, SCHEMA.split(";")):  # schema 1: probes without their runs, no pairs
+        if statement not in PAIRS:
+            old.execute(statement)
     old.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     old.execute("PRAGMA user_version = 1")
     old.execute("INSERT INTO probes (program, device, dataset, config, epars, device_name, dataset_name, recorded)"
@@ -189,8 +217,9 @@ def test_a_store_of_schema_1_is_brought_to_schema_2_and_keeps_its_probes(tmp_pat
     assert view.probe(dataset) == StoredProbe({T1: (4,)}, "Fake GPU", None, (), 0.0)  # no runs to learn from
     view.add_probe(dataset, StoredProbe({T1: (4,)}, "Fake GPU", 32768, (9.0, 3.0, 3.5), 1.5))
     assert view.probe(dataset) == StoredProbe({T1: (4,)}, "Fake GPU", 32768, (9.0, 3.0, 3.5), 1.5)
+    assert view.pairs(dataset, {T1: 1}, {T1: 2}) == []
     store.close()
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
 
 
 def test_a_timeout_is_reused_only_under_a_time_limit_no_longer(tmp_path):

@@ -32,7 +32,8 @@ from incflat.tuner.jsonlog import EvaluationLog, log_path_problem
 from incflat.tuner.plot import EXTRA as PLOT_EXTRA
 from incflat.tuner.plot import plot_path_problem, write_plots
 from incflat.tuner.lock import tuning_lock
-from incflat.tuner.measure import DEFAULT_MAX_TIME, MORE, RUN, UNTIMED, Bench, Limits, Measurement, Record, Stopped
+from incflat.tuner.measure import (DEFAULT_MAX_TIME, MORE, PAIRED, RUN, UNTIMED, Bench, Limits, Measurement, Record,
+                                   Stopped)
 from incflat.tuner.probe import Probe, probe
 from incflat.tuner.program import Program, kill_children
 from incflat.tuner.result import DatasetReport, Reach, TuneResult, report
@@ -404,7 +405,7 @@ class _Progress:
     def add(self, record: Record, fastest: bool = True) -> None:
         if self.bar is None:
             return
-        if record.source in (RUN, MORE, UNTIMED):
+        if record.source in (RUN, MORE, UNTIMED) or (record.source == PAIRED and record.wall_s):  # invocations
             self.bar.update(1)
         if fastest and record.measurement.ok and record.measurement.times_us:
             name = record.dataset.name

@@ -5,7 +5,9 @@ only if its first line says that (or the file does not exist): it never overwrit
 Each further line is a measure.Record: dataset, params (null: none given), key (the experiment: the datasets'
 paths through the version tree), label, times_us (of this invocation; for an answer from the cache or the
 store, all the measurement's runs), failure, wall_s (of the invocation; 0 for an answer from the cache or the
-store), source (run, run again, cached, stored, untimed) and seconds since the tuner started.
+store; of a paired invocation, on its first configuration's line), source (run, run again, cached, stored,
+untimed, or paired: runs taken in turn with another configuration's in one invocation) and seconds since the
+tuner started.
 """
 
 from __future__ import annotations

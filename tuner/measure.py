@@ -75,6 +75,9 @@ DEFAULT_MAX_TIME = 1.0
 # Where a Record comes from: a program invocation, more runs added to a measurement, the cache of this run, the
 # store, or an untimed run (the -L probe).
 RUN, MORE, CACHED, STORED, UNTIMED = "run", "run again", "cached", "stored", "untimed"
+# Runs of a configuration taken in turn with another's in one invocation (Bench.measure_pair): a Record each,
+# the invocation's wall time on the first.
+PAIRED = "paired"
 
 
 @dataclass(frozen=True)
@@ -177,6 +180,12 @@ class MeasurementStore(Protocol):
     def add(self, dataset: Dataset, params: Mapping[str, int] | None, run: Measurement, wall_s: float,
             timed_out_after_s: float | None, more: bool) -> None: ...
 
+    def pairs(self, dataset: Dataset, first: Mapping[str, int] | None,
+              second: Mapping[str, int] | None) -> list[tuple[tuple[float, ...], tuple[float, ...]]]: ...
+
+    def add_pair(self, dataset: Dataset, first: Mapping[str, int] | None, second: Mapping[str, int] | None,
+                 runs: tuple[Measurement, Measurement], wall_s: float) -> None: ...
+
 
 class Measurer(Protocol):
     """What a search strategy needs: measure a dataset under an assignment, reusing equal experiments, and
@@ -196,6 +205,11 @@ class Measurer(Protocol):
     def cached(self, name: str, key: Hashable) -> Measurement | None: ...  # an experiment made, not counted
 
     def invocation_noise(self, name: str) -> tuple[float, int]: ...  # a dataset's (Bench.invocation_noise)
+
+    def pairs(self, dataset: Dataset, first: Candidate, second: Candidate) -> list[tuple[float, float]]: ...
+
+    def measure_pair(self, dataset: Dataset, first: Candidate, second: Candidate,
+                     found: Sequence[Measurement], pairs: int) -> list[tuple[float, float]]: ...
 
 
 def compare(bench: Measurer, dataset: Dataset, first: Candidate, second: Candidate) -> int:
@@ -223,12 +237,59 @@ def compare(bench: Measurer, dataset: Dataset, first: Candidate, second: Candida
             again = len(found[fewer].invocations[-1])
             found[fewer] = bench.measure_more(dataset, (first, second)[fewer], found[fewer], runs=again)
             continue
+        if known >= MIN_INVOCATION_DOF and invocations_unsettle(noise):
+            # the invocations' noise, not the runs', keeps it open: runs taken in turn in one invocation share it
+            return compare_paired(bench, dataset, first, second)
         if len(found[fewer].times_us) >= bench.max_runs:
             # single runs (--runs 1 --max-runs 1) allow no test: the means decide
             return by_means if min(len(a.times_us), len(b.times_us)) < 2 else 0
         if hopeless(a, b, bench.max_runs, noise, known >= MIN_INVOCATION_DOF):
             return 0
         found[fewer] = bench.measure_more(dataset, (first, second)[fewer], found[fewer])
+
+
+def compare_paired(bench: Measurer, dataset: Dataset, first: Candidate, second: Candidate) -> int:
+    """compare's verdict from runs of the two taken in turn in one invocation (and more such invocations until
+    paired_verdict settles it): a host whose speed moves by a third between invocations moves both sides of a
+    pair alike. The pairs measured before (this run's, or the store's) count."""
+    found = [bench.measure(dataset, c.params, key=c.key, label=c.label) for c in (first, second)]
+    pairs = bench.pairs(dataset, first, second)
+    while (verdict := paired_verdict(pairs, bench.max_runs)) is None:
+        pairs = bench.measure_pair(dataset, first, second, found, bench.paired_runs(dataset.name, len(pairs)))
+        if not pairs:  # the paired invocation failed (its time limit): no evidence either way
+            return 0
+        found = [bench.latest(dataset, c.key, m) for c, m in zip((first, second), found)]
+    return verdict
+
+
+def paired_verdict(pairs: Sequence[tuple[float, float]], max_pairs: int) -> int | None:
+    """-1 if the first of each pair (its runtimes in µs) is significantly faster, 1 if the second is, 0 for a
+    tie, None while more pairs could settle it: a t-test on the logarithms of the pairs' ratios. A tie where
+    the 95% interval of their mean ratio lies within EQUIVALENCE, at `max_pairs` pairs, or, from half of them
+    on, where the pairs left could not make it significant at the ratio and spread seen (as hopeless)."""
+    from scipy import stats
+
+    logs = [math.log(second / first) for first, second in pairs]
+    n = len(logs)
+    if n < 2:
+        return None if max_pairs >= 2 or not logs else (logs[0] < 0) - (logs[0] > 0)
+    mean, spread = statistics.fmean(logs), statistics.stdev(logs)
+    half = stats.t.ppf(1 - ALPHA / 2, n - 1) * spread / math.sqrt(n)
+    margin = math.log1p(EQUIVALENCE)
+    if -margin < mean - half and mean + half < margin:
+        return 0
+    if abs(mean) > half:
+        return -1 if mean > 0 else 1
+    if n >= max_pairs or (n >= max_pairs / 2 and abs(mean) * math.sqrt(max_pairs) < Z_95 * spread):
+        return 0
+    return None
+
+
+def invocations_unsettle(invocation_noise: float) -> bool:
+    """Whether an invocation noise (a relative variance) alone keeps the 95% interval of the difference of two
+    means of one invocation each wider than EQUIVALENCE / 2 of a mean: runs of one invocation cannot settle
+    what only more invocations, or runs paired within one, can."""
+    return Z_95 * math.sqrt(2 * invocation_noise) > EQUIVALENCE / 2
 
 
 def invocation_spread(found: Measurement) -> tuple[float, int] | None:
@@ -282,7 +343,7 @@ def decisive_runs(cv: float, least: int, most: int, invocation_noise: float = 0.
     invocation cannot settle what only more invocations can."""
     from scipy import stats
 
-    if Z_95 * math.sqrt(2 * invocation_noise) > EQUIVALENCE / 2:
+    if invocations_unsettle(invocation_noise):
         return least
     if cv == 0:  # runs that do not vary settle anything
         return least
@@ -369,6 +430,8 @@ class Bench:
         self._fastest_us: dict[str, float] = {}
         # Per dataset and configuration measured in several invocations: its invocation_spread.
         self._spread: dict[str, dict[Hashable, tuple[float, int]]] = {}
+        # Per (dataset, key, key): the runs of each paired invocation of the two (measure_pair), in that order.
+        self._pairs: dict[tuple[str, Hashable, Hashable], list[tuple[tuple[float, ...], tuple[float, ...]]]] = {}
 
     @property
     def invocations(self) -> int:
@@ -436,7 +499,7 @@ class Bench:
                               options=experiment_options(candidate.params, candidate.key))
         added = self._record(dataset.name, result, timeout)
         more = found.merged(added)
-        stored_as = self._stored_as.get((dataset.name, candidate.key), candidate.params)
+        stored_as = self._stored_params(dataset.name, candidate)
         self._store(dataset, stored_as, added, result, timeout, more=True)
         if candidate.key is not None:
             self._cache[dataset.name, candidate.key] = more
@@ -444,6 +507,77 @@ class Bench:
         self.log(f"  {dataset.name} [{candidate.label}]: {describe(more)} (measured again)")
         self.observe(Record(dataset, candidate.params, candidate.key, candidate.label, added, result.wall_s, MORE))
         return more
+
+    def pairs(self, dataset: Dataset, first: Candidate, second: Candidate) -> list[tuple[float, float]]:
+        """The runs of `first` and `second` taken in turn (measure_pair), as (first's, second's) pairs: this
+        run's, or else the store's."""
+        runs, swapped = self._paired(dataset, first, second)
+        pairs = [pair for a, b in runs for pair in zip(a, b)]
+        return [(b, a) for a, b in pairs] if swapped else pairs
+
+    def measure_pair(self, dataset: Dataset, first: Candidate, second: Candidate,
+                     found: Sequence[Measurement], pairs: int) -> list[tuple[float, float]]:
+        """One invocation of `pairs` runs of each of two configurations, taken in turn after a warm-up of
+        each, added to their measurements `found` (and their cached ones, as measure_more adds runs); all
+        their pairs so far (pairs()), or [] if the invocation failed."""
+        options = experiment_options(first.params, first.key)
+        assert options == experiment_options(second.params, second.key), "pairs are of experiments alike"
+        timeout = self._timeout(dataset.name, 2 * (pairs + 1))
+
+        def invoke() -> RunResult:
+            return self.program.run_pair(dataset, params=first.params, alternate=second.params, timeout=timeout,
+                                         timing_runs=pairs + 1, options=options)
+        result = self._invoke(dataset, None, timeout, again=True, run=invoke)
+        if not result.ok:
+            self.log(f"  {dataset.name} [{first.label} | {second.label}] in turn: failed: {result.failure}")
+            return []
+        self._learn_wall(dataset.name, result.wall_s, 2 * (pairs + 1))
+        added = (Measurement(result.times_us[1:]), Measurement(result.alternate_times_us[1:]))
+        runs, swapped = self._paired(dataset, first, second)
+        runs.append((added[1].times_us, added[0].times_us) if swapped else (added[0].times_us, added[1].times_us))
+        stored_as = [self._stored_params(dataset.name, c) for c in (first, second)]
+        if self.store:
+            self.store.add_pair(dataset, stored_as[0], stored_as[1], added, result.wall_s)
+        for candidate, other, before, more, params, wall_s in ((first, second, found[0], added[0], stored_as[0],
+                                                                 result.wall_s),
+                                                                (second, first, found[1], added[1], stored_as[1], 0.0)):
+            self._learn_noise(dataset.name, more)
+            merged = before.merged(more)
+            self._cache[dataset.name, candidate.key] = merged
+            self._learn_spread(dataset.name, candidate.key, params, merged)
+            self.log(f"  {dataset.name} [{candidate.label}]: {describe(merged)} (in turn with {other.label})")
+            self.observe(Record(dataset, candidate.params, candidate.key, candidate.label, more, wall_s, PAIRED))
+        return self.pairs(dataset, first, second)
+
+    def _paired(self, dataset: Dataset, first: Candidate,
+                second: Candidate) -> tuple[list[tuple[tuple[float, ...], tuple[float, ...]]], bool]:
+        """The paired invocations of two experiments (from the store, the first time), and whether they are
+        kept in the other order."""
+        forward, backward = (dataset.name, first.key, second.key), (dataset.name, second.key, first.key)
+        if forward not in self._pairs and backward in self._pairs:
+            return self._pairs[backward], True
+        if forward not in self._pairs:
+            stored = (self.store.pairs(dataset, *(self._stored_params(dataset.name, c) for c in (first, second)))
+                      if self.store else [])
+            self._pairs[forward] = list(stored)
+        return self._pairs[forward], False
+
+    def _stored_params(self, name: str, candidate: Candidate) -> Mapping[str, int] | None:
+        """The --params under which an experiment's measurement is stored (it may have been measured under
+        other values that make the same experiment)."""
+        return self._stored_as.get((name, candidate.key), candidate.params)
+
+    def paired_runs(self, name: str, have: int) -> int:
+        """The runs of each side a paired invocation of dataset `name` asks for, `have` pairs measured: the
+        count that settles a comparison at the runs' noise (timed_runs, the invocations' noise left out: a
+        pair shares it), within what fits `max_time` for both and what `max_runs` leaves."""
+        summed, dof = self._noise.get(name, (0.0, 0))
+        wanted = self.runs
+        if self.max_time > 0 and dof:
+            fastest_us = self._fastest_us[name]
+            affordable = math.floor(self.max_time * 1e6 / (2 * fastest_us)) if fastest_us > 0 else self.max_runs
+            wanted = decisive_runs(math.sqrt(summed / dof), self.runs, max(self.runs, min(affordable, self.max_runs)))
+        return max(1, min(wanted, self.max_runs - have))
 
     def top_up(self, dataset: Dataset, params: Mapping[str, int] | None, found: Measurement,
                label: str = "") -> Measurement:
@@ -501,11 +635,17 @@ class Bench:
         return result
 
     def _invoke(self, dataset: Dataset, params: Mapping[str, int] | None, timeout: float, *,
-                timing_runs: int | None = None, options: Sequence[str] = (), again: bool = False) -> RunResult:
+                timing_runs: int | None = None, options: Sequence[str] = (), again: bool = False,
+                run: Callable[[], RunResult] | None = None) -> RunResult:
+        """One program invocation (`run`, or else a run of `params`), once the limits allow it, counted."""
         reason = self.limits.reason(self.invocations)
         if reason:
             raise Stopped(reason)
-        result = self.program.run(dataset, params=params, timeout=timeout, options=options, timing_runs=timing_runs)
+        if run is None:
+            result = self.program.run(dataset, params=params, timeout=timeout, options=options,
+                                      timing_runs=timing_runs)
+        else:
+            result = run()
         if self.limits.interrupted:  # the interrupt may have killed this run: it is no result
             raise Stopped("interrupted")
         self.timeline.append((dataset.name, again))

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from incflat.codegen.runtime.tuning import ContractError, Param, parse_listing
+from incflat.codegen.runtime.tuning import ContractError, Param, parse_listing, tuning_file_text
 from incflat.tuner.datasets import Dataset, InlineValues
 from incflat.tuner.errors import TunerError
 
@@ -40,6 +40,7 @@ class RunResult:
     wall_s: float
     times_us: tuple[float, ...] = ()
     timed_out: bool = False  # the failure is the time limit: a longer one might succeed
+    alternate_times_us: tuple[float, ...] = ()  # run_pair: the second configuration's runs
 
     @property
     def ok(self) -> bool:
@@ -98,6 +99,35 @@ class Program:
             return RunResult(f"expected {timing_runs} runtimes, got {len(times)}", result.stderr, result.wall_s)
         return RunResult(None, result.stderr, result.wall_s, times)
 
+    def run_pair(
+        self,
+        dataset: Dataset,
+        *,
+        params: Mapping[str, int] | None,
+        alternate: Mapping[str, int] | None,
+        timeout: float,
+        timing_runs: int,
+        options: Sequence[str] = (),
+    ) -> RunResult:
+        """Run `dataset` under two configurations in one invocation, `timing_runs` runs each taken in turn
+        (`--alternate-tuning`): `params` as run() takes them, and `alternate` (None: the program's defaults).
+        The first's runs are `times_us`, the second's `alternate_times_us`."""
+        args = ["-e", dataset.entry, "-b", *options, *param_args(params or {}), "-r", str(timing_runs)]
+        with output_file() as (times_path, read_times), output_file() as (alternate_path, read_alternate), \
+                input_file(tuning_file_text(dict(alternate or {}))) as tuning_path:
+            result, _ = self._invoke([*args, "-t", times_path, "--alternate-tuning", tuning_path,
+                                      "--alternate-times", alternate_path], dataset, timeout)
+            if not result.ok:
+                return result
+            try:
+                times, alternate_times = parse_times(read_times()), parse_times(read_alternate())
+            except (OSError, ValueError) as e:
+                return RunResult(f"unreadable runtimes file ({e})", result.stderr, result.wall_s)
+        if len(times) != timing_runs or len(alternate_times) != timing_runs:
+            return RunResult(f"expected {timing_runs} runtimes of each configuration, got {len(times)} and "
+                             f"{len(alternate_times)}", result.stderr, result.wall_s)
+        return RunResult(None, result.stderr, result.wall_s, times, alternate_times_us=alternate_times)
+
     def _invoke(
         self, args: list[str], dataset: Dataset | None, timeout: float, keep_stdout: bool = False
     ) -> tuple[RunResult, str]:
@@ -136,7 +166,7 @@ def _run_child(
     # callbacks, where Python prints an exception and swallows it, or before kill_children can see the child.
     with signals_held_back() as unblock:
         child = subprocess.Popen(argv, stdin=subprocess.PIPE if data is not None else stdin, stdout=stdout,
-                                 stderr=subprocess.PIPE, pass_fds=tuple(_output_fds),
+                                 stderr=subprocess.PIPE, pass_fds=tuple(_shared_fds),
                                  preexec_fn=_child_set_up(unblock))
         _children.add(child)
     with child:
@@ -205,8 +235,8 @@ def _die_with_parent() -> Callable[[], None] | None:
     return die_with_parent
 
 
-# The descriptors of the output files in use, which the children inherit.
-_output_fds: set[int] = set()
+# The descriptors of the unnamed files in use (output_file, input_file), which the children inherit.
+_shared_fds: set[int] = set()
 
 
 @contextmanager
@@ -216,7 +246,7 @@ def output_file() -> Iterator[tuple[str, Callable[[], str]]]:
     behind."""
     with tempfile.TemporaryFile() as file:
         fd = file.fileno()
-        _output_fds.add(fd)
+        _shared_fds.add(fd)
         try:
             def read() -> str:
                 file.seek(0)
@@ -224,7 +254,21 @@ def output_file() -> Iterator[tuple[str, Callable[[], str]]]:
 
             yield f"/dev/fd/{fd}", read
         finally:
-            _output_fds.discard(fd)
+            _shared_fds.discard(fd)
+
+
+@contextmanager
+def input_file(text: str) -> Iterator[str]:
+    """An unnamed temporary file holding `text`, for a program's input option (`--alternate-tuning FILE`): the
+    path to give the program (/dev/fd/N, which it opens afresh, from the start)."""
+    with tempfile.TemporaryFile() as file:
+        file.write(text.encode())
+        file.flush()
+        _shared_fds.add(file.fileno())
+        try:
+            yield f"/dev/fd/{file.fileno()}"
+        finally:
+            _shared_fds.discard(file.fileno())
 
 
 @contextmanager

@@ -17,7 +17,9 @@ A measurement is one row per program invocation: the first, then one per `measur
 timed out is used again only under a time limit no longer than the one it failed under. A probe is one row: the
 ePars, the device's name and default threshold, and the timed runs of its first run, from which the bench
 learns the dataset's noise as the live probe taught it. Probe failures are not stored (a longer --timeout may
-cure them). A store of schema 1 (no probe runs) is brought to schema 2 when it is opened.
+cure them). A paired invocation (two configurations' runs taken in turn, measure.compare_paired) is a row of
+each configuration's runs and a row of the pairs. A store of schema 1 (no probe runs) or 2 (no pairs) is
+brought to schema 3 when it is opened.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from incflat.tuner.errors import TunerError
 from incflat.tuner.measure import Measurement
 
 APPLICATION_ID = 0x1CF1A701  # sqlite's application_id of a tuning store: a file incflat created
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SCHEMA = """
 CREATE TABLE evaluations (
     id INTEGER PRIMARY KEY,
@@ -53,6 +55,13 @@ CREATE TABLE evaluations (
     dataset_name TEXT NOT NULL, recorded TEXT NOT NULL
 );
 CREATE INDEX evaluation_keys ON evaluations (program, device, dataset, config);
+CREATE TABLE pairs (
+    program TEXT NOT NULL, device TEXT NOT NULL, dataset TEXT NOT NULL, first TEXT NOT NULL, second TEXT NOT NULL,
+    first_times_us TEXT NOT NULL, second_times_us TEXT NOT NULL,  -- JSON lists of the timed runs, in turn
+    wall_s REAL NOT NULL,
+    dataset_name TEXT NOT NULL, recorded TEXT NOT NULL
+);
+CREATE INDEX pair_keys ON pairs (program, device, dataset, first, second);
 CREATE TABLE probes (
     program TEXT NOT NULL, device TEXT NOT NULL, dataset TEXT NOT NULL, config TEXT NOT NULL,
     epars TEXT NOT NULL,  -- JSON {threshold: [values]}
@@ -65,6 +74,8 @@ CREATE TABLE probes (
 # threshold
 PROBE_RUNS = ("ALTER TABLE probes ADD COLUMN times_us TEXT", "ALTER TABLE probes ADD COLUMN wall_s REAL",
               "ALTER TABLE probes ADD COLUMN default_threshold INTEGER")
+# schema 2 -> 3: the paired invocations (the table and its index, as SCHEMA makes them)
+PAIRS = tuple(statement for statement in SCHEMA.split(";") if "pair" in statement)
 
 
 def default_store_path(fut_path: Path) -> Path:
@@ -183,6 +194,35 @@ class ProgramStore:
                            row))
         self._write(statements)
 
+    def pairs(self, dataset: Dataset, first: Mapping[str, int] | None,
+              second: Mapping[str, int] | None) -> list[tuple[tuple[float, ...], tuple[float, ...]]]:
+        """The stored paired invocations of two configurations: (first's runs, second's runs) each, in order."""
+        configs = (self.key.config(first), self.key.config(second))
+        rows = self._query(
+            "SELECT first, first_times_us, second_times_us FROM pairs WHERE program = ? AND device = ?"
+            " AND dataset = ? AND ((first = ? AND second = ?) OR (first = ? AND second = ?)) ORDER BY rowid",
+            (*self._where(dataset), *configs, *reversed(configs)))
+        found = []
+        for which, a, b in rows:
+            runs = (tuple(json.loads(a)), tuple(json.loads(b)))
+            found.append(runs if which == configs[0] else runs[::-1])
+        return found
+
+    def add_pair(self, dataset: Dataset, first: Mapping[str, int] | None, second: Mapping[str, int] | None,
+                 runs: tuple[Measurement, Measurement], wall_s: float) -> None:
+        """Stores a paired invocation: its runs added to each configuration's measurement, and the pairs."""
+        where = self._where(dataset)
+        configs = (self.key.config(first), self.key.config(second))
+        statements = [("INSERT INTO evaluations (program, device, dataset, config, more, times_us, failure,"
+                       " timed_out_after_s, wall_s, dataset_name, recorded) VALUES (?,?,?,?,1,?,NULL,NULL,?,?,?)",
+                       (*where, config, json.dumps(list(run.times_us)), wall_s / 2, dataset.name, _now()))
+                      for config, run in zip(configs, runs)]
+        statements.append(("INSERT INTO pairs (program, device, dataset, first, second, first_times_us,"
+                           " second_times_us, wall_s, dataset_name, recorded) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                           (*where, *configs, *(json.dumps(list(run.times_us)) for run in runs), wall_s,
+                            dataset.name, _now())))
+        self._write(statements)
+
     def probe(self, dataset: Dataset) -> StoredProbe | None:
         """The stored probe of a dataset, or None."""
         rows = self._query("SELECT epars, device_name, default_threshold, times_us, wall_s FROM probes"
@@ -262,8 +302,8 @@ def _open(path: Path) -> sqlite3.Connection:
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             elif application_id != APPLICATION_ID:
                 raise refuse("is an sqlite database that incflat did not write")
-            elif version == 1:
-                for statement in PROBE_RUNS:
+            elif version in (1, 2):
+                for statement in (PROBE_RUNS if version == 1 else ()) + PAIRS:
                     connection.execute(statement)
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             elif version != SCHEMA_VERSION:

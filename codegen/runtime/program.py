@@ -174,6 +174,11 @@ def parse_args(argv):
     ap.add_argument("--no-fallback", action="store_true",
                     help="a workgroup-level version that the thresholds choose and the device cannot run is an "
                     "error, not a fallback to the next version")
+    ap.add_argument("--alternate-tuning", metavar="FILE",
+                    help="run also a second configuration, this tuning file's values over the program's defaults, "
+                         "run by run in turn with the first (each makes -r runs); the first's results are printed")
+    ap.add_argument("--alternate-times", metavar="FILE",
+                    help="with --alternate-tuning: write the second configuration's runtimes, as -t does the first's")
     return ap.parse_args(argv)
 
 
@@ -209,6 +214,19 @@ def _overrides(args, params) -> dict:
     return overrides
 
 
+def _alternate(args, params) -> dict | None:
+    """The second configuration's values (--alternate-tuning), or None."""
+    if args.alternate_times and not args.alternate_tuning:
+        raise ProgramError("--alternate-times needs --alternate-tuning")
+    if not args.alternate_tuning:
+        return None
+    for option, given in (("-L", args.log), ("-P", args.profile), ("--profile-json", args.profile_json)):
+        if given:
+            raise ProgramError(f"--alternate-tuning cannot be combined with {option}: its records would mix "
+                               "the two configurations")
+    return read_tuning_file(args.alternate_tuning, params)
+
+
 def _run(args, program: Program, tuned_defaults, provenance):
     if args.print_params:  # a threshold's default is the tuned value baked in, if any
         sys.stdout.write(listing(dataclasses.replace(p, default=tuned_defaults[p.name])
@@ -229,14 +247,21 @@ def _run(args, program: Program, tuned_defaults, provenance):
             raise ProgramError(f"{option} {value}: must be at least 1")
     if sys.stdin is None or sys.stdout is None:
         raise ProgramError(f"{'stdin' if sys.stdin is None else 'stdout'} is closed")
-    for option, path in (("-t", args.write_runtime_to), ("--profile-json", args.profile_json)):
+    for option, path in (("-t", args.write_runtime_to), ("--profile-json", args.profile_json),
+                         ("--alternate-times", args.alternate_times)):
         if path:
             check_output_file(option, path)
     overrides = _overrides(args, program.params)
     profile = args.profile or bool(args.profile_json)
-    ctx = Context(program, tuned_defaults, args.device, args.platform, overrides, args.default_threshold,
-                  args.default_group_size, args.log, profile, args.debug, args.default_tile_size,
-                  fallback=not args.no_fallback)
+    alternate = _alternate(args, program.params)
+
+    def context(values):
+        return Context(program, tuned_defaults, args.device, args.platform, values, args.default_threshold,
+                       args.default_group_size, args.log, profile, args.debug, args.default_tile_size,
+                       fallback=not args.no_fallback)
+    ctx = context(overrides)
+    # the second configuration shares the first's device state (kernels, memory pool, inputs)
+    contexts = [ctx] if alternate is None else [ctx, context(alternate)]
     if args.debug and provenance:
         print(f"Tuned defaults: {provenance}", file=sys.stderr)
     entry = program.entry_points[args.entry_point]
@@ -245,24 +270,36 @@ def _run(args, program: Program, tuned_defaults, provenance):
     except ValueError as e:
         raise ProgramError(f"reading input: {e}")
     device_inputs = entry.upload(ctx, inputs)
-    times = []
-    for _ in range(args.runs):
-        # the last run's results go back to the memory pool first, as every run's temporaries do: kept alive
-        # through the call, they made the second run, the first timed one, allocate afresh (PoCL, backprop's
-        # training input: 1.41x the median of the later runs, 1.15x without)
-        results = None
-        ctx.begin_run()
-        ctx.queue.finish()
-        start = time.perf_counter()
-        results = ctx.call(entry.fn, device_inputs)
-        ctx.queue.finish()
-        times.append(int(round((time.perf_counter() - start) * 1e6)))
-        ctx.check_errors()
+    times = [[] for _ in contexts]
+    for run in range(args.runs):
+        # With a second configuration the two take turns, in the order A B, B A, A B, ...: a run and its
+        # counterpart see the same state of the host (whose speed can change by a third for seconds at a time,
+        # on a GPU's shared host), and neither is always the one after the other.
+        for which in (range(len(contexts)) if run % 2 == 0 else reversed(range(len(contexts)))):
+            # the last run's results go back to the memory pool first, as every run's temporaries do: kept
+            # alive through the call, they made the second run, the first timed one, allocate afresh (PoCL,
+            # backprop's training input: 1.41x the median of the later runs, 1.15x without)
+            if which == 0:
+                results = None
+            current = contexts[which]
+            current.begin_run()
+            current.queue.finish()
+            start = time.perf_counter()
+            found = current.call(entry.fn, device_inputs)
+            current.queue.finish()
+            times[which].append(int(round((time.perf_counter() - start) * 1e6)))
+            current.check_errors()
+            if which == 0:
+                results = found
+            found = None
     if args.debug:
         blocks = ctx.pool.held_blocks + ctx.pool.active_blocks
         print(f"Device memory: {blocks} blocks, {ctx.pool.managed_bytes} bytes", file=sys.stderr)
     if args.write_runtime_to:
-        write_output_file("-t", args.write_runtime_to, lambda f: f.writelines(f"{t}\n" for t in times))
+        write_output_file("-t", args.write_runtime_to, lambda f: f.writelines(f"{t}\n" for t in times[0]))
+    if args.alternate_times:
+        write_output_file("--alternate-times", args.alternate_times,
+                          lambda f: f.writelines(f"{t}\n" for t in times[1]))
     host_results = [to_host(ctx, value) for value in results]
     write_stdout(lambda out: write_values(host_results, out, args.binary_output))
     if args.profile:
