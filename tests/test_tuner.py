@@ -246,14 +246,14 @@ def test_program_runs_report_failures_instead_of_raising(monkeypatch, tmp_path):
 
 def test_a_difference_that_the_hosts_drift_hides_is_found_with_runs_in_turn(tmp_path, monkeypatch):
     """V5 is 11.5% faster than V1 here, but the host's speed moves 30% between invocations: a fast V1 and a
-    slow V5 first (V1 looks faster), then the other way; the pairs of one invocation share its speed."""
-    monkeypatch.setenv("FAKE_PROGRAM_DRIFT", f"{tmp_path / 'count'}:0.7,1.3,1.3,0.7,1.0")
+    slow V5 (V1 looks faster); the pairs of one invocation share its speed."""
+    monkeypatch.setenv("FAKE_PROGRAM_DRIFT", f"{tmp_path / 'count'}:0.7,1.3,1.3")
     monkeypatch.setenv("FAKE_PROGRAM_NOISE", "0.002")
     bench = Bench(Program(FAKE), runs=3, timeout=60.0, log=lambda _: None, max_runs=12)
     dataset = Dataset("d", "main", InlineValues("1i64 16i64 1i64"), False)
     v1, v5 = Candidate({T1: 1}, "V1"), Candidate({T1: NEVER, T2: NEVER, T3: NEVER, T4: NEVER}, "V5")
     assert compare(bench, dataset, v1, v5) == 1
-    assert bench.run_count["d"] == 5 and (tmp_path / "count").read_text() == "5"  # the last one in turn
+    assert bench.run_count["d"] == 3 and (tmp_path / "count").read_text() == "3"  # the last one in turn
     (first, second), *_ = bench.pairs(dataset, v1, v5)
     assert second / first == pytest.approx(fake.runtime_us(5, 1, 16, 1) / fake.runtime_us(1, 1, 16, 1), rel=0.01)
     monkeypatch.delenv("FAKE_PROGRAM_DRIFT")
@@ -311,22 +311,20 @@ def test_bench_drops_the_warm_up_caches_by_key_and_kills_slow_candidates():
     assert (bench.run_count["d"], bench.hit_count["d"]) == (3, 1)
 
 
-def test_a_comparison_measures_more_until_the_difference_is_significant():
+def test_a_comparison_that_one_invocation_each_leaves_open_is_settled_in_turn():
     warm = 900.0
     program = _StubProgram([
         RunResult(None, "", 1.0, (warm, 100.0, 106.0)),  # a
-        RunResult(None, "", 1.0, (warm, 104.0, 108.0)),  # b: not yet significant
-        RunResult(None, "", 1.0, (warm, 101.0, 103.0)),  # a again
-        RunResult(None, "", 1.0, (warm, 107.0, 105.0)),  # b again
-        RunResult(None, "", 1.0, (warm, 102.0, 104.0)),  # a a third time: now significant
+        RunResult(None, "", 1.0, (warm, 104.0, 108.0)),  # b: not significant
+        _pair((101.0, 103.0), (105.0, 107.0)),  # in turn: b 4% slower in both pairs
     ])
     bench = Bench(program, runs=2, timeout=60.0, log=lambda _: None, max_runs=8)
     dataset = Dataset("d", "main", InlineValues("1"), False)
     a, b = Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b")
-    assert compare(bench, dataset, a, b) == -1 and compare(bench, dataset, b, a) == 1
-    assert bench.run_count["d"] == 5 and not program.outcomes
-    assert bench.again_count["d"] == 3  # two configurations, measured in five invocations
-    assert bench.measure(dataset, {T1: 1}, key="a").times_us == (100.0, 106.0, 101.0, 103.0, 102.0, 104.0)
+    assert compare(bench, dataset, a, b) == -1 and compare(bench, dataset, b, a) == 1  # (the pairs are kept)
+    assert bench.run_count["d"] == 3 and not program.outcomes
+    assert bench.again_count["d"] == 1  # two configurations, then one invocation of both
+    assert bench.measure(dataset, {T1: 1}, key="a").times_us == (100.0, 106.0, 101.0, 103.0)  # its runs join
     assert compare(bench, dataset, a, Candidate({T1: 3}, "a")) == 0  # one experiment
 
 
@@ -336,14 +334,12 @@ def _invocation(*times: float) -> RunResult:
 
 def test_a_difference_that_the_invocations_hide_is_settled_by_runs_taken_in_turn():
     """heston32 and srad on the H100: every run of an invocation sat at 24 ms or at 36-40 ms, the program and
-    its outputs the same. One invocation each made a 30% difference look certain; the second invocation of
-    each shows it is the invocations that differ; runs of the two taken in turn in one invocation share its
-    speed, and their ratios show b 5% slower."""
+    its outputs the same. One invocation each makes a 30% difference look certain, but how far invocations
+    differ is not known yet; runs of the two taken in turn in one invocation share its speed, and their ratios
+    show b 5% slower."""
     program = _StubProgram([
         _invocation(100.0, 100.5, 99.5),  # a, in a fast invocation
         _invocation(130.0, 130.5, 129.5),  # b, in a slow one: significant by the runs
-        _invocation(130.5, 129.5, 130.0),  # a again, to confirm: now slow
-        _invocation(99.5, 100.0, 100.5),  # b again: fast. Their spread swamps the difference
         _pair((120.0, 121.0, 119.0), (126.0, 127.0, 125.2)),  # in turn: b 5% slower in every pair
     ])
     bench = Bench(program, runs=3, timeout=60.0, log=lambda _: None, max_runs=9)
@@ -351,19 +347,16 @@ def test_a_difference_that_the_invocations_hide_is_settled_by_runs_taken_in_turn
     a, b = Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b")
     assert compare(bench, dataset, a, b) == -1 and not program.outcomes
     noise, known = bench.invocation_noise("d")
-    assert known >= 2 and 0.01 < noise < 0.05  # an invocation's mean strays about 15% from the mean
-    assert bench.again_count["d"] == 3 and bench.run_count["d"] == 5  # the paired invocation is one
-    assert bench.measure(dataset, {T1: 1}, key="a").invocation_runs == (3, 3, 3)  # its runs join each side's
-    assert compare(bench, dataset, b, a) == 1 and not program.outcomes  # (the pairs are kept, either way)
+    assert known == 2 and 0.005 < noise < 0.05  # the paired runs are another invocation of each side
+    assert bench.measure(dataset, {T1: 1}, key="a").invocation_runs == (3, 3)
 
 
 def test_a_tie_in_turn_is_a_tie_and_a_failed_paired_invocation_decides_nothing():
     program = _StubProgram([
         _invocation(100.0, 100.5, 99.5), _invocation(130.0, 130.5, 129.5),
-        _invocation(130.5, 129.5, 130.0), _invocation(99.5, 100.0, 100.5),
         _pair((120.0, 121.0, 119.0), (120.2, 120.8, 119.1)),  # within 1% in every pair
-        _invocation(100.0, 100.5, 99.5),  # c against b's 116: not significant under the noise known, so
-        RunResult("timed out after 3 s", "", 3.0, timed_out=True),  # straight to pairs, which fail
+        _invocation(100.0, 100.5, 99.5),  # c against b's 125: not significant under the noise known, so
+        RunResult("timed out after 3 s", "", 3.0, timed_out=True),  # in turn, which fails
     ])
     bench = Bench(program, runs=3, timeout=60.0, log=lambda _: None, max_runs=9)
     dataset = Dataset("d", "main", InlineValues("1"), False)
@@ -384,10 +377,9 @@ def test_paired_verdicts():
 
 def test_once_a_datasets_invocations_are_known_to_agree_one_invocation_each_decides():
     program = _StubProgram([
-        _invocation(100.0, 100.5, 99.5, 100.0, 100.5, 99.5),  # a, in six runs
-        _invocation(130.0, 130.5, 129.5),  # b: significant by the runs
-        _invocation(129.5, 130.0, 130.5),  # b again (the side of fewer runs), to confirm: as many runs as its first
-        _invocation(100.5, 99.5, 100.0, 100.5, 100.0, 99.5),  # a again: the invocations agree
+        _invocation(100.0, 100.5, 99.5),  # a
+        _invocation(130.0, 130.5, 129.5),  # b: significant by the runs, the invocations' noise not known
+        _pair((100.5, 99.5, 100.0), (129.5, 130.0, 130.5)),  # in turn: the invocations agree
         _invocation(150.0, 150.5, 149.5),  # c: one invocation is enough now
     ])
     bench = Bench(program, runs=3, timeout=60.0, log=lambda _: None, max_runs=9)
@@ -395,21 +387,17 @@ def test_once_a_datasets_invocations_are_known_to_agree_one_invocation_each_deci
     a, b, c = Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b"), Candidate({T1: 3}, "c")
     assert compare(bench, dataset, a, b) == -1 and bench.invocation_noise("d") == (0.0, MIN_INVOCATION_DOF)
     assert compare(bench, dataset, c, b) == 1 and not program.outcomes
-    assert bench.measure(dataset, {T1: 1}, key="a").invocation_runs == (6, 6)
-    assert program.timing_runs[2:4] == [4, 7]  # (a warm-up and the runs of each side's first invocation)
+    assert bench.measure(dataset, {T1: 1}, key="a").invocation_runs == (3, 3)
 
 
 def test_a_small_difference_under_a_known_large_invocation_noise_goes_to_pairs_at_once():
-    """heston32 and srad on the H100: invocations of one program 30% apart. A difference of 10% is then
-    inside what measuring each side again to max_runs (four invocations of three runs) could resolve; runs in
-    turn settle it."""
+    """heston32 and srad on the H100: invocations of one program 30% apart. A difference of 10% in one
+    invocation each is then no evidence; runs in turn settle it."""
     program = _StubProgram([
         _invocation(100.0, 100.5, 99.5),  # a
         _invocation(130.0, 130.5, 129.5),  # b: significant by the runs
-        _invocation(130.5, 129.5, 130.0),  # a again, to confirm: the invocations differ
-        _invocation(99.5, 100.0, 100.5),  # b again: not significant, and the noise is known
-        _pair((110.0, 111.0, 109.0), (110.5, 111.2, 109.1)),  # a and b in turn: within 1%, a tie
-        _invocation(103.0, 103.5, 102.5),  # c: 10% from a's mean (113), in one invocation: not significant
+        _pair((125.0, 126.0, 124.0), (125.2, 126.1, 124.3)),  # a and b in turn: within 1%, a tie; and a's two
+        _invocation(103.0, 103.5, 102.5),  # invocations 25% apart. c: 8% from a's mean (112.5), not significant
         _pair((101.0, 102.0, 100.5), (112.0, 113.0, 111.0)),  # c 10% faster than a in every pair
     ])
     bench = Bench(program, runs=3, timeout=60.0, log=lambda _: None, max_runs=12)
@@ -417,7 +405,7 @@ def test_a_small_difference_under_a_known_large_invocation_noise_goes_to_pairs_a
     a, b, c = Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b"), Candidate({T1: 3}, "c")
     assert compare(bench, dataset, a, b) == 0 and bench.invocation_noise("d")[1] >= MIN_INVOCATION_DOF
     assert compare(bench, dataset, c, a) == -1 and not program.outcomes
-    assert bench.run_count["d"] == 7
+    assert bench.run_count["d"] == 5
 
 
 def test_invocation_noise_widens_a_comparison_and_asks_for_no_more_runs_per_invocation():
@@ -430,27 +418,17 @@ def test_invocation_noise_widens_a_comparison_and_asks_for_no_more_runs_per_invo
     assert decisive_runs(0.05, 3, 12) > 3 and decisive_runs(0.05, 3, 12, invocation_noise=0.1 ** 2) == 3
 
 
-def test_a_difference_inside_the_noise_after_max_runs_is_a_tie():
+def test_a_difference_inside_the_noise_of_its_pairs_is_a_tie():
     warm = 500.0
     program = _StubProgram([
         RunResult(None, "", 1.0, (warm, 100.0, 104.0)),  # a
-        RunResult(None, "", 1.0, (warm, 105.0, 109.0)),  # b: not significant, but 4 runs each might make it so
-        RunResult(None, "", 1.0, (warm, 106.0, 102.0)),  # a again
-        RunResult(None, "", 1.0, (warm, 109.0, 105.0)),  # b again: still not significant, and max_runs reached
-    ])  # (each side's invocations agree: the runs' noise, not theirs, keeps it open, so no pairs)
+        RunResult(None, "", 1.0, (warm, 105.0, 109.0)),  # b: not significant
+        _pair((106.0, 102.0), (101.0, 105.0), warm),  # in turn: one pair each way; at half of max_runs (4),
+    ])  # two more pairs could not make it significant
     bench = Bench(program, runs=2, timeout=60.0, log=lambda _: None, max_runs=4)
     dataset = Dataset("d", "main", InlineValues("1"), False)
     assert compare(bench, dataset, Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b")) == 0
-    assert bench.run_count["d"] == 4 and not program.outcomes  # two invocations each, then no more
-
-
-def test_a_difference_that_more_runs_could_not_make_significant_is_a_tie_at_once():
-    """Means 101.5 and 101.5: with half of max_runs measured, the runs left could not make it significant."""
-    program = _StubProgram([RunResult(None, "", 1.0, (500.0, 100.0 + k, 103.0 - k)) for k in range(2)])
-    bench = Bench(program, runs=2, timeout=60.0, log=lambda _: None, max_runs=4)
-    dataset = Dataset("d", "main", InlineValues("1"), False)
-    assert compare(bench, dataset, Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b")) == 0
-    assert bench.run_count["d"] == 2 and not program.outcomes
+    assert bench.run_count["d"] == 3 and not program.outcomes
 
 
 def test_a_difference_known_to_be_under_one_percent_is_a_tie_at_once():
@@ -464,17 +442,16 @@ def test_a_difference_known_to_be_under_one_percent_is_a_tie_at_once():
     assert bench.run_count["d"] == 2 and not program.outcomes
 
 
-def test_a_small_difference_not_yet_known_to_be_small_is_measured_again():
-    """Means 1000 and 1008 from first runs too noisy to bound the difference within 1%: both are measured
-    again, and the difference becomes significant (0.8%) before its interval could fit within 1%."""
+def test_a_small_difference_not_yet_known_to_be_small_is_measured_in_turn():
+    """Means 1000 and 1015 from first runs too noisy to tell: the two in turn show b 1.5% slower (and a
+    difference under 1% in turn would have been a tie: test_paired_verdicts)."""
     program = _StubProgram([RunResult(None, "", 1.0, (900.0, 990.0, 1010.0, 1000.0)),
-                            RunResult(None, "", 1.0, (900.0, 998.0, 1018.0, 1008.0)),
-                            RunResult(None, "", 1.0, (900.0, *[1000.0] * 6)),
-                            RunResult(None, "", 1.0, (900.0, *[1008.0] * 6))])
+                            RunResult(None, "", 1.0, (900.0, 1005.0, 1025.0, 1015.0)),
+                            _pair([1000.0] * 6, [1015.0, 1015.5, 1014.5] * 2)])
     bench = Bench(program, runs=3, timeout=60.0, log=lambda _: None, max_runs=12)
     dataset = Dataset("d", "main", InlineValues("1"), False)
     assert compare(bench, dataset, Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b")) == -1
-    assert bench.run_count["d"] == 4 and not program.outcomes
+    assert bench.run_count["d"] == 3 and not program.outcomes
 
 
 class _NoisyProgram:
@@ -489,6 +466,10 @@ class _NoisyProgram:
         self.asked.append((timing_runs, timeout))
         times = tuple(self.mean_us * (1 + self.noise * (-1) ** k) for k in range(timing_runs))
         return RunResult(None, "", self.start_s + self.run_s * timing_runs, times)
+
+    def run_pair(self, dataset, *, params, alternate, timeout, timing_runs, options=()):
+        ran = self.run(dataset, params=params, timeout=timeout, timing_runs=timing_runs)
+        return RunResult(None, "", ran.wall_s + self.run_s * timing_runs, ran.times_us, alternate_times_us=ran.times_us)
 
 
 def _measure_three(program, **options):
@@ -542,7 +523,7 @@ def test_max_time_0_keeps_runs():
     assert _measure_three(_NoisyProgram(50.0, 0.05), max_runs=40)[1] == [5, 5, 5]  # Bench's default: off
 
 
-def test_a_comparison_measures_more_with_the_adaptive_run_count():
+def test_a_comparison_in_turn_asks_for_the_adaptive_run_count():
     dataset = Dataset("d", "main", InlineValues("1"), False)
     asked = {}
     for max_time in (1.0, 0.0):
@@ -550,9 +531,9 @@ def test_a_comparison_measures_more_with_the_adaptive_run_count():
         bench = Bench(program, runs=5, timeout=600.0, log=lambda _: None, max_runs=40, max_time=max_time)
         assert compare(bench, dataset, Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b")) == 0  # the same runs
         asked[max_time] = [n - 1 for n, _ in program.asked]
-    # a 5, b 40, a 35 more: 3 invocations, not 8 of 5 runs; then, with --max-runs each, a tie
-    assert asked[1.0] == [5, 40, 35]
-    assert asked[0.0] == [5] * 8
+    # a 5, b 40, then 40 pairs in turn, whose ratios are all 1: a tie
+    assert asked[1.0] == [5, 40, 40]
+    assert asked[0.0] == [5, 5, 5]
 
 
 def test_the_timeout_scales_with_the_runs_asked_for():
@@ -782,11 +763,22 @@ class _NoisyBench(_ModelBench):
             found = self.seen[dataset.name, key] = Measurement(self._times(dataset.name, key, 0))
         return found
 
-    def measure_more(self, dataset, candidate, found, runs=None):
+    def pairs(self, dataset, first, second):
+        return [pair for runs in self.__dict__.get("paired", {}).get((dataset.name, first.key, second.key), [])
+                for pair in runs]
+
+    def measure_pair(self, dataset, first, second, found, pairs):
         self.runs += 1
-        more = self.seen[dataset.name, candidate.key] = found.merged(
-            Measurement(self._times(dataset.name, candidate.key, len(found.times_us))))
-        return more
+        paired = self.__dict__.setdefault("paired", {}).setdefault((dataset.name, first.key, second.key), [])
+        start = 2 * len(paired)
+        paired.append(list(zip(*(self._times(dataset.name, c.key, start) for c in (first, second)))))
+        return self.pairs(dataset, first, second)
+
+    def paired_runs(self, name, have):
+        return 2
+
+    def latest(self, dataset, key, found):
+        return found
 
     def _times(self, name, key, start):
         true = key[0][1][0]
@@ -896,11 +888,11 @@ def test_tuning_sends_each_dataset_to_its_cheapest_version_and_writes_back(tmp_p
     # unless the program's default (the device's 32768) lies in it: every dataset's result agrees with it.
     assert result.assignment == {T1: 16384, T2: 256, T3: fake.DEVICE_DEFAULT_THRESHOLD, T4: 256}
     # Runs per tuning dataset: the -L probe, then one per code version, the untuned run being one of them (its
-    # path's experiment), and two that confirm the first significant differences in another invocation while
-    # the dataset's invocation noise is not known; the rest came from the cache. A held-out dataset: untuned
-    # and tuned.
+    # path's experiment), and one paired invocation that settles the first significant difference while the
+    # dataset's invocation noise is not known (and teaches it: another invocation of each side); the rest came
+    # from the cache. A held-out dataset: untuned and tuned.
     for report in result.datasets:
-        assert report.runs == (2 if report.held_out else 1 + 5 + MIN_INVOCATION_DOF), report.name
+        assert report.runs == (2 if report.held_out else 1 + 5 + 1), report.name
         # the confirmations measured configurations again: the probe and a configuration per code version
         assert report.configurations == (2 if report.held_out else 1 + 5), report.name
         # (a second round, which changes nothing, is answered from the cache: 2 ends of each threshold that the

@@ -44,6 +44,11 @@ OLD_TUNING = f"-- from an earlier run\n{T1}=5\n"
 RUNS = ("run", "run again", "untimed")  # the sources of --log records that are program invocations
 
 
+def invoked(record: dict) -> bool:
+    """Whether a --log record is a program invocation (a paired one's wall time is on its first record)."""
+    return record["source"] in RUNS or (record["source"] == "paired" and record["wall_s"] > 0)
+
+
 def workspace(folder: Path, fut_text: str = FUT) -> tuple[Path, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     fut, program = folder / "prog.fut", folder / "prog"
@@ -80,7 +85,7 @@ def log_records(path: Path) -> list[dict]:
 
 def invocations(records: list[dict]) -> collections.Counter:
     return collections.Counter((r["dataset"], json.dumps(r["params"], sort_keys=True), r["label"], r["source"])
-                               for r in records if r["source"] in RUNS)
+                               for r in records if invoked(r))
 
 
 def running(program: Path) -> list[int]:
@@ -152,37 +157,12 @@ def _store_for(tmp_path: Path, text: str = "# BEGIN INCFLAT TUNED DEFAULTS\n# EN
 
 
 def test_a_comparison_resumed_from_the_store_runs_nothing_again(tmp_path):
-    store, stored = _store_for(tmp_path)
-    warm = 900.0
-    program = _StubProgram([
-        RunResult(None, "", 1.0, (warm, 100.0, 106.0)),  # a
-        RunResult(None, "", 1.0, (warm, 104.0, 108.0)),  # b: not yet significant
-        RunResult(None, "", 1.0, (warm, 101.0, 103.0)),  # a again (measure_more)
-        RunResult(None, "", 1.0, (warm, 107.0, 105.0)),  # b again
-        RunResult(None, "", 1.0, (warm, 102.0, 104.0)),  # a a third time: now significant
-    ])
-    dataset = Dataset("d", "main", InlineValues("1"), False)
-    a, b = Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b")
-    first = Bench(program, runs=2, timeout=60.0, log=lambda _: None, max_runs=8, store=stored)
-    assert compare(first, dataset, a, b) == -1 and not program.outcomes
-    again = Bench(_StubProgram([]), runs=2, timeout=60.0, log=lambda _: None, max_runs=8, store=stored)
-    assert compare(again, dataset, a, b) == -1
-    resumed = again.measure(dataset, {T1: 1}, key="a")
-    assert resumed.times_us == (100.0, 106.0, 101.0, 103.0, 102.0, 104.0)
-    assert resumed.invocations == ((100.0, 106.0), (101.0, 103.0), (102.0, 104.0))  # each a row of the store
-    assert (again.invocations, again.stored_count["d"], again.hit_count["d"]) == (0, 2, 1)
-    store.close()
-
-
-def test_a_comparison_in_turn_resumed_from_the_store_runs_nothing_again(tmp_path):
     """Invocations 30% apart, then runs in turn, in two paired invocations (the first could not settle it):
-    the store keeps the pairs, and a tuner run again decides from them."""
+    the store keeps the pairs, and a tuner run again decides from them, either way round."""
     store, stored = _store_for(tmp_path)
     program = _StubProgram([
         RunResult(None, "", 1.0, (900.0, 100.0, 100.5, 99.5)),  # a, fast
         RunResult(None, "", 1.0, (900.0, 130.0, 130.5, 129.5)),  # b, slow
-        RunResult(None, "", 1.0, (900.0, 130.5, 129.5, 130.0)),  # a again: slow
-        RunResult(None, "", 1.0, (900.0, 99.5, 100.0, 100.5)),  # b again: fast
         RunResult(None, "", 2.0, (900.0, 100.0, 100.0), alternate_times_us=(900.0, 103.0, 101.0)),  # open
         RunResult(None, "", 2.0, (900.0, *[100.0] * 4), alternate_times_us=(900.0, 103.0, 103.2, 102.8, 103.1)),
     ])
@@ -194,7 +174,9 @@ def test_a_comparison_in_turn_resumed_from_the_store_runs_nothing_again(tmp_path
     assert compare(again, dataset, b, a) == 1 and again.invocations == 0
     assert again.pairs(dataset, a, b) == first.pairs(dataset, a, b) == [
         (100.0, 103.0), (100.0, 101.0), (100.0, 103.0), (100.0, 103.2), (100.0, 102.8), (100.0, 103.1)]
-    assert again.measure(dataset, {T1: 2}, key="b").invocation_runs == (3, 3, 2, 4)  # the pairs' runs too
+    resumed = again.measure(dataset, {T1: 2}, key="b")
+    assert resumed.invocations == ((130.0, 130.5, 129.5), (103.0, 101.0), (103.0, 103.2, 102.8, 103.1))  # rows
+    assert (again.invocations, again.stored_count["d"], again.hit_count["d"]) == (0, 2, 1)
     store.close()
 
 
@@ -293,7 +275,7 @@ def test_a_run_killed_at_any_moment_and_restarted_measures_nothing_twice(tmp_pat
     def experiment(r):
         return r["dataset"], json.dumps(r["key"]) if r["key"] else r["label"]
     assert {experiment(r) for r in second if r["source"] == "stored"} == {
-        experiment(r) for r in first if r["source"] in RUNS}
+        experiment(r) for r in first if invoked(r)}
     assert list(scratch.iterdir()) == []
     assert sorted(p.name for p in fut.parent.iterdir()) == ["prog", "prog.fut", "prog.fut.tuning",
                                                            "prog.fut.tuning.db"]
@@ -503,13 +485,13 @@ def test_the_result_says_when_the_tuned_values_were_first_measured_on_every_tuni
         tuned_key = next(r["key"] for r in records if r["dataset"] == name and r["label"] == "tuned")
         first = next(i for i, r in enumerate(records) if r["dataset"] == name and r["key"] == tuned_key
                      and r["source"] in ("run", "stored"))
-        firsts[name] = sum(r["source"] in RUNS for r in records[:first + 1])
+        firsts[name] = sum(map(invoked, records[:first + 1]))
     assert result.reached is not None and result.reached.runs == max(firsts.values())
     assert result.reached.runs < result.runs  # the held-out datasets' tuned runs came after, at least
     at_reach = result.configurations_until(result.reached.runs)
     invocations_so_far = 0
     for end, record in enumerate(records):
-        invocations_so_far += record["source"] in RUNS
+        invocations_so_far += invoked(record)
         if invocations_so_far == result.reached.runs:
             break
     assert at_reach == {name: sum(r["dataset"] == name and r["source"] in ("run", "untimed")

@@ -1,5 +1,5 @@
 """Measurement: program invocations per (dataset, assignment), a discarded warm-up, timeouts, a cache, and
-comparisons that measure until they are significant.
+comparisons that measure until they are settled.
 
 A measurement runs the program with `-r R+1 -t FILE` and drops the first time (the warm-up: kernel
 compilation, first allocations). Failures and timeouts are recorded as infinitely slow, never raised. After a
@@ -16,25 +16,21 @@ a fast or noisy kernel gets more runs in the same invocation, at no extra start-
 one keeps `runs`. It never adds an invocation. Where the dataset's invocation noise (below) alone keeps the
 difference's interval wider than that, it asks for `runs`: only more invocations can narrow it.
 
-Two measurements are compared by a t-test on their means, whose errors count two kinds of noise: the runs' own
-spread within an invocation, and the invocation's: on a GPU, all the runs of one process can sit 20-50% above
-or below those of the next (a host-bound program's speed moves with its host's, which changes for periods of
-seconds: heston32's untuned program on the H100 took 24 ms a run in some invocations and 36-40 ms in others,
-its outputs and kernel times identical), so runs of one invocation each prove nothing about a difference of
-that size. The bench learns each dataset's invocation noise from its measurements of several invocations
-(invocation_spread, pooled); until it has MIN_INVOCATION_DOF degrees of freedom, a difference that the runs
-call significant while a side has one invocation only is confirmed by another invocation of as many runs of
-the side with fewer (past `max_runs` if need be), and once known, the noise is part of every comparison's
-error.
-
-A difference whose 95% confidence interval lies within EQUIVALENCE of the faster mean is a tie at once,
-significant or not (an equivalence stop: more runs could at most resolve a difference that small, which no
-figure of the tuner resolves). While the difference is not significant at ALPHA, the one with fewer
-invocations (then runs) is measured again (another invocation of R runs, or the adaptive count, added to the
-cached measurement), up to `max_runs` runs each; a difference still inside the noise then is a tie, which a
-strategy must not read as a preference. So is one that could not become significant at `max_runs` runs each at
-the means and variances seen (`hopeless`; at once where the known invocation noise is most of the error): it
-is not measured again.
+Two measurements of one invocation each are compared by a t-test on their means, whose errors count two kinds
+of noise: the runs' own spread within an invocation, and the invocation's: on a GPU, all the runs of one
+process can sit 20-50% above or below those of the next (a host-bound program's speed moves with its host's,
+which changes for periods of seconds: heston32's untuned program on the H100 took 24 ms a run in some
+invocations and 36-40 ms in others, its outputs and kernel times identical), so runs of one invocation each
+prove nothing about a difference of that size. The bench learns each dataset's invocation noise from its
+measurements of several invocations (invocation_spread, pooled). A difference whose 95% confidence interval
+lies within EQUIVALENCE of the faster mean is a tie at once, significant or not (an equivalence stop: no
+figure of the tuner resolves less), and one significant at ALPHA once the noise is known (MIN_INVOCATION_DOF
+degrees of freedom) is decided. Any other is settled by paired invocations (compare_paired): the program runs
+the two configurations in turn, run by run, in one process (`--alternate-tuning`), so that a pair shares the
+host's state, and a t-test on the logarithms of the pairs' ratios decides (paired_verdict); a tie where its
+interval lies within EQUIVALENCE, at `max_runs` pairs, or from half of them where the pairs left could not make
+it significant. A tie is a tie, which a strategy must not read as a preference. The paired runs are added to
+each side's measurement, and the pairs are kept (and stored): a comparison made again decides from them.
 
 With a store (tuner.store), a measurement found there is not run again, and every invocation is added to it.
 Limits (`--budget`, `--stop-after`, the first Ctrl-C) are checked before each invocation: when one is reached,
@@ -189,16 +185,13 @@ class MeasurementStore(Protocol):
 
 class Measurer(Protocol):
     """What a search strategy needs: measure a dataset under an assignment, reusing equal experiments, and
-    measure it more (for a comparison that is not yet significant)."""
+    measure two in turn (for a comparison that one invocation of each does not settle)."""
 
     max_runs: int
 
     def measure(
         self, dataset: Dataset, params: Mapping[str, int] | None, *, key: Hashable = None, label: str = ""
     ) -> Measurement: ...
-
-    def measure_more(self, dataset: Dataset, candidate: Candidate, found: Measurement,
-                     runs: int | None = None) -> Measurement: ...
 
     def timed_runs(self, name: str) -> int: ...  # the runs (after a warm-up) an invocation of a dataset makes
 
@@ -211,48 +204,40 @@ class Measurer(Protocol):
     def measure_pair(self, dataset: Dataset, first: Candidate, second: Candidate,
                      found: Sequence[Measurement], pairs: int) -> list[tuple[float, float]]: ...
 
+    def paired_runs(self, name: str, have: int) -> int: ...  # the runs of each side a paired invocation makes
+
+    def latest(self, dataset: Dataset, key: Hashable, found: Measurement) -> Measurement: ...
+
 
 def compare(bench: Measurer, dataset: Dataset, first: Candidate, second: Candidate) -> int:
     """-1 if `first` is significantly faster on `dataset`, 1 if `second` is, 0 for a tie: the same experiment,
-    both failed, or a difference inside the noise (after `max_runs` runs of each, or sooner where more could not
-    settle it). A failure loses to a run."""
+    both failed, or a difference inside the noise. A failure loses to a run. One invocation of each decides
+    where it can: a difference known to be under EQUIVALENCE is a tie, and one significant once the dataset's
+    invocation noise is known (and counted in its error) is the faster's. Any other is settled by runs of the
+    two taken in turn (compare_paired), as is one that was before (a resumed run decides as its first did)."""
     if first.key is not None and first.key == second.key:
         return 0
     found = [bench.measure(dataset, c.params, key=c.key, label=c.label) for c in (first, second)]
-    while True:
-        a, b = found
-        if not (a.ok and b.ok):
-            return 0 if not (a.ok or b.ok) else (-1 if a.ok else 1)
-        noise, known = bench.invocation_noise(dataset.name)
-        by_means = (a.mean_us > b.mean_us) - (a.mean_us < b.mean_us)
-        if practically_equal(a, b, noise):
-            return 0
-        # the side measured in fewer invocations (then runs) is the one to measure again
-        fewer = min((0, 1), key=lambda i: (len(found[i].invocations), len(found[i].times_us)))
-        if difference_pvalue(a, b, noise) < ALPHA:
-            if known >= MIN_INVOCATION_DOF or len(found[fewer].invocations) > 1:
-                return by_means
-            # one invocation's runs, and how far invocations differ on this dataset is not known yet: another
-            # invocation of as many runs (a first timed run slower than the rest weighs the same in both)
-            again = len(found[fewer].invocations[-1])
-            found[fewer] = bench.measure_more(dataset, (first, second)[fewer], found[fewer], runs=again)
-            continue
-        if known >= MIN_INVOCATION_DOF and invocations_unsettle(noise):
-            # the invocations' noise, not the runs', keeps it open: runs taken in turn in one invocation share it
-            return compare_paired(bench, dataset, first, second)
-        if len(found[fewer].times_us) >= bench.max_runs:
-            # single runs (--runs 1 --max-runs 1) allow no test: the means decide
-            return by_means if min(len(a.times_us), len(b.times_us)) < 2 else 0
-        if hopeless(a, b, bench.max_runs, noise, known >= MIN_INVOCATION_DOF):
-            return 0
-        found[fewer] = bench.measure_more(dataset, (first, second)[fewer], found[fewer])
+    a, b = found
+    if not (a.ok and b.ok):
+        return 0 if not (a.ok or b.ok) else (-1 if a.ok else 1)
+    if bench.max_runs < 2:  # single runs (--runs 1 --max-runs 1) allow no test: the means decide
+        return (a.mean_us > b.mean_us) - (a.mean_us < b.mean_us)
+    if bench.pairs(dataset, first, second):
+        return compare_paired(bench, dataset, first, second, found)
+    noise, known = bench.invocation_noise(dataset.name)
+    if practically_equal(a, b, noise):
+        return 0
+    if known >= MIN_INVOCATION_DOF and difference_pvalue(a, b, noise) < ALPHA:
+        return (a.mean_us > b.mean_us) - (a.mean_us < b.mean_us)
+    return compare_paired(bench, dataset, first, second, found)
 
 
-def compare_paired(bench: Measurer, dataset: Dataset, first: Candidate, second: Candidate) -> int:
-    """compare's verdict from runs of the two taken in turn in one invocation (and more such invocations until
-    paired_verdict settles it): a host whose speed moves by a third between invocations moves both sides of a
-    pair alike. The pairs measured before (this run's, or the store's) count."""
-    found = [bench.measure(dataset, c.params, key=c.key, label=c.label) for c in (first, second)]
+def compare_paired(bench: Measurer, dataset: Dataset, first: Candidate, second: Candidate,
+                   found: Sequence[Measurement]) -> int:
+    """compare's verdict from runs of the two taken in turn in one invocation, and more such invocations until
+    paired_verdict settles it: a host whose speed moves by a third between invocations moves both runs of a
+    pair alike. The pairs measured before (this run's, or the store's) count; `found`: the two's measurements."""
     pairs = bench.pairs(dataset, first, second)
     while (verdict := paired_verdict(pairs, bench.max_runs)) is None:
         pairs = bench.measure_pair(dataset, first, second, found, bench.paired_runs(dataset.name, len(pairs)))
@@ -266,7 +251,7 @@ def paired_verdict(pairs: Sequence[tuple[float, float]], max_pairs: int) -> int 
     """-1 if the first of each pair (its runtimes in µs) is significantly faster, 1 if the second is, 0 for a
     tie, None while more pairs could settle it: a t-test on the logarithms of the pairs' ratios. A tie where
     the 95% interval of their mean ratio lies within EQUIVALENCE, at `max_pairs` pairs, or, from half of them
-    on, where the pairs left could not make it significant at the ratio and spread seen (as hopeless)."""
+    on, where the pairs left could not make it significant at the ratio and spread seen (a futility stop)."""
     from scipy import stats
 
     logs = [math.log(second / first) for first, second in pairs]
@@ -361,29 +346,6 @@ def practically_equal(a: Measurement, b: Measurement, invocation_noise: float = 
     diff, half = a.mean_us - b.mean_us, difference_test(a, b, invocation_noise)[1]
     margin = EQUIVALENCE * min(a.mean_us, b.mean_us)
     return -margin < diff - half and diff + half < margin
-
-
-def hopeless(a: Measurement, b: Measurement, max_runs: int, invocation_noise: float = 0.0,
-             noise_known: bool = False) -> bool:
-    """Whether a difference that is not significant could not become so with `max_runs` runs of each (in as
-    many invocations as their runs so far per invocation make), at the means and variances seen so far (a
-    futility stop: more invocations would, as far as can be told, end in a tie anyway; an invocation that adds
-    a run to eleven changes nothing but the cost). Judged once each has half of `max_runs` runs (the variance
-    of fewer says too little), or at once where a known invocation noise is most of the error: its variance
-    comes from the dataset's other measurements, not these runs."""
-    if min(len(a.times_us), len(b.times_us)) < 2:
-        return False
-
-    def at_most(found: Measurement) -> tuple[float, float]:  # the runs' part and the invocations' part
-        invocations = len(found.invocations) * max_runs / len(found.times_us)
-        runs = mean_variance(found) * len(found.times_us) / max_runs
-        return runs, invocation_noise * found.mean_us ** 2 / invocations
-    (runs_a, invocations_a), (runs_b, invocations_b) = at_most(a), at_most(b)
-    early = noise_known and invocations_a + invocations_b >= runs_a + runs_b
-    if min(len(a.times_us), len(b.times_us)) < max_runs / 2 and not early:
-        return False
-    error = math.sqrt(runs_a + invocations_a + runs_b + invocations_b)
-    return error > 0 and abs(a.mean_us - b.mean_us) / error < Z_95
 
 
 def experiment_options(params: Mapping[str, int] | None, key: Hashable) -> tuple[str, ...]:
