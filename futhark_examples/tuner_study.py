@@ -49,6 +49,7 @@ from incflat.cli import compile_file
 from incflat.tuner.autotune import autotune, in_effect, listed_defaults
 from incflat.tuner.result import configurations_until
 from incflat.tuner.datasets import read_test_cases, select_datasets
+from incflat.tuner.errors import TunerError
 from incflat.tuner.measure import Bench, Limits
 from incflat.tuner.probe import probe
 from incflat.tuner.program import Program
@@ -105,10 +106,14 @@ def side_by_side(fut: pathlib.Path, programs: dict[str, tuple[pathlib.Path, dict
     """Every configuration (a program and its --params: untuned IF, MF, each strategy's result) on every
     dataset, measured in interleaved rounds in one pass, so that their ratios are taken side by side: the
     tuners' own figures come from separate, cold runs, whose noise on a busy CPU is larger than the
-    differences between strategies. Configurations that run the same code versions on every dataset are one
-    program, measured once (`incremental`: the IF program whose thresholds the --params set, and its parameter
-    listing; its datasets are probed for their ePars first). Returns mean µs per configuration and dataset,
-    and each configuration's code versions per dataset where known."""
+    differences between strategies. The configurations of one program run in turn in one invocation
+    (`--alternate-tuning`), run by run, so that they share the host's state of the moment (which on a GPU's
+    shared host moves their invocations' means by a third: `together` names them); a program's invocation
+    that fails is measured again a configuration at a time. Configurations that run the same code versions
+    on every dataset are one program, measured once (`incremental`: the IF program whose thresholds the
+    --params set, and its parameter listing; its datasets are probed for their ePars first). Returns mean µs
+    per configuration and dataset, every invocation's runs, and each configuration's code versions per
+    dataset where known."""
     selection = select_datasets(read_test_cases(fut), None, tuple(args.exclude_case))
     datasets = selection.tuning + selection.held_out
     benches = {path: Bench(Program(path, args.pass_option), runs=args.runs, timeout=args.timeout, log=lambda _: None)
@@ -120,17 +125,33 @@ def side_by_side(fut: pathlib.Path, programs: dict[str, tuple[pathlib.Path, dict
     times: dict[tuple, dict[str, list[list[float]]]] = {}  # per configuration and dataset, each invocation's runs
     # results that are the same configuration are measured once: their figures must not differ by noise
     distinct = {config: programs[name] for name, config in reversed(list(configurations.items()))}
+    by_program: dict[pathlib.Path, list[tuple]] = {}
+    for config, (path, _) in distinct.items():
+        by_program.setdefault(path, []).append(config)
     for _ in range(args.rounds):
-        for config, (path, params) in distinct.items():
+        for path, group in by_program.items():
             for d in datasets:
-                found = benches[path].measure(d, params)
-                times.setdefault(config, {}).setdefault(d.name, []).append(found.times_us if found.ok else [math.inf])
+                for config, runs in zip(group, in_turn(benches[path], d, [distinct[c][1] for c in group], args)):
+                    times.setdefault(config, {}).setdefault(d.name, []).append(runs)
     return {"tuning": [d.name for d in selection.tuning], "held_out": [d.name for d in selection.held_out],
             "means": {name: {d: pooled_mean(runs) for d, runs in times[config].items()}
                       for name, config in configurations.items()},
             "invocations": {name: times[config] for name, config in configurations.items()},
+            "together": [sorted(name for name, config in configurations.items() if config in group)
+                         for group in by_program.values()],
             "chosen": {name: {d: v.name for d, v in config[1][0]} for name, config in configurations.items()
                        if name in versions}}
+
+
+def in_turn(bench: Bench, dataset, configurations: list[dict | None], args) -> list[list[float]]:
+    """The timed runs of each configuration in one invocation of `dataset`, taken in turn (a warm-up run of
+    each dropped); where that invocation fails, one measurement of each apart (a failure: [inf])."""
+    if len(configurations) > 1:
+        ran = bench.program.run_in_turn(dataset, configurations, timeout=args.timeout, timing_runs=args.runs + 1)
+        if ran.ok:
+            return [list(runs[1:]) for runs in (ran.times_us, *ran.alternate_times_us)]
+    measured = [bench.measure(dataset, params) for params in configurations]
+    return [list(found.times_us) if found.ok else [math.inf] for found in measured]
 
 
 def code_versions(bench: Bench, datasets, programs: dict, incremental: pathlib.Path, params: list[Param]) -> dict:
@@ -160,33 +181,40 @@ def pooled_mean(invocations: list[list[float]]) -> float:
 
 
 def ratio_interval(invocations: dict, tuning: list[str], config: str, best: str, seed: int,
-                   replicates: int = 2000) -> tuple[float, float] | None:
+                   replicates: int = 2000, together: bool = False) -> tuple[float, float] | None:
     """A 95% interval of objective(config) / objective(best) (summed pooled means over the tuning datasets), by
     a two-level bootstrap: each replicate draws every configuration's invocations of each dataset with
     replacement, then the runs of each drawn invocation. Drawing whole invocations first keeps their noise (on a
     GPU one invocation's runs can all sit 20% above another's): runs drawn alone would give too narrow an
-    interval. None for the best and a result of the same configuration, without the invocations (a study made
+    interval. Two configurations measured `together` (in turn, in the same invocations) draw the same
+    invocations and runs, so that the host's state, shared by a run and its counterpart, cancels in their
+    ratio. None for the best and a result of the same configuration, without the invocations (a study made
     before they were kept) or with a failed run."""
     import numpy as np
 
     if config not in invocations or best not in invocations or invocations[config] == invocations[best]:
         return None  # (a result that is the best's configuration was measured with it: the same runs)
-    rng = np.random.default_rng(seed)
-
-    def objectives(name: str) -> np.ndarray:
-        total = np.zeros(replicates)
-        for d in tuning:
-            groups = [np.asarray(runs, dtype=float) for runs in invocations[name][d]]
-            if not all(np.isfinite(g).all() for g in groups):
-                return np.full(replicates, np.nan)
-            for b in range(replicates):
-                drawn = [groups[k] for k in rng.integers(len(groups), size=len(groups))]
-                total[b] += np.concatenate([g[rng.integers(len(g), size=len(g))] for g in drawn]).mean()
-        return total
-
-    ratios = objectives(config) / objectives(best)
-    if not np.isfinite(ratios).all():
+    groups = {name: {d: [np.asarray(runs, dtype=float) for runs in invocations[name][d]] for d in tuning}
+              for name in (config, best)}
+    if not all(np.isfinite(g).all() for name in groups for d in tuning for g in groups[name][d]):
         return None
+    rng = np.random.default_rng(seed)
+    ratios = np.empty(replicates)
+    for b in range(replicates):
+        totals = []
+        draws = {}
+        for name in (config, best):
+            total = 0.0
+            for d in tuning:
+                gs = groups[name][d]
+                shape = [len(g) for g in gs]
+                if not (together and draws.get(d, (None,))[0] == shape):
+                    picked = rng.integers(len(gs), size=len(gs))
+                    draws[d] = (shape, picked, [rng.integers(shape[k], size=shape[k]) for k in picked])
+                _, picked, runs = draws[d]
+                total += np.concatenate([gs[k][r] for k, r in zip(picked, runs)]).mean()
+            totals.append(total)
+        ratios[b] = totals[0] / totals[1]
     low, high = np.percentile(ratios, [2.5, 97.5])
     return float(low), float(high)
 
@@ -248,13 +276,16 @@ def summarise(name: str, results: list[dict], measured: dict, seed: int = 1) -> 
     for r in ran:
         r["objective_us"] = objective(r["strategy"])
         r["ratio_to_optimum"] = r["objective_us"] / optimum
-        r["ratio_interval"] = ratio_interval(measured.get("invocations", {}), tuning, r["strategy"], best, seed)
+        together = any({r["strategy"], best} <= set(group) for group in measured.get("together") or [])
+        r["ratio_interval"] = ratio_interval(measured.get("invocations", {}), tuning, r["strategy"], best, seed,
+                                             together=together)
         # the first assignment it measured that is one of those found within 2% (the same values)
         r["to_2pc"] = first_within(r, within)
         r["held_out_vs_if"] = geomean([means["untuned"][d] / means[r["strategy"]][d] for d in held])
         r["held_out_vs_mf"] = geomean([means["MF"][d] / means[r["strategy"]][d] for d in held])
     return {"program": name, "optimum_us": optimum, "untuned_us": objective("untuned"), "mf_us": objective("MF"),
-            "means": means, "invocations": measured.get("invocations"), "chosen": measured.get("chosen"),
+            "means": means, "invocations": measured.get("invocations"), "together": measured.get("together"),
+            "chosen": measured.get("chosen"),
             "strategies": results}
 
 
@@ -372,7 +403,10 @@ def main(argv=None) -> int:
     study = []
     for fut in args.programs:
         print(f"{fut}: {', '.join(args.strategies)}", flush=True)
-        study.append(study_program(fut, args))
+        try:
+            study.append(study_program(fut, args))
+        except TunerError as e:  # a dataset's file missing, say: the programs studied so far are kept
+            parser.exit(1, f"{parser.prog}: {fut}: {e}\n")
         (args.out / "study.json").write_text(json.dumps(study, indent=1) + "\n")
     device = study_device(study)
     (args.out / "study.md").write_text(markdown(study, device) + "\n")

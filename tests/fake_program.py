@@ -13,7 +13,7 @@ versions, 2 or 4, whose workgroups fit at ePars up to N, or never: above, the ru
 or fails with --no-fallback), FAKE_PROGRAM_DRIFT=PATH:F1,F2,... (the host's speed, which moves between
 invocations: every run of the k-th invocation, counted in the file PATH, takes Fk times as long, the factors
 taken in turn).
---alternate-tuning FILE and --alternate-times FILE run a second configuration in turn with the first.
+--alternate-tuning FILE and --alternate-times FILE (repeatable) run other configurations in turn with the first.
 Its listing, -L and -D lines and tuning files are the tuning contract's (incflat.codegen.runtime.tuning).
 """
 
@@ -128,8 +128,8 @@ def main():
     parser.add_argument("-L", "--log", action="store_true")
     parser.add_argument("-D", "--debug", action="store_true")
     parser.add_argument("--no-fallback", action="store_true")
-    parser.add_argument("--alternate-tuning")
-    parser.add_argument("--alternate-times")
+    parser.add_argument("--alternate-tuning", action="append", default=[])
+    parser.add_argument("--alternate-times", action="append", default=[])
     args = parser.parse_args()
 
     if args.print_params:
@@ -147,10 +147,8 @@ def main():
     no_fit = {int(leaf): int(most or -1) for leaf, _, most in
               (entry.partition("<=") for entry in os.environ.get("FAKE_PROGRAM_NO_FIT", "").split(",") if entry)}
     leaf = choose_leaf(values, sizes, args.log, no_fit, fallback=not args.no_fallback)
-    leaves = [leaf]
-    if args.alternate_tuning:
-        leaves.append(choose_leaf(threshold_values(args, args.alternate_tuning), sizes, False, no_fit,
-                                  fallback=not args.no_fallback))
+    leaves = [leaf] + [choose_leaf(threshold_values(args, tuning), sizes, False, no_fit, fallback=not args.no_fallback)
+                       for tuning in args.alternate_tuning]
     slow_n, _, seconds = os.environ.get("FAKE_PROGRAM_LOG_SLEEP", "").partition(":")
     if args.log and slow_n == str(sizes[0]):
         time.sleep(float(seconds))
@@ -173,9 +171,8 @@ def main():
             time.sleep(float(os.environ.get("FAKE_PROGRAM_SLEEP", "0")))
             noise = float(os.environ.get("FAKE_PROGRAM_NOISE", "0")) * (-1) ** run
             times[which].append(runtime_us(taken, *sizes) * speed * (WARMUP_FACTOR if run == 0 else 1.0 + noise))
-    for path, runs in ((args.write_runtime_to, times[0]), (args.alternate_times, times[-1] if args.alternate_tuning
-                                                             else None)):
-        if path and runs is not None:
+    for path, runs in zip([args.write_runtime_to, *args.alternate_times], times):
+        if path:
             with open(path, "w") as file:
                 file.writelines(f"{t:.1f}\n" for t in runs)
     print(f"{leaf}i64")

@@ -228,10 +228,15 @@ def test_a_second_configuration_runs_in_turn_with_the_first(tmp_path):
     assert out.split() == [b"[5i32]"]  # the first's
     assert all(len(f.read_text().splitlines()) == 3 and all(int(t) > 0 for t in f.read_text().split())
                for f in (first_times, second_times))
+    third, third_times = tmp_path / "third.tuning", tmp_path / "c"
+    third.write_text("chunk=2\n")
+    run_program(program, xs, "-r", "2", "--alternate-tuning", str(second), "--alternate-tuning", str(third),
+                "--alternate-times", str(second_times), "--alternate-times", str(third_times))
+    assert len(third_times.read_text().splitlines()) == len(second_times.read_text().splitlines()) == 2
     second.write_text("chunk=9\n")  # only the second's values fail
     proc = run_program(program, xs, "--param", "chunk=4", "--alternate-tuning", str(second), check=False)
     assert proc.returncode == 1 and "out of bounds" in proc.stderr.decode()
-    for args, message in ((["--alternate-times", str(second_times)], "--alternate-times needs --alternate-tuning"),
+    for args, message in ((["--alternate-times", str(second_times)], "each --alternate-times needs an --alternate-tuning"),
                           (["--alternate-tuning", str(second), "-L"], "cannot be combined with -L"),
                           (["--alternate-tuning", str(tmp_path / "none")], "cannot read tuning file")):
         proc = run_program(program, xs, *args, check=False)

@@ -258,9 +258,9 @@ def test_a_difference_that_the_hosts_drift_hides_is_found_with_runs_in_turn(tmp_
     assert second / first == pytest.approx(fake.runtime_us(5, 1, 16, 1) / fake.runtime_us(1, 1, 16, 1), rel=0.01)
     monkeypatch.delenv("FAKE_PROGRAM_DRIFT")
     monkeypatch.delenv("FAKE_PROGRAM_NOISE")
-    ran = Program(FAKE).run_pair(dataset, params={T1: 1}, alternate={}, timeout=60.0, timing_runs=2)
-    assert ran.times_us == (52.0, 26.0) and ran.alternate_times_us == (46.0, 23.0)  # (a warm-up each; the
-    # second: the defaults, every threshold at 32768)
+    ran = Program(FAKE).run_in_turn(dataset, [{T1: 1}, {}, {T1: NEVER, T2: 1}], timeout=60.0, timing_runs=2)
+    # a warm-up each; the second: the defaults, every threshold at 32768 (V5); the third: V2
+    assert ran.times_us == (52.0, 26.0) and ran.alternate_times_us == ((46.0, 23.0), (58.4, 29.2))
 
 
 def test_program_runs_write_their_discarded_results_in_binary(tmp_path):
@@ -282,7 +282,7 @@ class _StubProgram:
         self.timing_runs.append(timing_runs)
         return self.outcomes.pop(0)
 
-    def run_pair(self, dataset, *, params, alternate, timeout, timing_runs, options=()):
+    def run_in_turn(self, dataset, configurations, *, timeout, timing_runs, options=()):
         self.timeouts.append(timeout)
         self.timing_runs.append(timing_runs)
         return self.outcomes.pop(0)
@@ -290,7 +290,7 @@ class _StubProgram:
 
 def _pair(first, second, warm=900.0):
     """A paired invocation's outcome: the two configurations' runs (warm-ups first)."""
-    return RunResult(None, "", 2.0, (warm, *first), alternate_times_us=(warm, *second))
+    return RunResult(None, "", 2.0, (warm, *first), alternate_times_us=((warm, *second),))
 
 
 def test_bench_drops_the_warm_up_caches_by_key_and_kills_slow_candidates():
@@ -467,9 +467,10 @@ class _NoisyProgram:
         times = tuple(self.mean_us * (1 + self.noise * (-1) ** k) for k in range(timing_runs))
         return RunResult(None, "", self.start_s + self.run_s * timing_runs, times)
 
-    def run_pair(self, dataset, *, params, alternate, timeout, timing_runs, options=()):
-        ran = self.run(dataset, params=params, timeout=timeout, timing_runs=timing_runs)
-        return RunResult(None, "", ran.wall_s + self.run_s * timing_runs, ran.times_us, alternate_times_us=ran.times_us)
+    def run_in_turn(self, dataset, configurations, *, timeout, timing_runs, options=()):
+        ran = self.run(dataset, params=configurations[0], timeout=timeout, timing_runs=timing_runs)
+        return RunResult(None, "", ran.wall_s + self.run_s * timing_runs, ran.times_us,
+                         alternate_times_us=(ran.times_us,))
 
 
 def _measure_three(program, **options):

@@ -147,8 +147,8 @@ class _StubProgram:
         assert self.outcomes, "a measurement was run again"
         return self.outcomes.pop(0)
 
-    def run_pair(self, dataset, *, params, alternate, timeout, timing_runs, options=()):
-        return self.run(dataset, params=params, timeout=timeout, options=options, timing_runs=timing_runs)
+    def run_in_turn(self, dataset, configurations, *, timeout, timing_runs, options=()):
+        return self.run(dataset, params=configurations[0], timeout=timeout, options=options, timing_runs=timing_runs)
 
 
 def _store_for(tmp_path: Path, text: str = "# BEGIN INCFLAT TUNED DEFAULTS\n# END INCFLAT TUNED DEFAULTS\n"):
@@ -163,8 +163,8 @@ def test_a_comparison_resumed_from_the_store_runs_nothing_again(tmp_path):
     program = _StubProgram([
         RunResult(None, "", 1.0, (900.0, 100.0, 100.5, 99.5)),  # a, fast
         RunResult(None, "", 1.0, (900.0, 130.0, 130.5, 129.5)),  # b, slow
-        RunResult(None, "", 2.0, (900.0, 100.0, 100.0), alternate_times_us=(900.0, 103.0, 101.0)),  # open
-        RunResult(None, "", 2.0, (900.0, *[100.0] * 4), alternate_times_us=(900.0, 103.0, 103.2, 102.8, 103.1)),
+        RunResult(None, "", 2.0, (900.0, 100.0, 100.0), alternate_times_us=((900.0, 103.0, 101.0),)),  # open
+        RunResult(None, "", 2.0, (900.0, *[100.0] * 4), alternate_times_us=((900.0, 103.0, 103.2, 102.8, 103.1),)),
     ])
     dataset = Dataset("d", "main", InlineValues("1"), False)
     a, b = Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b")

@@ -81,6 +81,17 @@ def test_the_ratio_interval_draws_whole_invocations_so_that_their_noise_shows():
     assert tuner_study.ratio_interval(steady, ["d"], "a", "best", seed=1) == pytest.approx((1.1, 1.1))
 
 
+def test_results_measured_together_draw_the_same_invocations_so_that_the_hosts_state_cancels():
+    """Two invocations of the host at two speeds, 100 and 130 µs for the best; a result measured in turn with it
+    takes 10% longer in every run of both: its ratio is 1.1 whatever the invocations drawn."""
+    invocations = {"a": {"d": [[110.0, 110.5, 109.5], [143.0, 143.5, 142.5]]},
+                   "best": {"d": [[100.0, 100.5, 99.5], [130.0, 130.5, 129.5]]}}
+    low, high = tuner_study.ratio_interval(invocations, ["d"], "a", "best", seed=1, together=True)
+    assert 1.09 < low <= high < 1.11
+    low, high = tuner_study.ratio_interval(invocations, ["d"], "a", "best", seed=1)  # apart: no such pairing
+    assert low < 0.9 and high > 1.3
+
+
 def test_the_best_its_twin_a_failed_run_and_an_old_study_get_no_interval():
     invocations = {"a": {"d": [[100.0, math.inf]]}, "best": {"d": [[90.0, 91.0]]}}
     assert tuner_study.ratio_interval(invocations, ["d"], "best", "best", seed=1) is None
@@ -105,6 +116,15 @@ def test_the_summary_gives_each_result_but_the_best_its_interval_and_the_table_s
 
 
 @needs_device
+def test_a_dataset_whose_file_is_missing_is_an_error_naming_it(tmp_path, capsys):
+    fut = tmp_path / "prog.fut"
+    fut.write_text("-- ==\n-- input @ data/nosuch.in\nentry main (x: i64): i64 = x + 1\n")
+    with pytest.raises(SystemExit) as stopped:
+        tuner_study.main([str(fut), "--strategies", "tree", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 1 and "nosuch.in does not exist" in err and "Traceback" not in err, err
+
+
 def test_results_that_run_the_same_code_versions_everywhere_are_measured_once(tmp_path):
     from test_autotune_e2e import SOURCE
     compiled = compile_program(SOURCE, tmp_path, "mm")
@@ -120,6 +140,8 @@ def test_results_that_run_the_same_code_versions_everywhere_are_measured_once(tm
     assert runs["far"] == runs["farther"] and runs["near"] != runs["far"]
     assert measured["chosen"]["far"] == measured["chosen"]["farther"] != measured["chosen"]["near"]
     assert set(measured["chosen"]["near"]) == {"a", "b", "c"}  # the held-out dataset too
+    assert measured["together"] == [["far", "farther", "near", "untuned"]]  # one program's: in turn
+    assert all(len(runs) == 2 for invocations in runs.values() for per in invocations.values() for runs in per)
 
 
 def test_a_per_dataset_strategy_reaches_its_result_when_it_first_measured_it_and_a_sampler_its_first_match():

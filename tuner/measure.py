@@ -487,14 +487,14 @@ class Bench:
         timeout = self._timeout(dataset.name, 2 * (pairs + 1))
 
         def invoke() -> RunResult:
-            return self.program.run_pair(dataset, params=first.params, alternate=second.params, timeout=timeout,
-                                         timing_runs=pairs + 1, options=options)
+            return self.program.run_in_turn(dataset, [first.params, second.params], timeout=timeout,
+                                            timing_runs=pairs + 1, options=options)
         result = self._invoke(dataset, None, timeout, again=True, run=invoke)
         if not result.ok:
             self.log(f"  {dataset.name} [{first.label} | {second.label}] in turn: failed: {result.failure}")
             return []
         self._learn_wall(dataset.name, result.wall_s, 2 * (pairs + 1))
-        added = (Measurement(result.times_us[1:]), Measurement(result.alternate_times_us[1:]))
+        added = (Measurement(result.times_us[1:]), Measurement(result.alternate_times_us[0][1:]))
         runs, swapped = self._paired(dataset, first, second)
         runs.append((added[1].times_us, added[0].times_us) if swapped else (added[0].times_us, added[1].times_us))
         stored_as = [self._stored_params(dataset.name, c) for c in (first, second)]

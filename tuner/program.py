@@ -8,6 +8,7 @@ whatever happens to the tuner.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import gzip
@@ -40,7 +41,7 @@ class RunResult:
     wall_s: float
     times_us: tuple[float, ...] = ()
     timed_out: bool = False  # the failure is the time limit: a longer one might succeed
-    alternate_times_us: tuple[float, ...] = ()  # run_pair: the second configuration's runs
+    alternate_times_us: tuple[tuple[float, ...], ...] = ()  # run_in_turn: the other configurations' runs
 
     @property
     def ok(self) -> bool:
@@ -99,34 +100,40 @@ class Program:
             return RunResult(f"expected {timing_runs} runtimes, got {len(times)}", result.stderr, result.wall_s)
         return RunResult(None, result.stderr, result.wall_s, times)
 
-    def run_pair(
+    def run_in_turn(
         self,
         dataset: Dataset,
+        configurations: Sequence[Mapping[str, int] | None],
         *,
-        params: Mapping[str, int] | None,
-        alternate: Mapping[str, int] | None,
         timeout: float,
         timing_runs: int,
         options: Sequence[str] = (),
     ) -> RunResult:
-        """Run `dataset` under two configurations in one invocation, `timing_runs` runs each taken in turn
-        (`--alternate-tuning`): `params` as run() takes them, and `alternate` (None: the program's defaults).
-        The first's runs are `times_us`, the second's `alternate_times_us`."""
-        args = ["-e", dataset.entry, "-b", *options, *param_args(params or {}), "-r", str(timing_runs)]
-        with output_file() as (times_path, read_times), output_file() as (alternate_path, read_alternate), \
-                input_file(tuning_file_text(dict(alternate or {}))) as tuning_path:
-            result, _ = self._invoke([*args, "-t", times_path, "--alternate-tuning", tuning_path,
-                                      "--alternate-times", alternate_path], dataset, timeout)
+        """Run `dataset` under several configurations in one invocation, `timing_runs` runs each taken in turn
+        (`--alternate-tuning`): the first's --params as run() takes them, each other's over the program's
+        defaults (None: the defaults). The first's runs are `times_us`, the others' `alternate_times_us`."""
+        first, *others = configurations
+        args = ["-e", dataset.entry, "-b", *options, *param_args(first or {}), "-r", str(timing_runs)]
+        with contextlib.ExitStack() as stack:
+            times_path, read_times = stack.enter_context(output_file())
+            for values in others:
+                args += ["--alternate-tuning", stack.enter_context(input_file(tuning_file_text(dict(values or {}))))]
+            readers = []
+            for _ in others:
+                path, read = stack.enter_context(output_file())
+                args += ["--alternate-times", path]
+                readers.append(read)
+            result, _ = self._invoke([*args, "-t", times_path], dataset, timeout)
             if not result.ok:
                 return result
             try:
-                times, alternate_times = parse_times(read_times()), parse_times(read_alternate())
+                times = [parse_times(read()) for read in [read_times, *readers]]
             except (OSError, ValueError) as e:
                 return RunResult(f"unreadable runtimes file ({e})", result.stderr, result.wall_s)
-        if len(times) != timing_runs or len(alternate_times) != timing_runs:
-            return RunResult(f"expected {timing_runs} runtimes of each configuration, got {len(times)} and "
-                             f"{len(alternate_times)}", result.stderr, result.wall_s)
-        return RunResult(None, result.stderr, result.wall_s, times, alternate_times_us=alternate_times)
+        if any(len(runs) != timing_runs for runs in times):
+            return RunResult(f"expected {timing_runs} runtimes of each configuration, got "
+                             f"{', '.join(str(len(runs)) for runs in times)}", result.stderr, result.wall_s)
+        return RunResult(None, result.stderr, result.wall_s, times[0], alternate_times_us=tuple(times[1:]))
 
     def _invoke(
         self, args: list[str], dataset: Dataset | None, timeout: float, keep_stdout: bool = False

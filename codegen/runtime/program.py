@@ -174,11 +174,13 @@ def parse_args(argv):
     ap.add_argument("--no-fallback", action="store_true",
                     help="a workgroup-level version that the thresholds choose and the device cannot run is an "
                     "error, not a fallback to the next version")
-    ap.add_argument("--alternate-tuning", metavar="FILE",
-                    help="run also a second configuration, this tuning file's values over the program's defaults, "
-                         "run by run in turn with the first (each makes -r runs); the first's results are printed")
-    ap.add_argument("--alternate-times", metavar="FILE",
-                    help="with --alternate-tuning: write the second configuration's runtimes, as -t does the first's")
+    ap.add_argument("--alternate-tuning", metavar="FILE", action="append", default=[],
+                    help="run also another configuration, this tuning file's values over the program's defaults, "
+                         "run by run in turn with the first (repeatable; each makes -r runs); the first's results "
+                         "are printed")
+    ap.add_argument("--alternate-times", metavar="FILE", action="append", default=[],
+                    help="the runtimes of the configuration of the --alternate-tuning of the same position, as -t "
+                         "writes the first's")
     return ap.parse_args(argv)
 
 
@@ -214,17 +216,16 @@ def _overrides(args, params) -> dict:
     return overrides
 
 
-def _alternate(args, params) -> dict | None:
-    """The second configuration's values (--alternate-tuning), or None."""
-    if args.alternate_times and not args.alternate_tuning:
-        raise ProgramError("--alternate-times needs --alternate-tuning")
-    if not args.alternate_tuning:
-        return None
-    for option, given in (("-L", args.log), ("-P", args.profile), ("--profile-json", args.profile_json)):
-        if given:
-            raise ProgramError(f"--alternate-tuning cannot be combined with {option}: its records would mix "
-                               "the two configurations")
-    return read_tuning_file(args.alternate_tuning, params)
+def _alternates(args, params) -> list[dict]:
+    """The values of the other configurations (--alternate-tuning), in order."""
+    if len(args.alternate_times) > len(args.alternate_tuning):
+        raise ProgramError("each --alternate-times needs an --alternate-tuning before it")
+    if args.alternate_tuning:
+        for option, given in (("-L", args.log), ("-P", args.profile), ("--profile-json", args.profile_json)):
+            if given:
+                raise ProgramError(f"--alternate-tuning cannot be combined with {option}: its records would mix "
+                                   "the configurations")
+    return [read_tuning_file(path, params) for path in args.alternate_tuning]
 
 
 def _run(args, program: Program, tuned_defaults, provenance):
@@ -248,20 +249,20 @@ def _run(args, program: Program, tuned_defaults, provenance):
     if sys.stdin is None or sys.stdout is None:
         raise ProgramError(f"{'stdin' if sys.stdin is None else 'stdout'} is closed")
     for option, path in (("-t", args.write_runtime_to), ("--profile-json", args.profile_json),
-                         ("--alternate-times", args.alternate_times)):
+                         *(("--alternate-times", path) for path in args.alternate_times)):
         if path:
             check_output_file(option, path)
     overrides = _overrides(args, program.params)
     profile = args.profile or bool(args.profile_json)
-    alternate = _alternate(args, program.params)
+    alternates = _alternates(args, program.params)
 
     def context(values):
         return Context(program, tuned_defaults, args.device, args.platform, values, args.default_threshold,
                        args.default_group_size, args.log, profile, args.debug, args.default_tile_size,
                        fallback=not args.no_fallback)
     ctx = context(overrides)
-    # the second configuration shares the first's device state (kernels, memory pool, inputs)
-    contexts = [ctx] if alternate is None else [ctx, context(alternate)]
+    # the other configurations share the first's device state (kernels, memory pool, inputs)
+    contexts = [ctx] + [context(values) for values in alternates]
     if args.debug and provenance:
         print(f"Tuned defaults: {provenance}", file=sys.stderr)
     entry = program.entry_points[args.entry_point]
@@ -272,9 +273,9 @@ def _run(args, program: Program, tuned_defaults, provenance):
     device_inputs = entry.upload(ctx, inputs)
     times = [[] for _ in contexts]
     for run in range(args.runs):
-        # With a second configuration the two take turns, in the order A B, B A, A B, ...: a run and its
-        # counterpart see the same state of the host (whose speed can change by a third for seconds at a time,
-        # on a GPU's shared host), and neither is always the one after the other.
+        # With other configurations they take turns, in the order first to last, then last to first, ...: a
+        # run and its counterparts see the same state of the host (whose speed can change by a third for seconds
+        # at a time, on a GPU's shared host), and none is always the one after another.
         for which in (range(len(contexts)) if run % 2 == 0 else reversed(range(len(contexts)))):
             # the last run's results go back to the memory pool first, as every run's temporaries do: kept
             # alive through the call, they made the second run, the first timed one, allocate afresh (PoCL,
@@ -297,9 +298,9 @@ def _run(args, program: Program, tuned_defaults, provenance):
         print(f"Device memory: {blocks} blocks, {ctx.pool.managed_bytes} bytes", file=sys.stderr)
     if args.write_runtime_to:
         write_output_file("-t", args.write_runtime_to, lambda f: f.writelines(f"{t}\n" for t in times[0]))
-    if args.alternate_times:
-        write_output_file("--alternate-times", args.alternate_times,
-                          lambda f: f.writelines(f"{t}\n" for t in times[1]))
+    for path, runtimes in zip(args.alternate_times, times[1:]):
+        write_output_file("--alternate-times", path,
+                          lambda f, runtimes=runtimes: f.writelines(f"{t}\n" for t in runtimes))
     host_results = [to_host(ctx, value) for value in results]
     write_stdout(lambda out: write_values(host_results, out, args.binary_output))
     if args.profile:
