@@ -63,9 +63,6 @@ class ModelBench:
         self.seen[dataset.name, key] = found
         return found
 
-    def measure_more(self, dataset, candidate, found, runs=None):
-        raise AssertionError("one run each")
-
     def timed_runs(self, name):
         return self.runs
 

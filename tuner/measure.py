@@ -55,6 +55,7 @@ from incflat.tuner.datasets import Dataset
 from incflat.tuner.program import Program, RunResult, output_file
 
 SLOWDOWN_LIMIT = 10.0
+TRIM = 0.2  # the share of a paired comparison's pairs cut at each end (paired_verdict)
 ALPHA = 0.05  # the significance level of a comparison
 Z_95 = 1.96  # the normal approximation's critical value at ALPHA, two-sided
 TIMEOUT_SLACK_S = 1.0  # start-up noise that the wall time of a fast run does not show
@@ -249,32 +250,31 @@ def compare_paired(bench: Measurer, dataset: Dataset, first: Candidate, second: 
 
 def paired_verdict(pairs: Sequence[tuple[float, float]], max_pairs: int) -> int | None:
     """-1 if the first of each pair (its runtimes in µs) is significantly faster, 1 if the second is, 0 for a
-    tie, None while more pairs could settle it: a t-test on the logarithms of the pairs' ratios. A tie where
-    the 95% interval of their mean ratio lies within EQUIVALENCE, at `max_pairs` pairs, or, from half of them
-    on, where the pairs left could not make it significant at the ratio and spread seen (a futility stop)."""
+    tie, None while more pairs could settle it: a trimmed t-test (Tukey and McLaughlin's, TRIM of the pairs cut
+    at each end, the rest winsorized) on the logarithms of the pairs' ratios, so that a run the host stalled
+    (on a busy CPU, 3x its neighbours) does not decide. A tie where the 95% interval of their ratio lies within
+    EQUIVALENCE, at `max_pairs` pairs, or, from half of them on, where the pairs left could not make it
+    significant at the ratio and spread seen (a futility stop)."""
     from scipy import stats
 
-    logs = [math.log(second / first) for first, second in pairs]
+    # (a runtime file's resolution is 1 µs: a run that took less counts as half of one)
+    logs = sorted(math.log(max(second, 0.5) / max(first, 0.5)) for first, second in pairs)
     n = len(logs)
     if n < 2:
         return None if max_pairs >= 2 or not logs else (logs[0] < 0) - (logs[0] > 0)
-    mean, spread = statistics.fmean(logs), statistics.stdev(logs)
-    half = stats.t.ppf(1 - ALPHA / 2, n - 1) * spread / math.sqrt(n)
+    cut = int(TRIM * n)
+    kept = logs[cut:n - cut]
+    winsorized = [kept[0]] * cut + kept + [kept[-1]] * cut
+    mean, error = statistics.fmean(kept), statistics.stdev(winsorized) * math.sqrt(n) / len(kept)
+    half = stats.t.ppf(1 - ALPHA / 2, len(kept) - 1) * error if len(kept) > 1 else math.inf
     margin = math.log1p(EQUIVALENCE)
     if -margin < mean - half and mean + half < margin:
         return 0
     if abs(mean) > half:
         return -1 if mean > 0 else 1
-    if n >= max_pairs or (n >= max_pairs / 2 and abs(mean) * math.sqrt(max_pairs) < Z_95 * spread):
+    if n >= max_pairs or (n >= max_pairs / 2 and abs(mean) < Z_95 * error * math.sqrt(n / max_pairs)):
         return 0
     return None
-
-
-def invocations_unsettle(invocation_noise: float) -> bool:
-    """Whether an invocation noise (a relative variance) alone keeps the 95% interval of the difference of two
-    means of one invocation each wider than EQUIVALENCE / 2 of a mean: runs of one invocation cannot settle
-    what only more invocations, or runs paired within one, can."""
-    return Z_95 * math.sqrt(2 * invocation_noise) > EQUIVALENCE / 2
 
 
 def invocation_spread(found: Measurement) -> tuple[float, int] | None:
@@ -328,7 +328,7 @@ def decisive_runs(cv: float, least: int, most: int, invocation_noise: float = 0.
     invocation cannot settle what only more invocations can."""
     from scipy import stats
 
-    if invocations_unsettle(invocation_noise):
+    if Z_95 * math.sqrt(2 * invocation_noise) > EQUIVALENCE / 2:
         return least
     if cv == 0:  # runs that do not vary settle anything
         return least
@@ -450,12 +450,8 @@ class Bench:
         self.observe(Record(dataset, params, key, label, found, result.wall_s, RUN))
         return found
 
-    def measure_more(self, dataset: Dataset, candidate: Candidate, found: Measurement,
-                     runs: int | None = None) -> Measurement:
-        """`found` with the runs of another invocation added (and cached under the candidate's key): `runs`
-        timed runs as asked (a confirmation may go past `max_runs`), or else the dataset's adaptive count, never
-        past `max_runs` in all."""
-        runs = runs or min(self.timed_runs(dataset.name), self.max_runs - len(found.times_us))
+    def measure_more(self, dataset: Dataset, candidate: Candidate, found: Measurement, runs: int) -> Measurement:
+        """`found` with `runs` timed runs of another invocation added (and cached under the candidate's key)."""
         timeout = self._timeout(dataset.name, runs + 1)
         result = self._invoke(dataset, candidate.params, timeout, timing_runs=runs + 1, again=True,
                               options=experiment_options(candidate.params, candidate.key))

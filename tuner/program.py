@@ -85,20 +85,9 @@ class Program:
         """Run `dataset` once (or `timing_runs` times with `-r`/`-t`); params None means no `--param` at all.
         Its results are discarded, so they are written in binary (`-b`): printing a large result as text takes
         longer than the runs (13 million f32s of backprop's weights: 33 s, against 1.6 ms a run on a GPU)."""
-        args = ["-e", dataset.entry, "-b", *options, *param_args(params or {})]
         if timing_runs is None:
-            return self._invoke(args, dataset, timeout)[0]
-        with output_file() as (times_path, read_times):
-            result, _ = self._invoke([*args, "-r", str(timing_runs), "-t", times_path], dataset, timeout)
-            if not result.ok:
-                return result
-            try:
-                times = parse_times(read_times())
-            except (OSError, ValueError) as e:
-                return RunResult(f"unreadable runtimes file ({e})", result.stderr, result.wall_s)
-        if len(times) != timing_runs:
-            return RunResult(f"expected {timing_runs} runtimes, got {len(times)}", result.stderr, result.wall_s)
-        return RunResult(None, result.stderr, result.wall_s, times)
+            return self._invoke(["-e", dataset.entry, "-b", *options, *param_args(params or {})], dataset, timeout)[0]
+        return self.run_in_turn(dataset, [params], timeout=timeout, timing_runs=timing_runs, options=options)
 
     def run_in_turn(
         self,
@@ -110,7 +99,7 @@ class Program:
         options: Sequence[str] = (),
     ) -> RunResult:
         """Run `dataset` under several configurations in one invocation, `timing_runs` runs each taken in turn
-        (`--alternate-tuning`): the first's --params as run() takes them, each other's over the program's
+        (`--alternate-tuning`): the first's as --params (None: none), each other's over the program's
         defaults (None: the defaults). The first's runs are `times_us`, the others' `alternate_times_us`."""
         first, *others = configurations
         args = ["-e", dataset.entry, "-b", *options, *param_args(first or {}), "-r", str(timing_runs)]
@@ -131,7 +120,7 @@ class Program:
             except (OSError, ValueError) as e:
                 return RunResult(f"unreadable runtimes file ({e})", result.stderr, result.wall_s)
         if any(len(runs) != timing_runs for runs in times):
-            return RunResult(f"expected {timing_runs} runtimes of each configuration, got "
+            return RunResult(f"expected {timing_runs} runtimes{' of each configuration' if others else ''}, got "
                              f"{', '.join(str(len(runs)) for runs in times)}", result.stderr, result.wall_s)
         return RunResult(None, result.stderr, result.wall_s, times[0], alternate_times_us=tuple(times[1:]))
 
