@@ -484,8 +484,8 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-r", "--runs", type=option_int, default=5,
                         help="timed runs per measurement, after one warm-up (default 5)")
     parser.add_argument("--max-runs", type=option_int, default=None,
-                        help="runs per measurement at most, while a comparison is not significant (default 4x "
-                        "--runs; a difference is confirmed in a second invocation even past it)")
+                        help="runs per measurement at most, and pairs of runs in turn per comparison that one "
+                        "invocation of each does not settle (default 4x --runs)")
     parser.add_argument("--max-time", type=option_max_time, default=DEFAULT_MAX_TIME, metavar="SECONDS",
                         help=MAX_TIME_HELP)
     parser.add_argument("--timeout", type=option_seconds, default=60.0,

@@ -27,9 +27,9 @@ lies within EQUIVALENCE of the faster mean is a tie at once, significant or not 
 figure of the tuner resolves less), and one significant at ALPHA once the noise is known (MIN_INVOCATION_DOF
 degrees of freedom) is decided. Any other is settled by paired invocations (compare_paired): the program runs
 the two configurations in turn, run by run, in one process (`--alternate-tuning`), so that a pair shares the
-host's state, and a t-test on the logarithms of the pairs' ratios decides (paired_verdict); a tie where its
-interval lies within EQUIVALENCE, at `max_runs` pairs, or from half of them where the pairs left could not make
-it significant. A tie is a tie, which a strategy must not read as a preference. The paired runs are added to
+host's state, and a trimmed t-test on the logarithms of the pairs' ratios decides (paired_verdict); a tie where
+its interval lies within EQUIVALENCE, at `max_runs` pairs, or from half of them where the pairs left could not
+make it significant. A tie is a tie, which a strategy must not read as a preference. The paired runs are added to
 each side's measurement, and the pairs are kept (and stored): a comparison made again decides from them.
 
 With a store (tuner.store), a measurement found there is not run again, and every invocation is added to it.
