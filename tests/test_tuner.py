@@ -365,6 +365,22 @@ def test_a_tie_in_turn_is_a_tie_and_a_failed_paired_invocation_decides_nothing()
     assert compare(bench, dataset, c, b) == 0 and not program.outcomes
 
 
+def test_comparisons_of_configurations_without_keys_keep_their_pairs_apart():
+    """Candidates that are not experiments (no key) are told apart by their --params: one comparison's pairs
+    are not another's."""
+    program = _StubProgram([
+        _invocation(100.0, 100.5, 99.5), _invocation(100.0, 130.5, 69.5),  # a, b: not significant
+        _pair((100.0, 100.5, 99.5), (110.0, 110.5, 109.5)),  # b 10% slower
+        _invocation(100.0, 100.5, 99.5), _invocation(100.0, 130.5, 69.5),  # a again (no key: no cache), c
+        _pair((100.0, 100.5, 99.5), (90.0, 90.5, 89.5)),  # c 10% faster
+    ])
+    bench = Bench(program, runs=3, timeout=60.0, log=lambda _: None, max_runs=9)
+    dataset = Dataset("d", "main", InlineValues("1"), False)
+    a, b, c = Candidate({T1: 1}), Candidate({T1: 2}), Candidate({T1: 3})
+    assert compare(bench, dataset, a, b) == -1
+    assert compare(bench, dataset, a, c) == 1 and not program.outcomes
+
+
 def test_paired_verdicts():
     assert paired_verdict([(100.0, 105.0), (101.0, 106.0), (99.0, 104.5)], 12) == -1
     assert paired_verdict([(105.0, 100.0), (106.0, 101.0), (104.5, 99.0)], 12) == 1

@@ -392,7 +392,8 @@ class Bench:
         self._fastest_us: dict[str, float] = {}
         # Per dataset and configuration measured in several invocations: its invocation_spread.
         self._spread: dict[str, dict[Hashable, tuple[float, int]]] = {}
-        # Per (dataset, key, key): the runs of each paired invocation of the two (measure_pair), in that order.
+        # Per (dataset, configuration, configuration): the runs of each paired invocation of the two
+        # (measure_pair), in that order.
         self._pairs: dict[tuple[str, Hashable, Hashable], list[tuple[tuple[float, ...], tuple[float, ...]]]] = {}
 
     @property
@@ -501,7 +502,8 @@ class Bench:
                                                                 (second, first, found[1], added[1], stored_as[1], 0.0)):
             self._learn_noise(dataset.name, more)
             merged = before.merged(more)
-            self._cache[dataset.name, candidate.key] = merged
+            if candidate.key is not None:
+                self._cache[dataset.name, candidate.key] = merged
             self._learn_spread(dataset.name, candidate.key, params, merged)
             self.log(f"  {dataset.name} [{candidate.label}]: {describe(merged)} (in turn with {other.label})")
             self.observe(Record(dataset, candidate.params, candidate.key, candidate.label, more, wall_s, PAIRED))
@@ -511,7 +513,8 @@ class Bench:
                 second: Candidate) -> tuple[list[tuple[tuple[float, ...], tuple[float, ...]]], bool]:
         """The paired invocations of two experiments (from the store, the first time), and whether they are
         kept in the other order."""
-        forward, backward = (dataset.name, first.key, second.key), (dataset.name, second.key, first.key)
+        a, b = (configuration(c.key, self._stored_params(dataset.name, c)) for c in (first, second))
+        forward, backward = (dataset.name, a, b), (dataset.name, b, a)
         if forward not in self._pairs and backward in self._pairs:
             return self._pairs[backward], True
         if forward not in self._pairs:
@@ -639,8 +642,7 @@ class Bench:
         """Keeps a measurement's invocation_spread under its configuration: its cache key, or its --params."""
         spread = invocation_spread(found)
         if spread is not None:
-            configuration = key if key is not None else None if params is None else tuple(sorted(params.items()))
-            self._spread.setdefault(name, {})[configuration] = spread
+            self._spread.setdefault(name, {})[configuration(key, params)] = spread
 
     def _learn_noise(self, name: str, found: Measurement) -> None:
         """Pools the relative variance of a successful measurement's runs into its dataset's noise."""
@@ -663,6 +665,11 @@ class Bench:
         found = Measurement(times_us=result.times_us[1:])
         self._learn_noise(name, found)
         return found
+
+
+def configuration(key: Hashable, params: Mapping[str, int] | None) -> Hashable:
+    """What tells a measured configuration apart: its experiment's key, or without one its --params."""
+    return key if key is not None else None if params is None else tuple(sorted(params.items()))
 
 
 def profile(bench: Measurer, dataset, params: Mapping[str, int], runs: int = 1) -> dict | None:
