@@ -236,7 +236,8 @@ def test_a_second_configuration_runs_in_turn_with_the_first(tmp_path):
     second.write_text("chunk=9\n")  # only the second's values fail
     proc = run_program(program, xs, "--param", "chunk=4", "--alternate-tuning", str(second), check=False)
     assert proc.returncode == 1 and "out of bounds" in proc.stderr.decode()
-    for args, message in ((["--alternate-times", str(second_times)], "each --alternate-times needs an --alternate-tuning"),
+    alone = "each --alternate-times needs an --alternate-tuning"
+    for args, message in ((["--alternate-times", str(second_times)], alone),
                           (["--alternate-tuning", str(second), "-L"], "cannot be combined with -L"),
                           (["--alternate-tuning", str(tmp_path / "none")], "cannot read tuning file")):
         proc = run_program(program, xs, *args, check=False)

@@ -3,11 +3,11 @@
 Thresholds are tuned children first. For threshold T, each dataset D that reaches it runs with T=1 (true) and
 T=never (false), ancestors pinned so that T is reached, descendants at their tuned values. With D's ePar E,
 "true was significantly faster" means any T in [1, E] suits D, and "false was" any T in [E+1, never]; a
-dataset on which the two differ by less than the noise (measure.compare: a t-test that counts the runs'
-and the invocations' noise, measuring more until significant or `max_runs`) sets no range, but within the
-intersection of the others the values that send such tied datasets the ways of their faster means (summed)
-are preferred: no evidence either way, but the better bet. If the value T has lies among the preferred (in
-the first pass the program's default, where the tuner knows it, else never; in a later one, or after
+dataset on which the two differ by less than the noise (measure.compare: one invocation of each where that
+settles it, else runs of the two in turn until significant, known to be small, or `max_runs`) sets no range,
+but within the intersection of the others the values that send such tied datasets the ways of their faster
+means (summed) are preferred: no evidence either way, but the better bet. If the value T has lies among the
+preferred (in the first pass the program's default, where the tuner knows it, else never; in a later one, or after
 strategies.tree's side-by-side pass, the value found before), it stays. Otherwise Alg. 2 takes their upper
 end; where the program's default is known, the tuner takes the preferred value nearest it instead, so that the
 threshold moves only as far as the results require and a dataset they did not measure keeps the default's
@@ -317,7 +317,7 @@ def _note_ties(experiment: _Experiment, tied: Sequence[Probed], note: Callable[[
     names = ", ".join(d.dataset.name for d in tied)
     then = then or ("so they give no range" if len(tied) > 1 else "so it gives no range")
     note(f"{experiment.node.name}: on {names} the two outcomes' difference was not significant (inside the noise "
-         f"of their runs and invocations), {then}")
+         f"of their runs, apart or in turn), {then}")
 
 
 def _near_default(experiment: _Experiment, end: int, low: int, high: int, note: Callable[[str], None]) -> int:
