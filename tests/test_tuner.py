@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from incflat.tuner.autotune import autotune, main
+from incflat.tuner.autotune import _in_turn, autotune, main
 from incflat.tuner.result import DatasetReport
 from incflat.tuner.datasets import (
     AutoOutput,
@@ -379,6 +379,38 @@ def test_comparisons_of_configurations_without_keys_keep_their_pairs_apart():
     a, b, c = Candidate({T1: 1}), Candidate({T1: 2}), Candidate({T1: 3})
     assert compare(bench, dataset, a, b) == -1
     assert compare(bench, dataset, a, c) == 1 and not program.outcomes
+
+
+def test_a_difference_that_the_invocations_hid_apart_is_reported_from_runs_in_turn():
+    """The report's speedup: untuned and tuned inside the noise apart are run in turn, the program as it was
+    (every written value at the device's default) against the values written; significant apart, they are not."""
+    before, after = Measurement((100.0, 130.0, 70.0)), Measurement((95.0, 125.0, 65.0))  # apart: inside the noise
+
+    class Bench:
+        asked = []
+
+        def invocation_noise(self, name):
+            return 0.0, MIN_INVOCATION_DOF
+
+        def pairs(self, dataset, first, second):
+            return []
+
+        def paired_runs(self, name, have):
+            return 3
+
+        def measure_pair(self, dataset, first, second, found, pairs):
+            self.asked.append((first.params, second.params))
+            return [(100.0, 90.0), (101.0, 91.0), (99.0, 89.5)]
+
+    bench, size = Bench(), "main.segmap_tblock_size_4"
+    d, far = Dataset("d", "main", InlineValues("1"), False), Dataset("far", "main", InlineValues("2"), True)
+    steady = Measurement((100.0, 100.5, 99.5))
+    found = _in_turn(bench, [d, far], {"d": before, "far": steady}, {"d": after, "far": Measurement((50.0, 50.5))},
+                     {T1: 5, size: 128}, 32768, {T1})
+    assert list(found) == ["d"] and bench.asked == [({T1: 32768, size: 0}, {T1: 5, size: 128})]
+    report = DatasetReport("d", False, before, after, runs=3, cache_hits=0, in_turn=found["d"])
+    assert report.significant and report.speedup == pytest.approx(1.108, rel=0.01)
+    assert not DatasetReport("d", False, before, after, runs=2, cache_hits=0).significant  # apart
 
 
 def test_paired_verdicts():
@@ -907,10 +939,13 @@ def test_tuning_sends_each_dataset_to_its_cheapest_version_and_writes_back(tmp_p
     # Runs per tuning dataset: the -L probe, then one per code version, the untuned run being one of them (its
     # path's experiment), and one paired invocation that settles the first significant difference while the
     # dataset's invocation noise is not known (and teaches it: another invocation of each side); the rest came
-    # from the cache. A held-out dataset: untuned and tuned.
+    # from the cache. A held-out dataset: untuned and tuned, and where the two did not differ apart (the same
+    # version, and no noise here), the two in turn in one invocation (the report's figure then).
     for report in result.datasets:
-        assert report.runs == (2 if report.held_out else 1 + 5 + 1), report.name
-        # the confirmations measured configurations again: the probe and a configuration per code version
+        same = report.held_out and report.before.mean_us == report.after.mean_us
+        assert bool(report.in_turn) == same, report.name
+        assert report.runs == (2 + same if report.held_out else 1 + 5 + 1), report.name
+        # the pairs measured configurations again: the probe and a configuration per code version
         assert report.configurations == (2 if report.held_out else 1 + 5), report.name
         # (a second round, which changes nothing, is answered from the cache: 2 ends of each threshold that the
         # tuned values send the dataset through, one for V1 up to all four for V4 and V5; and the version the

@@ -32,8 +32,8 @@ from incflat.tuner.jsonlog import EvaluationLog, log_path_problem
 from incflat.tuner.plot import EXTRA as PLOT_EXTRA
 from incflat.tuner.plot import plot_path_problem, write_plots
 from incflat.tuner.lock import tuning_lock
-from incflat.tuner.measure import (DEFAULT_MAX_TIME, MORE, PAIRED, RUN, UNTIMED, Bench, Limits, Measurement, Record,
-                                   Stopped)
+from incflat.tuner.measure import (ALPHA, DEFAULT_MAX_TIME, MORE, PAIRED, RUN, UNTIMED, Bench, Candidate, Limits,
+                                   Measurement, Record, Stopped, difference_pvalue)
 from incflat.tuner.probe import Probe, probe
 from incflat.tuner.program import Program, kill_children
 from incflat.tuner.result import DatasetReport, Reach, TuneResult, report
@@ -229,6 +229,9 @@ def autotune(
                 except Stopped as stop:  # the cache and the store still answer; nothing else is measured
                     after[d.name], stopped = None, stopped or str(stop)
             written = {} if keep and not assignment else assignment
+            fresh = with_defaults(program_text, {}, None) == program_text  # untuned: every device default
+            in_turn = (_in_turn(bench, every, before, after, written, device_default,
+                                {node.name for node in all_nodes(forest)}) if fresh else {})
             reached = _reached(bench, forest, defaults, written, probed, probes, started)
             result = TuneResult(
                 assignment,
@@ -243,7 +246,7 @@ def autotune(
                                       by_name[d.name].fallbacks if d.name in by_name else ())
                                   if d.name in probes and not probes[d.name].failure else None,
                                   invocation_noise=bench.invocation_noise(d.name)[0],
-                                  measured_again=bench.again_count[d.name])
+                                  measured_again=bench.again_count[d.name], in_turn=in_turn.get(d.name, ()))
                     for d in every
                 ),
                 notes,
@@ -454,6 +457,36 @@ def _worse_than_untuned(goal: Objective, assignment: dict[str, int], before: dic
 def _provenance(device: str, datasets: tuple[str, ...], strategy: str) -> Provenance:
     return Provenance(device=device, date=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                       datasets=datasets, strategy=strategy)
+
+
+def _in_turn(bench: Bench, datasets: Sequence[Dataset], before: Mapping[str, Measurement],
+             after: Mapping[str, Measurement | None], written: Mapping[str, int], device_default: int | None,
+             thresholds: set[str]) -> dict[str, tuple[tuple[float, float], ...]]:
+    """Per dataset whose untuned and tuned measurements (apart) differ inside the noise of their invocations:
+    the pairs of runs of the two in turn in one invocation (untuned, tuned), the program as it was (every
+    parameter the written values set at the device's default: it had no tuned defaults) against the values
+    written, as the program runs (falling back where a version cannot run). A host whose speed moves between
+    invocations (a GPU's shared host) hides a difference apart that the pairs show; stored, and answered from
+    the store when resumed."""
+    if not written or device_default is None:
+        return {}
+    untuned = Candidate({name: device_default if name in thresholds else 0 for name in written}, None, "untuned")
+    tuned = Candidate(dict(written), None, "tuned")
+    found = {}
+    for d in datasets:
+        b, a = before[d.name], after[d.name]
+        if a is None or a is b or not (a.ok and b.ok):
+            continue
+        if difference_pvalue(b, a, bench.invocation_noise(d.name)[0]) < ALPHA:
+            continue
+        try:
+            pairs = bench.pairs(d, untuned, tuned) or bench.measure_pair(d, untuned, tuned, [b, a],
+                                                                          bench.paired_runs(d.name, 0))
+        except Stopped:  # (the cache and the store answered the rest; nothing else is measured)
+            break
+        if len(pairs) >= 2:
+            found[d.name] = tuple(pairs)
+    return found
 
 
 def _after(bench: Bench, forest: Forest, assignment: dict[str, int], d: Dataset, probed: Mapping[str, Probed]

@@ -250,31 +250,42 @@ def compare_paired(bench: Measurer, dataset: Dataset, first: Candidate, second: 
 
 def paired_verdict(pairs: Sequence[tuple[float, float]], max_pairs: int) -> int | None:
     """-1 if the first of each pair (its runtimes in µs) is significantly faster, 1 if the second is, 0 for a
-    tie, None while more pairs could settle it: a trimmed t-test (Tukey and McLaughlin's, TRIM of the pairs cut
-    at each end, the rest winsorized) on the logarithms of the pairs' ratios, so that a run the host stalled
-    (on a busy CPU, 3x its neighbours) does not decide. A tie where the 95% interval of their ratio lies within
-    EQUIVALENCE, at `max_pairs` pairs, or, from half of them on, where the pairs left could not make it
-    significant at the ratio and spread seen (a futility stop)."""
-    from scipy import stats
-
-    # (a runtime file's resolution is 1 µs: a run that took less counts as half of one)
-    logs = sorted(math.log(max(second, 0.5) / max(first, 0.5)) for first, second in pairs)
-    n = len(logs)
-    if n < 2:
-        return None if max_pairs >= 2 or not logs else (logs[0] < 0) - (logs[0] > 0)
-    cut = int(TRIM * n)
-    kept = logs[cut:n - cut]
-    winsorized = [kept[0]] * cut + kept + [kept[-1]] * cut
-    mean, error = statistics.fmean(kept), statistics.stdev(winsorized) * math.sqrt(n) / len(kept)
-    half = stats.t.ppf(1 - ALPHA / 2, len(kept) - 1) * error if len(kept) > 1 else math.inf
+    tie, None while more pairs could settle it (paired_ratio's test). A tie where the 95% interval of their
+    ratio lies within EQUIVALENCE, at `max_pairs` pairs, or, from half of them on, where the pairs left could not
+    make it significant at the ratio and spread seen (a futility stop)."""
+    if len(pairs) < 2:
+        if max_pairs >= 2 or not pairs:
+            return None
+        (first, second), = pairs  # one run each (--max-runs 1): the faster decides
+        return (first > second) - (first < second)
+    mean, error, half = paired_ratio(pairs)
     margin = math.log1p(EQUIVALENCE)
     if -margin < mean - half and mean + half < margin:
         return 0
     if abs(mean) > half:
         return -1 if mean > 0 else 1
+    n = len(pairs)
     if n >= max_pairs or (n >= max_pairs / 2 and abs(mean) < Z_95 * error * math.sqrt(n / max_pairs)):
         return 0
     return None
+
+
+def paired_ratio(pairs: Sequence[tuple[float, float]]) -> tuple[float, float, float]:
+    """The logarithm of how much longer the second of each pair (runtimes in µs) takes than the first, its
+    standard error and the half-width of its 95% interval (at least two pairs): a trimmed t-test (Tukey and
+    McLaughlin's, TRIM of the pairs cut at each end, the rest winsorized) on the logarithms of the pairs'
+    ratios, so that a run the host stalled (on a busy CPU, 3x its neighbours) does not decide."""
+    from scipy import stats
+
+    # (a runtime file's resolution is 1 µs: a run that took less counts as half of one)
+    logs = sorted(math.log(max(second, 0.5) / max(first, 0.5)) for first, second in pairs)
+    n = len(logs)
+    cut = int(TRIM * n)
+    kept = logs[cut:n - cut]
+    winsorized = [kept[0]] * cut + kept + [kept[-1]] * cut
+    error = statistics.stdev(winsorized) * math.sqrt(n) / len(kept)
+    half = stats.t.ppf(1 - ALPHA / 2, len(kept) - 1) * error if len(kept) > 1 else math.inf
+    return statistics.fmean(kept), error, half
 
 
 def invocation_spread(found: Measurement) -> tuple[float, int] | None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from incflat.tuner.measure import ALPHA, Measurement, difference_pvalue
+from incflat.tuner.measure import ALPHA, Measurement, difference_pvalue, paired_ratio, paired_verdict
 from incflat.tuner.search import Evaluation
 from incflat.tuner.tree import Version
 from incflat.tuner.writeback import Provenance
@@ -31,6 +31,8 @@ class DatasetReport:
     version: Version | None = None  # what the tuned values run; None: not known (a held-out dataset, unprobed)
     invocation_noise: float = 0.0  # the dataset's, as the bench learnt it (tuner.measure.invocation_spread)
     measured_again: int = 0  # of `runs`, those that added runs to a configuration measured before
+    # (untuned, tuned) runs in turn in one invocation, where apart they differed inside the noise (autotune)
+    in_turn: tuple[tuple[float, float], ...] = ()
 
     @property
     def configurations(self) -> int:
@@ -40,12 +42,18 @@ class DatasetReport:
 
     @property
     def speedup(self) -> float:
+        """Untuned / tuned: of their runs in turn where there are some (their ratio), else of their means."""
+        if self.in_turn:
+            return math.exp(-paired_ratio(self.in_turn)[0])  # (the pairs: untuned, tuned)
         ok = self.after is not None and self.before.ok and self.after.ok
         return self.before.runtime_us / self.after.runtime_us if ok else float("nan")
 
     @property
     def significant(self) -> bool:
-        """Whether tuned and untuned differ by more than the noise, the invocations' included (at ALPHA)."""
+        """Whether tuned and untuned differ by more than the noise, the invocations' included (at ALPHA); where
+        they were run in turn, by their pairs (measure.paired_verdict)."""
+        if self.in_turn:
+            return paired_verdict(self.in_turn, len(self.in_turn)) != 0
         return (self.after is not None and self.before.ok and self.after.ok
                 and difference_pvalue(self.before, self.after, self.invocation_noise) < ALPHA)
 
@@ -134,9 +142,10 @@ def report(result: TuneResult, log: Callable[[str], None]) -> None:
         "interval")
     log(("MF: compiled with moderate flattening; " if result.moderate else "")
         + "IF: this program (incremental flattening), untuned (its defaults) and tuned")
-    log("speedup: untuned IF / tuned IF ('same': inside the noise, p >= 0.05 with the invocations'); runs, wall s: "
-        "every phase" + (", MF too" if result.moderate else "") + "; configs: the runs that measured a "
-        "configuration for the first time (the others added runs to one)")
+    log("speedup: untuned IF / tuned IF ('same': inside the noise, p >= 0.05 with the invocations'; 'in turn': "
+        "where apart it was, from runs of the two in turn in one invocation); runs, wall s: every phase"
+        + (", MF too" if result.moderate else "") + "; configs: the runs that measured a configuration for the "
+        "first time (the others added runs to one)")
     columns = [("dataset", "<", [d.name for d in result.datasets]),
                ("role", "<", ["held-out" if d.held_out else "tuning" for d in result.datasets])]
     if result.moderate:
@@ -144,8 +153,8 @@ def report(result: TuneResult, log: Callable[[str], None]) -> None:
     columns += [
         ("untuned IF", ">", [_us(d.before) for d in result.datasets]),
         ("tuned IF", ">", [_us(d.after) for d in result.datasets]),
-        ("speedup", ">", ["-" if math.isnan(d.speedup) else f"{d.speedup:.2f}x" if d.significant else "same"
-                          for d in result.datasets]),
+        ("speedup", ">", ["-" if math.isnan(d.speedup) else (f"{d.speedup:.2f}x" if d.significant else "same")
+                          + (" in turn" if d.in_turn else "") for d in result.datasets]),
         ("runs", ">", [str(d.runs) for d in result.datasets]),
         ("configs", ">", [str(d.configurations) for d in result.datasets]),
         ("cached", ">", [str(d.cache_hits) for d in result.datasets]),
