@@ -468,14 +468,22 @@ class Bench:
         result = self._invoke(dataset, candidate.params, timeout, timing_runs=runs + 1, again=True,
                               options=experiment_options(candidate.params, candidate.key))
         added = self._record(dataset.name, result, timeout)
-        more = found.merged(added)
         stored_as = self._stored_params(dataset.name, candidate)
         self._store(dataset, stored_as, added, result, timeout, more=True)
+        return self._extend(dataset, candidate, found, added, Record(dataset, candidate.params, candidate.key,
+                                                                     candidate.label, added, result.wall_s, MORE),
+                            "measured again")
+
+    def _extend(self, dataset: Dataset, candidate: Candidate, found: Measurement, added: Measurement,
+                record: Record, how: str) -> Measurement:
+        """`found` with the runs of another invocation, `added`, merged: cached under the candidate's key (if
+        any), its invocation spread learnt, logged (`how` it was measured) and observed as `record`."""
+        more = found.merged(added)
         if candidate.key is not None:
             self._cache[dataset.name, candidate.key] = more
-        self._learn_spread(dataset.name, candidate.key, stored_as, more)
-        self.log(f"  {dataset.name} [{candidate.label}]: {describe(more)} (measured again)")
-        self.observe(Record(dataset, candidate.params, candidate.key, candidate.label, added, result.wall_s, MORE))
+        self._learn_spread(dataset.name, candidate.key, self._stored_params(dataset.name, candidate), more)
+        self.log(f"  {dataset.name} [{candidate.label}]: {describe(more)} ({how})")
+        self.observe(record)
         return more
 
     def pairs(self, dataset: Dataset, first: Candidate, second: Candidate) -> list[tuple[float, float]]:
@@ -505,19 +513,15 @@ class Bench:
         added = (Measurement(result.times_us[1:]), Measurement(result.alternate_times_us[0][1:]))
         runs, swapped = self._paired(dataset, first, second)
         runs.append((added[1].times_us, added[0].times_us) if swapped else (added[0].times_us, added[1].times_us))
-        stored_as = [self._stored_params(dataset.name, c) for c in (first, second)]
         if self.store:
-            self.store.add_pair(dataset, stored_as[0], stored_as[1], added, result.wall_s)
-        for candidate, other, before, more, params, wall_s in ((first, second, found[0], added[0], stored_as[0],
-                                                                 result.wall_s),
-                                                                (second, first, found[1], added[1], stored_as[1], 0.0)):
+            self.store.add_pair(dataset, *(self._stored_params(dataset.name, c) for c in (first, second)), added,
+                                result.wall_s)
+        for candidate, other, before, more, wall_s in ((first, second, found[0], added[0], result.wall_s),
+                                                       (second, first, found[1], added[1], 0.0)):
             self._learn_noise(dataset.name, more)
-            merged = before.merged(more)
-            if candidate.key is not None:
-                self._cache[dataset.name, candidate.key] = merged
-            self._learn_spread(dataset.name, candidate.key, params, merged)
-            self.log(f"  {dataset.name} [{candidate.label}]: {describe(merged)} (in turn with {other.label})")
-            self.observe(Record(dataset, candidate.params, candidate.key, candidate.label, more, wall_s, PAIRED))
+            self._extend(dataset, candidate, before, more, Record(dataset, candidate.params, candidate.key,
+                                                                  candidate.label, more, wall_s, PAIRED),
+                         f"in turn with {other.label}")
         return self.pairs(dataset, first, second)
 
     def _paired(self, dataset: Dataset, first: Candidate,

@@ -185,14 +185,18 @@ class ProgramStore:
             timed_out_after_s: float | None, more: bool) -> None:
         """Stores one invocation: a new measurement (replacing what was stored for it), or `more` runs of one."""
         where = (*self._where(dataset), self.key.config(params))
-        row = (*where, int(more), json.dumps(list(run.times_us)), run.failure, timed_out_after_s, wall_s,
-               dataset.name, _now())
         statements = [] if more else [("DELETE FROM evaluations WHERE program = ? AND device = ? AND dataset = ?"
                                        " AND config = ?", where)]
-        statements.append(("INSERT INTO evaluations (program, device, dataset, config, more, times_us, failure,"
-                           " timed_out_after_s, wall_s, dataset_name, recorded) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                           row))
+        statements.append(self._evaluation(dataset, params, run, wall_s, timed_out_after_s, more))
         self._write(statements)
+
+    def _evaluation(self, dataset: Dataset, params: Mapping[str, int] | None, run: Measurement, wall_s: float,
+                    timed_out_after_s: float | None, more: bool) -> tuple[str, tuple]:
+        """The statement that stores one invocation's runs of a configuration."""
+        return ("INSERT INTO evaluations (program, device, dataset, config, more, times_us, failure,"
+                " timed_out_after_s, wall_s, dataset_name, recorded) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (*self._where(dataset), self.key.config(params), int(more), json.dumps(list(run.times_us)),
+                 run.failure, timed_out_after_s, wall_s, dataset.name, _now()))
 
     def pairs(self, dataset: Dataset, first: Mapping[str, int] | None,
               second: Mapping[str, int] | None) -> list[tuple[tuple[float, ...], tuple[float, ...]]]:
@@ -211,16 +215,12 @@ class ProgramStore:
     def add_pair(self, dataset: Dataset, first: Mapping[str, int] | None, second: Mapping[str, int] | None,
                  runs: tuple[Measurement, Measurement], wall_s: float) -> None:
         """Stores a paired invocation: its runs added to each configuration's measurement, and the pairs."""
-        where = self._where(dataset)
-        configs = (self.key.config(first), self.key.config(second))
-        statements = [("INSERT INTO evaluations (program, device, dataset, config, more, times_us, failure,"
-                       " timed_out_after_s, wall_s, dataset_name, recorded) VALUES (?,?,?,?,1,?,NULL,NULL,?,?,?)",
-                       (*where, config, json.dumps(list(run.times_us)), wall_s / 2, dataset.name, _now()))
-                      for config, run in zip(configs, runs)]
+        statements = [self._evaluation(dataset, params, run, wall_s / 2, None, more=True)
+                      for params, run in zip((first, second), runs)]
         statements.append(("INSERT INTO pairs (program, device, dataset, first, second, first_times_us,"
                            " second_times_us, wall_s, dataset_name, recorded) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                           (*where, *configs, *(json.dumps(list(run.times_us)) for run in runs), wall_s,
-                            dataset.name, _now())))
+                           (*self._where(dataset), self.key.config(first), self.key.config(second),
+                            *(json.dumps(list(run.times_us)) for run in runs), wall_s, dataset.name, _now())))
         self._write(statements)
 
     def probe(self, dataset: Dataset) -> StoredProbe | None:

@@ -1,0 +1,22 @@
+# session 34: the CPU studies of docs/tuning.md ("Session of 2026-11-27, paired"), run from the repository root
+# on this machine (Intel's CPU OpenCL, `ci` datasets), each at the commit its record names
+T=docs/benchmark-results/tuner-study
+S="futhark_examples/benchmarks"
+P="heston32 srad srad_batch lavamd nn_batch pathfinder_batch backprop optionpricing locvolcalib"
+# random's results of the bf35c80 study, to reuse
+python3 -c "
+import gzip, json
+study = json.load(gzip.open('$T/cpu-intel-bf35c80.json.gz'))
+for p in study: p['strategies'] = [s for s in p['strategies'] if s['strategy'] == 'random']
+json.dump(study, open('/tmp/reuse-cpu.json', 'w'))"
+# cpu-intel-1b79df4.md (at 1b79df4), then cpu-intel-a5f91ac.md (at a5f91ac; its two parts joined)
+python3 futhark_examples/tuner_study.py $(for p in $P; do echo $S/$p.fut; done) --runs 3 --strategies tree,random \
+    --reuse /tmp/reuse-cpu.json --exclude-case train --exclude-case paper --out /tmp/cpu
+# cpu-intel-1b79df4-in-turn.md (at 2ee1cff): 1b79df4's results judged again
+python3 futhark_examples/tuner_study.py $(for p in $P; do echo $S/$p.fut; done) --runs 3 --strategies tree,random \
+    --reuse /tmp/cpu-1b79df4/study.json --exclude-case train --exclude-case paper --out /tmp/cpu-judge
+# cpu-intel-011ced2-lud.md and -lud-budget300.md (python3 futhark_examples/gen_data.py lud --tag train first)
+python3 futhark_examples/tuner_study.py $S/lud.fut --runs 3 --exclude-case ci --exclude-case paper \
+    --strategies tree,instrumented,bandit --out /tmp/lud
+python3 futhark_examples/tuner_study.py $S/lud.fut --runs 3 --exclude-case ci --exclude-case paper \
+    --strategies tree,instrumented,bandit --budget 300 --out /tmp/lud300
