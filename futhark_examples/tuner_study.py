@@ -10,12 +10,13 @@ the IF program with each strategy (no shared measurements: each starts cold) and
   (a strategy written NAME+sizes also tunes the sizes, `--tune-sizes`); and the most invocations any one
   tuning dataset took (held-out datasets apart), to set against the program's number of code versions;
 - objective: the tuned assignment's summed mean runtime on the tuning datasets (µs) and its ratio to the best
-  of all strategies' results (exhaustive's among them, where it ran), with a 95% bootstrap interval over the
-  side-by-side pass's invocations and runs;
+  of all strategies' results and `tree`'s rounds (exhaustive's among them, where it ran), with a 95%
+  bootstrap interval over the side-by-side pass's invocations and runs;
 - to 2%: the invocations and seconds until the strategy first measured one of the assignments found within 2%
   of that best on every tuning dataset (a whole assignment it measured, or its own result where that is within
   2%: when the tuner first measured it, for the strategies that tune per dataset), and the most configurations
-  one tuning dataset had measured by then;
+  one tuning dataset had measured by then; `tree`'s values after each of its rounds are judged with the
+  results (a line under the table each), and count from the end of the first round that was within 2%;
 - held-out: the geometric mean over the held-out (notune) datasets of the untuned IF time over the tuned time,
   and of the MF time over the tuned time.
 
@@ -92,7 +93,7 @@ def tune_with(strategy: str, fut: pathlib.Path, compiled: pathlib.Path, pristine
         "tuning_configurations": {d.name: d.configurations for d in result.datasets if not d.held_out},
         "seconds": wall,
         "history": [{"value": e.value, "runs": e.runs, "seconds": e.seconds, "assignment": e.assignment}
-                    for e in result.evaluations],
+                    | ({"checkpoint": True} if e.checkpoint else {}) for e in result.evaluations],
         "reached": {"runs": result.reached.runs, "seconds": result.reached.seconds} if result.reached else None,
         "timeline": [list(entry) for entry in result.timeline],
         "notes": list(result.notes),
@@ -239,8 +240,21 @@ def study_program(fut: pathlib.Path, args) -> dict:
         compiled.write_bytes(pristine)  # (each strategy baked its values in)
         programs = {"untuned": (compiled, None), "MF": (moderate, None)}
         programs |= {r["strategy"]: (compiled, r["assignment"]) for r in results if "error" not in r}
+        programs |= {name: (compiled, h["assignment"]) for r in results for name, h in checkpoints(r)}
         measured = side_by_side(local, programs, args, incremental=(compiled, listing))
     return summarise(fut.stem, results, measured, args.seed) | {"versions": versions}
+
+
+def checkpoints(result: dict) -> list[tuple[str, dict]]:
+    """Where a strategy that compares per dataset stood after each of its rounds (tree: what it would have
+    returned if stopped there), each named for the side-by-side pass, which judges them as it judges results:
+    so that its runs to 2% count from the first round whose values were good enough, not from when its final
+    values were first measured (a last round that moves guards inside the noise changes the answer, not its
+    quality)."""
+    if "error" in result:
+        return []
+    marked = [h for h in result["history"] if h.get("checkpoint")]
+    return [(f"{result['strategy']} after round {k}", h) for k, h in enumerate(marked, 1)]
 
 
 def budget_of(strategy: str, results: list[dict], args) -> int | None:
@@ -270,10 +284,19 @@ def summarise(name: str, results: list[dict], measured: dict, seed: int = 1) -> 
         return sum(means[config][d] for d in tuning)
 
     ran = [r for r in results if "error" not in r]
-    optimum = min((objective(r["strategy"]) for r in ran), default=math.nan)
-    best = min(ran, key=lambda r: objective(r["strategy"]))["strategy"] if ran else None
-    within = [r["assignment"] for r in ran if objective(r["strategy"]) <= WITHIN * optimum]
+    # the best of every result and every round's values judged (checkpoints): each is an answer a strategy found
+    judged = {r["strategy"]: r["assignment"] for r in ran} | {name: h["assignment"] for r in ran
+                                                             for name, h in checkpoints(r) if name in means}
+    optimum = min((objective(name) for name in judged), default=math.nan)
+    best = min(judged, key=objective) if judged else None
+    within = [assignment for name, assignment in judged.items() if objective(name) <= WITHIN * optimum]
     for r in ran:
+        r["rounds"] = [{"name": name, "runs": h["runs"], "seconds": h["seconds"], "objective_us": objective(name),
+                        "ratio_to_optimum": objective(name) / optimum}
+                       | ({"configurations": max(configurations_until(r["timeline"], h["runs"],
+                                                                      list(r["tuning_runs"])).values(), default=0)}
+                          if r.get("timeline") else {})
+                       for name, h in checkpoints(r) if name in means]
         r["objective_us"] = objective(r["strategy"])
         r["ratio_to_optimum"] = r["objective_us"] / optimum
         together = any({r["strategy"], best} <= set(group) for group in measured.get("together") or [])
@@ -340,6 +363,14 @@ def markdown(study: list[dict], device: str) -> str:
                      f"{r['objective_us']:.0f}", _with_interval(r["ratio_to_optimum"], r.get("ratio_interval")),
                      runs_to, seconds_to, _ratio(r["held_out_vs_if"]), _ratio(r["held_out_vs_mf"])]
             lines.append("| " + " | ".join(cells) + " |")
+        rounds = [(r["strategy"], k) for r in p["strategies"] for k in r.get("rounds", ())]
+        if rounds:
+            lines.append("")
+        for strategy, k in rounds:
+            configurations = (f", at most {k['configurations']} configurations of a dataset"
+                              if "configurations" in k else "")
+            lines.append(f"- {k['name']}: {k['runs']} runs{configurations}, {k['seconds']:.0f} s; "
+                         f"{k['ratio_to_optimum']:.3f} of the optimum")
         lines.append("")
     return "\n".join(lines)
 

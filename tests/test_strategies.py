@@ -372,9 +372,14 @@ def test_a_later_round_compares_a_guard_only_on_the_datasets_the_tuned_values_se
         return 50.0 + 5 * (a_true != wants[0]) + 5 * (b_true != wants[1])
 
     bench = ModelBench(cost)
-    outcome = STRATEGIES["tree"](space, Objective(space, bench), np.random.default_rng(0), lambda _: None)
+    objective = Objective(space, bench, count_runs=lambda: bench.invocations)
+    outcome = STRATEGIES["tree"](space, objective, np.random.default_rng(0), lambda _: None)
     assert outcome.assignment == {"m.p": 1000, "m.a": 1000, "m.b": 10}
     assert bench.invocations == 9
+    # after each round, where it stood (for the study), from runs already made: d1 10 + d2 50 after the first,
+    # which the second (its 9th run, d2 under m.a's other side) only confirmed
+    assert [(e.value, e.assignment, e.runs, e.checkpoint) for e in objective.history] == [
+        (60.0, outcome.assignment, 8, True), (60.0, outcome.assignment, 9, True)]
 
 
 def test_tree_keeps_the_profiled_values_of_a_tree_that_holds_a_loop_guard():

@@ -95,7 +95,8 @@ class TuneResult:
     provenance: Provenance
     stopped: str | None = None  # why measuring stopped early (the budget, the time, an interrupt), if it did
     store: Path | None = None
-    evaluations: tuple[Evaluation, ...] = ()  # the whole assignments a strategy measured, in order (the study)
+    # the whole assignments a strategy measured, and tree's after each round, in order (the study)
+    evaluations: tuple[Evaluation, ...] = ()
     elapsed_s: float = 0.0  # the tuner's own wall time, from its start to the report
     plots: tuple[Path, ...] = ()  # the charts --plot wrote
     reached: Reach | None = None  # when the tuned values had first been measured on every tuning dataset

@@ -141,6 +141,9 @@ class Evaluation:
     assignment: dict[str, int]
     runs: int  # program invocations made until it was known
     seconds: float  # since `started`
+    # where a per-dataset strategy stood (tree's values after a round): its datasets' experiments, each
+    # measured for a comparison, not the whole assignment measured for itself
+    checkpoint: bool = False
 
 
 @dataclass
@@ -181,6 +184,17 @@ class Objective:
         if self.best is None or value < self.best.value:
             self.best = evaluation
         return value
+
+    def checkpoint(self, assignment: Mapping[str, int]) -> None:
+        """Records in the history where a strategy that compares per dataset stands (tree's values after a
+        round: what it would return if stopped there), so that a study can tell when its answer was first good
+        enough; without a run, and only where every dataset's experiment under it was measured already."""
+        full = self.space.start() | dict(assignment)
+        found = [self.bench.cached(d.dataset.name, self.space.key(d, full)) for d in self.space.datasets]
+        if any(m is None for m in found):
+            return
+        self.history.append(Evaluation(self.combine(found), self.space.outcome(full), self.count_runs(),
+                                       time.monotonic() - self.started, checkpoint=True))
 
     def measurements(self, assignment: Mapping[str, int], label: str = "") -> list[Measurement]:
         """Each tuning dataset's measurement under the assignment (cached by path)."""

@@ -56,14 +56,15 @@ def tree(space: Space, objective: Objective, rng: np.random.Generator, log: Log)
     trees = _trees(space)
     loops = {n.name for n in space.order if any(len(d.epars.get(n.name, ())) > 1 for d in space.datasets)}
     if len(trees) < 2 or not loops:
-        return tune_simple(space.forest, space.datasets, objective.bench, log, defaults=space.defaults)
+        return tune_simple(space.forest, space.datasets, objective.bench, log, defaults=space.defaults,
+                           checkpoint=objective.checkpoint)
     log(f"{len(trees)} trees: their thresholds first side by side from profiled runs (as instrumented)")
     seeded = instrumented(space, objective, rng, log)
     if seeded.stopped:
         return seeded
     looped = {n.name for nodes in trees.values() if any(n.name in loops for n in nodes) for n in nodes}
     tuned = tune_simple(space.forest, space.datasets, objective.bench, log, start=seeded.assignment,
-                        settled=looped, notes=seeded.notes)
+                        settled=looped, notes=seeded.notes, checkpoint=objective.checkpoint)
     return tuned if tuned.stopped else _no_worse_than(seeded, tuned, space, objective, log)
 
 
