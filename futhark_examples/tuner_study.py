@@ -93,7 +93,7 @@ def tune_with(strategy: str, fut: pathlib.Path, compiled: pathlib.Path, pristine
         "tuning_configurations": {d.name: d.configurations for d in result.datasets if not d.held_out},
         "seconds": wall,
         "history": [{"value": e.value, "runs": e.runs, "seconds": e.seconds, "assignment": e.assignment}
-                    | ({"checkpoint": True} if e.checkpoint else {}) for e in result.evaluations],
+                    | ({"checkpoint": e.checkpoint} if e.checkpoint else {}) for e in result.evaluations],
         "reached": {"runs": result.reached.runs, "seconds": result.reached.seconds} if result.reached else None,
         "timeline": [list(entry) for entry in result.timeline],
         "notes": list(result.notes),
@@ -254,7 +254,9 @@ def checkpoints(result: dict) -> list[tuple[str, dict]]:
     if "error" in result:
         return []
     marked = [h for h in result["history"] if h.get("checkpoint")]
-    return [(f"{result['strategy']} after round {k}", h) for k, h in enumerate(marked, 1)]
+    # (c315f8c's records mark them `true`, in order from the first round)
+    return [(f"{result['strategy']} after round {k if h['checkpoint'] is True else h['checkpoint']}", h)
+            for k, h in enumerate(marked, 1)]
 
 
 def budget_of(strategy: str, results: list[dict], args) -> int | None:

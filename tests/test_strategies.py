@@ -379,7 +379,7 @@ def test_a_later_round_compares_a_guard_only_on_the_datasets_the_tuned_values_se
     # after each round, where it stood (for the study), from runs already made: d1 10 + d2 50 after the first,
     # which the second (its 9th run, d2 under m.a's other side) only confirmed
     assert [(e.value, e.assignment, e.runs, e.checkpoint) for e in objective.history] == [
-        (60.0, outcome.assignment, 8, True), (60.0, outcome.assignment, 9, True)]
+        (60.0, outcome.assignment, 8, 1), (60.0, outcome.assignment, 9, 2)]
 
 
 def test_tree_keeps_the_profiled_values_of_a_tree_that_holds_a_loop_guard():

@@ -175,8 +175,8 @@ def test_tree_reaches_2pc_after_the_first_round_whose_values_are_within_2pc_of_t
     all 20 invocations (a second round that moved guards inside the noise): judged with the results, the
     first round counts, at its 8 invocations and d's 5 configurations. A round 3% slower would not."""
     timeline = [["d", False]] * 5 + [["e", False]] * 3 + [["d", True]] * 4 + [["d", False]] * 4 + [["e", True]] * 4
-    history = [{"value": 101.0, "runs": 8, "seconds": 7.0, "assignment": {"m.t": 2}, "checkpoint": True},
-               {"value": 100.0, "runs": 18, "seconds": 17.0, "assignment": {"m.t": 1}, "checkpoint": True}]
+    history = [{"value": 101.0, "runs": 8, "seconds": 7.0, "assignment": {"m.t": 2}, "checkpoint": 1},
+               {"value": 100.0, "runs": 18, "seconds": 17.0, "assignment": {"m.t": 1}, "checkpoint": 2}]
     tree = {"strategy": "tree", "assignment": {"m.t": 1}, "runs": 20, "tuning_runs": {"d": 10, "e": 10},
             "seconds": 20.0, "history": history, "device": "GPU", "reached": {"runs": 20, "seconds": 19.0},
             "timeline": timeline}

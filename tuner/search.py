@@ -141,9 +141,9 @@ class Evaluation:
     assignment: dict[str, int]
     runs: int  # program invocations made until it was known
     seconds: float  # since `started`
-    # where a per-dataset strategy stood (tree's values after a round): its datasets' experiments, each
-    # measured for a comparison, not the whole assignment measured for itself
-    checkpoint: bool = False
+    # where a per-dataset strategy stood: tree's values after this round (its datasets' experiments, each
+    # measured for a comparison, not the whole assignment measured for itself); 0: an assignment measured
+    checkpoint: int = 0
 
 
 @dataclass
@@ -185,7 +185,7 @@ class Objective:
             self.best = evaluation
         return value
 
-    def checkpoint(self, assignment: Mapping[str, int]) -> None:
+    def checkpoint(self, assignment: Mapping[str, int], round_number: int) -> None:
         """Records in the history where a strategy that compares per dataset stands (tree's values after a
         round: what it would return if stopped there), so that a study can tell when its answer was first good
         enough; without a run, and only where every dataset's experiment under it was measured already."""
@@ -194,7 +194,7 @@ class Objective:
         if any(m is None for m in found):
             return
         self.history.append(Evaluation(self.combine(found), self.space.outcome(full), self.count_runs(),
-                                       time.monotonic() - self.started, checkpoint=True))
+                                       time.monotonic() - self.started, checkpoint=round_number))
 
     def measurements(self, assignment: Mapping[str, int], label: str = "") -> list[Measurement]:
         """Each tuning dataset's measurement under the assignment (cached by path)."""

@@ -80,12 +80,13 @@ def stopped_outcome(current: Mapping[str, int], tuned: Collection[str], reached:
 def tune_simple(
     forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Callable[[str], None],
     start: Mapping[str, int] | None = None, settled: Collection[str] = (), notes: Sequence[str] = (),
-    defaults: Mapping[str, int] | None = None, checkpoint: Callable[[Mapping[str, int]], None] = lambda _: None,
+    defaults: Mapping[str, int] | None = None,
+    checkpoint: Callable[[Mapping[str, int], int], None] = lambda *_: None,
 ) -> Outcome:
     """Alg. 2 from the `defaults` (the values the untuned program runs with; never where none is known); or,
     given `start` (values found before, say by the side-by-side pass of strategies.tree), the rounds that tune
     each threshold again with the others at those values, the `settled` ones kept as they are. `checkpoint`
-    gets the values after each round (search.Objective.checkpoint)."""
+    gets the values after each round and its number (search.Objective.checkpoint)."""
     never = never_value(d.epars for d in datasets)
     current = {node.name: never for node in all_nodes(forest)} | dict(defaults or {}) | dict(start or {})
     tuned: dict[str, int] = dict(start or {})
@@ -108,7 +109,8 @@ def tune_simple(
 
 def _rounds(forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Callable[[str], None], never: int,
             current: dict[str, int], tuned: dict[str, int], note: Callable[[str], None], defaults: dict[str, int],
-            seeded: bool, settled: Collection[str], checkpoint: Callable[[Mapping[str, int]], None]) -> None:
+            seeded: bool, settled: Collection[str],
+            checkpoint: Callable[[Mapping[str, int], int], None]) -> None:
     """Tunes each threshold in turn, round after round, into `current` and `tuned` (`seeded`: the values in
     `current` were found before, and count as the first round); then the guards behind the intra-group versions
     that every tuning dataset takes."""
@@ -149,7 +151,7 @@ def _rounds(forest: Forest, datasets: Sequence[Probed], bench: Measurer, log: Ca
             # Another round re-checks what the results found, not the bets on ties: a round whose moves all
             # follow faster means inside the noise would only chase that noise, at a run per guard and dataset.
             changed |= tune(node, reaching)
-        checkpoint(dict(current))
+        checkpoint(dict(current), round_number)
         if not changed:
             break
     # An intra-group version falls back to its false side at run time where its workgroup does not fit, which
