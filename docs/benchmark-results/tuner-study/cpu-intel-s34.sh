@@ -20,3 +20,14 @@ python3 futhark_examples/tuner_study.py $S/lud.fut --runs 3 --exclude-case ci --
     --strategies tree,instrumented,bandit --out /tmp/lud
 python3 futhark_examples/tuner_study.py $S/lud.fut --runs 3 --exclude-case ci --exclude-case paper \
     --strategies tree,instrumented,bandit --budget 300 --out /tmp/lud300
+# session 35: cpu-intel-c315f8c.md (at c315f8c), random's results of the a5f91ac study reused
+python3 -c "
+import gzip, json
+study = json.load(gzip.open('$T/cpu-intel-a5f91ac.json.gz'))
+for p in study: p['strategies'] = [s for s in p['strategies'] if s['strategy'] == 'random']
+json.dump(study, open('/tmp/reuse-cpu.json', 'w'))"
+python3 futhark_examples/tuner_study.py $(for p in $P; do echo $S/$p.fut; done) --runs 3 --strategies tree,random \
+    --reuse /tmp/reuse-cpu.json --exclude-case train --exclude-case paper --out /tmp/cpu-c315
+# session 35: cpu-intel-s35-lud-1.md to -3.md, three times in a row
+python3 futhark_examples/tuner_study.py $S/lud.fut --runs 3 --exclude-case ci --exclude-case paper \
+    --strategies tree,instrumented --out /tmp/lud-c315-1
