@@ -31,3 +31,8 @@ python3 futhark_examples/tuner_study.py $(for p in $P; do echo $S/$p.fut; done) 
 # session 35: cpu-intel-s35-lud-1.md to -3.md, three times in a row
 python3 futhark_examples/tuner_study.py $S/lud.fut --runs 3 --exclude-case ci --exclude-case paper \
     --strategies tree,instrumented --out /tmp/lud-c315-1
+# session 35: cpu-intel-94510a4.md (the suite, as cpu-intel-c315f8c.md) and cpu-intel-94510a4-lud.md, at 94510a4
+python3 futhark_examples/tuner_study.py $(for p in $P; do echo $S/$p.fut; done) --runs 3 --strategies tree,random \
+    --reuse /tmp/reuse-cpu.json --exclude-case train --exclude-case paper --out /tmp/cpu-best
+python3 futhark_examples/tuner_study.py $S/lud.fut --runs 3 --exclude-case ci --exclude-case paper \
+    --strategies tree,instrumented --out /tmp/lud-94510a4
