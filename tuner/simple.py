@@ -22,7 +22,8 @@ per code version.
 Alg. 2 tunes each threshold once. Guards in sequence are not independent, though (a version's result layout
 changes the speed of the kernels after it), and a threshold tuned early saw the later ones at their defaults;
 so the pass repeats, every other threshold at its tuned value, until a round changes nothing that the
-significant results decide (at most MAX_ROUNDS; a move on tied means alone calls for no other round). From the
+significant results decide (at most MAX_ROUNDS; a move on tied means alone calls for no other round), and
+strategies.tree keeps an earlier round's values where they ran faster than the last round's. From the
 second round on, a threshold is compared only on the datasets that the values so far send through it: one that
 an ancestor now sends elsewhere would only run paths it no longer takes. But an intra-group version falls back
 to its false side at run time where its workgroup does not fit, which the training datasets may not show: after

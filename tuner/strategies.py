@@ -33,6 +33,7 @@ from incflat.tuner.instrumented import Profiles
 from incflat.tuner.search import Objective, Space, best_measured, finite
 from incflat.tuner.simple import Outcome, stopped_outcome, tune_simple
 from incflat.tuner.stochastic import bandit, cma_search, random_search
+from incflat.tuner.tree import Probed
 
 Log = Callable[[str], None]
 EXHAUSTIVE_LIMIT = 4096  # combinations exhaustive will enumerate without a --budget
@@ -106,7 +107,7 @@ def _best_round(tuned: Outcome, earlier: Sequence[tuple[str, Mapping[str, int]]]
                                          "them"))
 
 
-def _candidate(space: Space, d, assignment: Mapping[str, int], name: str) -> Candidate:
+def _candidate(space: Space, d: Probed, assignment: Mapping[str, int], name: str) -> Candidate:
     return Candidate(space.params(d.runnable(assignment)), space.key(d, assignment), f"after {name}")
 
 
