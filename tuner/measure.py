@@ -46,7 +46,7 @@ import math
 import statistics
 import time
 from collections import Counter
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
@@ -232,6 +232,14 @@ def compare(bench: Measurer, dataset: Dataset, first: Candidate, second: Candida
     if known >= MIN_INVOCATION_DOF and difference_pvalue(a, b, noise) < ALPHA:
         return (a.mean_us > b.mean_us) - (a.mean_us < b.mean_us)
     return compare_paired(bench, dataset, first, second, found)
+
+
+def dominates(bench: Measurer, trials: Iterable[tuple[Dataset, Candidate, Candidate]]) -> bool:
+    """Whether the first candidate of each (dataset, first, second) is significantly faster than the second on
+    some dataset and slower on none (compare on every one): how a whole change is taken where datasets may
+    disagree (a size's value, an earlier round's thresholds)."""
+    verdicts = {compare(bench, dataset, first, second) for dataset, first, second in trials}
+    return -1 in verdicts and 1 not in verdicts
 
 
 def compare_paired(bench: Measurer, dataset: Dataset, first: Candidate, second: Candidate,

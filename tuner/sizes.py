@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from incflat.codegen.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, Param, sized_kernels
-from incflat.tuner.measure import Candidate, Measurer, Stopped, compare, profile
+from incflat.tuner.measure import Candidate, Measurer, Stopped, dominates, profile
 from incflat.tuner.search import Space, experiment_key
 from incflat.tuner.tree import path
 
@@ -90,9 +90,7 @@ def tune_sizes(space: Space, bench: Measurer, assignment: Mapping[str, int], par
             log(f"tuning {p.name} (its kernels took {weight[p.name]:.0f} us)")
             for value in CANDIDATES[p.cls]:
                 trial = chosen | {p.name: value}
-                verdicts = [compare(bench, d.dataset, candidate(d, trial), candidate(d, chosen))
-                            for d in space.datasets]
-                if -1 in verdicts and 1 not in verdicts:
+                if dominates(bench, [(d.dataset, candidate(d, trial), candidate(d, chosen)) for d in space.datasets]):
                     chosen = trial
             log(f"  {p.name} = {chosen.get(p.name, 'default')}")
     except Stopped as stop:

@@ -28,7 +28,7 @@ import numpy as np
 
 from incflat.codegen.runtime.tuning import Node
 from incflat.tuner.errors import TunerError
-from incflat.tuner.measure import Candidate, Stopped, compare
+from incflat.tuner.measure import Candidate, Stopped, dominates
 from incflat.tuner.instrumented import Profiles
 from incflat.tuner.search import Objective, Space, best_measured, finite
 from incflat.tuner.simple import Outcome, stopped_outcome, tune_simple
@@ -83,7 +83,7 @@ def _best_round(tuned: Outcome, earlier: Sequence[tuple[str, Mapping[str, int]]]
     test at 5%, and a few dozen of them (one per guard, dataset and round) can move guards on noise alone, or
     back and forth where guards interact: on an H100, backprop's third round put back what its second had
     moved and ended 1.109 (1.044-1.196) of the second's values, judged in turn. Each dataset compares the two
-    as a guard's comparison does (measure.compare: in turn where one invocation of each does not settle it),
+    as a guard's comparison does (measure.dominates: in turn where one invocation of each does not settle it),
     the latest point first; the faster goes on to the next."""
     kept, kept_name = space.start() | tuned.assignment, "the last round"
     compared = {space.paths(kept)}
@@ -93,11 +93,11 @@ def _best_round(tuned: Outcome, earlier: Sequence[tuple[str, Mapping[str, int]]]
             continue
         compared.add(space.paths(other))
         try:
-            verdicts = {compare(objective.bench, d.dataset, _candidate(space, d, kept, kept_name),
-                                _candidate(space, d, other, name)) for d in space.datasets}
+            faster = dominates(objective.bench, [(d.dataset, _candidate(space, d, other, name),
+                                                  _candidate(space, d, kept, kept_name)) for d in space.datasets])
         except Stopped:
             break
-        if 1 in verdicts and -1 not in verdicts:
+        if faster:
             log(f"the values after {name} ran significantly faster than those after {kept_name}: kept them")
             kept, kept_name = other, name
     if kept_name == "the last round":
