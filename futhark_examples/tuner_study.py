@@ -352,7 +352,8 @@ def markdown(study: list[dict], device: str) -> str:
         lines += [f"### {p['program']} ({p['versions']} code versions): tuning datasets' summed mean "
                   f"{p['optimum_us']:.0f} us at best, untuned {p['untuned_us']:.0f}, MF {p['mf_us']:.0f}", "",
                   "| strategy | runs | most runs of a tuning dataset (configurations) | seconds | objective (us) | "
-                  "/ optimum (95% interval) | runs to 2% (most configurations of a dataset) | s to 2% | held-out vs IF | held-out vs MF |",
+                  "/ optimum (95% interval) | runs to 2% (most configurations of a dataset) | s to 2% | "
+                  "held-out vs IF | held-out vs MF |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for r in p["strategies"]:
             if "error" in r:
