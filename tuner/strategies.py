@@ -59,7 +59,7 @@ def tree(space: Space, objective: Objective, rng: np.random.Generator, log: Log)
     if len(trees) < 2 or not loops:
         tuned = tune_simple(space.forest, space.datasets, objective.bench, log, defaults=space.defaults,
                             checkpoint=objective.checkpoint)
-        return tuned if tuned.stopped else _best_round(tuned, _rounds(objective), space, objective, log)
+        return tuned if tuned.stopped else _best_round(tuned, _round_ends(objective), space, objective, log)
     log(f"{len(trees)} trees: their thresholds first side by side from profiled runs (as instrumented)")
     seeded = instrumented(space, objective, rng, log)
     if seeded.stopped:
@@ -67,11 +67,11 @@ def tree(space: Space, objective: Objective, rng: np.random.Generator, log: Log)
     looped = {n.name for nodes in trees.values() if any(n.name in loops for n in nodes) for n in nodes}
     tuned = tune_simple(space.forest, space.datasets, objective.bench, log, start=seeded.assignment,
                         settled=looped, notes=seeded.notes, checkpoint=objective.checkpoint)
-    earlier = [("the side-by-side pass", seeded.assignment), *_rounds(objective)]
+    earlier = [("the side-by-side pass", seeded.assignment), *_round_ends(objective)]
     return tuned if tuned.stopped else _best_round(tuned, earlier, space, objective, log)
 
 
-def _rounds(objective: Objective) -> list[tuple[str, dict[str, int]]]:
+def _round_ends(objective: Objective) -> list[tuple[str, dict[str, int]]]:
     """The values after each round of tune_simple, as its checkpoints recorded them."""
     return [(f"round {e.checkpoint}", e.assignment) for e in objective.history if e.checkpoint]
 
