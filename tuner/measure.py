@@ -553,15 +553,9 @@ class Bench:
 
     def paired_runs(self, name: str, have: int) -> int:
         """The runs of each side a paired invocation of dataset `name` asks for, `have` pairs measured: the
-        count that settles a comparison at the runs' noise (timed_runs, the invocations' noise left out: a
-        pair shares it), within what fits `max_time` for both and what `max_runs` leaves."""
-        summed, dof = self._noise.get(name, (0.0, 0))
-        wanted = self.runs
-        if self.max_time > 0 and dof:
-            fastest_us = self._fastest_us[name]
-            affordable = math.floor(self.max_time * 1e6 / (2 * fastest_us)) if fastest_us > 0 else self.max_runs
-            wanted = decisive_runs(math.sqrt(summed / dof), self.runs, max(self.runs, min(affordable, self.max_runs)))
-        return max(1, min(wanted, self.max_runs - have))
+        count that settles a comparison at the runs' noise (the invocations' noise left out: a pair shares
+        it), within what fits `max_time` for both and what `max_runs` leaves."""
+        return max(1, min(self._decisive_runs(name, sides=2, invocations=False), self.max_runs - have))
 
     def top_up(self, dataset: Dataset, params: Mapping[str, int] | None, found: Measurement,
                label: str = "") -> Measurement:
@@ -592,16 +586,20 @@ class Bench:
         return (sum(v * d for v, d in spreads) / dof if dof else 0.0), dof
 
     def timed_runs(self, name: str) -> int:
-        """The timed runs (after the warm-up) that an invocation of dataset `name` asks for: `runs`, or, with a
-        `max_time`, decisive_runs at the noise of the dataset's measurements so far, at most `max_runs` and at
-        most what fits in `max_time` at the runtime of its fastest measurement (never fewer than `runs`)."""
+        """The timed runs (after the warm-up) that an invocation of dataset `name` asks for."""
+        return self._decisive_runs(name, sides=1, invocations=True)
+
+    def _decisive_runs(self, name: str, sides: int, invocations: bool) -> int:
+        """`runs`, or, with a `max_time`, decisive_runs at the noise of dataset `name`'s measurements so far (and
+        its known invocation noise, with `invocations`), at most `max_runs` and at most what fits in `max_time`
+        for `sides` configurations at the runtime of its fastest measurement (never fewer than `runs`)."""
         summed, dof = self._noise.get(name, (0.0, 0))
         if self.max_time <= 0 or dof == 0:
             return self.runs
         fastest_us = self._fastest_us[name]
-        affordable = math.floor(self.max_time * 1e6 / fastest_us) if fastest_us > 0 else self.max_runs
+        affordable = math.floor(self.max_time * 1e6 / (sides * fastest_us)) if fastest_us > 0 else self.max_runs
         most = max(self.runs, min(affordable, self.max_runs))
-        noise, known = self.invocation_noise(name)
+        noise, known = self.invocation_noise(name) if invocations else (0.0, 0)
         return decisive_runs(math.sqrt(summed / dof), self.runs, most, noise if known >= MIN_INVOCATION_DOF else 0.0)
 
     def run_once(self, dataset: Dataset, params: Mapping[str, int], options: Sequence[str],
