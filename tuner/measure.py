@@ -210,12 +210,18 @@ class Measurer(Protocol):
     def latest(self, dataset: Dataset, key: Hashable, found: Measurement) -> Measurement: ...
 
 
-def compare(bench: Measurer, dataset: Dataset, first: Candidate, second: Candidate) -> int:
+def compare(bench: Measurer, dataset: Dataset, first: Candidate, second: Candidate, *,
+            in_turn: bool = False) -> int:
     """-1 if `first` is significantly faster on `dataset`, 1 if `second` is, 0 for a tie: the same experiment,
     both failed, or a difference inside the noise. A failure loses to a run. One invocation of each decides
     where it can: a difference known to be under EQUIVALENCE is a tie, and one significant once the dataset's
     invocation noise is known (and counted in its error) is the faster's. Any other is settled by runs of the
-    two taken in turn (compare_paired), as is one that was before (a resumed run decides as its first did)."""
+    two taken in turn (compare_paired), as is one that was before (a resumed run decides as its first did).
+    `in_turn`: only runs in turn decide, for measurements made far apart in the run (an earlier round's
+    values against the last's): the invocation noise, learnt from invocations close in time, misses a host
+    whose speed drifts between them (on an H100, backprop's last round's values measured 282 µs on a dataset
+    where its second round's had measured 350 µs a few dozen invocations before; judged in turn, they were
+    the slower)."""
     if first.key is not None and first.key == second.key:
         return 0
     found = [bench.measure(dataset, c.params, key=c.key, label=c.label) for c in (first, second)]
@@ -224,7 +230,7 @@ def compare(bench: Measurer, dataset: Dataset, first: Candidate, second: Candida
         return 0 if not (a.ok or b.ok) else (-1 if a.ok else 1)
     if bench.max_runs < 2:  # single runs (--runs 1 --max-runs 1) allow no test: the means decide
         return (a.mean_us > b.mean_us) - (a.mean_us < b.mean_us)
-    if bench.pairs(dataset, first, second):
+    if in_turn or bench.pairs(dataset, first, second):
         return compare_paired(bench, dataset, first, second, found)
     noise, known = bench.invocation_noise(dataset.name)
     if practically_equal(a, b, noise):
@@ -234,11 +240,12 @@ def compare(bench: Measurer, dataset: Dataset, first: Candidate, second: Candida
     return compare_paired(bench, dataset, first, second, found)
 
 
-def dominates(bench: Measurer, trials: Iterable[tuple[Dataset, Candidate, Candidate]]) -> bool:
+def dominates(bench: Measurer, trials: Iterable[tuple[Dataset, Candidate, Candidate]], *,
+              in_turn: bool = False) -> bool:
     """Whether the first candidate of each (dataset, first, second) is significantly faster than the second on
     some dataset and slower on none (compare on every one): how a whole change is taken where datasets may
     disagree (a size's value, an earlier round's thresholds)."""
-    verdicts = {compare(bench, dataset, first, second) for dataset, first, second in trials}
+    verdicts = {compare(bench, dataset, first, second, in_turn=in_turn) for dataset, first, second in trials}
     return -1 in verdicts and 1 not in verdicts
 
 

@@ -83,8 +83,8 @@ def _best_round(tuned: Outcome, earlier: Sequence[tuple[str, Mapping[str, int]]]
     test at 5%, and a few dozen of them (one per guard, dataset and round) can move guards on noise alone, or
     back and forth where guards interact: on an H100, backprop's third round put back what its second had
     moved and ended 1.109 (1.044-1.196) of the second's values, judged in turn. Each dataset compares the two
-    as a guard's comparison does (measure.dominates: in turn where one invocation of each does not settle it),
-    the latest point first; the faster goes on to the next."""
+    in turn (measure.dominates, in_turn: the points were measured far apart in the run, where a host's drift
+    can pass for a difference), the latest point first; the faster goes on to the next."""
     kept, kept_name = space.start() | tuned.assignment, "the last round"
     compared = {space.paths(kept)}
     for name, values in reversed(earlier):
@@ -94,7 +94,8 @@ def _best_round(tuned: Outcome, earlier: Sequence[tuple[str, Mapping[str, int]]]
         compared.add(space.paths(other))
         try:
             faster = dominates(objective.bench, [(d.dataset, _candidate(space, d, other, name),
-                                                  _candidate(space, d, kept, kept_name)) for d in space.datasets])
+                                                  _candidate(space, d, kept, kept_name)) for d in space.datasets],
+                               in_turn=True)
         except Stopped:
             break
         if faster:
