@@ -6,7 +6,9 @@ and the runtime's own modules.
 """
 
 import argparse
+import contextlib
 import dataclasses
+import gc
 import json
 import os
 import sys
@@ -272,27 +274,8 @@ def _run(args, program: Program, tuned_defaults, provenance):
         raise ProgramError(f"reading input: {e}")
     device_inputs = entry.upload(ctx, inputs)
     times = [[] for _ in contexts]
-    for run in range(args.runs):
-        # With other configurations they take turns, in the order first to last, then last to first, ...: a
-        # run and its counterparts see the same state of the host (whose speed can change by a third for seconds
-        # at a time, on a GPU's shared host), and none is always the one after another.
-        for which in (range(len(contexts)) if run % 2 == 0 else reversed(range(len(contexts)))):
-            # the last run's results go back to the memory pool first, as every run's temporaries do: kept
-            # alive through the call, they made the second run, the first timed one, allocate afresh (PoCL,
-            # backprop's training input: 1.41x the median of the later runs, 1.15x without)
-            if which == 0:
-                results = None
-            current = contexts[which]
-            current.begin_run()
-            current.queue.finish()
-            start = time.perf_counter()
-            found = current.call(entry.fn, device_inputs)
-            current.queue.finish()
-            times[which].append(int(round((time.perf_counter() - start) * 1e6)))
-            current.check_errors()
-            if which == 0:
-                results = found
-            found = None
+    with _collected_between_runs():
+        results = _timed_runs(args, entry, contexts, device_inputs, times)
     if args.debug:
         blocks = ctx.pool.held_blocks + ctx.pool.active_blocks
         print(f"Device memory: {blocks} blocks, {ctx.pool.managed_bytes} bytes", file=sys.stderr)
@@ -309,3 +292,48 @@ def _run(args, program: Program, tuned_defaults, provenance):
         write_output_file("--profile-json", args.profile_json,
                           lambda f: json.dump(ctx.profile_json(), f, indent=1))
     return 0
+
+
+@contextlib.contextmanager
+def _collected_between_runs():
+    """The garbage collector off through the timed runs, collecting between them (_timed_runs) instead: its
+    pauses came at the same call of every invocation, so on the same configuration of runs taken in turn (PoCL,
+    backprop: 0.7-1 ms on a run of 0.1 ms, the second of two identical configurations timed 1.7x the first).
+    What the set-up made is frozen, out of those collections' way."""
+    gc.collect()
+    gc.freeze()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.unfreeze()
+
+
+def _timed_runs(args, entry, contexts, device_inputs, times) -> list:
+    """Runs the entry point -r times in each context, appending each run's µs to `times`; the first context's
+    last results."""
+    results = None
+    for run in range(args.runs):
+        # With other configurations they take turns, in the order first to last, then last to first, ...: a
+        # run and its counterparts see the same state of the host (whose speed can change by a third for seconds
+        # at a time, on a GPU's shared host), and none is always the one after another.
+        for which in (range(len(contexts)) if run % 2 == 0 else reversed(range(len(contexts)))):
+            # the last run's results go back to the memory pool first, as every run's temporaries do: kept
+            # alive through the call, they made the second run, the first timed one, allocate afresh (PoCL,
+            # backprop's training input: 1.41x the median of the later runs, 1.15x without)
+            if which == 0:
+                results = None
+            gc.collect()
+            current = contexts[which]
+            current.begin_run()
+            current.queue.finish()
+            start = time.perf_counter()
+            found = current.call(entry.fn, device_inputs)
+            current.queue.finish()
+            times[which].append(int(round((time.perf_counter() - start) * 1e6)))
+            current.check_errors()
+            if which == 0:
+                results = found
+            found = None
+    return results
