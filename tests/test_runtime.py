@@ -138,7 +138,7 @@ def test_timed_runs_pause_the_garbage_collector_and_collect_between_runs():
     import types
     import weakref
 
-    from incflat.codegen.runtime.program import _collected_between_runs, _timed_runs
+    from incflat.codegen.runtime.program import collector_paused, _timed_runs
 
     class Node:
         pass
@@ -162,7 +162,7 @@ def test_timed_runs_pause_the_garbage_collector_and_collect_between_runs():
             pass
 
     times = [[], []]
-    with _collected_between_runs():
+    with collector_paused():
         results = _timed_runs(types.SimpleNamespace(runs=3), types.SimpleNamespace(fn=None),
                               [FakeContext(), FakeContext()], (), times)
         assert sum(ref() is not None for ref in left) <= 1  # only the last run's cycle awaits collection

@@ -11,6 +11,7 @@ dataset with wrong results is reported as failed, not timed.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import pathlib
@@ -157,7 +158,7 @@ def bench_program(path: pathlib.Path, options: Options, out, progress) -> dict:
     """{program key: {"datasets": {name: result}}} of one .fut file."""
     from incflat import pipeline
     from incflat.harness import compare_values, compile_cached, import_module
-    from incflat.codegen.runtime.program import read_tuning_file
+    from incflat.codegen.runtime.program import collector_paused, read_tuning_file
 
     cases = [(c, e) for c in read_test_cases(path) for e in selected(c, options.entry, options.exclude)]
     if not cases:
@@ -185,6 +186,7 @@ def bench_program(path: pathlib.Path, options: Options, out, progress) -> dict:
             args = entry.upload(ctx, case_inputs(case))
 
             def run() -> float:
+                gc.collect()  # (between runs, off while one is timed: collector_paused)
                 ctx.queue.finish()
                 start = time.perf_counter()
                 values = ctx.call(entry.fn, args)
@@ -199,7 +201,8 @@ def bench_program(path: pathlib.Path, options: Options, out, progress) -> dict:
             problem = compare_values(got, expected) if expected is not None else None
             if problem is not None:
                 raise TunerError(f"wrong result: {problem}")
-            result.runtimes = measure(run, options)
+            with collector_paused():
+                result.runtimes = measure(run, options)
         except Exception as e:  # a failed dataset is reported and the others go on
             result.error = str(e).splitlines()[0] if str(e) else type(e).__name__
         results.setdefault(key, {"datasets": {}})["datasets"][case.name] = result.as_json()

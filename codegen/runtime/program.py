@@ -274,7 +274,7 @@ def _run(args, program: Program, tuned_defaults, provenance):
         raise ProgramError(f"reading input: {e}")
     device_inputs = entry.upload(ctx, inputs)
     times = [[] for _ in contexts]
-    with _collected_between_runs():
+    with collector_paused():
         results = _timed_runs(args, entry, contexts, device_inputs, times)
     if args.debug:
         blocks = ctx.pool.held_blocks + ctx.pool.active_blocks
@@ -295,11 +295,12 @@ def _run(args, program: Program, tuned_defaults, provenance):
 
 
 @contextlib.contextmanager
-def _collected_between_runs():
-    """The garbage collector off through the timed runs, collecting between them (_timed_runs) instead: its
-    pauses came at the same call of every invocation, so on the same configuration of runs taken in turn (PoCL,
-    backprop: 0.7-1 ms on a run of 0.1 ms, the second of two identical configurations timed 1.7x the first).
-    What the set-up made is frozen, out of those collections' way."""
+def collector_paused():
+    """The garbage collector off through timed runs, whose loop collects between them (gc.collect(), outside
+    the timing) instead: its pauses came at the same call of every invocation, so on the same configuration of
+    runs taken in turn (PoCL, backprop: 0.7-1 ms on a run of 0.1 ms, the second of two identical configurations
+    timed 1.7x the first; an H100's host: 5-9% on a run of 0.3-0.5 ms). What the set-up made is frozen, out of
+    those collections' way."""
     gc.collect()
     gc.freeze()
     gc.disable()
@@ -324,7 +325,7 @@ def _timed_runs(args, entry, contexts, device_inputs, times) -> list:
             # backprop's training input: 1.41x the median of the later runs, 1.15x without)
             if which == 0:
                 results = None
-            gc.collect()
+            gc.collect()  # (between runs, off while one is timed: collector_paused)
             current = contexts[which]
             current.begin_run()
             current.queue.finish()
