@@ -36,3 +36,8 @@ python3 futhark_examples/tuner_study.py $(for p in $P; do echo $S/$p.fut; done) 
     --reuse /tmp/reuse-cpu.json --exclude-case train --exclude-case paper --out /tmp/cpu-best
 python3 futhark_examples/tuner_study.py $S/lud.fut --runs 3 --exclude-case ci --exclude-case paper \
     --strategies tree,instrumented --out /tmp/lud-94510a4
+# session 36: cpu-intel-632ba6d.md (the suite, as cpu-intel-c315f8c.md) and cpu-intel-632ba6d-lud.md, at 632ba6d
+python3 futhark_examples/tuner_study.py $(for p in $P; do echo $S/$p.fut; done) --runs 3 --strategies tree,random \
+    --reuse /tmp/reuse-cpu.json --exclude-case train --exclude-case paper --out /tmp/cpu-632b
+python3 futhark_examples/tuner_study.py $S/lud.fut --runs 3 --exclude-case ci --exclude-case paper \
+    --strategies tree,instrumented --out /tmp/lud-632b
