@@ -110,9 +110,11 @@ def side_by_side(fut: pathlib.Path, programs: dict[str, tuple[pathlib.Path, dict
     differences between strategies. The configurations of one program run in turn in one invocation
     (`--alternate-tuning`), run by run, so that they share the host's state of the moment (which on a GPU's
     shared host moves their invocations' means by a third: `together` names them); a program's invocation
-    that fails is measured again a configuration at a time. Configurations that run the same code versions
-    on every dataset are one program, measured once (`incremental`: the IF program whose thresholds the
-    --params set, and its parameter listing; its datasets are probed for their ePars first). Returns mean µs
+    that fails is measured again a configuration at a time. Each round puts another configuration of a group
+    first, so that no place's own effect on its runs (on an H100's host, the second's first timed run) falls
+    on one configuration alone. Configurations that run the same code versions on every dataset are one
+    program, measured once (`incremental`: the IF program whose thresholds the --params set, and its
+    parameter listing; its datasets are probed for their ePars first). Returns mean µs
     per configuration and dataset, every invocation's runs, and each configuration's code versions per
     dataset where known."""
     selection = select_datasets(read_test_cases(fut), None, tuple(args.exclude_case))
@@ -129,10 +131,11 @@ def side_by_side(fut: pathlib.Path, programs: dict[str, tuple[pathlib.Path, dict
     by_program: dict[pathlib.Path, list[tuple]] = {}
     for config, (path, _) in distinct.items():
         by_program.setdefault(path, []).append(config)
-    for _ in range(args.rounds):
+    for k in range(args.rounds):
         for path, group in by_program.items():
+            placed = group[k % len(group):] + group[:k % len(group)]  # (each round another one first)
             for d in datasets:
-                for config, runs in zip(group, in_turn(benches[path], d, [distinct[c][1] for c in group], args)):
+                for config, runs in zip(placed, in_turn(benches[path], d, [distinct[c][1] for c in placed], args)):
                     times.setdefault(config, {}).setdefault(d.name, []).append(runs)
     return {"tuning": [d.name for d in selection.tuning], "held_out": [d.name for d in selection.held_out],
             "means": {name: {d: pooled_mean(runs) for d, runs in times[config].items()}

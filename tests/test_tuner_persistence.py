@@ -141,13 +141,14 @@ class _StubProgram:
     """A program whose invocations are scripted; it fails the test if run once more than scripted."""
 
     def __init__(self, outcomes):
-        self.outcomes = list(outcomes)
+        self.outcomes, self.in_turn = list(outcomes), []
 
     def run(self, dataset, *, params, timeout, options=(), timing_runs=None):
         assert self.outcomes, "a measurement was run again"
         return self.outcomes.pop(0)
 
     def run_in_turn(self, dataset, configurations, *, timeout, timing_runs, options=()):
+        self.in_turn.append(list(configurations))
         return self.run(dataset, params=configurations[0], timeout=timeout, options=options, timing_runs=timing_runs)
 
 
@@ -157,19 +158,21 @@ def _store_for(tmp_path: Path, text: str = "# BEGIN INCFLAT TUNED DEFAULTS\n# EN
 
 
 def test_a_comparison_resumed_from_the_store_runs_nothing_again(tmp_path):
-    """Invocations 30% apart, then runs in turn, in two paired invocations (the first could not settle it):
-    the store keeps the pairs, and a tuner run again decides from them, either way round."""
+    """Invocations 30% apart, then runs in turn, in two paired invocations (the first could not settle it; the
+    second puts b in the first place): the store keeps the pairs, and a tuner run again decides from them,
+    either way round."""
     store, stored = _store_for(tmp_path)
     program = _StubProgram([
         RunResult(None, "", 1.0, (900.0, 100.0, 100.5, 99.5)),  # a, fast
         RunResult(None, "", 1.0, (900.0, 130.0, 130.5, 129.5)),  # b, slow
         RunResult(None, "", 2.0, (900.0, 100.0, 100.0), alternate_times_us=((900.0, 103.0, 101.0),)),  # open
-        RunResult(None, "", 2.0, (900.0, *[100.0] * 4), alternate_times_us=((900.0, 103.0, 103.2, 102.8, 103.1),)),
+        RunResult(None, "", 2.0, (900.0, 103.0, 103.2, 102.8, 103.1), alternate_times_us=((900.0, *[100.0] * 4),)),
     ])
     dataset = Dataset("d", "main", InlineValues("1"), False)
     a, b = Candidate({T1: 1}, "a"), Candidate({T1: 2}, "b")
     first = Bench(program, runs=2, timeout=60.0, log=lambda _: None, max_runs=12, store=stored)
     assert compare(first, dataset, a, b) == -1 and not program.outcomes
+    assert program.in_turn == [[a.params, b.params], [b.params, a.params]]
     again = Bench(_StubProgram([]), runs=2, timeout=60.0, log=lambda _: None, max_runs=12, store=stored)
     assert compare(again, dataset, b, a) == 1 and again.invocations == 0
     assert again.pairs(dataset, a, b) == first.pairs(dataset, a, b) == [

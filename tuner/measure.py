@@ -512,21 +512,25 @@ class Bench:
                      found: Sequence[Measurement], pairs: int) -> list[tuple[float, float]]:
         """One invocation of `pairs` runs of each of two configurations, taken in turn after a warm-up of
         each, added to their measurements `found` (and their cached ones, as measure_more adds runs); all
-        their pairs so far (pairs()), or [] if the invocation failed."""
+        their pairs so far (pairs()), or [] if the invocation failed. Every other invocation of the two puts
+        the second in the first place: on an H100's host the first timed run of the configuration in the
+        second place ran 5-15% over its later runs, so that no side always takes that place."""
         options = experiment_options(first.params, first.key)
         assert options == experiment_options(second.params, second.key), "pairs are of experiments alike"
         timeout = self._timeout(dataset.name, 2 * (pairs + 1))
+        runs, swapped = self._paired(dataset, first, second)
+        order = (second, first) if len(runs) % 2 else (first, second)
 
         def invoke() -> RunResult:
-            return self.program.run_in_turn(dataset, [first.params, second.params], timeout=timeout,
+            return self.program.run_in_turn(dataset, [c.params for c in order], timeout=timeout,
                                             timing_runs=pairs + 1, options=options)
         result = self._invoke(dataset, None, timeout, again=True, run=invoke)
         if not result.ok:
             self.log(f"  {dataset.name} [{first.label} | {second.label}] in turn: failed: {result.failure}")
             return []
         self._learn_wall(dataset.name, result.wall_s, 2 * (pairs + 1))
-        added = (Measurement(result.times_us[1:]), Measurement(result.alternate_times_us[0][1:]))
-        runs, swapped = self._paired(dataset, first, second)
+        placed = (Measurement(result.times_us[1:]), Measurement(result.alternate_times_us[0][1:]))
+        added = placed if order[0] is first else placed[::-1]
         runs.append((added[1].times_us, added[0].times_us) if swapped else (added[0].times_us, added[1].times_us))
         if self.store:
             self.store.add_pair(dataset, *(self._stored_params(dataset.name, c) for c in (first, second)), added,
