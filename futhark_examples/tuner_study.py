@@ -9,7 +9,8 @@ the IF program with each strategy (no shared measurements: each starts cold) and
 - runs: program invocations the strategy made (probing and the tuned/untuned timings included), and wall time
   (a strategy written NAME+sizes also tunes the sizes, `--tune-sizes`); and the most invocations any one
   tuning dataset took (held-out datasets apart), to set against the program's number of code versions;
-- objective: the tuned assignment's summed mean runtime on the tuning datasets (µs) and its ratio to the best
+- objective: the tuned assignment's summed trimmed mean runtime on the tuning datasets (µs; the runs of a
+  dataset pooled, a fifth cut at each end, as the tuner's paired test does) and its ratio to the best
   of all strategies' results and `tree`'s rounds (exhaustive's among them, where it ran), with a 95%
   bootstrap interval over the side-by-side pass's invocations and runs;
 - to 2%: the invocations and seconds until the strategy first measured one of the assignments found within 2%
@@ -45,13 +46,15 @@ import sys
 import tempfile
 import time
 
+from scipy.stats import trim_mean
+
 from incflat import pipeline
 from incflat.cli import compile_file
 from incflat.tuner.autotune import autotune, in_effect, listed_defaults
 from incflat.tuner.result import configurations_until
 from incflat.tuner.datasets import read_test_cases, select_datasets
 from incflat.tuner.errors import TunerError
-from incflat.tuner.measure import Bench, Limits
+from incflat.tuner.measure import TRIM, Bench, Limits
 from incflat.tuner.probe import probe
 from incflat.tuner.program import Program
 from incflat.tuner.strategies import STRATEGIES
@@ -138,7 +141,7 @@ def side_by_side(fut: pathlib.Path, programs: dict[str, tuple[pathlib.Path, dict
                 for config, runs in zip(placed, in_turn(benches[path], d, [distinct[c][1] for c in placed], args)):
                     times.setdefault(config, {}).setdefault(d.name, []).append(runs)
     return {"tuning": [d.name for d in selection.tuning], "held_out": [d.name for d in selection.held_out],
-            "means": {name: {d: pooled_mean(runs) for d, runs in times[config].items()}
+            "means": {name: {d: pooled_trimmed_mean(runs) for d, runs in times[config].items()}
                       for name, config in configurations.items()},
             "invocations": {name: times[config] for name, config in configurations.items()},
             "together": [sorted(name for name, config in configurations.items() if config in group)
@@ -179,16 +182,18 @@ def code_versions(bench: Bench, datasets, programs: dict, incremental: pathlib.P
     return found
 
 
-def pooled_mean(invocations: list[list[float]]) -> float:
-    runs = [t for invocation in invocations for t in invocation]
-    return sum(runs) / len(runs)
+def pooled_trimmed_mean(invocations: list[list[float]]) -> float:
+    """The mean of every invocation's runs together, a fifth cut at each end (measure.TRIM): a run the host
+    stalled (on this CPU, 23 ms among runs of 16 ms) moved one of eight equal results of LUD to 1.055 of the
+    best, where the tuner's own paired test trims it."""
+    return float(trim_mean([t for invocation in invocations for t in invocation], TRIM))
 
 
 def ratio_interval(invocations: dict, tuning: list[str], config: str, best: str, seed: int,
                    replicates: int = 2000, together: bool = False) -> tuple[float, float] | None:
-    """A 95% interval of objective(config) / objective(best) (summed pooled means over the tuning datasets), by
-    a two-level bootstrap: each replicate draws every configuration's invocations of each dataset with
-    replacement, then the runs of each drawn invocation. Drawing whole invocations first keeps their noise (on a
+    """A 95% interval of objective(config) / objective(best) (summed pooled trimmed means over the tuning
+    datasets), by a two-level bootstrap: each replicate draws every configuration's invocations of each dataset
+    with replacement, then the runs of each drawn invocation. Drawing whole invocations first keeps their noise (on a
     GPU one invocation's runs can all sit 20% above another's): runs drawn alone would give too narrow an
     interval. Two configurations measured `together` (in turn, in the same invocations) draw the same
     invocations and runs, so that the host's state, shared by a run and its counterpart, cancels in their
@@ -216,7 +221,7 @@ def ratio_interval(invocations: dict, tuning: list[str], config: str, best: str,
                     picked = rng.integers(len(gs), size=len(gs))
                     draws[d] = (shape, picked, [rng.integers(shape[k], size=shape[k]) for k in picked])
                 _, picked, runs = draws[d]
-                total += np.concatenate([gs[k][r] for k, r in zip(picked, runs)]).mean()
+                total += trim_mean(np.concatenate([gs[k][r] for k, r in zip(picked, runs)]), TRIM)
             totals.append(total)
         ratios[b] = totals[0] / totals[1]
     low, high = np.percentile(ratios, [2.5, 97.5])
@@ -352,7 +357,7 @@ def study_device(study: list[dict]) -> str:
 def markdown(study: list[dict], device: str) -> str:
     lines = [f"Device: {device}", ""]
     for p in study:
-        lines += [f"### {p['program']} ({p['versions']} code versions): tuning datasets' summed mean "
+        lines += [f"### {p['program']} ({p['versions']} code versions): tuning datasets' summed trimmed mean "
                   f"{p['optimum_us']:.0f} us at best, untuned {p['untuned_us']:.0f}, MF {p['mf_us']:.0f}", "",
                   "| strategy | runs | most runs of a tuning dataset (configurations) | seconds | objective (us) | "
                   "/ optimum (95% interval) | runs to 2% (most configurations of a dataset) | s to 2% | "

@@ -81,6 +81,17 @@ def test_the_ratio_interval_draws_whole_invocations_so_that_their_noise_shows():
     assert tuner_study.ratio_interval(steady, ["d"], "a", "best", seed=1) == pytest.approx((1.1, 1.1))
 
 
+def test_a_run_the_host_stalled_does_not_decide_a_results_figure():
+    """LUD on this CPU: eight results alike, one with a run of 23 ms among runs of 16 ms, judged 1.055 of the
+    best by the pooled mean. The objective trims a fifth of the pooled runs at each end, as the paired test
+    does; a configuration slower in every run stays slower."""
+    steady = [[16000.0, 16010.0, 15990.0]] * 3
+    stalled = [[16000.0, 16010.0, 15990.0], [16000.0, 16010.0, 23355.0], [16000.0, 16010.0, 15990.0]]
+    assert tuner_study.pooled_trimmed_mean(stalled) == pytest.approx(tuner_study.pooled_trimmed_mean(steady), rel=1e-3)
+    slower = [[t * 1.05 for t in runs] for runs in steady]
+    assert tuner_study.pooled_trimmed_mean(slower) == pytest.approx(1.05 * tuner_study.pooled_trimmed_mean(steady))
+
+
 def test_results_measured_together_draw_the_same_invocations_so_that_the_hosts_state_cancels():
     """Two invocations of the host at two speeds, 100 and 130 µs for the best; a result measured in turn with it
     takes 10% longer in every run of both: its ratio is 1.1 whatever the invocations drawn."""
