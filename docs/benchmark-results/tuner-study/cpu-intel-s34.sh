@@ -41,3 +41,8 @@ python3 futhark_examples/tuner_study.py $(for p in $P; do echo $S/$p.fut; done) 
     --reuse /tmp/reuse-cpu.json --exclude-case train --exclude-case paper --out /tmp/cpu-632b
 python3 futhark_examples/tuner_study.py $S/lud.fut --runs 3 --exclude-case ci --exclude-case paper \
     --strategies tree,instrumented --out /tmp/lud-632b
+# session 36: cpu-intel-82738e8.md (the suite, as above) and cpu-intel-82738e8-lud-budget300.md, at 82738e8
+python3 futhark_examples/tuner_study.py $(for p in $P; do echo $S/$p.fut; done) --runs 3 --strategies tree,random \
+    --reuse /tmp/reuse-cpu.json --exclude-case train --exclude-case paper --out /tmp/cpu-8273
+python3 futhark_examples/tuner_study.py $S/lud.fut --runs 3 --exclude-case ci --exclude-case paper \
+    --strategies tree,instrumented,bandit --budget 300 --out /tmp/lud-8273
