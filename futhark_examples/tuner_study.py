@@ -151,12 +151,15 @@ def side_by_side(fut: pathlib.Path, programs: dict[str, tuple[pathlib.Path, dict
 
 
 def in_turn(bench: Bench, dataset, configurations: list[dict | None], args) -> list[list[float]]:
-    """The timed runs of each configuration in one invocation of `dataset`, taken in turn (a warm-up run of
-    each dropped); where that invocation fails, one measurement of each apart (a failure: [inf])."""
+    """The timed runs of each configuration in one invocation of `dataset`, taken in turn after two warm-up
+    runs of each, one in each order: the first runs in the other order still ran long on this CPU (LUD,
+    four configurations: one's first timed run 18.2 ms where its later ones took 16.4-16.8; an H100's host:
+    the second of two, 5-15% over). Where that invocation fails, one measurement of each apart (a failure:
+    [inf])."""
     if len(configurations) > 1:
-        ran = bench.program.run_in_turn(dataset, configurations, timeout=args.timeout, timing_runs=args.runs + 1)
+        ran = bench.program.run_in_turn(dataset, configurations, timeout=args.timeout, timing_runs=args.runs + 2)
         if ran.ok:
-            return [list(runs[1:]) for runs in (ran.times_us, *ran.alternate_times_us)]
+            return [list(runs[2:]) for runs in (ran.times_us, *ran.alternate_times_us)]
     measured = [bench.measure(dataset, params) for params in configurations]
     return [list(found.times_us) if found.ok else [math.inf] for found in measured]
 
