@@ -46,3 +46,8 @@ python3 futhark_examples/tuner_study.py $(for p in $P; do echo $S/$p.fut; done) 
     --reuse /tmp/reuse-cpu.json --exclude-case train --exclude-case paper --out /tmp/cpu-8273
 python3 futhark_examples/tuner_study.py $S/lud.fut --runs 3 --exclude-case ci --exclude-case paper \
     --strategies tree,instrumented,bandit --budget 300 --out /tmp/lud-8273
+# session 36: the two 82738e8 studies judged again at a1a9552 (a warm-up run in each order), nothing tuned
+python3 futhark_examples/tuner_study.py $S/lud.fut --runs 3 --exclude-case ci --exclude-case paper \
+    --strategies tree,instrumented,bandit --reuse /tmp/lud-8273/study.json --out /tmp/lud-8273-judge
+python3 futhark_examples/tuner_study.py $(for p in $P; do echo $S/$p.fut; done) --runs 3 --strategies tree,random \
+    --reuse /tmp/cpu-8273/study.json --exclude-case train --exclude-case paper --out /tmp/cpu-8273-judge
