@@ -117,9 +117,9 @@ def side_by_side(fut: pathlib.Path, programs: dict[str, tuple[pathlib.Path, dict
     first, so that no place's own effect on its runs (on an H100's host, the second's first timed run) falls
     on one configuration alone. Configurations that run the same code versions on every dataset are one
     program, measured once (`incremental`: the IF program whose thresholds the --params set, and its
-    parameter listing; its datasets are probed for their ePars first). Returns mean µs
-    per configuration and dataset, every invocation's runs, and each configuration's code versions per
-    dataset where known."""
+    parameter listing; its datasets are probed for their ePars first). Returns the trimmed mean µs per
+    configuration and dataset (pooled_trimmed_mean), every invocation's runs, and each configuration's code
+    versions per dataset where known."""
     selection = select_datasets(read_test_cases(fut), None, tuple(args.exclude_case))
     datasets = selection.tuning + selection.held_out
     benches = {path: Bench(Program(path, args.pass_option), runs=args.runs, timeout=args.timeout, log=lambda _: None)

@@ -524,7 +524,7 @@ def test_tree_keeps_the_side_by_side_pass_where_its_rounds_end_significantly_slo
 
 def test_tree_keeps_an_earlier_rounds_values_that_run_faster_on_some_dataset_and_slower_on_none():
     """Rounds that move guards back and forth can end slower than an earlier round: on an H100 backprop's third
-    ended 1.109 of its second's values. The latest round first, the faster going on: round 1's values beat
+    ended 1.08 of its second's values. The latest round first, the faster going on: round 1's values beat
     round 2's, which beat the last's; values faster on one dataset and slower on another do not count."""
     names = ("m.a", "m.b")
     forest = build_forest([Param(name, "threshold", None, ()) for name in names])

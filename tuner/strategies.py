@@ -82,9 +82,9 @@ def _best_round(tuned: Outcome, earlier: Sequence[tuple[str, Mapping[str, int]]]
     run significantly faster on some tuning dataset and slower on none. Each of the rounds' comparisons is a
     test at 5%, and a few dozen of them (one per guard, dataset and round) can move guards on noise alone, or
     back and forth where guards interact: on an H100, backprop's third round put back what its second had
-    moved and ended 1.109 (1.044-1.196) of the second's values, judged in turn. Each dataset compares the two
-    in turn (measure.dominates, in_turn: the points were measured far apart in the run, where a host's drift
-    can pass for a difference), the latest point first; the faster goes on to the next."""
+    moved and ended 1.08 of the second's values (each invocation's median, judged in turn). Each dataset
+    compares the two in turn (measure.dominates, in_turn: the points were measured far apart in the run, where
+    a host's drift can pass for a difference), the latest point first; the faster goes on to the next."""
     kept, kept_name = space.start() | tuned.assignment, "the last round"
     compared = {space.paths(kept)}
     for name, values in reversed(earlier):
