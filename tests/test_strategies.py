@@ -243,7 +243,9 @@ def test_instrumented_computes_a_loop_thresholds_breakpoint_from_two_profiled_ru
 @pytest.mark.parametrize("strategy", ["tree", "instrumented"])
 def test_a_loop_threshold_gets_its_breakpoint_from_two_profiled_runs_per_dataset(strategy):
     """A loop guard that sees 20 values in a run of each of two datasets: the true version wins from 3000
-    on. tree picks its loop strategy by itself: two profiled runs per dataset, not one run per value."""
+    on. tree picks its loop strategy by itself: two profiled runs per dataset, not one run per value; then,
+    since 3000 splits b's comparisons, it times it against never, the end that changes the fewest of the
+    datasets' comparisons (two runs: on a the two are one path), and keeps it where that is not faster."""
     forest = build_forest([Param("m.t", "threshold", None, ())])
     epars = {"a": tuple(range(100, 2100, 100)), "b": tuple(range(1000, 21000, 1000))}
     space = Space.of(forest, [probed(name, {"m.t": e}) for name, e in epars.items()])
@@ -256,7 +258,69 @@ def test_a_loop_threshold_gets_its_breakpoint_from_two_profiled_runs_per_dataset
     bench = ModelBench(lambda name, a: 0.0, profile)
     outcome = STRATEGIES[strategy](space, Objective(space, bench), np.random.default_rng(0), lambda _: None)
     assert outcome.assignment == {"m.t": 3000}
-    assert bench.invocations == 4
+    assert bench.invocations == {"tree": 6, "instrumented": 4}[strategy]
+
+
+@pytest.mark.parametrize("trees", [1, 2])
+def test_tree_times_a_computed_breakpoint_against_the_ends_of_its_range(trees):
+    """The profiles cost a loop guard's comparisons by their own commands: here the true version's own are
+    cheaper from 1000 on, but it leaves work to the commands after it (40 µs a comparison), which whole runs
+    see. The computed breakpoint splits the loop's comparisons, so tree times it against never, the end most
+    of them take, and keeps never, the faster in turn, with a note; instrumented, which reads the profiles
+    only, keeps 1000. (On an H200, nw's profiles put its loop guard at 60, which ran the paper's D1 8-10x
+    slower than never.) With a second tree (m.s, compared once a run), tree starts from the side-by-side pass.
+    (The program's defaults, m.t true at every comparison, are slower.)"""
+    names = ("m.t", "m.s")[:trees]
+    forest = build_forest([Param(name, "threshold", None, ()) for name in names])
+    loop = (10, 100, 1000)
+    space = Space.of(forest, [probed("d", {"m.t": loop, "m.s": (100,)})], defaults=dict.fromkeys(names, 1))
+
+    def profile(name, assignment):
+        return [{"threshold": "m.t", "outcome": assignment["m.t"] <= e, "epar": e,
+                 "span_us": (5.0 if e >= 1000 else 50.0) if assignment["m.t"] <= e else 20.0} for e in loop] + [
+            {"threshold": "m.s", "outcome": assignment["m.s"] <= 100, "epar": 100, "span_us": 10.0}
+            for _ in names[1:]]
+
+    def cost(name, assignment):
+        return 100.0 + sum(p["span_us"] + 40.0 * p["outcome"] for p in profile(name, assignment)
+                           if p["threshold"] == "m.t")
+
+    found = {}
+    for strategy in ("tree", "instrumented"):
+        outcome = STRATEGIES[strategy](space, Objective(space, ModelBench(cost, profile)),
+                                       np.random.default_rng(0), lambda _: None)
+        found[strategy] = outcome.assignment["m.t"], outcome.notes
+    assert found["tree"][0] == space.never and found["instrumented"][0] == 1000
+    assert any(n.startswith("m.t=1000, computed from the profiled runs, ran significantly slower than m.t=never")
+               for n in found["tree"][1])
+
+
+def test_tree_from_the_side_by_side_pass_keeps_the_programs_defaults_where_they_run_faster():
+    """With several trees and a loop guard, tree starts from instrumented's pass, from never, where Alg. 2's
+    rounds start from the defaults: the defaults are one more earlier point, kept where they run significantly
+    faster on some dataset and slower on none (on this machine's CPU, NW's tuning had ended 0.94x of its
+    untuned program on its training dataset). Here the whole program is fastest as its defaults have it (m.a
+    true, m.b true from 100), which neither the profiles nor the timed rounds find."""
+    forest = build_forest([Param(name, "threshold", None, ()) for name in ("m.a", "m.b")])
+    loop = (10, 100, 1000)
+    defaults = {"m.a": 50, "m.b": 50}
+    space = Space.of(forest, [probed("d", {"m.a": (100,), "m.b": loop})], defaults=defaults)
+
+    def profile(name, assignment):
+        a_true = assignment["m.a"] <= 100
+        return [{"threshold": "m.a", "outcome": a_true, "epar": 100, "span_us": 5.0 if a_true else 20.0}] + [
+            {"threshold": "m.b", "outcome": assignment["m.b"] <= e, "epar": e,
+             "span_us": (5.0 if e >= 1000 else 50.0) if assignment["m.b"] <= e else 20.0} for e in loop]
+
+    def cost(name, assignment):
+        as_defaults = assignment["m.a"] <= 100 and [assignment["m.b"] <= e for e in loop] == [False, True, True]
+        return 10.0 if as_defaults else 30.0
+
+    outcome = STRATEGIES["tree"](space, Objective(space, ModelBench(cost, profile)), np.random.default_rng(0),
+                                 lambda _: None)
+    assert [outcome.assignment[name] <= 100 for name in ("m.a", "m.b")] == [True, True]
+    assert outcome.assignment["m.b"] > 10
+    assert any(n.startswith("the program's defaults ran significantly faster") for n in outcome.notes)
 
 
 def test_a_profiled_run_makes_the_runs_a_timed_measurement_of_its_dataset_would():
@@ -308,8 +372,9 @@ def test_tree_on_several_trees_starts_side_by_side_then_times_each_single_compar
     """Three trees: m.a compared once a run, m.b and m.c in a loop. The profiled runs make m.a's true version
     faster (its kernels take 5 against 20 µs), but timed whole runs, which see what the kernels' times do not
     (launches, the host's work), make it slower. tree takes both loop breakpoints from the same two profiled
-    runs (the trees side by side) and corrects m.a by two timed runs; instrumented, which reads the profiles
-    only, keeps m.a true."""
+    runs (the trees side by side) and corrects m.a by two timed runs (then times the program's defaults, one
+    run, and each breakpoint against the end of its range that most of its comparisons take, two runs, and
+    keeps both); instrumented, which reads the profiles only, keeps m.a true."""
     forest = build_forest([Param(name, "threshold", None, ()) for name in ("m.a", "m.b", "m.c")])
     loop = (10, 100, 1000)
     wins_from = {"m.b": 100, "m.c": 1000}
@@ -330,7 +395,7 @@ def test_tree_on_several_trees_starts_side_by_side_then_times_each_single_compar
         bench = ModelBench(cost, profile)
         found[strategy] = STRATEGIES[strategy](space, Objective(space, bench), np.random.default_rng(0),
                                                lambda _: None).assignment, bench.invocations
-    assert found["tree"] == ({"m.a": space.never, "m.b": 100, "m.c": 1000}, 4)
+    assert found["tree"] == ({"m.a": space.never, "m.b": 100, "m.c": 1000}, 7)
     assert found["instrumented"] == ({"m.a": 100, "m.b": 100, "m.c": 1000}, 2)
 
 
@@ -386,11 +451,12 @@ def test_tree_keeps_the_profiled_values_of_a_tree_that_holds_a_loop_guard():
     """Two trees. In the first, m.p (one value a run) guards the loop guard m.c: the profiles make m.p's true
     version the cheaper one (5 against 20 µs), and timed whole runs say the opposite (noise, say). tree keeps
     m.p as the profiles set it, as it keeps m.c; m.s, alone in the second tree and compared once a run, is
-    still corrected by timed runs."""
+    still corrected by timed runs. (The program's defaults, every guard true, are no faster.)"""
     forest = build_forest([Param("m.p", "threshold", None, ()), Param("m.c", "threshold", None, (("m.p", False),)),
                            Param("m.s", "threshold", None, ())])
     loop = (10, 100, 1000)
-    space = Space.of(forest, [probed("d", {"m.p": (100,), "m.c": loop, "m.s": (100,)})])
+    space = Space.of(forest, [probed("d", {"m.p": (100,), "m.c": loop, "m.s": (100,)})],
+                     defaults=dict.fromkeys(("m.p", "m.c", "m.s"), 1))
 
     def profile(name, assignment):
         p_true, s_true = assignment["m.p"] <= 100, assignment["m.s"] <= 100
@@ -515,7 +581,7 @@ def test_tree_keeps_the_side_by_side_pass_where_its_rounds_end_significantly_slo
     space = Space.of(forest, [probed("d", {"m.a": (100,), "m.b": (100,)})])
     side_by_side, rounds = {"m.a": 100, "m.b": 100}, {"m.a": space.never, "m.b": 100}
     bench = ModelBench(lambda name, a: 20.0 if a["m.a"] <= 100 else rounds_cost)
-    outcome = _best_round(Outcome(rounds, ("a note",)), [("the side-by-side pass", side_by_side)], space,
+    outcome = _best_round(Outcome(rounds, ("a note",)), [("after the side-by-side pass", side_by_side)], space,
                           Objective(space, bench), lambda _: None)
     assert outcome.assignment == (side_by_side if kept == "side by side" else rounds)
     assert ("the values after the side-by-side pass ran significantly faster" in " ".join(outcome.notes)) == (
@@ -537,13 +603,13 @@ def test_tree_keeps_an_earlier_rounds_values_that_run_faster_on_some_dataset_and
     def cost(name, a):
         return costs[a["m.a"] <= 100, a["m.b"] <= 100][name == "d2"]
 
-    rounds = [("round 1", first), ("round 2", second)]
+    rounds = [("after round 1", first), ("after round 2", second)]
     bench = ModelBench(cost)
     outcome = _best_round(Outcome(last, ()), rounds, space, Objective(space, bench), lambda _: None)
     assert outcome.assignment == first
     assert "the values after round 1 ran significantly faster" in outcome.notes[-1]
     mixed = {"m.a": false, "m.b": true}  # faster on d1, slower on d2 than the last round's
-    outcome = _best_round(Outcome(last, ()), [("round 1", mixed)], space, Objective(space, ModelBench(cost)),
+    outcome = _best_round(Outcome(last, ()), [("after round 1", mixed)], space, Objective(space, ModelBench(cost)),
                           lambda _: None)
     assert outcome.assignment == last and outcome.notes == ()
 
@@ -599,7 +665,7 @@ def test_tree_compares_an_earlier_rounds_values_with_the_last_rounds_in_turn():
     bench.invocations += 10  # the rounds in between
     after = bench.measure(d.dataset, second.params, key=second.key)
     assert after.mean_us < before.mean_us  # apart, the last round's values look 10% faster
-    outcome = _best_round(Outcome(last, ()), [("round 1", earlier)], space, Objective(space, bench), lambda _: None)
+    outcome = _best_round(Outcome(last, ()), [("after round 1", earlier)], space, Objective(space, bench), lambda _: None)
     assert outcome.assignment == space.start() | earlier
     assert "the values after round 1 ran significantly faster" in outcome.notes[-1]
 

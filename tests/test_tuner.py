@@ -1057,6 +1057,23 @@ def test_where_a_workgroup_version_cannot_run_its_guard_is_free_and_the_fallback
     assert wide.version.names == ("V3",)  # the report names the version that runs, not the one that cannot
 
 
+def test_an_untuned_run_that_fell_back_is_the_experiment_of_the_path_it_took(tmp_path, monkeypatch):
+    """The untuned program takes V2 on "fell" (p = 32768 reaches the default 32768), whose workgroup never fits,
+    and falls back to V3, the version the tuned values choose there. Which versions cannot run is learnt by the
+    search, after the untuned run: once it is known, that run is the experiment of V3's path, one measurement
+    with the tuned program's, not a figure of its own set against it (on an H200, where three tuners shared the
+    host, nn_batch's untuned and tuned runs of one version measured 1.84 and 3.77 s: a "0.49x")."""
+    fut, program = _workspace(tmp_path)
+    fut.write_text('-- ==\n-- "fell" input { 1i64 64i64 32768i64 }\n')
+    monkeypatch.setenv("FAKE_PROGRAM_NO_FIT", "2")
+    result = autotune(fut, program, runs=2, out=io.StringIO())
+    (fell,) = result.datasets
+    assert fake.choose_leaf(result.assignment, (1, 64, 32768), log=False, no_fit={2: -1}) == 3
+    untuned = dict.fromkeys(fake.THRESHOLDS, fake.DEVICE_DEFAULT_THRESHOLD)
+    assert fake.choose_leaf(untuned, (1, 64, 32768), log=False, no_fit={2: -1}) == 3
+    assert fell.before is fell.after and fell.speedup == 1.0 and not fell.significant
+
+
 def test_command_line_errors_are_one_line(tmp_path, monkeypatch, capsys):
     fut, program = _workspace(tmp_path)
     monkeypatch.setenv("FAKE_PROGRAM_FAIL_LEAF", "5")  # the untuned program takes V5 for small-dots

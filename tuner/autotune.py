@@ -42,7 +42,7 @@ from incflat.tuner.sizes import size_dimensions, tune_sizes
 from incflat.tuner.stochastic import JOINT_SIZES
 from incflat.tuner.strategies import STRATEGIES
 from incflat.tuner.store import ProgramKey, Store, default_store_path
-from incflat.tuner.tree import Probed, build_forest, falls_back, path, version
+from incflat.tuner.tree import Fallbacks, Probed, build_forest, falls_back, path, version
 from incflat.tuner.writeback import (PlannedFile, Provenance, commit, plan_writeback, read_program,
                                      remove_stale_temporaries, written)
 
@@ -198,7 +198,10 @@ def autotune(
             if outcome.stopped and not outcome.assignment and space.names:
                 raise _nothing_tuned(outcome.stopped, limits)
             assignment, notes, stopped = outcome.assignment, outcome.notes, outcome.stopped
-            # with the runs a comparison added since (the untuned run is its path's cached experiment)
+            # with the runs a comparison added since (the untuned run is its path's cached experiment; where it
+            # fell back, once the search has learnt which versions cannot run there)
+            untuned_keys |= {d.dataset.name: _untuned_key(forest, defaults, probes[d.dataset.name], d.fallbacks)
+                             for d in probed if untuned_keys[d.dataset.name] is None}
             before = {d.name: bench.latest(d, untuned_keys[d.name], before[d.name]) for d in every}
             keep = strategy not in PER_DATASET and _worse_than_untuned(goal, assignment, before, stopped)
             if keep:  # a search from never can end worse than where the program started
@@ -319,16 +322,17 @@ def _reached(bench: Bench, forest: Forest, defaults: Mapping[str, int], written:
     return Reach(runs, clock - started)
 
 
-def _untuned_key(forest: Forest, defaults: Mapping[str, int], found: Probe):
+def _untuned_key(forest: Forest, defaults: Mapping[str, int], found: Probe, fallbacks: Fallbacks = ()):
     """The experiment of a probed dataset under the program's defaults (None: the probe failed, a threshold it
     compares has no value the tuner knows, or a workgroup-level version runs there: the untuned run falls back
-    where it cannot run, which only an experiment, under --no-fallback, tells)."""
+    where it cannot run, which only an experiment, under --no-fallback, tells; `fallbacks`: what experiments
+    told, the guards whose versions cannot run there)."""
     if found.failure:
         return None
     values = in_effect(forest, defaults, found.default_threshold)
     if not values.keys() >= found.epars.keys():
         return None
-    taken = path(forest, values, found.epars)
+    taken = path(forest, values, found.epars, fallbacks)
     return None if any(falls_back(name) and any(outcomes) for name, outcomes in taken) else experiment_key(taken, {})
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -33,7 +33,7 @@ from incflat.tuner.instrumented import Profiles
 from incflat.tuner.search import Objective, Space, best_measured, finite
 from incflat.tuner.simple import Outcome, stopped_outcome, tune_simple
 from incflat.tuner.stochastic import bandit, cma_search, random_search
-from incflat.tuner.tree import Probed
+from incflat.tuner.tree import Probed, path, shown
 
 Log = Callable[[str], None]
 EXHAUSTIVE_LIMIT = 4096  # combinations exhaustive will enumerate without a --budget
@@ -53,13 +53,17 @@ def tree(space: Space, objective: Objective, rng: np.random.Generator, log: Log)
     decided inside the same loop, where the profiles cost each decision of each version while a whole run's time
     mixes them all with the loop's noise (on the H200, LUD's timed rounds moved such guards on differences
     inside it). Where the values after an earlier round, or the pass, run faster than the last round's, they
-    are kept (_best_round)."""
+    are kept (_best_round); and a loop guard's computed breakpoint that splits a dataset's comparisons gives
+    way to the end of its range most of them take where that runs faster, timed in turn (_ends_checked)."""
     trees = _trees(space)
     loops = {n.name for n in space.order if any(len(d.epars.get(n.name, ())) > 1 for d in space.datasets)}
     if len(trees) < 2 or not loops:
         tuned = tune_simple(space.forest, space.datasets, objective.bench, log, defaults=space.defaults,
                             checkpoint=objective.checkpoint)
-        return tuned if tuned.stopped else _best_round(tuned, _round_ends(objective), space, objective, log)
+        if tuned.stopped:
+            return tuned
+        return _ends_checked(_best_round(tuned, _round_ends(objective), space, objective, log), loops, space,
+                             objective, log)
     log(f"{len(trees)} trees: their thresholds first side by side from profiled runs (as instrumented)")
     seeded = instrumented(space, objective, rng, log)
     if seeded.stopped:
@@ -67,49 +71,100 @@ def tree(space: Space, objective: Objective, rng: np.random.Generator, log: Log)
     looped = {n.name for nodes in trees.values() if any(n.name in loops for n in nodes) for n in nodes}
     tuned = tune_simple(space.forest, space.datasets, objective.bench, log, start=seeded.assignment,
                         settled=looped, notes=seeded.notes, checkpoint=objective.checkpoint)
-    earlier = [("the side-by-side pass", seeded.assignment), *_round_ends(objective)]
-    return tuned if tuned.stopped else _best_round(tuned, earlier, space, objective, log)
+    # (the pass starts from never: the program's defaults are one more point to keep if faster)
+    earlier = [("untuned", space.defaults), ("after the side-by-side pass", seeded.assignment),
+               *_round_ends(objective)]
+    if tuned.stopped:
+        return tuned
+    return _ends_checked(_best_round(tuned, earlier, space, objective, log), loops, space, objective, log)
 
 
 def _round_ends(objective: Objective) -> list[tuple[str, dict[str, int]]]:
     """The values after each round of tune_simple, as its checkpoints recorded them."""
-    return [(f"round {e.checkpoint}", e.assignment) for e in objective.history if e.checkpoint]
+    return [(f"after round {e.checkpoint}", e.assignment) for e in objective.history if e.checkpoint]
+
+
+def _described(label: str) -> str:
+    return "the program's defaults" if label == "untuned" else f"the values {label}"
 
 
 def _best_round(tuned: Outcome, earlier: Sequence[tuple[str, Mapping[str, int]]], space: Space,
                 objective: Objective, log: Log) -> Outcome:
-    """`tuned`, unless the values at an earlier point (`earlier`: the pass it started from, the rounds' ends)
-    run significantly faster on some tuning dataset and slower on none. Each of the rounds' comparisons is a
-    test at 5%, and a few dozen of them (one per guard, dataset and round) can move guards on noise alone, or
-    back and forth where guards interact: on an H100, backprop's third round put back what its second had
-    moved and ended 1.08 of the second's values (each invocation's median, judged in turn). Each dataset
-    compares the two in turn (measure.dominates, in_turn: the points were measured far apart in the run, where
-    a host's drift can pass for a difference), the latest point first; the faster goes on to the next."""
-    kept, kept_name = space.start() | tuned.assignment, "the last round"
+    """`tuned`, unless the values at an earlier point (`earlier`, labelled: the program's defaults where the
+    search did not start from them, the pass it started from, the rounds' ends) run significantly faster on
+    some tuning dataset and slower on none. Each of the rounds' comparisons is a test at 5%, and a few dozen of
+    them (one per guard, dataset and round) can move guards on noise alone, or back and forth where guards
+    interact: on an H100, backprop's third round put back what its second had moved and ended 1.08 of the
+    second's values (each invocation's median, judged in turn). Each dataset compares the two in turn
+    (measure.dominates, in_turn: the points were measured far apart in the run, where a host's drift can pass
+    for a difference), the latest point first; the faster goes on to the next."""
+    kept, kept_label = space.start() | tuned.assignment, "after the last round"
     compared = {space.paths(kept)}
-    for name, values in reversed(earlier):
+    for label, values in reversed(earlier):
         other = space.start() | dict(values)
         if space.paths(other) in compared:
             continue
         compared.add(space.paths(other))
         try:
-            faster = dominates(objective.bench, [(d.dataset, _candidate(space, d, other, name),
-                                                  _candidate(space, d, kept, kept_name)) for d in space.datasets],
-                               in_turn=True)
+            faster = dominates(objective.bench, [(d.dataset, _candidate(space, d, other, label),
+                                                  _candidate(space, d, kept, kept_label))
+                                                 for d in space.datasets], in_turn=True)
         except Stopped:
             break
         if faster:
-            log(f"the values after {name} ran significantly faster than those after {kept_name}: kept them")
-            kept, kept_name = other, name
-    if kept_name == "the last round":
+            log(f"{_described(label)} ran significantly faster than {_described(kept_label)}: kept them")
+            kept, kept_label = other, label
+    if kept_label == "after the last round":
         return tuned
-    return Outcome(space.outcome(kept), (*tuned.notes, f"the values after {kept_name} ran significantly faster "
-                                         "on some tuning dataset than the last round's, and slower on none: kept "
+    return Outcome(space.outcome(kept), (*tuned.notes, f"{_described(kept_label)} ran significantly faster on "
+                                         "some tuning dataset than the last round's, and slower on none: kept "
                                          "them"))
 
 
-def _candidate(space: Space, d: Probed, assignment: Mapping[str, int], name: str) -> Candidate:
-    return Candidate(space.params(d.runnable(assignment)), space.key(d, assignment), f"after {name}")
+def _ends_checked(tuned: Outcome, loops: Collection[str], space: Space, objective: Objective,
+                  log: Log) -> Outcome:
+    """`tuned`, but for a loop guard (several values in a run) whose value, a breakpoint computed from profiled
+    runs, splits a dataset's comparisons between its versions and runs significantly slower on some tuning
+    dataset, and faster on none, than the end of its range that the most comparisons take (1: the true version
+    at every comparison; never: the false one), timed in turn with the other thresholds as tuned. The profiles
+    cost a comparison by its own commands only (what a version leaves to the commands after it, its result's
+    layout say, falls to theirs), from runs of their own; a split puts the few comparisons at one end of a
+    dataset's range the other way, a difference their sum may not hold: on an H200, nw's profiles put 9 of the
+    127 comparisons of `suff_outer_par_0` on train-D1 on the true side (60), whose program ran the paper's D2
+    (train-D1's shape) 1.2-1.6x and D1 8-10x slower than never's (docs/benchmarks.md). A guard the profiles
+    send one way on every comparison is their comparison of two whole versions, and stands."""
+    start = space.start() | tuned.assignment
+    kept, notes, announced = dict(start), list(tuned.notes), False
+    try:
+        for node in space.order:
+            if node.name not in loops:
+                continue
+            taken = [found for d in space.datasets
+                     for name, found in path(space.forest, kept, d.epars, d.fallbacks) if name == node.name]
+            if not any(True in found and False in found for found in taken):
+                continue
+            ayes = sum(sum(found) for found in taken)
+            end = 1 if 2 * ayes > sum(map(len, taken)) else space.never
+            other = kept | {node.name: end}
+            if not announced:
+                log("the loop guards' computed breakpoints against the ends of their ranges, timed in turn")
+                announced = True
+            computed, ended = (f"{node.name}={shown(a[node.name], space.never)}" for a in (kept, other))
+            if dominates(objective.bench, [(d.dataset, _candidate(space, d, other, ended),
+                                            _candidate(space, d, kept, computed)) for d in space.datasets],
+                         in_turn=True):
+                note = (f"{computed}, computed from the profiled runs, ran significantly slower than {ended} on "
+                        f"some tuning dataset, and faster on none (timed in turn): kept {ended}")
+                log(f"note: {note}")
+                notes.append(note)
+                kept = other
+    except Stopped:
+        pass  # (the ends checked so far stand)
+    return tuned if kept == start else Outcome(space.outcome(kept), tuple(notes))
+
+
+def _candidate(space: Space, d: Probed, assignment: Mapping[str, int], label: str) -> Candidate:
+    return Candidate(space.params(d.runnable(assignment)), space.key(d, assignment), label)
 
 
 def _trees(space: Space) -> dict[str, list[Node]]:
