@@ -106,9 +106,7 @@ def _best_round(tuned: Outcome, earlier: Sequence[tuple[str, Mapping[str, int]]]
             continue
         compared.add(space.paths(other))
         try:
-            faster = dominates(objective.bench, [(d.dataset, _candidate(space, d, other, label),
-                                                  _candidate(space, d, kept, kept_label))
-                                                 for d in space.datasets], in_turn=True)
+            faster = _faster_in_turn(space, objective, (other, label), (kept, kept_label))
         except Stopped:
             break
         if faster:
@@ -152,9 +150,7 @@ def _ends_checked(tuned: Outcome, loops: Collection[str], space: Space, objectiv
                 log("the loop guards' computed breakpoints against the ends of their ranges, timed in turn")
                 announced = True
             computed, ended = (f"{node.name}={shown(a[node.name], space.never)}" for a in (kept, other))
-            if dominates(objective.bench, [(d.dataset, _candidate(space, d, other, ended),
-                                            _candidate(space, d, kept, computed)) for d in space.datasets],
-                         in_turn=True):
+            if _faster_in_turn(space, objective, (other, ended), (kept, computed)):
                 note = (f"{computed}, computed from the profiled runs, ran significantly slower than {ended} on "
                         f"some tuning dataset, and faster on none (timed in turn): kept {ended}")
                 log(f"note: {note}")
@@ -163,6 +159,14 @@ def _ends_checked(tuned: Outcome, loops: Collection[str], space: Space, objectiv
     except Stopped:
         pass  # (the ends checked so far stand)
     return tuned if kept == start else Outcome(space.outcome(kept), tuple(notes))
+
+
+def _faster_in_turn(space: Space, objective: Objective, first: tuple[Mapping[str, int], str],
+                    second: tuple[Mapping[str, int], str]) -> bool:
+    """Whether the first (assignment, label) runs significantly faster than the second on some tuning dataset
+    and slower on none, each dataset comparing the two in turn (measure.dominates)."""
+    return dominates(objective.bench, [(d.dataset, _candidate(space, d, *first), _candidate(space, d, *second))
+                                       for d in space.datasets], in_turn=True)
 
 
 def _candidate(space: Space, d: Probed, assignment: Mapping[str, int], label: str) -> Candidate:
