@@ -51,19 +51,25 @@ def explicit(d, dd, var, values):
 
 
 def thomas(a, b, c, y):
-    """Solves the tridiagonal systems along the last axis (a sub-, b main, c super-diagonal)."""
+    """Solves the tridiagonal systems along the last axis (a sub-, b main, c super-diagonal, each broadcasting
+    against y). The elimination of the coefficients, which y does not enter, runs once at their own shape, not
+    for every strike; the sweeps run on a copy with the solved axis first, so each step reads whole rows."""
     n = y.shape[-1]
-    a, b, c = (np.broadcast_to(v, y.shape) for v in (a, b, c))
-    cp, dp = np.empty(y.shape), np.empty(y.shape)
-    cp[..., 0] = c[..., 0] / b[..., 0]
-    dp[..., 0] = y[..., 0] / b[..., 0]
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c), (n,))
+    a, b, c = (np.moveaxis(np.broadcast_to(v, shape), -1, 0) for v in (a, b, c))
+    cp, m = np.empty(a.shape), np.empty(a.shape)
+    m[0] = b[0]
+    cp[0] = c[0] / m[0]
     for i in range(1, n):
-        m = b[..., i] - a[..., i] * cp[..., i - 1]
-        cp[..., i] = c[..., i] / m
-        dp[..., i] = (y[..., i] - a[..., i] * dp[..., i - 1]) / m
+        m[i] = b[i] - a[i] * cp[i - 1]
+        cp[i] = c[i] / m[i]
+    d = np.moveaxis(y, -1, 0).copy()
+    d[0] /= m[0]
+    for i in range(1, n):
+        d[i] = (d[i] - a[i] * d[i - 1]) / m[i]
     for i in range(n - 2, -1, -1):
-        dp[..., i] -= cp[..., i] * dp[..., i + 1]
-    return dp
+        d[i] -= cp[i] * d[i + 1]
+    return np.moveaxis(d, 0, -1)
 
 
 def reference(outer, num_x, num_y, num_t, s0, t, alpha, nu, beta):
