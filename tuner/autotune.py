@@ -151,7 +151,7 @@ def autotune(
             mf_bench = _moderate_bench(bench, moderate, extra_args, opened, observe_moderate, log)
             if not forest and not sizes:
                 # One version: the tuned program is the program; an empty tuning file says it was tuned.
-                log(f"{program_path} has no thresholds: it has one version and there is nothing to tune")
+                log(f"{fut_path} has no thresholds: it has one version and there is nothing to tune")
                 provenance = _provenance("unknown", (), "no thresholds")
                 plan = plan_writeback(tuning_path, program_path, {}, provenance, install)
                 commit(plan, log)
