@@ -16,7 +16,8 @@ from incflat.codegen.program import is_compiled_program, program_text
 from incflat.codegen.runtime.tuning import option_int, option_seconds
 from incflat.tuner.autotune import add_run_options, option_problem, run_options_argv
 from incflat.tuner.lock import tuning_lock
-from incflat.tuner.writeback import PlannedFile, atomic_write, write_temporary
+from incflat.tuner.writeback import (PlannedFile, atomic_write, tuning_file_problem, tuning_path_of,
+                                     write_temporary)
 
 
 def read_program(path: pathlib.Path) -> str:
@@ -126,6 +127,9 @@ def cmd_autotune(args) -> int:
     program = default_output(args.program)
     check_output_path(program, args.program, args.force)
     with tuning_lock(args.program):
+        problem = None if args.force else tuning_file_problem(tuning_path_of(args.program))
+        if problem:  # (the tuner checks again; here before compiling)
+            raise TunerError(problem)
         temporary = write_temporary(PlannedFile(program, compiled_text(args.program, verify=args.verify), 0o755))
         try:
             print(f"compiled {args.program}; {program} is replaced when tuning ends", flush=True)
@@ -235,10 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("autotune", cmd_autotune, "compile, tune the thresholds on the -- == datasets, bake them in")
     p.add_argument("program", type=pathlib.Path)
-    p.add_argument("--force", action="store_true",
-                   help="overwrite the compiled program's path (the source's name without .fut) though incflat "
-                   "did not write it")
-    add_run_options(p)
+    add_run_options(p)  # (its --force covers the compiled program too)
 
     p = command("test", cmd_test, "run the cases of the programs' -- == blocks and check the results")
     p.add_argument("files", type=pathlib.Path, nargs="+", metavar="FILE", help="a .fut file, or a folder of them")

@@ -76,3 +76,11 @@ def load_and_compile(source: str, folder: pathlib.Path):
         return program, compile_cached(path, source, cache=folder / "cache")
     except CompileError as e:
         pytest.fail(format_error(e, source))
+
+
+def earlier_tuning(values: dict) -> str:
+    """A tuning file as an earlier tuner run wrote it (its provenance header): one a tuner may replace."""
+    from incflat.codegen.runtime.tuning import tuning_file_text
+    from incflat.tuner.writeback import Provenance, tuning_header
+    earlier = Provenance("an earlier device", "2026-01-01T00:00:00+00:00", ("an earlier dataset",), "tree")
+    return tuning_file_text(values, tuning_header(earlier))

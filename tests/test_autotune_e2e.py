@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, run_program
+from conftest import ROOT, earlier_tuning, run_program
 from incflat.codegen.runtime.tuning import parse_listing
 
 SOURCE = """-- A small matmul family for the tuner tests.
@@ -93,7 +93,7 @@ def test_a_signal_at_any_moment_leaves_both_files_as_they_were_or_both_tuned(tmp
     fut = tmp_path / "mm.fut"
     fut.write_text(SOURCE)
     tuning = tmp_path / "mm.fut.tuning"
-    tuning.write_text("-- an earlier tuning\nmain.suff_outer_par_0=7\n")
+    tuning.write_text(earlier_tuning({"main.suff_outer_par_0": 7}))
     old_tuning = tuning.read_bytes()
     proc = subprocess.Popen([sys.executable, "-m", "incflat", "autotune", str(fut), "-r", "2", "--no-moderate"],
                             cwd=ROOT,

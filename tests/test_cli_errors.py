@@ -73,6 +73,17 @@ def test_autotune_refuses_while_another_tuner_runs_before_compiling(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m2.fut"]
 
 
+def test_autotune_refuses_a_tuning_file_it_did_not_write_before_compiling(tmp_path):
+    """A hand-written (or another tool's) prog.fut.tuning would be lost: refused, unless --force."""
+    fut = tmp_path / "m2.fut"
+    fut.write_text(SOURCE)
+    tuning = tmp_path / "m2.fut.tuning"
+    tuning.write_text("main.suff_outer_par_0=7\n")
+    one_line_error(incflat("autotune", fut), 1, str(tuning), "not written by incflat autotune", "--force")
+    assert tuning.read_text() == "main.suff_outer_par_0=7\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m2.fut", "m2.fut.tuning"]
+
+
 def test_autotune_checks_its_new_options_before_compiling(tmp_path):
     fut = tmp_path / "m2.fut"
     fut.write_text(SOURCE)

@@ -44,6 +44,7 @@ from incflat.tuner.program import Program, RunResult
 from incflat.tuner.simple import tune_simple
 from incflat.tuner.tree import Probed, build_forest, path, pins, tuning_order
 from incflat.tuner.writeback import SLEEP_BEFORE_RENAME_ENV
+from conftest import earlier_tuning
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -1104,7 +1105,7 @@ def test_command_line_errors_are_one_line(tmp_path, monkeypatch, capsys):
 INTERRUPT_FUT = "-- ==\n-- input { 65536i64 64i64 64i64 }\n-- input { 64i64 256i64 32i64 }\n" + "".join(
     f"-- notune input {{ {n}i64 64i64 64i64 }}\n" for n in (16, 32, 64, 128)
 )
-OLD_TUNING = f"-- from an earlier run\n{T1}=5\n"
+OLD_TUNING = earlier_tuning({T1: 5})
 
 
 # SIGTERM (and a second Ctrl-C) aborts, writing nothing more; the first Ctrl-C stops the measuring, and the best

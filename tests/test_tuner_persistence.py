@@ -33,6 +33,7 @@ from incflat.tuner.measure import Bench, Candidate, Limits, compare
 from incflat.tuner.program import RunResult
 from incflat.tuner.store import (APPLICATION_ID, PAIRS, SCHEMA, SCHEMA_VERSION, ProgramKey, Store, StoredProbe,
                                  dataset_key, default_store_path)
+from conftest import earlier_tuning
 
 REPO = Path(__file__).resolve().parent.parent
 FAKE = REPO / "tests" / "fake_program.py"
@@ -40,7 +41,7 @@ T1, T2, T3, T4 = "main.suff_outer_par_0", "main.suff_intra_par_1", "main.suff_ou
 # Two tuning datasets (the untuned program takes V1 and V5) and one held out.
 FUT = ("-- ==\n-- input { 65536i64 64i64 64i64 }\n-- input { 64i64 256i64 32i64 }\n"
        "-- notune input { 16i64 64i64 64i64 }\n")
-OLD_TUNING = f"-- from an earlier run\n{T1}=5\n"
+OLD_TUNING = earlier_tuning({T1: 5})
 RUNS = ("run", "run again", "untimed")  # the sources of --log records that are program invocations
 
 
@@ -368,6 +369,24 @@ def test_a_stale_lock_and_temporary_files_of_a_killed_tuner_are_cleaned_up(tmp_p
 
 
 # --- budgets, early stops and Ctrl-C ---
+
+
+def test_a_tuning_file_no_tuner_wrote_is_replaced_only_with_force(tmp_path):
+    fut, program = workspace(tmp_path)
+    tuning = fut.with_name("prog.fut.tuning")
+    tuning.write_text(f"-- my own values\n{T1}=5\n")
+    with pytest.raises(TunerError, match=f"{re.escape(str(tuning))} exists and was not written by incflat "
+                                         r"autotune; refusing to overwrite it \(--force replaces it\)"):
+        autotune(fut, program, runs=1, out=io.StringIO())
+    assert tuning.read_text() == f"-- my own values\n{T1}=5\n" and program.read_bytes() == FAKE.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["prog", "prog.fut", "prog.fut.tuning"]
+    tuning.write_text("\n")  # nothing to lose
+    autotune(fut, program, runs=1, out=io.StringIO())
+    assert tuning.read_text().startswith("-- tuned by incflat (tree) on ")
+    tuning.write_text(f"{T1}=5\n")
+    result = run_tuner(fut, program, "--force")
+    assert result.returncode == 0, result.stderr
+    assert tuning.read_text().startswith("-- tuned by incflat (tree) on ")
 
 
 def test_the_budget_stops_the_search_and_writes_the_best_so_far(tmp_path):

@@ -44,7 +44,7 @@ from incflat.tuner.strategies import STRATEGIES
 from incflat.tuner.store import ProgramKey, Store, default_store_path
 from incflat.tuner.tree import Fallbacks, Probed, build_forest, falls_back, path, version
 from incflat.tuner.writeback import (PlannedFile, Provenance, commit, plan_writeback, read_program,
-                                     remove_stale_temporaries, written)
+                                     remove_stale_temporaries, tuning_file_problem, tuning_path_of, written)
 
 
 PER_DATASET = ("tree", "monotonic")  # strategies that compare per dataset, not an objective
@@ -77,6 +77,7 @@ def autotune(
     moderate: Path | str | None = None,
     moderate_failure: str | None = None,
     plot_dir: Path | str | None = None,
+    force: bool = False,
 ) -> TuneResult:
     """Tune the thresholds of a compiled program on the datasets of its .fut file and write them back.
 
@@ -90,6 +91,7 @@ def autotune(
     every dataset is measured once under it too, after the untuned runs and the probes (under its own program
     key in the store; a failure is reported, not fatal), unless `moderate_failure` says why there is none (then
     that is every dataset's MF failure). `plot_dir` gets the charts of tuner.plot once the report is printed.
+    An existing tuning file that a tuner did not write is an error unless `force` (--force) allows replacing it.
     Progress and the report go to `out` (default: sys.stdout), a progress bar to stderr when it is a terminal. Raises
     TunerError for problems the user must fix, and Interrupted (a KeyboardInterrupt) on an interrupt.
     """
@@ -97,7 +99,7 @@ def autotune(
     install = Path(install_as) if install_as is not None else None
     target = install or program_path
     stream = out or sys.stdout
-    tuning_path = fut_path.with_name(fut_path.name + ".tuning")
+    tuning_path = tuning_path_of(fut_path)
     limits = limits or Limits()
     plan: tuple[PlannedFile, ...] = ()
     progress = _Progress()
@@ -116,6 +118,9 @@ def autotune(
             raise _no_datasets(fut_path, selection, entry)
         with ExitStack() as cleanup:
             cleanup.enter_context(tuning_lock(fut_path))
+            problem = None if force else tuning_file_problem(tuning_path)
+            if problem:
+                raise TunerError(problem)
             for written_by_us in (tuning_path, target):
                 remove_stale_temporaries(written_by_us)  # of a tuner that was killed
             program_text = read_program(program_path)  # fail now, not after tuning, if there is nowhere to write
@@ -555,6 +560,9 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-moderate", action="store_true",
                         help="do not compile the program with moderate flattening (MF) and measure each dataset "
                         "under it for the report")
+    parser.add_argument("--force", action="store_true",
+                        help="replace PROGRAM.fut.tuning (and incflat autotune's compiled program) though incflat "
+                        "did not write it")
     parser.add_argument("--plot", type=Path, metavar="DIR",
                         help="draw runtime against each tuned threshold's value, and the best runtime so far against "
                         f"program runs, into DIR (PNG; needs matplotlib: pip install 'incflat[{PLOT_EXTRA}]')")
@@ -577,6 +585,7 @@ def run_options_argv(args: argparse.Namespace) -> list[str]:
     argv += ["--seed", str(args.seed)] if args.seed is not None else []
     argv += ["--no-moderate"] if args.no_moderate else []
     argv += ["--plot", str(args.plot)] if args.plot is not None else []
+    argv += ["--force"] if args.force else []
     return argv + (["--tune-sizes"] if args.tune_sizes else [])
 
 
@@ -667,6 +676,7 @@ def main(argv: Sequence[str] | None = None, *, install_as: Path | None = None, v
             store=None if args.no_store else args.store or default_store_path(args.program_fut),
             limits=limits, log_file=args.log, strategy=args.strategy, objective=args.objective, seed=args.seed,
             sizes=args.tune_sizes, moderate=moderate, moderate_failure=moderate_failure, plot_dir=args.plot,
+            force=args.force,
         )
         if received:  # its KeyboardInterrupt was swallowed (raised inside an at-fork handler of a child's start)
             print(f"interrupted; {result.tuning_file} and {result.program} are complete", file=sys.stderr)

@@ -26,6 +26,7 @@ import numpy as np
 from incflat.tuner.datasets import (ExpectedError, GeneratedInput, InlineValues, TestCase, ValuesFile,
                                     read_test_cases)
 from incflat.tuner.errors import TunerError
+from incflat.tuner.writeback import tuning_path_of
 
 MIN_SECONDS = 0.5
 # futhark bench's convergence criteria: (lag-1 autocorrelation at least, relative standard error at most)
@@ -164,7 +165,7 @@ def bench_program(path: pathlib.Path, options: Options, out, progress) -> dict:
     if not cases:
         return {}
     module = import_module(compile_cached(path, options=pipeline.Options(flattening=options.flattening)))
-    tuning = options.tuning or path.with_name(path.name + ".tuning")
+    tuning = options.tuning or tuning_path_of(path)
     overrides = {}
     if options.use_tuning and (options.tuning is not None or tuning.exists()):
         try:

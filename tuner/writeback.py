@@ -60,6 +60,26 @@ def tuning_header(provenance: Provenance) -> str:
             f"datasets: {', '.join(provenance.datasets)}")
 
 
+def tuning_path_of(fut: Path) -> Path:
+    """`prog.fut.tuning`, where Futhark's tools keep a program's tuning file."""
+    return fut.with_name(fut.name + ".tuning")
+
+
+def tuning_file_problem(path: Path) -> str | None:
+    """Why tuning must not replace `path`, else None: it holds something that tuning would lose (it exists, is not
+    empty, and does not open with the header that tuning_header gives every tuning file a tuner writes)."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"{path}: cannot read it ({e.strerror}); refusing to overwrite it"
+    if first.strip() == b"" or first.startswith(f"-- tuned by {TOOL} (".encode()):
+        return None
+    return f"{path} exists and was not written by incflat autotune; refusing to overwrite it (--force replaces it)"
+
+
 def read_program(program: Path) -> str:
     """The compiled program's text, checked to hold exactly one tuned-defaults block."""
     try:
