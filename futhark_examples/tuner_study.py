@@ -59,6 +59,7 @@ from incflat.tuner.probe import probe
 from incflat.tuner.program import Program
 from incflat.tuner.strategies import STRATEGIES
 from incflat.tuner.tree import build_forest, version
+from incflat.tuner.writeback import tuning_path_of
 from incflat.codegen.runtime.tuning import NEVER, Param, leaf_names
 
 WITHIN = 1.02
@@ -77,7 +78,7 @@ def workspace(fut: pathlib.Path, folder: pathlib.Path) -> pathlib.Path:
 def tune_with(strategy: str, fut: pathlib.Path, compiled: pathlib.Path, pristine: bytes, args,
               budget: int | None = None) -> dict:
     compiled.write_bytes(pristine)
-    fut.with_name(fut.name + ".tuning").unlink(missing_ok=True)
+    tuning_path_of(fut).unlink(missing_ok=True)
     log = io.StringIO()
     start = time.monotonic()
     try:
