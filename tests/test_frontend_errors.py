@@ -345,3 +345,7 @@ def test_a_file_that_is_not_utf8_is_a_located_error(tmp_path, data, line, col):
                           timeout=120)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr.startswith(f"{path}:{line}:{col}: error: The file is not UTF-8 text"), proc.stderr
+    # `incflat bench` reads the test blocks before compiling: the same place, one line
+    proc = subprocess.run([sys.executable, "-m", "incflat", "bench", str(path)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 1 and proc.stderr == f"incflat: error: {path}:{line}:{col}: {info.value.message}\n"

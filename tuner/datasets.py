@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
+from incflat.ir.errors import CompileError, read_source
 from incflat.tuner.errors import TunerError
 
 NAME_LIMIT = 50  # Futhark truncates the values in an unnamed inline case's name to this many characters.
@@ -108,9 +109,11 @@ class Selection:
 def read_test_cases(fut_path: Path) -> list[TestCase]:
     """All cases of all test blocks in a .fut file."""
     try:
-        text = fut_path.read_text(encoding="utf-8")
+        text = read_source(fut_path)
     except OSError as e:
         raise TunerError(f"cannot read {fut_path}: {e.strerror}") from None
+    except CompileError as e:  # not UTF-8: where the first bad byte is
+        raise TunerError(f"{e.loc}: {e.message}") from None
     return parse_test_cases(text, fut_path)
 
 
