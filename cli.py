@@ -151,6 +151,9 @@ def cmd_bench(args) -> int:
     from incflat.tuner import bench
     if args.tuning is not None and not args.tuning.is_file():
         raise UsageError(f"--tuning {args.tuning}: no such file")
+    problem = bench.json_path_problem(args.json) if args.json is not None else None
+    if problem:
+        raise UsageError(f"--json {args.json}: {problem}")
     options = bench.Options(runs=args.runs, flattening=args.flattening, tuning=args.tuning,
                             use_tuning=not args.no_tuning, device=args.device, platform=args.platform,
                             entry=args.entry_point, exclude=tuple(args.exclude_case),
@@ -180,6 +183,8 @@ def cmd_dataset(args) -> int:
         values = dataset_values(args.generate, args.seed, bounds)
     except TunerError as e:
         raise UsageError(f"-g: {e}") from None
+    except MemoryError as e:  # (numpy's says how much, for which shape)
+        raise UsageError(f"-g: not enough memory: {e}") from None
     write_values(values, sys.stdout, binary=args.binary)
     sys.stdout.flush()
     return 0

@@ -87,6 +87,19 @@ def test_benchcmp_refuses_what_is_not_bench_json(tmp_path, capsys, text):
     assert "futhark bench JSON" in capsys.readouterr().err
 
 
+def test_bench_json_never_overwrites_what_is_not_bench_results(tmp_path, capsys):
+    fut = tmp_path / "prog.fut"
+    fut.write_text(PROGRAM)
+    notes = tmp_path / "notes.json"
+    notes.write_text("my notes\n")
+    for target, why in ((notes, "the file exists and is not futhark bench JSON; refusing to overwrite it"),
+                        (tmp_path, "is a directory"),
+                        (tmp_path / "missing" / "r.json", f"no such directory: {tmp_path / 'missing'}")):
+        assert main(["bench", "--json", str(target), str(fut)]) == 2
+        assert capsys.readouterr().err == f"incflat: error: --json {target}: {why}\n"
+    assert notes.read_text() == "my notes\n"
+
+
 RANDOM_ONLY = """\
 -- ==
 -- random input { [30][10]f32 }
@@ -139,6 +152,7 @@ def test_dataset_writes_seeded_values_within_bounds(capsys):
     (["-g", "i32", "--i32-bounds=9:0"], "--i32-bounds=9:0: expected LOW:HIGH"),
     (["-g", "f32", "--f32-bounds=a:b"], "--f32-bounds=a:b"),
     ([], "nothing to generate"),
+    (["-g", "[1000000000000000]f64"], "-g: not enough memory: Unable to allocate"),
 ])
 def test_dataset_refuses_bad_options_in_one_line(capsys, argv, message):
     assert main(["dataset", *argv]) == 2

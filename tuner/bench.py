@@ -250,6 +250,22 @@ def progress_bar(total: int | None, unit: str = "dataset"):
     return tqdm(total=total, unit=unit, file=sys.stderr, leave=False)
 
 
+def json_path_problem(path: pathlib.Path) -> str | None:
+    """Why `--json` must not write the results to path, else None: a folder, a folder that is not there, or a file
+    that holds something other than bench results (which writing would lose)."""
+    if path.is_dir():
+        return "is a directory"
+    if not path.parent.is_dir():
+        return f"no such directory: {path.parent}"
+    if not path.exists() or path.stat().st_size == 0:
+        return None
+    try:
+        load_results(path)
+    except TunerError:
+        return "the file exists and is not futhark bench JSON; refusing to overwrite it"
+    return None
+
+
 # ---- benchcmp ----
 
 def load_results(path: pathlib.Path) -> dict:
