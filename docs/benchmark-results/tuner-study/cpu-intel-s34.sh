@@ -51,3 +51,7 @@ python3 futhark_examples/tuner_study.py $S/lud.fut --runs 3 --exclude-case ci --
     --strategies tree,instrumented,bandit --reuse /tmp/lud-8273/study.json --out /tmp/lud-8273-judge
 python3 futhark_examples/tuner_study.py $(for p in $P; do echo $S/$p.fut; done) --runs 3 --strategies tree,random \
     --reuse /tmp/cpu-8273/study.json --exclude-case train --exclude-case paper --out /tmp/cpu-8273-judge
+# session 38: cpu-intel-35ac008.md (at 35ac008, in a clean clone; `gen_data.py $P --tag ci` first), random's
+# results of the a5f91ac study reused as above
+python3 futhark_examples/tuner_study.py $(for p in $P; do echo $S/$p.fut; done) --runs 3 --strategies tree,random \
+    --reuse /tmp/reuse-cpu.json --exclude-case train --exclude-case paper --out /tmp/cpu-s38
