@@ -1,6 +1,7 @@
 """The `incflat` command: a thin driver over the compiler's pipeline (incflat.pipeline) and the tuner."""
 
 import argparse
+import os
 import pathlib
 import signal
 import sys
@@ -322,7 +323,8 @@ def main(argv=None) -> int:
         args = build_parser().parse_args(argv)
         program = getattr(args, "program", None)
         if program is not None and not program.is_file():
-            print(f"incflat: error: {program}: no such file", file=sys.stderr)
+            why = "is a directory" if program.is_dir() else "no such file"
+            print(f"incflat: error: {program}: {why}", file=sys.stderr)
             return 1
         return args.fn(args)
     except CompileError as e:
@@ -337,6 +339,9 @@ def main(argv=None) -> int:
     except IRError as e:  # a stage broke the IR (found with --verify): a bug in incflat
         print(f"incflat: internal compiler error: {e}", file=sys.stderr)
         return 70
+    except BrokenPipeError:  # the reader of stdout stopped (`| head`): end quietly, as Futhark's tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (so that exiting flushes nowhere)
+        return 128 + signal.SIGPIPE
     except OSError as e:  # e.g. an unwritable cache or output folder
         print(f"incflat: error: {e.filename}: {e.strerror}" if e.filename and e.strerror else
               f"incflat: error: {e}", file=sys.stderr)

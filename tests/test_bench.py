@@ -1,10 +1,13 @@
 """`incflat bench` and `incflat benchcmp` (tuner/bench.py): futhark bench's methodology, JSON and comparison."""
 
 import json
+import signal
+import subprocess
+import sys
 
 import pytest
 
-from conftest import needs_device
+from conftest import ROOT, needs_device
 from incflat.cli import main
 from incflat.tuner import bench
 
@@ -145,6 +148,16 @@ def test_dataset_writes_seeded_values_within_bounds(capsys):
     assert main(["dataset", "-g", "[3][4]f32", "-g", "[50]i32", "-g", "bool", "--f32-bounds=-2:-1",
                  "--i32-bounds=5:9", "-s", "3"]) == 0
     assert capsys.readouterr().out == first, "the same seed gives the same values"
+
+
+def test_dataset_ends_quietly_when_its_reader_stops():
+    """`incflat dataset ... | head`: no error message, and the status of a process that SIGPIPE ended."""
+    proc = subprocess.Popen([sys.executable, "-m", "incflat", "dataset", "-g", "[3000000]i32"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.read(10)
+    proc.stdout.close()
+    assert proc.wait(timeout=120) == 128 + signal.SIGPIPE
+    assert proc.stderr.read() == b""
 
 
 @pytest.mark.parametrize("argv, message", [

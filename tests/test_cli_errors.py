@@ -25,6 +25,13 @@ def one_line_error(proc, status, *words):
     assert all(w in lines[0] for w in words), lines[0]
 
 
+def test_a_program_that_is_not_a_file_is_named_with_why(tmp_path):
+    folder = tmp_path / "d.fut"
+    folder.mkdir()
+    one_line_error(incflat("check", folder), 1, f"{folder}: is a directory")
+    one_line_error(incflat("check", tmp_path / "none.fut"), 1, f"{tmp_path / 'none.fut'}: no such file")
+
+
 def test_compile_never_overwrites_its_source(tmp_path):
     fut = tmp_path / "m2.fut"
     fut.write_text(SOURCE)
