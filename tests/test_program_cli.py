@@ -3,6 +3,7 @@
 import io
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 
@@ -254,6 +255,20 @@ def test_output_files_are_checked_before_computing(matmul, tmp_path, option, whe
     assert proc.returncode == 1 and "Traceback" not in err, err
     assert err.splitlines() == [f"Error: {option} {path}: " + ("" if message == "is a directory" else "cannot write: ")
                                 + message]  # and nothing was computed: no guard compared
+
+
+def test_a_reader_that_stops_ends_the_program_quietly(tmp_path):
+    """`prog < in | head`: the status of a process that SIGPIPE ended, and no message, as Futhark's executables."""
+    program = compile_program("entry main (n: i64) : []i64 = iota n\n", tmp_path, "iota")
+    for binary in ([], ["-b"]):
+        proc = subprocess.Popen([sys.executable, str(program), *binary], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdin.write(b"3000000i64")
+        proc.stdin.close()
+        proc.stdout.read(10)
+        proc.stdout.close()
+        assert proc.wait(timeout=300) == 128 + signal.SIGPIPE
+        assert proc.stderr.read() == b""
 
 
 def test_a_full_or_closed_stdout_is_an_error(matmul):

@@ -5,6 +5,11 @@ class ProgramError(Exception):
     """An error the user caused (bad input, bad option): printed as one line, no traceback."""
 
 
+class ReaderGone(ProgramError):
+    """The reader of stdout stopped reading (`prog < in | head`): the program ends quietly with SIGPIPE's exit
+    status, as a Futhark executable that SIGPIPE ends."""
+
+
 class KernelUnavailable(ProgramError):
     """A kernel that the device's compiler could not build; a guard falls back to its next version."""
 

@@ -11,6 +11,7 @@ import dataclasses
 import gc
 import json
 import os
+import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ import pyopencl as cl
 
 from .arrays import to_host
 from .device import Context, list_devices
-from .errors import ProgramError
+from .errors import ProgramError, ReaderGone
 from .tuning import ContractError, Param, decode_tuning_file, listing, option_int, parse_int, parse_tuning_file
 from .values import read_values, type_name, write_values
 
@@ -144,6 +145,8 @@ def write_stdout(write):
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, sys.stdout.fileno())
         os.close(null)
+        if isinstance(e, BrokenPipeError):
+            raise ReaderGone() from None
         raise ProgramError(f"writing the results to stdout: {e.strerror or e}")
 
 
@@ -192,6 +195,8 @@ def command_line(program: Program, tuned_defaults, provenance, argv=None) -> int
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
         return _run(args, program, tuned_defaults, provenance)
+    except ReaderGone:
+        return 128 + signal.SIGPIPE
     except ProgramError as e:
         print(f"Error: {e}", file=sys.stderr)
         return 1

@@ -432,7 +432,10 @@ def write_binary(value, stream):
         body = np.ascontiguousarray(arr, dtype=np.uint8).tobytes()
     else:
         body = np.ascontiguousarray(arr, dtype=PRIMS[tname].dtype.newbyteorder("<")).tobytes()
-    stream.write(header + body)
+    rest = memoryview(header + body)
+    while rest:  # a buffered pipe whose reader left takes part of a large write and says so, without an error
+        written = stream.write(rest)
+        rest = rest[len(rest) if written is None else written:]
 
 
 def write_values(values, stream, binary=False):
