@@ -31,6 +31,7 @@ import io
 import os
 import pathlib
 import re
+import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -594,7 +595,7 @@ def run_interpreted(path: pathlib.Path, argv: Sequence[str], stdin=None, stdout=
     ap.add_argument("-r", "--runs", type=tuning.option_int, default=1)
     ap.add_argument("-t", "--write-runtime-to")
     args = ap.parse_args(list(argv))
-    from incflat.codegen.runtime.errors import ProgramError
+    from incflat.codegen.runtime.errors import ProgramError, ReaderGone
     from incflat.codegen.runtime.program import check_output_file, write_output_file, write_stdout
     try:
         if (stdin is None and sys.stdin is None) or (stdout is None and sys.stdout is None):
@@ -628,6 +629,8 @@ def run_interpreted(path: pathlib.Path, argv: Sequence[str], stdin=None, stdout=
             write_values(outcome.values, stdout, args.binary_output)
         else:
             write_stdout(lambda out: write_values(outcome.values, out, args.binary_output))
+    except ReaderGone:
+        return 128 + signal.SIGPIPE
     except ProgramError as e:
         print(f"Error: {e}", file=sys.stderr)
         return 1

@@ -260,9 +260,10 @@ def test_output_files_are_checked_before_computing(matmul, tmp_path, option, whe
 def test_a_reader_that_stops_ends_the_program_quietly(tmp_path):
     """`prog < in | head`: the status of a process that SIGPIPE ended, and no message, as Futhark's executables."""
     program = compile_program("entry main (n: i64) : []i64 = iota n\n", tmp_path, "iota")
-    for binary in ([], ["-b"]):
-        proc = subprocess.Popen([sys.executable, str(program), *binary], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    interpreted = [sys.executable, "-m", "incflat", "run", "--interpreter", str(tmp_path / "iota.fut")]
+    for command in ([sys.executable, str(program)], [sys.executable, str(program), "-b"], interpreted):
+        proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                cwd=ROOT)
         proc.stdin.write(b"3000000i64")
         proc.stdin.close()
         proc.stdout.read(10)
