@@ -380,7 +380,10 @@ def test_a_tuning_file_no_tuner_wrote_is_replaced_only_with_force(tmp_path):
         autotune(fut, program, runs=1, out=io.StringIO())
     assert tuning.read_text() == f"-- my own values\n{T1}=5\n" and program.read_bytes() == FAKE.read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["prog", "prog.fut", "prog.fut.tuning"]
-    tuning.write_text("\n")  # nothing to lose
+    tuning.write_text(f"\n{T1}=5\n")  # a blank first line hides nothing
+    with pytest.raises(TunerError, match="not written by incflat autotune"):
+        autotune(fut, program, runs=1, out=io.StringIO())
+    tuning.write_text("\n \n")  # nothing to lose
     autotune(fut, program, runs=1, out=io.StringIO())
     assert tuning.read_text().startswith("-- tuned by incflat (tree) on ")
     tuning.write_text(f"{T1}=5\n")

@@ -70,12 +70,13 @@ def tuning_file_problem(path: Path) -> str | None:
     empty, and does not open with the header that tuning_header gives every tuning file a tuner writes)."""
     try:
         with open(path, "rb") as f:
-            first = f.readline()
+            start = f.read(1 << 16)
+            whole = not f.read(1)
     except FileNotFoundError:
         return None
     except OSError as e:
         return f"{path}: cannot read it ({e.strerror}); refusing to overwrite it"
-    if first.strip() == b"" or first.startswith(f"-- tuned by {TOOL} (".encode()):
+    if (whole and not start.strip()) or start.startswith(f"-- tuned by {TOOL} (".encode()):
         return None
     return f"{path} exists and was not written by incflat autotune; refusing to overwrite it (--force replaces it)"
 
