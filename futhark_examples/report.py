@@ -100,7 +100,7 @@ def run_incflat_part(program: str, part: str, out: pathlib.Path, device: str | N
         tuning = out.with_suffix(".tuning")
         if not tuning.exists():
             device_options = [f"--pass-option=-d{device}"] if device else []
-            incflat("autotune", "--force", *device_options, "--exclude-case", "ci", "--exclude-case", "paper",
+            incflat("autotune", *device_options, "--exclude-case", "ci", "--exclude-case", "paper",
                     "-r", str(TUNING_RUNS), str(reference.source(program)))
             written = reference.source(program).with_name(reference.source(program).name + ".tuning")
             tmp = tuning.with_suffix(".tmp")
