@@ -3,9 +3,11 @@
 
 T1 -> (V1 | T2 -> (V2 | T3 -> (V3 | T4 -> (V4 | V5)))). It reads three i64 values n m p from stdin; T1
 compares n, T2 p, T3 n*p and T4 m. A "run" picks a leaf and reports a synthetic, deterministic runtime from a
-cost model in which the best version depends on the sizes. The result written to stdout is the leaf's number.
+cost model in which the best version depends on the sizes. Every version writes the same result, n + m + p, to
+stdout, and names itself on stderr ("fake: ran V3").
 
 Environment: FAKE_PROGRAM_SLEEP (seconds to sleep per run), FAKE_PROGRAM_FAIL_LEAF (a leaf that fails),
+FAKE_PROGRAM_WRONG_LEAF (a leaf whose result is wrong: n + m + p + 1),
 FAKE_PROGRAM_LOG_SLEEP=N:SECONDS (in a run with -L, the tuner's probe, of a dataset whose n is N, sleep SECONDS),
 FAKE_PROGRAM_LEAF_SLEEP=LEAF:SECONDS (a run that takes this leaf sleeps SECONDS), FAKE_PROGRAM_NOISE=F (the timed
 runs alternate between 1 + F and 1 - F times the model's runtime), FAKE_PROGRAM_NO_FIT=LEAF[<=N],... (intra-group
@@ -175,7 +177,9 @@ def main():
         if path:
             with open(path, "w") as file:
                 file.writelines(f"{t:.1f}\n" for t in runs)
-    print(f"{leaf}i64")
+    wrong = os.environ.get("FAKE_PROGRAM_WRONG_LEAF") == str(leaf)
+    print(f"{sum(sizes) + wrong}i64")
+    print(f"fake: ran V{leaf}", file=sys.stderr)
 
 
 if __name__ == "__main__":

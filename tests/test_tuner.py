@@ -84,7 +84,7 @@ def test_fixture_block_names_inputs_and_tags():
     assert by_name["rows"].input == InlineValues(" 65536i64 64i64 64i64 ")
     assert " ".join(by_name['#1 ("1024i64 64i64 1024i64")'].input.text.split()) == "1024i64 64i64 1024i64"
     assert by_name["data/dots.in"].input == ValuesFile("data/dots.in", FIXTURES / "data" / "dots.in")
-    assert by_name["small-dots"].expected == InlineValues(" 4i64 ")
+    assert by_name["small-dots"].expected == InlineValues(" 352i64 ")
     assert by_name["data/wide.in"].run_tags == {"compiled"}
     assert [c.name for c in cases if c.held_out] == ["held-rows", "held-dots"]
     assert all(c.entries == ("main",) for c in cases)
@@ -278,12 +278,12 @@ class _StubProgram:
         self.outcomes = list(outcomes)
         self.timeouts, self.timing_runs = [], []
 
-    def run(self, dataset, *, params, timeout, options=(), timing_runs=None):
+    def run(self, dataset, *, params, timeout, options=(), timing_runs=None, check=None):
         self.timeouts.append(timeout)
         self.timing_runs.append(timing_runs)
         return self.outcomes.pop(0)
 
-    def run_in_turn(self, dataset, configurations, *, timeout, timing_runs, options=()):
+    def run_in_turn(self, dataset, configurations, *, timeout, timing_runs, options=(), check=None):
         self.timeouts.append(timeout)
         self.timing_runs.append(timing_runs)
         return self.outcomes.pop(0)
@@ -514,12 +514,12 @@ class _NoisyProgram:
         self.mean_us, self.noise, self.start_s, self.run_s = mean_us, noise, start_s, run_s
         self.asked = []
 
-    def run(self, dataset, *, params, timeout, options=(), timing_runs=None):
+    def run(self, dataset, *, params, timeout, options=(), timing_runs=None, check=None):
         self.asked.append((timing_runs, timeout))
         times = tuple(self.mean_us * (1 + self.noise * (-1) ** k) for k in range(timing_runs))
         return RunResult(None, "", self.start_s + self.run_s * timing_runs, times)
 
-    def run_in_turn(self, dataset, configurations, *, timeout, timing_runs, options=()):
+    def run_in_turn(self, dataset, configurations, *, timeout, timing_runs, options=(), check=None):
         ran = self.run(dataset, params=configurations[0], timeout=timeout, timing_runs=timing_runs)
         return RunResult(None, "", ran.wall_s + self.run_s * timing_runs, ran.times_us,
                          alternate_times_us=(ran.times_us,))
@@ -899,10 +899,11 @@ def _sizes(dataset: Dataset) -> tuple[int, ...]:
     return tuple(int(t.removesuffix("i64")) for t in text.split())
 
 
-def _run_fake(program: Path, stdin: str, *args: str) -> str:
+def _leaf_run(program: Path, stdin: str, *args: str) -> int:
+    """The version the fake program ran (it says so on stderr)."""
     done = subprocess.run([sys.executable, str(program), *args], input=stdin, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
+    return int(re.search(r"^fake: ran V([0-9]+)$", done.stderr, re.MULTILINE).group(1))
 
 
 def test_held_out_and_mf_measurements_get_the_runs_their_noise_asks_for_like_the_tuned_ones(tmp_path, monkeypatch):
@@ -970,11 +971,44 @@ def test_tuning_sends_each_dataset_to_its_cheapest_version_and_writes_back(tmp_p
     # The rewritten program uses the tuned values with no options; --tuning and --param still override them.
     for d in selection.tuning + selection.held_out:
         stdin = " ".join(map(str, _sizes(d)))
-        assert _run_fake(program, stdin) == f"{fake.choose_leaf(result.assignment, _sizes(d), False)}i64"
-        assert _run_fake(program, stdin, "--param", f"{T1}=1") == "1i64"
+        assert _leaf_run(program, stdin) == fake.choose_leaf(result.assignment, _sizes(d), False)
+        assert _leaf_run(program, stdin, "--param", f"{T1}=1") == 1
     override = tmp_path / "override.tuning"
     override.write_text(f"-- all false\n{T1}={NEVER}\n{T2}={NEVER}\n{T3}={NEVER}\n{T4}={NEVER}\n")
-    assert _run_fake(program, "65536 64 64", "--tuning", str(override)) == "5i64"
+    assert _leaf_run(program, "65536 64 64", "--tuning", str(override)) == 5
+
+
+def test_a_version_with_a_wrong_result_fails_its_experiment_and_is_never_chosen(tmp_path, monkeypatch, capsys):
+    """Results are checked against a dataset's `output` (futhark test's comparison) at each configuration's
+    first measurement: a difference fails the experiment, so the tuner takes a version whose results are right;
+    the untuned program's wrong result on a tuning dataset is an error, as its crash is."""
+    fut, program = _workspace(tmp_path)
+    small = next(d for d in select_datasets(read_test_cases(fut)).tuning if d.name == "small-dots")
+    best = min(range(1, 6), key=lambda leaf: fake.runtime_us(leaf, *_sizes(small)))
+    assert best != 5  # (the untuned program runs V5 on small-dots)
+    monkeypatch.setenv("FAKE_PROGRAM_WRONG_LEAF", str(best))
+    out = io.StringIO()
+    result = autotune(fut, program, runs=2, out=out)
+    assert fake.choose_leaf(result.assignment, _sizes(small), log=False) != best
+    assert "small-dots [" in out.getvalue()
+    assert "failed: wrong result: value #0: expected 352i64, got 353i64" in out.getvalue()
+    report = next(r for r in result.datasets if r.name == "small-dots")
+    assert report.after.ok and report.after.runtime_us <= report.before.runtime_us
+    monkeypatch.setenv("FAKE_PROGRAM_WRONG_LEAF", "5")
+    fut, program = _workspace(tmp_path / "again")
+    assert main([str(fut), str(program), "--runs", "1", "--no-moderate"]) == 1
+    assert capsys.readouterr().err == ("Error: the untuned program fails on dataset small-dots: wrong result: "
+                                       "value #0: expected 352i64, got 353i64\n")
+
+
+def test_an_expected_output_that_cannot_be_read_is_an_error_naming_it(tmp_path):
+    fut, program = _workspace(tmp_path)
+    fut.write_text("-- ==\n-- \"one\" input { 64i64 256i64 32i64 } output @ nosuch.out\n")
+    with pytest.raises(TunerError, match="^one: cannot read its expected output nosuch.out: No such file"):
+        autotune(fut, program, runs=1, out=io.StringIO())
+    (fut.parent / "nosuch.out").write_text("352i64 ]")
+    with pytest.raises(TunerError, match="^one: its expected output is not Futhark values: "):
+        autotune(fut, program, runs=1, out=io.StringIO())
 
 
 @pytest.mark.parametrize("strategy", ["monotonic", "exhaustive", "active", "binary", "instrumented", "random", "cma",

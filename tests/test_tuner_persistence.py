@@ -144,11 +144,11 @@ class _StubProgram:
     def __init__(self, outcomes):
         self.outcomes, self.in_turn = list(outcomes), []
 
-    def run(self, dataset, *, params, timeout, options=(), timing_runs=None):
+    def run(self, dataset, *, params, timeout, options=(), timing_runs=None, check=None):
         assert self.outcomes, "a measurement was run again"
         return self.outcomes.pop(0)
 
-    def run_in_turn(self, dataset, configurations, *, timeout, timing_runs, options=()):
+    def run_in_turn(self, dataset, configurations, *, timeout, timing_runs, options=(), check=None):
         self.in_turn.append(list(configurations))
         return self.run(dataset, params=configurations[0], timeout=timeout, options=options, timing_runs=timing_runs)
 

@@ -182,7 +182,7 @@ def test_configurations_in_turn_are_timed_after_a_warm_up_run_in_each_order():
     asked = []
 
     class InTurn:
-        def run_in_turn(self, dataset, configurations, *, timeout, timing_runs, options=()):
+        def run_in_turn(self, dataset, configurations, *, timeout, timing_runs, options=(), check=None):
             asked.append(timing_runs)
             runs = (900.0, 180.0, *[100.0] * (timing_runs - 2))
             return RunResult(None, "", 1.0, runs, alternate_times_us=(runs,) * (len(configurations) - 1))

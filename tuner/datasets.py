@@ -97,6 +97,7 @@ class Dataset:
     entry: str
     input: InlineValues | ValuesFile
     held_out: bool
+    expected: Expected = None  # what its results must be (InlineValues or ValuesFile: checked), else unchecked
 
 
 @dataclass(frozen=True)
@@ -145,7 +146,7 @@ def select_datasets(cases: list[TestCase], entry: str | None = None, exclude: tu
             _require_input_file(case)
         for e in entries:
             name = case.name if e == "main" else f"{e}:{case.name}"
-            (held_out if case.held_out else tuning).append(Dataset(name, e, case.input, case.held_out))
+            (held_out if case.held_out else tuning).append(Dataset(name, e, case.input, case.held_out, case.expected))
     return Selection(tuple(tuning), tuple(held_out), tuple(skipped))
 
 

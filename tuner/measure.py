@@ -40,6 +40,7 @@ cache or the store cost nothing and go on after a stop.
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import math
@@ -51,8 +52,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 from incflat.tuner.bench import CONVERGENCE, mean_ci, mean_difference_test, relative_standard_error
-from incflat.tuner.datasets import Dataset
+from incflat.tuner.datasets import Dataset, InlineValues, ValuesFile
 from incflat.tuner.program import Program, RunResult, output_file
+from incflat.tuner.errors import TunerError
 
 SLOWDOWN_LIMIT = 10.0
 TRIM = 0.2  # the share of a paired comparison's pairs cut at each end (paired_verdict)
@@ -383,6 +385,19 @@ def experiment_options(params: Mapping[str, int] | None, key: Hashable) -> tuple
     return ("--no-fallback",) if params is not None and key is not None else ()
 
 
+def _read_expected(dataset: Dataset) -> list | None:
+    if not isinstance(dataset.expected, (InlineValues, ValuesFile)):
+        return None
+    from incflat.harness import read_values_of
+    try:
+        return read_values_of(dataset.expected)
+    except OSError as e:
+        raise TunerError(f"{dataset.name}: cannot read its expected output {dataset.expected.written}: "
+                         f"{e.strerror}") from None
+    except ValueError as e:
+        raise TunerError(f"{dataset.name}: its expected output is not Futhark values: {e}") from None
+
+
 class Bench:
     """Runs a program on datasets, counting runs, cache hits and store hits per dataset, and logging each
     measurement."""
@@ -421,6 +436,7 @@ class Bench:
         # Per (dataset, configuration, configuration): the runs of each paired invocation of the two
         # (measure_pair), in that order.
         self._pairs: dict[tuple[str, Hashable, Hashable], list[tuple[tuple[float, ...], tuple[float, ...]]]] = {}
+        self._expected: dict[str, list | None] = {}  # per dataset: the values its results must be (None: any)
 
     @property
     def invocations(self) -> int:
@@ -469,7 +485,9 @@ class Bench:
             self.log(f"  {dataset.name} [{label}]: {describe(found)} (stored)")
             self.observe(Record(dataset, params, key, label, found, 0.0, STORED))
             return found
-        result = self._invoke(dataset, params, timeout, timing_runs=runs + 1, options=experiment_options(params, key))
+        # (a configuration's first measurement checks its results; the runs added to it later run the same code)
+        result = self._invoke(dataset, params, timeout, timing_runs=runs + 1, options=experiment_options(params, key),
+                              check=self.result_check(dataset))
         found = self._record(dataset.name, result, timeout)
         self._store(dataset, params, found, result, timeout, more=False)
         self._remember(dataset, key, params, found)
@@ -613,6 +631,27 @@ class Bench:
         noise, known = self.invocation_noise(name) if invocations else (0.0, 0)
         return decisive_runs(math.sqrt(summed / dof), self.runs, most, noise if known >= MIN_INVOCATION_DOF else 0.0)
 
+    def result_check(self, dataset: Dataset) -> Callable[[bytes], str | None] | None:
+        """What is wrong with a run's results (the program's binary output) against the dataset's `output`, read
+        once (futhark test's comparison, as `incflat test` makes it), or None if nothing; no check (None) where
+        the block gives no output (`auto output` and a block without one are not checked)."""
+        if dataset.name not in self._expected:
+            self._expected[dataset.name] = _read_expected(dataset)
+        expected = self._expected[dataset.name]
+        if expected is None:
+            return None
+
+        def check(out: bytes) -> str | None:
+            from incflat.codegen.runtime.values import read_values
+            from incflat.harness import compare_values
+            try:
+                problem = compare_values(read_values(io.BytesIO(out)), expected)
+            except ValueError as e:
+                problem = f"unreadable results ({e})"
+            return problem.splitlines()[0] if problem else None
+
+        return check
+
     def run_once(self, dataset: Dataset, params: Mapping[str, int], options: Sequence[str],
                  label: str = "", learn_noise: bool = False) -> RunResult:
         """One run that is not a measurement (for `-L`), counted like one. With `learn_noise` (and a
@@ -629,14 +668,16 @@ class Bench:
 
     def _invoke(self, dataset: Dataset, params: Mapping[str, int] | None, timeout: float, *,
                 timing_runs: int | None = None, options: Sequence[str] = (), again: bool = False,
-                run: Callable[[], RunResult] | None = None) -> RunResult:
-        """One program invocation (`run`, or else a run of `params`), once the limits allow it, counted."""
+                run: Callable[[], RunResult] | None = None,
+                check: Callable[[bytes], str | None] | None = None) -> RunResult:
+        """One program invocation (`run`, or else a run of `params`, its results given to `check` if any), once
+        the limits allow it, counted."""
         reason = self.limits.reason(self.invocations)
         if reason:
             raise Stopped(reason)
         if run is None:
             result = self.program.run(dataset, params=params, timeout=timeout, options=options,
-                                      timing_runs=timing_runs)
+                                      timing_runs=timing_runs, check=check)
         else:
             result = run()
         if self.limits.interrupted:  # the interrupt may have killed this run: it is no result

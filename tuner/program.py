@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import functools
 import gzip
 import os
@@ -69,7 +70,7 @@ class Program:
         if not result.ok:
             raise TunerError(f"{self.path} --print-params failed: {result.failure}")
         try:
-            return parse_listing(listing)
+            return parse_listing(_decode(listing))
         except ContractError as e:
             raise TunerError(f"{self.path} --print-params: {e}") from None
 
@@ -81,13 +82,17 @@ class Program:
         timeout: float,
         options: Sequence[str] = (),
         timing_runs: int | None = None,
+        check: Callable[[bytes], str | None] | None = None,
     ) -> RunResult:
         """Run `dataset` once (or `timing_runs` times with `-r`/`-t`); params None means no `--param` at all.
-        Its results are discarded, so they are written in binary (`-b`): printing a large result as text takes
-        longer than the runs (13 million f32s of backprop's weights: 33 s, against 1.6 ms a run on a GPU)."""
+        Its results are written in binary (`-b`): printing a large result as text takes longer than the runs (13
+        million f32s of backprop's weights: 33 s, against 1.6 ms a run on a GPU). They are discarded, or given to
+        `check`, which says what is wrong with them (a failure: "wrong result: ...") or returns None."""
         if timing_runs is None:
-            return self._invoke(["-e", dataset.entry, "-b", *options, *param_args(params or {})], dataset, timeout)[0]
-        return self.run_in_turn(dataset, [params], timeout=timeout, timing_runs=timing_runs, options=options)
+            args = ["-e", dataset.entry, "-b", *options, *param_args(params or {})]
+            return _checked(*self._invoke(args, dataset, timeout, keep_stdout=check is not None), check)
+        return self.run_in_turn(dataset, [params], timeout=timeout, timing_runs=timing_runs, options=options,
+                                check=check)
 
     def run_in_turn(
         self,
@@ -97,10 +102,12 @@ class Program:
         timeout: float,
         timing_runs: int,
         options: Sequence[str] = (),
+        check: Callable[[bytes], str | None] | None = None,
     ) -> RunResult:
         """Run `dataset` under several configurations in one invocation, `timing_runs` runs each taken in turn
         (`--alternate-tuning`): the first's as --params (None: none), each other's over the program's
-        defaults (None: the defaults). The first's runs are `times_us`, the others' `alternate_times_us`."""
+        defaults (None: the defaults). The first's runs are `times_us`, the others' `alternate_times_us`; the
+        first's results go to `check` if given (as `run`)."""
         first, *others = configurations
         args = ["-e", dataset.entry, "-b", *options, *param_args(first or {}), "-r", str(timing_runs)]
         with contextlib.ExitStack() as stack:
@@ -112,7 +119,8 @@ class Program:
                 path, read = stack.enter_context(output_file())
                 args += ["--alternate-times", path]
                 readers.append(read)
-            result, _ = self._invoke([*args, "-t", times_path], dataset, timeout)
+            result = _checked(*self._invoke([*args, "-t", times_path], dataset, timeout,
+                                            keep_stdout=check is not None), check)
             if not result.ok:
                 return result
             try:
@@ -126,7 +134,7 @@ class Program:
 
     def _invoke(
         self, args: list[str], dataset: Dataset | None, timeout: float, keep_stdout: bool = False
-    ) -> tuple[RunResult, str]:
+    ) -> tuple[RunResult, bytes]:
         argv = [sys.executable, str(self.path), *args, *self.extra_args]
         stdout = subprocess.PIPE if keep_stdout else subprocess.DEVNULL  # results can be large
         start = time.monotonic()
@@ -135,12 +143,18 @@ class Program:
                 returncode, out, err = _run_child(argv, stdin, data, stdout, timeout)
         except subprocess.TimeoutExpired as e:
             return RunResult(f"timed out after {timeout:.3g} s", _decode(e.stderr), time.monotonic() - start,
-                             timed_out=True), ""
+                             timed_out=True), b""
         except OSError as e:
-            return RunResult(f"{e.filename or argv[0]}: {e.strerror or e}", "", 0.0), ""
+            return RunResult(f"{e.filename or argv[0]}: {e.strerror or e}", "", 0.0), b""
         stderr = _decode(err)
         reason = None if returncode == 0 else _failure_reason(returncode, stderr)
-        return RunResult(reason, stderr, time.monotonic() - start), _decode(out)
+        return RunResult(reason, stderr, time.monotonic() - start), out
+
+
+def _checked(result: RunResult, out: bytes, check: Callable[[bytes], str | None] | None) -> RunResult:
+    """`result`, or a failure where `check` finds its results `out` wrong (no `check`: not checked)."""
+    problem = check(out) if check is not None and result.ok else None
+    return result if problem is None else dataclasses.replace(result, failure=f"wrong result: {problem}")
 
 
 # The measurement children running now: an interrupt's handler kills them (kill_children).

@@ -6,7 +6,7 @@
 -- input { 1024i64 64i64
 --         1024i64 }
 -- input @ data/dots.in
--- "small-dots" input { 64i64 256i64 32i64 } output { 4i64 }
+-- "small-dots" input { 64i64 256i64 32i64 } output { 352i64 }
 -- input { 16i64 64i64 64i64 }
 -- compiled input @ data/wide.in
 -- input { 256i64 16i64 256i64 }
