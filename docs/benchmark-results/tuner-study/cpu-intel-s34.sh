@@ -55,3 +55,6 @@ python3 futhark_examples/tuner_study.py $(for p in $P; do echo $S/$p.fut; done) 
 # results of the a5f91ac study reused as above
 python3 futhark_examples/tuner_study.py $(for p in $P; do echo $S/$p.fut; done) --runs 3 --strategies tree,random \
     --reuse /tmp/reuse-cpu.json --exclude-case train --exclude-case paper --out /tmp/cpu-s38
+# session 38: cpu-intel-f760970.md (at f760970, each configuration's results checked), the same command again
+python3 futhark_examples/tuner_study.py $(for p in $P; do echo $S/$p.fut; done) --runs 3 --strategies tree,random \
+    --reuse /tmp/reuse-cpu.json --exclude-case train --exclude-case paper --out /tmp/cpu-s38b
