@@ -340,7 +340,9 @@ def main(argv=None) -> int:
         print(f"incflat: internal compiler error: {e}", file=sys.stderr)
         return 70
     except BrokenPipeError:  # the reader of stdout stopped (`| head`): end quietly, as Futhark's tools do
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (so that exiting flushes nowhere)
+        null = os.open(os.devnull, os.O_WRONLY)  # (so that exiting flushes nowhere)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
         return 128 + signal.SIGPIPE
     except OSError as e:  # e.g. an unwritable cache or output folder
         print(f"incflat: error: {e.filename}: {e.strerror}" if e.filename and e.strerror else

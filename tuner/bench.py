@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from incflat.tuner.datasets import (ExpectedError, GeneratedInput, InlineValues, TestCase, ValuesFile,
+from incflat.tuner.datasets import (Expected, ExpectedError, GeneratedInput, InlineValues, TestCase, ValuesFile,
                                     read_test_cases)
 from incflat.tuner.errors import TunerError
 from incflat.tuner.writeback import tuning_path_of
@@ -144,11 +144,12 @@ def case_inputs(case: TestCase) -> list:
     return read_values_of(case.input)
 
 
-def expected_values(case: TestCase) -> list | None:
+def expected_values(expected: Expected) -> list | None:
+    """The values a case's results must be (its `output`), or None: `auto output` or none is not checked."""
     from incflat.harness import read_values_of
-    if isinstance(case.expected, (InlineValues, ValuesFile)):
-        return read_values_of(case.expected)
-    return None  # auto output or none: not checked
+    if isinstance(expected, (InlineValues, ValuesFile)):
+        return read_values_of(expected)
+    return None
 
 
 def program_key(path: pathlib.Path, entry: str) -> str:
@@ -197,7 +198,7 @@ def bench_program(path: pathlib.Path, options: Options, out, progress) -> dict:
                 return took
             run()
             ctx.check_errors()
-            expected = expected_values(case)
+            expected = expected_values(case.expected)
             got = [ctx.from_device(v) if hasattr(v, "buf") else v for v in run.values]
             problem = compare_values(got, expected) if expected is not None else None
             if problem is not None:

@@ -51,8 +51,9 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from incflat.tuner.bench import CONVERGENCE, mean_ci, mean_difference_test, relative_standard_error
-from incflat.tuner.datasets import Dataset, InlineValues, ValuesFile
+from incflat.tuner.bench import (CONVERGENCE, expected_values, mean_ci, mean_difference_test,
+                                 relative_standard_error)
+from incflat.tuner.datasets import Dataset
 from incflat.tuner.program import Program, RunResult, output_file
 from incflat.tuner.errors import TunerError
 
@@ -386,11 +387,8 @@ def experiment_options(params: Mapping[str, int] | None, key: Hashable) -> tuple
 
 
 def _read_expected(dataset: Dataset) -> list | None:
-    if not isinstance(dataset.expected, (InlineValues, ValuesFile)):
-        return None
-    from incflat.harness import read_values_of
     try:
-        return read_values_of(dataset.expected)
+        return expected_values(dataset.expected)
     except OSError as e:
         raise TunerError(f"{dataset.name}: cannot read its expected output {dataset.expected.written}: "
                          f"{e.strerror}") from None
