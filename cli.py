@@ -10,7 +10,7 @@ import time
 from incflat import __version__
 from incflat import pipeline
 from incflat.flatten import versions
-from incflat.ir.errors import CompileError, format_error, read_source
+from incflat.ir.errors import CompileError, format_error, not_a_file, read_source
 from incflat.ir.verify import IRError
 from incflat.tuner.errors import TunerError
 from incflat.codegen.program import is_compiled_program, program_text
@@ -152,6 +152,8 @@ def cmd_bench(args) -> int:
     from incflat.tuner import bench
     if args.tuning is not None and not args.tuning.is_file():
         raise UsageError(f"--tuning {args.tuning}: no such file")
+    if args.runs < 1:
+        raise UsageError(f"--runs {args.runs}: must be at least 1")
     problem = bench.json_path_problem(args.json) if args.json is not None else None
     if problem:
         raise UsageError(f"--json {args.json}: {problem}")
@@ -323,8 +325,7 @@ def main(argv=None) -> int:
         args = build_parser().parse_args(argv)
         program = getattr(args, "program", None)
         if program is not None and not program.is_file():
-            why = "is a directory" if program.is_dir() else "no such file"
-            print(f"incflat: error: {program}: {why}", file=sys.stderr)
+            print(f"incflat: error: {program}: {not_a_file(program)}", file=sys.stderr)
             return 1
         return args.fn(args)
     except CompileError as e:

@@ -42,7 +42,7 @@ import numpy as np
 from incflat import pipeline
 from incflat.codegen.program import program_text
 from incflat.codegen.runtime import tuning
-from incflat.ir.errors import CompileError, Unsupported, format_error, read_source
+from incflat.ir.errors import CompileError, Unsupported, format_error, not_a_file, read_source
 from incflat.tuner.datasets import (
     AutoOutput,
     ExpectedError,
@@ -381,11 +381,15 @@ def _serve(conn) -> None:
         kind, path, device, overrides = request[:4]
         if (path, device, overrides) != loaded_key:
             loaded_key, loaded = (path, device, overrides), None
+            module = None
             try:
                 module = import_module(pathlib.Path(path))
                 loaded = (module, module.load(device=device, overrides=dict(overrides)))
             except Exception as e:  # noqa: BLE001 - a generated program that does not import, kernels that do not build
-                loaded = f"Error: loading the compiled program failed: {type(e).__name__}: {e}"
+                # (the program's own errors say what is wrong; anything else is named by its type)
+                own = module is not None and isinstance(e, module.ProgramError)
+                why = str(e) if own else f"{type(e).__name__}: {e}"
+                loaded = f"Error: loading the compiled program failed: {why}"
         if isinstance(loaded, str):
             conn.send(Outcome(error=loaded))
         elif kind == "load":
@@ -528,7 +532,7 @@ def run_test_file(path: pathlib.Path, summary: Summary, device: str | None, inte
         summary.failed_files.append(path)
 
     if not path.is_file():
-        return fail_file(f"error: {path}: no such file", 1)
+        return fail_file(f"error: {path}: {not_a_file(path)}", 1)
     try:
         program = load_program(path)
         if program.error is not None:  # the front end rejects the program: every case fails

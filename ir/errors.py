@@ -5,6 +5,7 @@
               ^
 """
 
+from pathlib import Path
 from typing import Optional
 
 from incflat.ir.source import Loc
@@ -60,6 +61,12 @@ def decode_source(data: bytes, file: str) -> str:
         col = len(before) - (before.rfind("\n") + 1) + 1
         raise CompileError(f"The file is not UTF-8 text: byte 0x{data[e.start]:02x} ({e.reason}).",
                            Loc(file, line, col)) from None
+
+
+def not_a_file(path) -> str:
+    """Why a program path that is not a regular file cannot be read as one."""
+    path = Path(path)
+    return "is a directory" if path.is_dir() else "not a regular file" if path.exists() else "no such file"
 
 
 def read_source(path) -> str:

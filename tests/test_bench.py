@@ -103,6 +103,17 @@ def test_bench_json_never_overwrites_what_is_not_bench_results(tmp_path, capsys)
     assert notes.read_text() == "my notes\n"
 
 
+def test_bench_refuses_no_runs_and_an_entry_point_no_case_is_for(tmp_path, capsys):
+    fut = tmp_path / "prog.fut"
+    fut.write_text(PROGRAM)
+    assert main(["bench", "-r", "0", str(fut)]) == 2
+    assert capsys.readouterr().err == "incflat: error: --runs 0: must be at least 1\n"
+    assert main(["bench", "-e", "nosuch", str(fut)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == (
+        "incflat: error: -e nosuch: no case for entry point 'nosuch' (the cases are for main)\n")
+
+
 RANDOM_ONLY = """\
 -- ==
 -- random input { [30][10]f32 }

@@ -30,6 +30,7 @@ def test_a_program_that_is_not_a_file_is_named_with_why(tmp_path):
     folder.mkdir()
     one_line_error(incflat("check", folder), 1, f"{folder}: is a directory")
     one_line_error(incflat("check", tmp_path / "none.fut"), 1, f"{tmp_path / 'none.fut'}: no such file")
+    one_line_error(incflat("check", "/dev/null"), 1, "/dev/null: not a regular file")
 
 
 def test_compile_never_overwrites_its_source(tmp_path):

@@ -125,10 +125,10 @@ def test_front_end_errors_are_located(tmp_path, capsys):
 
 def test_bad_test_block_and_missing_file(tmp_path, capsys):
     path = write(tmp_path, "==\ninput { 1 } outptu { 2 }", "entry main (x: i32): i32 = x\n")
-    assert incflat(["test", "--interpreter", str(path), str(tmp_path / "nope.fut")]) == 1
+    assert incflat(["test", "--interpreter", str(path), str(tmp_path / "nope.fut"), "/dev/null"]) == 1
     out = capsys.readouterr().out
-    assert "bad test block" in out and "no such file" in out
-    assert summary(out) == "0 passed, 2 failed"
+    assert "bad test block" in out and "nope.fut: no such file" in out and "/dev/null: not a regular file" in out
+    assert summary(out) == "0 passed, 3 failed"
 
 
 def test_not_supported_yet_is_skipped_with_its_message(tmp_path, capsys, monkeypatch):

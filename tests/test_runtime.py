@@ -110,6 +110,22 @@ def test_a_device_whose_compiler_fails_is_passed_over(monkeypatch):
         dev.choose_device(device_sub="broken")
 
 
+def test_no_platform_or_no_matching_device_says_what_there_is(monkeypatch):
+    import pyopencl as cl
+    from incflat.codegen.runtime import device as dev
+
+    def no_platform():
+        raise cl.RuntimeError("clGetPlatformIDs failed: PLATFORM_NOT_FOUND_KHR")
+    monkeypatch.setattr(dev.cl, "get_platforms", no_platform)
+    with pytest.raises(ProgramError, match=r"^no OpenCL platform is installed \(clGetPlatformIDs failed: "
+                                           r"PLATFORM_NOT_FOUND_KHR\): install .*pocl-binary-distribution"):
+        dev.choose_device()
+    monkeypatch.setattr(dev, "list_devices", lambda: [(_FakePlatform(), _FakeDevice("cpu-one"))])
+    with pytest.raises(ProgramError, match=r"^no OpenCL device matches device 'gpu' \(the devices: cpu-one "
+                                           r"\(Fake OpenCL\)\)$"):
+        dev.choose_device(device_sub="gpu")
+
+
 def test_a_filter_the_host_has_no_memory_for_is_an_error_not_a_kill(monkeypatch):
     """filter compacts on the host: with too little host memory for the copies (a filter of 1.5 billion
     elements on a 24 GiB machine whose CPU device holds them already: the fuzzer's case), an out-of-memory

@@ -496,6 +496,19 @@ def test_the_log_has_every_evaluation_and_overwrites_only_its_own_file(tmp_path,
         "refusing to overwrite it")
 
 
+@pytest.mark.parametrize("option", ["--log", "--store"])
+@pytest.mark.parametrize("where, why", [("missing/file", "no such directory: {tmp}/missing"), (".", "is a directory")])
+def test_a_log_or_store_that_cannot_be_written_is_refused_with_the_options(tmp_path, capsys, option, where, why):
+    fut, program = workspace(tmp_path)
+    path = tmp_path / where
+    with pytest.raises(SystemExit) as exit:
+        main([str(fut), str(program), option, str(path)])
+    assert exit.value.code == 2 and program.read_bytes() == FAKE.read_bytes()
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"incflat autotune: error: {option} {path}: {why.format(tmp=tmp_path)}")
+    assert not default_store_path(fut).exists() and not lock_path(fut).exists()
+
+
 def test_the_result_says_when_the_tuned_values_were_first_measured_on_every_tuning_dataset(tmp_path):
     """Read back from the --log file: per tuning dataset, the invocations up to the first measurement of the
     experiment its tuned run was (the `tuned` record's key); the latest of them is the result's `reached`."""

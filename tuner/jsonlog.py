@@ -28,6 +28,8 @@ def log_path_problem(path: Path) -> str | None:
     """Why the tuner must not write its log to path, or None."""
     if path.is_dir():
         return "is a directory"
+    if not path.parent.is_dir():
+        return f"no such directory: {path.parent}"
     if not path.exists():
         return None
     try:

@@ -275,14 +275,23 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+def store_path_problem(path: Path) -> str | None:
+    """Why no store can be opened or made at path, else None (what is in an existing file, _open checks)."""
+    if path.is_dir():
+        return "is a directory"
+    if not path.parent.is_dir():
+        return f"no such directory: {path.parent}"
+    return None
+
+
 def _open(path: Path) -> sqlite3.Connection:
     """Opens (or creates) a store; a file that is not one, or that sqlite cannot read, is a TunerError and is
     left as it was."""
-    def refuse(why: str) -> TunerError:
-        return TunerError(f"the tuning store {path} {why}; remove it, or tune with --store FILE or --no-store")
+    def refuse(why: str, remedy: str = "remove it, or tune") -> TunerError:
+        return TunerError(f"the tuning store {path} {why}; {remedy} with --store FILE or --no-store")
 
-    if path.is_dir():
-        raise refuse("is a directory")
+    if problem := store_path_problem(path):
+        raise refuse(problem, "tune")
     if path.exists() and path.stat().st_size == 0:
         raise refuse("exists and is empty (not a tuning store that incflat wrote)")
     try:

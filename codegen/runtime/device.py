@@ -67,7 +67,12 @@ def build_kernels(cl_ctx, program, defines: tuple = ()) -> tuple:
 
 
 def list_devices():
-    return [(p, d) for p in cl.get_platforms() for d in p.get_devices()]
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error as e:  # (the ICD loader found no platform: pyopencl's message names only the call)
+        raise ProgramError(f"no OpenCL platform is installed ({e}): install a GPU driver's OpenCL, or PoCL "
+                           "(pip install pocl-binary-distribution)") from None
+    return [(p, d) for p in platforms for d in p.get_devices()]
 
 
 _COMPILES: dict = {}  # device -> None, or why its compiler fails a trivial kernel (probed once a process)
@@ -92,11 +97,15 @@ def choose_device(platform_sub=None, device_sub=None):
     """The first device matching the substrings whose compiler works, preferring a GPU over a CPU: a machine
     with both PoCL and a GPU driver must not silently run on the CPU. A device whose compiler fails a
     trivial kernel is passed over; if every match does, that is the error."""
-    candidates = [(p, d) for p, d in list_devices()
+    present = list_devices()
+    candidates = [(p, d) for p, d in present
                   if (not platform_sub or platform_sub.lower() in p.name.lower())
                   and (not device_sub or device_sub.lower() in d.name.lower())]
     if not candidates:
-        raise ProgramError(f"no OpenCL device matches platform {platform_sub!r} and device {device_sub!r}")
+        asked = " and ".join(f"{what} {sub!r}" for what, sub in (("platform", platform_sub), ("device", device_sub))
+                             if sub)
+        there = "; ".join(f"{d.name.strip()} ({p.name.strip()})" for p, d in present) or "none"
+        raise ProgramError(f"no OpenCL device matches {asked or 'anything'} (the devices: {there})")
     candidates.sort(key=lambda pd: 0 if pd[1].type & cl.device_type.GPU else 1)
     failures = []
     for p, d in candidates:
