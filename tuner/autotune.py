@@ -41,10 +41,11 @@ from incflat.tuner.search import OBJECTIVES, Objective, Space, experiment_key
 from incflat.tuner.sizes import size_dimensions, tune_sizes
 from incflat.tuner.stochastic import JOINT_SIZES
 from incflat.tuner.strategies import STRATEGIES
-from incflat.tuner.store import ProgramKey, Store, default_store_path, store_path_problem
+from incflat.tuner.store import ProgramKey, Store, default_store_path
 from incflat.tuner.tree import Fallbacks, Probed, build_forest, falls_back, path, version
-from incflat.tuner.writeback import (PlannedFile, Provenance, commit, plan_writeback, read_program,
-                                     remove_stale_temporaries, tuning_file_problem, tuning_path_of, written)
+from incflat.tuner.writeback import (PlannedFile, Provenance, commit, file_place_problem, plan_writeback,
+                                     read_program, remove_stale_temporaries, tuning_file_problem, tuning_path_of,
+                                     written)
 
 
 PER_DATASET = ("tree", "monotonic")  # strategies that compare per dataset, not an objective
@@ -616,7 +617,7 @@ def option_problem(args: argparse.Namespace) -> str | None:
     problem = log_path_problem(args.log) if args.log is not None else None
     if problem:
         return f"--log {args.log}: {problem}"
-    problem = store_path_problem(args.store) if args.store is not None else None
+    problem = file_place_problem(args.store) if args.store is not None else None
     if problem:
         return f"--store {args.store}: {problem}"
     problem = plot_path_problem(args.plot) if args.plot is not None else None

@@ -26,7 +26,7 @@ import numpy as np
 from incflat.tuner.datasets import (Expected, ExpectedError, GeneratedInput, InlineValues, TestCase, ValuesFile,
                                     read_test_cases)
 from incflat.tuner.errors import TunerError
-from incflat.tuner.writeback import tuning_path_of
+from incflat.tuner.writeback import file_place_problem, tuning_path_of
 
 MIN_SECONDS = 0.5
 # futhark bench's convergence criteria: (lag-1 autocorrelation at least, relative standard error at most)
@@ -259,10 +259,8 @@ def progress_bar(total: int | None, unit: str = "dataset"):
 def json_path_problem(path: pathlib.Path) -> str | None:
     """Why `--json` must not write the results to path, else None: a folder, a folder that is not there, or a file
     that holds something other than bench results (which writing would lose)."""
-    if path.is_dir():
-        return "is a directory"
-    if not path.parent.is_dir():
-        return f"no such directory: {path.parent}"
+    if problem := file_place_problem(path):
+        return problem
     if not path.exists() or path.stat().st_size == 0:
         return None
     try:

@@ -19,6 +19,7 @@ from typing import IO
 
 from incflat.tuner.errors import TunerError
 from incflat.tuner.measure import Record
+from incflat.tuner.writeback import file_place_problem
 
 MARK = "incflat_autotune_log"
 VERSION = 1
@@ -26,10 +27,8 @@ VERSION = 1
 
 def log_path_problem(path: Path) -> str | None:
     """Why the tuner must not write its log to path, or None."""
-    if path.is_dir():
-        return "is a directory"
-    if not path.parent.is_dir():
-        return f"no such directory: {path.parent}"
+    if problem := file_place_problem(path):
+        return problem
     if not path.exists():
         return None
     try:

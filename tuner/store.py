@@ -40,6 +40,7 @@ from incflat.codegen.runtime.tuning import with_defaults
 from incflat.tuner.datasets import Dataset, InlineValues
 from incflat.tuner.errors import TunerError
 from incflat.tuner.measure import Measurement
+from incflat.tuner.writeback import file_place_problem
 
 APPLICATION_ID = 0x1CF1A701  # sqlite's application_id of a tuning store: a file incflat created
 SCHEMA_VERSION = 3
@@ -275,22 +276,13 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def store_path_problem(path: Path) -> str | None:
-    """Why no store can be opened or made at path, else None (what is in an existing file, _open checks)."""
-    if path.is_dir():
-        return "is a directory"
-    if not path.parent.is_dir():
-        return f"no such directory: {path.parent}"
-    return None
-
-
 def _open(path: Path) -> sqlite3.Connection:
     """Opens (or creates) a store; a file that is not one, or that sqlite cannot read, is a TunerError and is
     left as it was."""
     def refuse(why: str, remedy: str = "remove it, or tune") -> TunerError:
         return TunerError(f"the tuning store {path} {why}; {remedy} with --store FILE or --no-store")
 
-    if problem := store_path_problem(path):
+    if problem := file_place_problem(path):
         raise refuse(problem, "tune")
     if path.exists() and path.stat().st_size == 0:
         raise refuse("exists and is empty (not a tuning store that incflat wrote)")

@@ -60,6 +60,16 @@ def tuning_header(provenance: Provenance) -> str:
             f"datasets: {', '.join(provenance.datasets)}")
 
 
+def file_place_problem(path: Path) -> str | None:
+    """Why no file can be written at path (a folder, or a folder that is not there), else None: what the
+    options that name a file to write (--log, --store, bench's --json) refuse before anything runs."""
+    if path.is_dir():
+        return "is a directory"
+    if not path.parent.is_dir():
+        return f"no such directory: {path.parent}"
+    return None
+
+
 def tuning_path_of(fut: Path) -> Path:
     """`prog.fut.tuning`, where Futhark's tools keep a program's tuning file."""
     return fut.with_name(fut.name + ".tuning")
