@@ -8,7 +8,10 @@ from incflat.ir import source as S
 from incflat.ir.errors import Unsupported
 
 CTYPES = {name: p.ctype for name, p in PRIMS.items()}
-UNSIGNED = {name: p.unsigned_ctype for name, p in PRIMS.items() if p.is_int and p.is_signed}
+# The unsigned type an integer's +, -, *, << and ** are computed in, so that they wrap as Futhark's do: signed
+# overflow is undefined in OpenCL C (LLVM made i64's ** give other bits), and operands narrower than int are
+# promoted to int (ushort * ushort overflows it), so at least 32 bits.
+WRAPPING = {name: "ulong" if p.size == 8 else "uint" for name, p in PRIMS.items() if p.is_int}
 # The integer operators the prelude defines as functions (division and power need checks and Futhark's rounding).
 INT_OP_FUNCTIONS = {"/": "floordiv", "%": "floormod", "//": "quot", "%%": "rem", "**": "pow"}
 
@@ -22,26 +25,27 @@ typedef int idx_t;
 #endif
 // Integer division never traps (a CPU device would raise SIGFPE): by zero it gives 0, and the one
 // overflowing case, the lowest value divided by -1, wraps.
-#define DEFINE_INT_OPS(T, NAME) \
-  static inline T NAME##_quot(T x, T y) { return y == 0 ? 0 : (y == (T)-1 ? (T)(0 - x) : x / y); } \
+#define DEFINE_INT_OPS(T, W, NAME) \
+  static inline T NAME##_quot(T x, T y) { return y == 0 ? 0 : (y == (T)-1 ? (T)((W)0 - (W)x) : x / y); } \
   static inline T NAME##_rem(T x, T y) { return (y == 0 || y == (T)-1) ? 0 : x % y; } \
   static inline T NAME##_floordiv(T x, T y) { T q = NAME##_quot(x, y); return (y != 0 && q * y != x && ((x < 0) != (y < 0))) ? q - 1 : q; } \
   static inline T NAME##_floormod(T x, T y) { T r = NAME##_rem(x, y); return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r; } \
-  static inline T NAME##_pow(T x, T y) { T r = 1; while (y > 0) { if (y & 1) r = r * x; x = x * x; y >>= 1; } return r; }
+  static inline T NAME##_pow(T x, T y) { \
+    W r = 1, b = (W)x; while (y > 0) { if (y & 1) r = r * b; b = b * b; y >>= 1; } return (T)r; }
 static inline void record_error(__global long *error, long id, long a, long b, long c, long d, long e, long f,
                                 long g) {
   if (atomic_cmpxchg((volatile __global int *)error, 0, (int)id) == 0) {
     error[1] = a; error[2] = b; error[3] = c; error[4] = d; error[5] = e; error[6] = f; error[7] = g;
   }
 }
-DEFINE_INT_OPS(char, i8)
-DEFINE_INT_OPS(short, i16)
-DEFINE_INT_OPS(int, i32)
-DEFINE_INT_OPS(long, i64)
-DEFINE_INT_OPS(uchar, u8)
-DEFINE_INT_OPS(ushort, u16)
-DEFINE_INT_OPS(uint, u32)
-DEFINE_INT_OPS(ulong, u64)
+DEFINE_INT_OPS(char, uint, i8)
+DEFINE_INT_OPS(short, uint, i16)
+DEFINE_INT_OPS(int, uint, i32)
+DEFINE_INT_OPS(long, ulong, i64)
+DEFINE_INT_OPS(uchar, uint, u8)
+DEFINE_INT_OPS(ushort, uint, u16)
+DEFINE_INT_OPS(uint, uint, u32)
+DEFINE_INT_OPS(ulong, ulong, u64)
 // A float converted to an integer as Futhark converts it (fptosi/fptoui): NaN and infinities give 0, other
 // values are truncated and wrapped to the target's width through 64 bits (as the interpreter does).
 static inline long fptoi_f32(float x) { return isfinite(x) ? (x >= 0x1p63f ? (long)(ulong)x : (long)x) : 0; }
@@ -97,13 +101,13 @@ def binop(op: str, x: str, y: str, t: str, loc) -> str:
         if op == "%":
             return f"fmod({x}, {y})"
         raise Unsupported(f"operator {op} on {t}", loc)
-    if op in ("+", "-", "*") and t in UNSIGNED:  # wrap around without signed-overflow undefinedness
-        u = UNSIGNED[t]
-        return f"(({ct})(({u}){x} {op} ({u}){y}))"
-    if op in ("+", "-", "*", "&", "|", "^", ">>"):
+    if op in ("+", "-", "*"):
+        w = WRAPPING[t]
+        return f"(({ct})(({w}){x} {op} ({w}){y}))"
+    if op in ("&", "|", "^", ">>"):
         return f"(({ct})({x} {op} {y}))"
     if op == "<<":
-        return f"(({ct})(({UNSIGNED.get(t, ct)}){x} << {y}))"
+        return f"(({ct})(({WRAPPING[t]}){x} << {y}))"
     if op in INT_OP_FUNCTIONS:
         return f"{t}_{INT_OP_FUNCTIONS[op]}({x}, {y})"
     raise Unsupported(f"operator {op} on {t}", loc)

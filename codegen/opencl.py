@@ -9,7 +9,7 @@ import contextlib
 from contextlib import ExitStack
 from dataclasses import replace
 
-from incflat.codegen.cscalar import CTYPES, UNSIGNED, binop, c_const, dim_expr, neutral_ctypes, primcall
+from incflat.codegen.cscalar import CTYPES, WRAPPING, binop, c_const, dim_expr, neutral_ctypes, primcall
 from incflat.codegen.kernel import (INDEX, ArrayParam, CExpr, ErrorBuffer, IndexParam, Kernel, LocalParam,
                                     ScalarParam, ScratchParam, View, iota_view)
 from incflat.codegen.lifted import Lifted
@@ -187,7 +187,7 @@ class KernelWriter:
         if isinstance(e, S.UnOp):
             x, t = self.atom(e.x), e.x.type.name
             if e.op == "neg":
-                return f"(({CTYPES[t]})(-({UNSIGNED.get(t, CTYPES[t])}){x}))"
+                return f"(({CTYPES[t]})(-({WRAPPING.get(t, CTYPES[t])}){x}))"
             if e.op == "!":
                 return f"((uchar)!{x})"
             return f"(({CTYPES[t]})~{x})"
