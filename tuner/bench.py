@@ -227,8 +227,8 @@ def bench(paths: Sequence[pathlib.Path], options: Options, out=None) -> dict:
     files = expand_paths(paths)
     cases = [c for f in files for c in read_test_cases(f)]
     total = sum(len(selected(c, options.entry, options.exclude)) for c in cases)
-    if total == 0 and options.entry is not None and any(selected(c, None, options.exclude) for c in cases):
-        entries = sorted({e for c in cases for e in selected(c, None, options.exclude)})
+    entries = sorted({e for c in cases for e in selected(c, None, options.exclude)})
+    if total == 0 and options.entry is not None and entries:
         raise TunerError(f"-e {options.entry}: no case for entry point {options.entry!r} (the cases are for "
                          f"{', '.join(entries)})")
     bar = progress_bar(total)
