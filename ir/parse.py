@@ -503,6 +503,12 @@ class ToSyntax(Transformer):
         seq.items += (op, rhs)  # in place: a sequence of n operators is built in linear time
         return seq
 
+    def open_operand(self, c):
+        """`x + if c then a else b`: the open expression is the sequence's last operand."""
+        seq, op, rhs = c
+        seq.items += (op, fin(rhs))
+        return seq.resolve()
+
     def binop(self, c):
         """(operator, its location, the function of a backquoted operator or None)."""
         return (str(c[0]), self.loc(c[0]), None)

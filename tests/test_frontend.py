@@ -1,13 +1,17 @@
 """Tests of the front end: parsing, type checking, literal typing and lowering to the source IR."""
 
 
+import io
+import logging
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from lark import Lark, logger as lark_logger
 
 from incflat.ir import source as S
 from incflat.ir.errors import CompileError
-from incflat.ir.parse import get_parser
+from incflat.ir.parse import get_parser, grammar_text
 from incflat.pipeline import source_program
 from incflat.ir.source import Loc
 from incflat.ir.types import BOOL, F32, F64, I32, I64, Array, Scalar
@@ -345,8 +349,20 @@ def test_locations_name_the_file(tmp_path):
     assert prog.file == str(p) and prog.fun("main").loc.file == str(p)
 
 
-def test_the_parser_is_lalr():
+def test_the_parser_is_lalr_without_conflicts():
     assert get_parser().options.parser == "lalr"
+    # Lark resolves a shift/reduce conflict silently (as a shift) and says so only in its debug log.
+    log = io.StringIO()
+    handler = logging.StreamHandler(log)
+    lark_logger.addHandler(handler)
+    level = lark_logger.level
+    lark_logger.setLevel(logging.DEBUG)
+    try:
+        Lark(grammar_text(), parser="lalr", lexer="contextual", maybe_placeholders=True, debug=True)
+    finally:
+        lark_logger.removeHandler(handler)
+        lark_logger.setLevel(level)
+    assert "conflict" not in log.getvalue().lower(), log.getvalue()
 
 
 def test_long_programs_do_not_overflow_the_stack():
@@ -395,6 +411,43 @@ def minimal(e):
 def test_precedence_matches_full_parenthesisation(e):
     head = "def main (a: i32) (b: i32) (c: i32): i32 = "
     assert source_program(head + minimal(e), "p.fut") == source_program(head + full(e), "p.fut")
+
+
+@pytest.mark.parametrize("open_form, parenthesised", [
+    ("x * 2 + if x > 3 then 1 else 2 * 10", "x * 2 + (if x > 3 then 1 else (2 * 10))"),
+    ("1 + loop acc = x for i < 3 do acc + i32.i64 i", "1 + (loop acc = x for i < 3 do (acc + i32.i64 i))"),
+    ("x - let y = 2 in y * x", "x - (let y = 2 in y * x)"),
+    ("x |> \\y -> y + 1", "(\\y -> y + 1) x"),
+    ("x * #[unsafe] xs[0] + 1", "x * (xs[0] + 1)"),
+    ("x + if x > 0 then 1 else 2 : i32", "x + (if x > 0 then 1 else (2 : i32))"),
+    ("xs[x64 + if x > 0 then 0 else 1] * 2", "xs[x64 + (if x > 0 then 0 else 1)] * 2"),
+    ("x + assert (x > 0) x * 2", "x + (assert (x > 0) (x * 2))"),
+])
+def test_an_open_expression_may_be_an_operators_last_operand(open_form, parenthesised):
+    """As in Futhark, `if`, `let`, `loop`, a lambda, an attribute or `assert` may be the last operand of an
+    operator, and reaches as far to the right as it would alone."""
+    head = "def main (x: i32) (xs: []i32): i32 = let x64 = i64.i32 x in "
+    assert source_program(head + open_form, "p.fut") == source_program(head + parenthesised, "p.fut")
+
+
+SLICES = """
+def dotprod [n] (a: [n]f32) (b: [n]f32) : f32 = reduce (+) 0 (map2 (*) a b)
+entry main [n] (xs: [n]f32) (i: i64) : (f32, [n]f32, []f32, f32) =
+  (dotprod xs[:i + 1] (reverse xs)[:i + 1],
+   map2 (+) xs[::-1] xs,
+   map2 (*) xs[1:] xs[:n - 1],
+   dotprod xs[2:n] xs[2:])
+"""
+
+
+def test_slices_have_futharks_size_expressions():
+    """As in Futhark, a[:j] has size j, a[i:j] size j-i and a[::-1] a's size, for any j and i that bind no
+    names: two slices by the same expressions have one size."""
+    from incflat.ir.interp import run_entry
+    xs = np.arange(1, 5, dtype=np.float32)
+    got = run_entry(source_program(SLICES, "s.fut"), "main", [xs, np.int64(1)])
+    assert got[0] == 1 * 4 + 2 * 3 and got[3] == 3 * 3 + 4 * 4
+    assert list(got[1]) == [5] * 4 and list(got[2]) == [2, 6, 12]
 
 
 def test_in_may_be_left_out_before_another_let():

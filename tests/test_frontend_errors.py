@@ -160,7 +160,10 @@ BAD = [
     ('def f (xs: *[][]i32): [][]i32 = xs with [0] = [1, 2, 3]', 1, 47, ['new value', 'size']),
     ('def f (xs: *[]i32): []i32 = xs with [0:2] = 1', 1, 45, ['new value', 'integer literal', '[2]i32']),
     ('def f (xs: []i32): []i32 = xs with [0:2] = [1, 2]', 1, 31, ['"xs"', 'in place', 'not declared unique']),
-    ('def f (xs: *[][]i32): [][]i32 = xs with [:, 0] = [1.5]', 1, 50, ['new value', 'decimal literal', '[?]i32']),
+    ('def f (xs: *[][]i32): [][]i32 = xs with [:, 0] = [1.5]', 1, 50, ['new value', 'decimal literal', 'updated element has type []i32']),
+    # slices' sizes are Futhark's size expressions, compared as written
+    ('entry main [n] (xs: [n]f32) (i: i64) : []f32 = map2 (*) xs[:i + 1] xs[1:i + 2]', 1, 48,
+     ['"map2"', '[i+1] and [(i+2)-1]']),
     ('def f (x: i32) : (i32, i32) = let t = (x, x) in t with [0] = 1', 1, 49, ['"with"', '(i32, i32)']),
     ('def f (xs: []i32): []i32 = xs with [0] = 1', 1, 31, ['"xs"', 'in place', 'not declared unique']),
     ('def f (xs: *[]i32): i32 = let ys = xs with [0] = 1 in xs[0]', 1, 55, ['"xs"', 'consumed', 'line 1, column']),

@@ -4,6 +4,8 @@ A mixin of `Checker` (ir.check.checker), split from the lowering of the other ex
 (ir.check.lower), whose helpers it uses through `self`.
 """
 
+from dataclasses import fields, is_dataclass
+
 from incflat.ir import syntax as P
 from incflat.ir import source as S
 from incflat.ir.check.infer import (Refine, arr_of, drop_dims, is_arr, is_scalar, leaves, map_dims, prune, rank_of,
@@ -92,11 +94,7 @@ class ArrayExpressions:
         stride = self.slice_part(ix.stride, env, "stride")
         loc = ix.loc
         na = self.dim_atom(n)
-        # Futhark knows the size of a[:k], a[0:k], a[:k:1] and a[0:k:1] for a variable or constant k.
-        if (start is None or (isinstance(start, S.Const) and start.value == 0)) and end is not None and \
-                (stride is None or (isinstance(stride, S.Const) and stride.value == 1)) and \
-                isinstance(ix.end, (P.Ident, P.Lit)):
-            return S.DimSlice(S.Const(0, I64), end, S.Const(1, I64), end)
+        known = self.known_slice_size(ix, start, end, stride, na, loc)
         if stride is None:
             stride = S.Const(1, I64)
         if isinstance(stride, S.Const):
@@ -107,14 +105,11 @@ class ArrayExpressions:
                 start = S.Const(0, I64) if s > 0 else self.size_op("-", na, S.Const(1, I64), loc, fold=True)
             if end is None:
                 end = na if s > 0 else S.Const(-1, I64)
-            if s == 1:
-                size = self.size_op("-", end, start, loc, cse=False, fold=True)
-            elif s == -1:
-                size = self.size_op("-", start, end, loc, cse=False, fold=True)
-            else:
-                diff = self.size_op("-", end, start, loc, fold=True)
-                adj = self.size_op("+", diff, S.Const(s - (1 if s > 0 else -1), I64), loc, fold=True)
-                size = self.emit(S.BinOp("//", adj, stride, I64), I64, loc, cse=False)
+            if known is not None:
+                return S.DimSlice(start, end, stride, known)
+            diff = self.size_op("-", end, start, loc, fold=True)
+            adj = self.size_op("+", diff, S.Const(s - (1 if s > 0 else -1), I64), loc, fold=True)
+            size = self.emit(S.BinOp("//", adj, stride, I64), I64, loc, cse=False)
         else:
             pos = self.emit(S.BinOp(">", stride, S.Const(0, I64), BOOL), BOOL, loc)
             if start is None:
@@ -131,6 +126,26 @@ class ArrayExpressions:
             size = self.bind(S.AtomExp(size), I64, loc, "len")
             self.dim_text[size.name] = "?"
         return S.DimSlice(start, end, stride, size)
+
+    def known_slice_size(self, ix: P.SliceI, start, end, stride, na, loc):
+        """The size Futhark gives a slice, or None where it is unknown: `a[:j]` and `a[0:j]` have size j,
+        `a[i:j]` size j-i (j defaults to a's size), `a[::-1]` a's size and `a[i:j:-1]` size i-j, each with
+        stride 1 (or -1) written or left out, and only where j and i bind no names (no `let`, lambda or loop).
+        Two slices by the same expressions then have the same size."""
+        def const(x, v):
+            return isinstance(x, S.Const) and int(x.value) == v
+        if not all(_binds_nothing(x) for x in (ix.start, ix.end)):
+            return None
+        if stride is None or const(stride, 1):
+            if start is None or const(start, 0):
+                return na if end is None else end
+            return self.size_op("-", na if end is None else end, start, loc)
+        if const(stride, -1):
+            if start is None and end is None:
+                return na
+            if start is not None and end is not None:
+                return self.size_op("-", start, end, loc)
+        return None
 
     def select(self, c, a, b, loc):
         """`if c then a else b` for two atoms of one type."""
@@ -181,3 +196,19 @@ class ArrayExpressions:
             atoms.append(self.bind(S.Update(a, tuple(idxs), x), a.type, e.loc, "upd"))
         self.consume(arr, e.loc, self.source_text(e.arr))
         return V(t, tuple(atoms))
+
+
+_BINDERS = (P.LetE, P.LetFunE, P.LambdaE, P.LoopE, P.SectionE)
+
+
+def _binds_nothing(e) -> bool:
+    """Whether a slice bound binds no name, so that Futhark takes it as a size expression."""
+    if e is None:
+        return True
+    if isinstance(e, _BINDERS):
+        return False
+    if is_dataclass(e):
+        return all(_binds_nothing(getattr(e, f.name)) for f in fields(e) if f.name not in ("loc", "span"))
+    if isinstance(e, (list, tuple)):
+        return all(_binds_nothing(x) for x in e)
+    return True
