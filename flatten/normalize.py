@@ -131,12 +131,15 @@ def _split_invariant(body: S.Body, variant: set, runs, names: NameSource, sizes:
     ran = []  # [the atom telling whether the body runs], once a size check moved out needs it
     guarded = False  # after an assertion, only what cannot fail is hoisted: it guards what follows (a range's
     # iota, say); an iota as long as an array's dimension cannot fail (pathfinder_batch's `iota cols` after
-    # its `1..<rows` check)
+    # its `1..<rows` check), nor can the arithmetic of an array's size (`1 + m` of a concatenation after a
+    # range: a kernel cannot make an array whose size it computes)
+    size_arithmetic = _size_arithmetic(body)
     for stm in body.stms:
         guarded = guarded or has_assertions(stm.exp)
         e = stm.exp
         sized = isinstance(e, (S.Iota, S.Replicate)) and not _cannot_fail(e, sizes)
-        if (guarded and not _cannot_fail(e, sizes)) or set(free_in_exp(e)) & variant \
+        cannot_fail = _cannot_fail(e, sizes) or any(p.name in size_arithmetic for p in stm.pat)
+        if (guarded and not cannot_fail) or set(free_in_exp(e)) & variant \
                 or not _safe_to_hoist(e) or (sized and runs is None):
             keep.append(stm)
             variant |= {p.name for p in stm.pat}
@@ -165,10 +168,31 @@ def _checked_if(e, runs, out: list, names: NameSource, loc):
 
 def _cannot_fail(e, sizes: set) -> bool:
     """Whether an array that _safe_to_hoist allows is made without error whatever the values: an iota or a
-    replicate whose length is a constant or one of `sizes`. (Scalars after the check stay: the kernels that
-    compute them need no argument for them.)"""
+    replicate whose length is a constant or one of `sizes`. (Other scalars after the check stay, but for the
+    arithmetic of array sizes (_size_arithmetic): the kernels that compute them need no argument for them.)"""
     return isinstance(e, (S.Iota, S.Replicate)) and (
         (isinstance(e.n, S.Const) and e.n.value >= 0) or (isinstance(e.n, S.Var) and e.n.name in sizes))
+
+
+def _size_arithmetic(body: S.Body) -> set:
+    """The names a body binds by scalar arithmetic that cannot fail (no division) and that an array's size
+    (of the body, or of a body inside it) is computed from."""
+    names = set()
+
+    def visit(b: S.Body) -> S.Body:
+        for stm in b.stms:
+            for p in stm.pat:
+                names.update(type_size_names(p.type))
+            map_nested(stm.exp, visit)
+        return b
+    visit(body)
+    arithmetic = set()
+    for stm in reversed(body.stms):
+        if any(p.name in names for p in stm.pat) and isinstance(stm.exp, (S.AtomExp, S.UnOp, S.BinOp, S.PrimCall)) \
+                and _safe_to_hoist(stm.exp):
+            arithmetic.update(p.name for p in stm.pat)
+            names.update(free_in_exp(stm.exp))
+    return arithmetic
 
 
 def _safe_to_hoist(e) -> bool:

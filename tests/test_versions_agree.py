@@ -146,6 +146,18 @@ PROGRAMS = {
     "branch_loop": ("entry main (xs: [8]f32) (k: i64) (b: bool): [8]f32 =\n"
                     "  loop xs for i < k do if b then map (\\x -> x * 0.5 + 1) xs else xs",
                     [[f32(8), np.int64(4), np.bool_(True)], [f32(8), np.int64(2), np.bool_(False)]]),
+    # LocVolCalib's initOperator in a map: ranges checked in the body, the second after the first's check, and
+    # concatenations whose sizes are computed from the ranges' (moved out of the kernel; with no rows the
+    # invalid range 1...0 is never checked)
+    "ranges_in_a_map": ("entry main (k: i64) (xs: []f32): [][3]f32 =\n"
+                        "  map (\\o ->\n"
+                        "    let x = tabulate k (\\i -> f32.i64 (i + o) * 0.5)\n"
+                        "    let a = map (\\i -> [x[i], x[i - 1], x[i + 1]]) (1...k - 2)\n"
+                        "    let b = map (\\i -> [x[i - 1], x[i - 2], 1]) (2...k - 1)\n"
+                        "    let d = [[0, 1, x[0]]] ++ a ++ [[x[k - 1], 0, 0]] :> [k][3]f32\n"
+                        "    let e = [[1, 1, 1]] ++ b ++ [[2, 2, 2]] :> [k][3]f32\n"
+                        "    in reduce (map2 (+)) (replicate 3 0) (map2 (map2 (*)) d e)) (indices xs)",
+                        [[np.int64(6), f32(4)], [np.int64(3), f32(2)], [np.int64(2), f32(0)]]),
 }
 
 
