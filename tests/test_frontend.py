@@ -337,6 +337,19 @@ entry main (k: i64): f32 = sum (map f32.i64 (mk k))
     assert app.exp.types == (Array(I64, ("k",)),)
 
 
+def test_a_parameter_without_a_type_may_be_a_size_of_the_result():
+    """`def main m xs : [m]i32` (pbbs's histogram): m is then an i64, in an entry point and elsewhere."""
+    from incflat.ir.interp import run_entry
+    src = """
+def count m (xs: []i32) : [m]i32 = hist (+) 0 m (map i64.i32 xs) (map (const 1) xs)
+def main m xs : [m]i32 = count m xs
+"""
+    prog = source_program(src, "t.fut")
+    assert prog.fun("main").params[0].type == I64 and prog.fun("main").ret == (Array(I32, ("m",)),)
+    xs = np.array([0, 1, 1, 2, 2, 2], dtype=np.int32)
+    assert list(run_entry(prog, "main", [np.int64(3), xs])[0]) == [1, 2, 3]
+
+
 def test_comments_and_empty_program():
     assert source_program("-- nothing here\n", "e.fut").funs == ()
     f = fun("def main (x: i32): i32 = -- the identity\n  x -- done")

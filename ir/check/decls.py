@@ -214,6 +214,9 @@ class Declarations:
         if computed:
             self.check_computed_sizes(computed, pats, env)
         ret_ann = None
+        untyped = {p.name for p in d.params if isinstance(p, P.PName)} | \
+            {p.pat.name for p in d.params if isinstance(p, P.PTyped) and isinstance(p.pat, P.PName) and
+             p.type.base == "?" and not p.type.dims}  # an entry point's (see _with_unknown_types)
         if d.ret is not None:
             def rdim(kind, v, loc):
                 if kind == "const":
@@ -222,6 +225,9 @@ class Declarations:
                     return None
                 if kind == "name":
                     if v in bindable:
+                        return v
+                    if v in untyped and unify(env[v].t, I64) is None:  # `def f n xs : [n]t`: n is an i64
+                        bindable.add(v)
                         return v
                     raise self.err(f'Unknown size "{v}" in the return type of "{d.name}".', loc)
                 x = self.lower_val(v, env)
