@@ -185,6 +185,8 @@ class _FvReader:
             if sign:
                 x = -x
             lo, hi = _FV_INT_RANGE[tname]
+            if lo < 0 and hi < x <= 2 * hi + 1 and not sign and digits[1:2] in (b"x", b"X", b"b", b"B"):
+                x -= 2 * (hi + 1)  # a hexadecimal or binary literal of a signed type is its bit pattern, as in Futhark
             if not lo <= x <= hi:
                 raise ValueError("Invalid value at %s: integer literal %s does not fit in %s"
                                  % (self._where(pos), tok.decode(), tname))
