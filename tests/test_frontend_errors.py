@@ -121,6 +121,9 @@ BAD = [
      ['Cannot apply "map2" to arrays of sizes [n] and [m]']),
     ('def f [n][m] (xs: [n]i32) (ys: [m]i32) = zip xs ys', 1, 42, ['"zip"', '[n] and [m]']),
     ('def f (xs: []i32) = map2 (+) (filter (>0) xs) (filter (<0) xs)', 1, 21, ['"map2"', 'not known to be equal']),
+    ('def dot [n] (a: [n]f32) (b: [n]f32) : f32 = reduce (+) 0 (map2 (*) a b)\n'
+     'entry main (xs: []f32) : f32 = dot (filter (>0) xs) (filter (<0) xs)', 2, 54,
+     ['Argument 2 of "dot"', '[?]f32 is expected (size mismatch).', 'not known to be equal', ':>']),
     ('def f [n] (xs: [n]f32): [n]f32 = map (\\x y -> x + y) xs', 1, 39, ['"map"', '1 argument', 'takes 2']),
     ('def f [n] (xs: [n]f32): f32 = reduce (\\x -> x) 0 xs', 1, 39, ['"reduce"', '2 arguments', 'takes 1']),
     ('def f [n] (xs: [n]f32): f32 = reduce (+) 0i32 xs', 1, 42, ['neutral element', 'i32', 'f32']),

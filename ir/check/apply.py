@@ -11,7 +11,7 @@ import dataclasses
 
 from incflat.ir import syntax as P
 from incflat.ir import source as S
-from incflat.ir.check.infer import TV, TArr, _worse, is_scalar, leaves, map_dims, prune, unify
+from incflat.ir.check.infer import UNKNOWN_SIZES_NOTE, TV, TArr, _worse, is_scalar, leaves, map_dims, prune, unify
 from incflat.ir.check.prelude import (ARRAY_REDUCTIONS, BUILTIN_ARITY, DERIVED_MODULE_FUNCTIONS, SOAC_MAPS, UNZIPS, ZIPS,
                                       prelude_lookup)
 from incflat.ir.check.values import Arg, Closure, FunSig, FunV, Named, Partial, Section, V, atom_v
@@ -193,8 +193,9 @@ class Application:
             if r:
                 expected = map_dims(pt, lambda d: subst.get(d, d) if isinstance(d, str) else d)
                 extra = " (size mismatch)" if r == "size" else ""
+                note = UNKNOWN_SIZES_NOTE if r == "size" and self.show(at) == self.show(expected) else ""
                 raise self.err(f'Argument {i + 1} of "{sig.name}" has type {self.show(at)}, but '
-                               f'{self.show(expected)} is expected{extra}.', a.loc)
+                               f'{self.show(expected)} is expected{extra}.{note}', a.loc)
             atoms.extend(a.val.atoms)
         rt = map_dims(sig.ret, lambda d: self.inst_term(d, subst, loc))
         ls = leaves(rt)

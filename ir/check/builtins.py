@@ -6,7 +6,7 @@ ir.check.prelude.
 """
 
 from incflat.ir import source as S
-from incflat.ir.check.infer import (Refine, TArr, unknown_tv, arr_of, coerce_value, drop_dims, is_arr, is_scalar, leaves, prune, rank_of,
+from incflat.ir.check.infer import (UNKNOWN_SIZES_NOTE, Refine, TArr, unknown_tv, arr_of, coerce_value, drop_dims, is_arr, is_scalar, leaves, prune, rank_of,
                                     row_type, shape_of, unify)
 from incflat.ir.check.prelude import LOGIC_OPS, UNZIPS, prelude_lookup
 from incflat.ir.check.values import Arg, FunV, V, atom_v, tuple_v, unzip_v
@@ -58,11 +58,7 @@ class Builtins:
         for a in arrs:
             d = shape_of(prune(a.t))[0]
             if d != d0:
-                note = ""
-                if self.show_dim(d) == self.show_dim(d0):
-                    note = (" (The two sizes are not known to be equal: they are unknown sizes, or sizes "
-                            "computed at run time. If they are equal, coerce one array to the other's size "
-                            "with :>.)")
+                note = UNKNOWN_SIZES_NOTE if self.show_dim(d) == self.show_dim(d0) else ""
                 raise self.err(f'Cannot apply "{name}" to arrays of sizes [{self.show_dim(d0)}] and '
                                f'[{self.show_dim(d)}].{note}', loc)
         return d0

@@ -187,6 +187,11 @@ def _worse(a, b):
     return a or b
 
 
+# Said where two sizes that differ print alike ([?] and [?]).
+UNKNOWN_SIZES_NOTE = (" (The two sizes are not known to be equal: they are unknown sizes, or sizes computed at run "
+                      "time. If they are equal, give one the other's size with :>, which checks it at run time.)")
+
+
 def unify(a, b) -> Optional[str]:
     """Make a and b equal by resolving literal type variables. None on success, 'type' for
     different types, 'size' for the same type with different sizes. A None dimension (`[]` in an
