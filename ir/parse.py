@@ -313,6 +313,9 @@ class ToSyntax(Transformer):
             return PWild(self.loc(tok))
         return PName(name, self.loc(tok))
 
+    def pat_op(self, c):
+        return PName(str(c[1]), self.loc(c[1]))
+
     def pat_paren(self, c):
         return c[1]
 

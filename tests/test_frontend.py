@@ -350,6 +350,42 @@ def main m xs : [m]i32 = count m xs
     assert list(run_entry(prog, "main", [np.int64(3), xs])[0]) == [1, 2, 3]
 
 
+def test_operators_bound_by_parameters():
+    """`def mat4_mul (+) (*) ...` (futhark-benchmarks' micro/reduce.fut): the parameters are the operators in
+    the body, in infix use and in sections, shadowing the builtins."""
+    from incflat.ir.interp import run_entry
+    src = """
+def mat2_mul (+) (*) (a0, a1, a2, a3) (b0, b1, b2, b3) =
+  (b0 * a0 + b1 * a2, b0 * a1 + b1 * a3, b2 * a0 + b3 * a2, b2 * a1 + b3 * a3)
+def sections (<>) (x: i32) (y: i32) = ((x <>) y, (<> y) x, (<>) x y, x <> y)
+entry main (n: i64) =
+  (reduce (mat2_mul (i32.+) (i32.*)) (1, 0, 0, 1) (replicate n (1, 1, 1, 0)), sections (i32.-) 7 2,
+   mat2_mul (-) (+) (1f32, 2, 3, 4) (5, 6, 7, 8))
+"""
+    got = run_entry(source_program(src, "t.fut"), "main", [np.int64(10)])
+    assert [int(x) for x in got[:4]] == [89, 55, 55, 34]  # Fibonacci: [[1,1],[1,0]] to the 10th power
+    assert [int(x) for x in got[4:8]] == [5, 5, 5, 5]
+    assert [float(x) for x in got[8:]] == [(5 + 1) - (6 + 3), (5 + 2) - (6 + 4), (7 + 1) - (8 + 3), (7 + 2) - (8 + 4)]
+
+
+def test_entry_points_defined_as_functions():
+    """Point-free entry points take the parameters their function takes (futhark-benchmarks' micro/scan.fut:
+    `entry sum_i8 = map i8.i32 >-> scan (+) 0`)."""
+    from incflat.ir.interp import run_entry
+    src = """
+entry acos = map f32.acos
+entry sum_i8 = map i8.i32 >-> i8.sum
+entry scan_i8 = scan (+) 0 <-< map i8.i32
+entry twice = map i32.i8 >-> map (* 2) >-> i32.sum
+"""
+    prog = source_program(src, "t.fut")
+    xs = np.array([1, 2, 3, 100], dtype=np.int32)
+    assert run_entry(prog, "sum_i8", [xs])[0] == np.int8(106)
+    assert list(run_entry(prog, "scan_i8", [xs])[0]) == [1, 3, 6, 106]
+    assert run_entry(prog, "twice", [xs.astype(np.int8)])[0] == 212
+    assert prog.fun("acos").params[0].type.elem == F32
+
+
 def test_comments_and_empty_program():
     assert source_program("-- nothing here\n", "e.fut").funs == ()
     f = fun("def main (x: i32): i32 = -- the identity\n  x -- done")

@@ -351,6 +351,11 @@ class Application:
     def lower_SectionE(self, e, env):
         if e.fn is not None:
             return self.backquote_section(e, env)
+        if e.op in env:  # an operator a parameter binds: the section is a lambda over the operator's use
+            x, y = (P.Ident(e.loc, e.span, name) for name in ("(.x)", "(.y)"))
+            params = [P.PName(v.name, e.loc) for v, given in ((x, e.left), (y, e.right)) if given is None]
+            body = P.BinOpE(e.op_loc, e.span, e.op, e.left or x, e.right or y)
+            return self.lower_LambdaE(P.LambdaE(e.loc, e.span, params, None, body), env)
         if e.left is not None:
             return Section(e.op, e.op_loc, self.lower_val(e.left, env), "left", e.loc)
         if e.right is not None:

@@ -344,6 +344,10 @@ class Declarations:
             if f.side == "none" or f.pre:
                 return None
             return [f.given.t]
+        first = self.composed_first(f)
+        if first is not None:  # `f >-> g` takes what f takes first
+            types = self.param_types(first)
+            return types[:1] if types else None
         if isinstance(f, (Closure, Partial)):
             c, pre = (f, 0) if isinstance(f, Closure) else (f.fn, len(f.pre))
             types = []

@@ -179,7 +179,9 @@ class Lowering:
         for e in reversed(spine):
             if isinstance(x, FunV):
                 raise self.not_a_value(x, e.lhs.loc)
-            if e.op in LOGIC_OPS:
+            if e.op in env:  # an operator a parameter binds (`def f (+) x y = x + y`)
+                x = self.apply(env[e.op], [Arg(x, e.lhs.loc), Arg(self.lower_val(e.rhs, env), e.rhs.loc)], e.loc)
+            elif e.op in LOGIC_OPS:
                 x = self.short_circuit(e, x, env)
             else:
                 x = self.binop(e.op, x, self.lower_val(e.rhs, env), e.loc)

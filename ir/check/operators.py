@@ -62,6 +62,13 @@ class Operators:
 
     # ---- function composition
 
+    @staticmethod
+    def composed_first(f):
+        """The function a composition (`f >-> g`, `g <-< f`) applies first, or None for another function."""
+        if isinstance(f, Closure) and _COMPOSE_F in f.env and [p.name for p in f.params] == [_COMPOSE_X]:
+            return f.env[_COMPOSE_F]
+        return None
+
     def lower_composition(self, e, env):
         """`f >-> g` is `\\x -> g (f x)`; `g <-< f` the same."""
         lhs, rhs = self.lower(e.lhs, env), self.lower(e.rhs, env)
