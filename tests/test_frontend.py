@@ -386,6 +386,22 @@ entry twice = map i32.i8 >-> map (* 2) >-> i32.sum
     assert prog.fun("acos").params[0].type.elem == F32
 
 
+def test_top_level_constants_are_sizes():
+    """`def ds : [FLAG][3]i64 = ... :> [FLAG][3]i64` (parboil's lbm): an i64 constant names one size wherever
+    it is written, in signatures, coercions and annotations."""
+    from incflat.ir.interp import run_entry
+    src = """
+def N = 3i64
+def ds : [N][2]i64 = [[0, 1], [2, 3], [4, 5]] :> [N][2]i64
+def rows (xs: [N]i64) : [N]i64 = map2 (+) xs (map (.[0]) ds)
+entry main (xs: [N]i64) : [N]i64 = let ys: [N]i64 = rows xs in ys
+"""
+    prog = source_program(src, "t.fut")
+    assert list(run_entry(prog, "main", [np.array([10, 20, 30], dtype=np.int64)])[0]) == [10, 22, 34]
+    with pytest.raises(Exception, match="shape"):
+        run_entry(prog, "main", [np.array([1, 2], dtype=np.int64)])
+
+
 def test_comments_and_empty_program():
     assert source_program("-- nothing here\n", "e.fut").funs == ()
     f = fun("def main (x: i32): i32 = -- the identity\n  x -- done")

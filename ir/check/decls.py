@@ -174,6 +174,8 @@ class Declarations:
                     bindable.add(n)
                     used_sizes.add(n)
                     return n
+                if kind == "name" and v not in bindable and v not in seen and self.size_constant(v):
+                    kind, v = "exp", P.Ident(loc, (0, 0), v)  # a top-level constant: a size expression
                 if kind == "name":
                     if v in bindable:
                         used_sizes.add(v)
@@ -229,6 +231,8 @@ class Declarations:
                     if v in untyped and unify(env[v].t, I64) is None:  # `def f n xs : [n]t`: n is an i64
                         bindable.add(v)
                         return v
+                    if v not in env and self.size_constant(v):
+                        return S.dim_of(self.lower_val(P.Ident(loc, (0, 0), v), env).atom)
                     raise self.err(f'Unknown size "{v}" in the return type of "{d.name}".', loc)
                 x = self.lower_val(v, env)
                 if unify(x.t, I64):
@@ -454,7 +458,7 @@ class Declarations:
         def dimfn(kind, v, dloc):
             if kind == "name" and sizes is not None and v in sizes:
                 return sizes[v] if sizes[v] is not None else "?" + v
-            if kind == "name" and v not in env:
+            if kind == "name" and v not in env and not self.size_constant(v):
                 raise self.err(f'Unknown size "{v}" in type annotation.', dloc)
             return self.local_type_dim(kind, v, dloc, env)
         ann = self.resolve_type(te, dimfn)
@@ -472,6 +476,8 @@ class Declarations:
             return None
         if kind == "name":
             a = env.get(v)
+            if a is None and self.size_constant(v):
+                a = self.lower_val(P.Ident(loc, (0, 0), v), env)
             if a is None and v in self.funs:
                 raise self.err(f'The size "{v}" names a function, but a size must be a value of type i64.', loc)
             if a is None:

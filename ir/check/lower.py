@@ -91,8 +91,19 @@ class Lowering:
             return v
         f = self.global_fun(name, e.loc)
         if isinstance(f, Named) and self.arity(f) == 0:
+            if self.size_constant(name):  # one value per scope, so that `[N]` written twice is one size
+                key = ("constant", name)
+                if key not in self.cse:
+                    self.cse[key] = self.apply(f, [], e.loc)
+                    self.dim_text[self.cse[key].atom.name] = name
+                return self.cse[key]
             return self.apply(f, [], e.loc)
         return f
+
+    def size_constant(self, name) -> bool:
+        """Whether `name` is a top-level constant of type i64 (`def N = 19i64`), which may stand as a size."""
+        sig = self.funs.get(name)
+        return sig is not None and not sig.ptypes and not sig.size_params and prune(sig.ret) == I64
 
     def global_fun(self, name, loc):
         if name in self.funs:

@@ -9,7 +9,7 @@ scatter on the flattened destination, foldr to foldl over the reversed array.
 from incflat.ir import source as S
 from incflat.ir.check.infer import arr_of, is_scalar, leaves, prune, row_type, shape_of, unify
 from incflat.ir.check.values import Arg, FunV, Named, V, atom_v, split_tuple, tuple_v
-from incflat.ir.types import BOOL, I64, Array, Scalar, Tuple
+from incflat.ir.types import BOOL, I32, I64, Array, Scalar, Tuple
 
 # The element types of histograms: the kernel updates a bin with a 32- or 64-bit compare-and-swap.
 HIST_TYPES = ("i32", "i64", "u32", "u64", "f32", "f64")
@@ -67,9 +67,13 @@ class PreludeArrays:
         return self.arg_value(name, args[0], 1)
 
     def builtin_iterate(self, name, args, loc):
-        """`iterate n f x`: f applied n times, a loop (functional.fut)."""
+        """`iterate n f x`: f applied n times, a loop (functional.fut, where n is an i32)."""
         n, f, x = args
-        return self.iterate_loop(name, f, x, loc, count=self.arg_i64(name, n, "count"))
+        v = self.arg_value(name, n, 1)
+        if not is_scalar(v.t) or unify(v.t, I32):
+            raise self.err(f'The count of "{name}" must have type i32 (as in Futhark), but has type '
+                           f'{self.show(v.t)}.', n.loc)
+        return self.iterate_loop(name, f, x, loc, count=self.to_i64(v.atom, n.loc))
 
     def builtin_iterate_while(self, name, args, loc):
         p, f, x = args
