@@ -4,7 +4,8 @@ interpreter) and checked as `futhark test` checks them, and a compile cache keye
 The parts, usable one by one (tests/test_corpus.py does):
 
 - `load_program(path)`: the source text, the checked source IR and the test cases of a .fut file;
-- `prepare(program)`: each case of each entry point with its input values and what is expected of it;
+- `prepare(program)`: each case of each entry point with its input values and what is expected of it
+  (`plan` and `with_values`: the same, one case's values at a time);
 - `check(case, outcome)`: the failure message of one run, or None;
 - `Interpreter(program)` and `Compiled(compiled file, device, overrides)`: run an entry point, giving an `Outcome`
   (compiled programs run in a worker process, so that one that crashes or hangs only fails its case);
@@ -34,7 +35,7 @@ import re
 import signal
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TextIO
 
 import numpy as np
@@ -190,33 +191,45 @@ class Prepared:
 def prepare(program: Program, interpreted: bool = False, exclude: Sequence[str] = ()) -> list[Prepared]:
     """Every (case, entry) of the program with inputs read or generated and expected values read or, for
     `auto output`, computed by the reference interpreter; cases with a tag in `exclude` are left out."""
+    return [with_values(p, program) for p in plan(program, interpreted, exclude)]
+
+
+def plan(program: Program, interpreted: bool = False, exclude: Sequence[str] = ()) -> list[Prepared]:
+    """Every (case, entry) of the program, what kind of result it expects and whether it is skipped, no values
+    read yet: `with_values` reads them one case at a time, as futhark test does, so that a program with many
+    large cases holds one case's values at once."""
     out = []
     for case in program.cases:
-        if (case.run_tags | case.block_tags) & set(exclude):
+        tags = case.run_tags | case.block_tags
+        if tags & set(exclude):
             continue
-        inputs, problem = _inputs(case)
         for entry in case.entries:
-            p = Prepared(case, entry, inputs, "success", problem=problem)
-            tags = case.run_tags | case.block_tags
+            p = Prepared(case, entry, None, "success")
             if "disable" in tags:
                 p.skip = "disabled"
             elif interpreted and "compiled" in case.run_tags:
                 p.skip = "tagged compiled"
-            expected = case.expected
-            if isinstance(expected, ExpectedError):
-                p.kind, p.regex = "error", expected.regex
-            elif isinstance(expected, (InlineValues, ValuesFile)):
+            if isinstance(case.expected, ExpectedError):
+                p.kind, p.regex = "error", case.expected.regex
+            elif isinstance(case.expected, (InlineValues, ValuesFile, AutoOutput)):
                 p.kind = "values"
-                try:
-                    p.expected = read_values_of(expected)
-                except (OSError, ValueError) as e:
-                    p.problem = p.problem or f"cannot read the expected output: {e}"
-            elif isinstance(expected, AutoOutput):
-                p.kind = "values"
-                if p.problem is None and p.skip is None:
-                    p.expected, p.problem = _reference(program, entry, inputs)
             out.append(p)
     return out
+
+
+def with_values(p: Prepared, program: Program) -> Prepared:
+    """`p` with its inputs and expected values (read, or computed by the reference interpreter)."""
+    inputs, problem = _inputs(p.case)
+    p = replace(p, inputs=inputs, problem=problem)
+    expected = p.case.expected
+    if isinstance(expected, (InlineValues, ValuesFile)):
+        try:
+            p.expected = read_values_of(expected)
+        except (OSError, ValueError) as e:
+            p.problem = p.problem or f"cannot read the expected output: {e}"
+    elif isinstance(expected, AutoOutput) and p.problem is None and p.skip is None:
+        p.expected, p.problem = _reference(program, p.entry, inputs)
+    return p
 
 
 def _inputs(case: TestCase) -> tuple[list | None, str | None]:
@@ -537,13 +550,13 @@ def run_test_file(path: pathlib.Path, summary: Summary, device: str | None, inte
         program = load_program(path)
         if program.error is not None:  # the front end rejects the program: every case fails
             return fail_file(format_error(program.error, program.text), len(program.cases))
-        prepared = prepare(program, interpreted, exclude)
+        planned = plan(program, interpreted, exclude)
     except TunerError as e:
         return fail_file(f"error: {e}", 1)
     except Exception as e:  # noqa: BLE001 - a crash of the front end or of the interpreter (auto output)
         return fail_file(f"internal compiler error: {type(e).__name__}: {e}", 1)
-    runnable = [p for p in prepared if p.skip is None]
-    summary.skipped += len(prepared) - len(runnable)
+    runnable = [p for p in planned if p.skip is None]
+    summary.skipped += len(planned) - len(runnable)
     if interpreted:
         runner: Interpreter | Compiled = Interpreter(program)
     else:
@@ -563,7 +576,14 @@ def run_test_file(path: pathlib.Path, summary: Summary, device: str | None, inte
             return fail_file(problem, len(runnable))
     failures = []
     for p in runnable:
-        reason = p.problem or check(p, runner.run(p.entry, p.inputs))
+        try:
+            p = with_values(p, program)
+        except TunerError as e:
+            reason = f"error: {e}"
+        except Exception as e:  # noqa: BLE001 - a crash of the interpreter (auto output)
+            reason = f"internal compiler error: {type(e).__name__}: {e}"
+        else:
+            reason = p.problem or check(p, runner.run(p.entry, p.inputs))
         if reason is None:
             summary.passed += 1
         else:

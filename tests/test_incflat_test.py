@@ -48,6 +48,25 @@ MODES = [pytest.param(["--interpreter"], id="interpreter"),
 # incflat test
 
 
+def test_cases_values_are_read_one_case_at_a_time(tmp_path, capsys, monkeypatch):
+    """As futhark test does: a program with many large random cases holds one case's values at a time (all of
+    micro/transpose.fut's, read first, took 23 GB)."""
+    path = write(tmp_path, """
+==
+random input { [5]i32 }
+random input { [6]i32 }
+input { [1, 2] } output { 3 }
+""")
+    events = []
+    real_inputs, real_run = harness._inputs, harness.Interpreter.run
+    monkeypatch.setattr(harness, "_inputs", lambda case: events.append("read") or real_inputs(case))
+    monkeypatch.setattr(harness.Interpreter, "run",
+                        lambda self, entry, inputs: events.append("run") or real_run(self, entry, inputs))
+    assert incflat(["test", "--interpreter", str(path)]) == 0
+    assert summary(capsys.readouterr().out) == "3 passed, 0 failed"
+    assert events == ["read", "run"] * 3
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_passing_and_failing_cases_are_counted_and_explained(tmp_path, capsys, mode):
     path = write(tmp_path, """
