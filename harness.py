@@ -45,6 +45,7 @@ from incflat.codegen.program import program_text
 from incflat.codegen.runtime import tuning
 from incflat.ir.errors import CompileError, Unsupported, format_error, not_a_file, read_source
 from incflat.tuner.datasets import (
+    BACKEND_EXCLUDED_TAGS,
     AutoOutput,
     ExpectedError,
     GeneratedInput,
@@ -205,8 +206,11 @@ def plan(program: Program, interpreted: bool = False, exclude: Sequence[str] = (
             continue
         for entry in case.entries:
             p = Prepared(case, entry, None, "success")
+            left_out = tags & ({"notest"} | BACKEND_EXCLUDED_TAGS)  # as futhark test leaves them out
             if "disable" in tags:
                 p.skip = "disabled"
+            elif left_out:
+                p.skip = f"tagged {min(left_out)}"
             elif interpreted and "compiled" in case.run_tags:
                 p.skip = "tagged compiled"
             if isinstance(case.expected, ExpectedError):

@@ -23,15 +23,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from incflat.tuner.datasets import (Expected, ExpectedError, GeneratedInput, InlineValues, TestCase, ValuesFile,
-                                    read_test_cases)
+from incflat.tuner.datasets import (BACKEND_EXCLUDED_TAGS, Expected, ExpectedError, GeneratedInput, InlineValues,
+                                    TestCase, ValuesFile, read_test_cases)
 from incflat.tuner.errors import TunerError
 from incflat.tuner.writeback import file_place_problem, tuning_path_of
 
 MIN_SECONDS = 0.5
 # futhark bench's convergence criteria: (lag-1 autocorrelation at least, relative standard error at most)
 CONVERGENCE = ((0.95, 0.0010), (0.75, 0.0015), (0.65, 0.0025), (0.45, 0.0050), (0.00, 0.0100))
-ALWAYS_EXCLUDED = ("nobench", "disable")
+ALWAYS_EXCLUDED = ("nobench", "disable", *sorted(BACKEND_EXCLUDED_TAGS))
 
 
 @dataclass

@@ -65,6 +65,10 @@ class ExpectedError:
     regex: str
 
 
+# Tags that leave a case out on incflat's backend (OpenCL, run from Python), as futhark test and futhark bench leave
+# out `no_BACKEND` cases by default: Futhark's opencl and pyopencl backends are the nearest.
+BACKEND_EXCLUDED_TAGS = frozenset({"no_opencl", "no_pyopencl"})
+
 Input = InlineValues | ValuesFile | GeneratedInput
 Expected = InlineValues | ValuesFile | AutoOutput | ExpectedError | None
 
@@ -153,6 +157,9 @@ def select_datasets(cases: list[TestCase], entry: str | None = None, exclude: tu
 def _skip_reason(case: TestCase) -> str | None:
     if "disable" in case.run_tags:
         return "disabled"
+    backend = (case.run_tags | case.block_tags) & BACKEND_EXCLUDED_TAGS
+    if backend:
+        return f"tagged {min(backend)}"
     if isinstance(case.expected, ExpectedError):
         return "expects an error"
     if isinstance(case.input, GeneratedInput) and case.input.kind != "random":

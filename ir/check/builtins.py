@@ -6,8 +6,8 @@ ir.check.prelude.
 """
 
 from incflat.ir import source as S
-from incflat.ir.check.infer import (UNKNOWN_SIZES_NOTE, Refine, TArr, unknown_tv, arr_of, coerce_value, drop_dims, is_arr, is_scalar, leaves, prune, rank_of,
-                                    row_type, shape_of, unify)
+from incflat.ir.check.infer import (UNKNOWN_SIZES_NOTE, Refine, TArr, unknown_tv, arr_of, coerce_value, drop_dims,
+                                    is_arr, is_scalar, leaves, prune, rank_of, row_type, shape_of, unify)
 from incflat.ir.check.prelude import LOGIC_OPS, UNZIPS, prelude_lookup
 from incflat.ir.check.values import Arg, FunV, V, atom_v, tuple_v, unzip_v
 from incflat.ir.types import BOOL, I64, Array, Scalar, Tuple
