@@ -183,13 +183,13 @@ def test_missing_input_file(tmp_path):
 def test_selection_of_tuning_and_held_out_datasets():
     cases = parse(
         "-- ==\n-- entry: a b\n-- input { 1 }\n-- notune input { 2 }\n-- input { 3 } error: x\n"
-        "-- disable input { 4 }\n-- random input { i32 }\n-- script input { f 1 }\n"
+        "-- disable input { 4 }\n-- random input { i32 }\n-- script input { f 1 }\n-- no_opencl input { 5 }\n"
     )
     selection = select_datasets(cases)
     assert [d.name for d in selection.tuning] == ["a:#0 (\"1\")", "b:#0 (\"1\")", "a:i32", "b:i32"]
     assert [(d.name, d.entry) for d in selection.held_out] == [("a:#1 (\"2\")", "a"), ("b:#1 (\"2\")", "b")]
     assert [reason for _, reason in selection.skipped] == [
-        "expects an error", "disabled", "script input is not supported by the tuner"
+        "expects an error", "disabled", "script input is not supported by the tuner", "tagged no_opencl"
     ]
     assert [d.entry for d in select_datasets(cases, entry="b").tuning] == ["b", "b"]
     random_file = selection.tuning[2].input.path
