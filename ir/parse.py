@@ -762,6 +762,12 @@ def parse_syntax(text: str, filename: str = "<input>") -> list:
     except UnexpectedCharacters as e:
         loc = Loc(filename, e.line, e.column)
         ch = text[e.pos_in_stream] if 0 <= e.pos_in_stream < len(text) else ""
+        word = re.search(r"[A-Za-z_][\w']*\s*$", text[:max(e.pos_in_stream, 0)])
+        if ch == '"' and word and word.group(0).strip() in UNSUPPORTED_KEYWORDS:  # `import "lib"` after a body
+            at = word.start()
+            line_start = text.rfind("\n", 0, at) + 1
+            raise CompileError(f'"{word.group(0).strip()}" is not supported by incflat.',
+                               Loc(filename, text.count("\n", 0, at) + 1, at - line_start + 1)) from None
         msg = f'Syntax error: unexpected character "{ch}".'
         if ch == "[":
             msg += " (Write a[i] without a space to index an array.)"

@@ -26,6 +26,9 @@ BAD = [
     ('entry main (k: i64) [n] (xs: [n]i64): [n]i64 = xs', 1, 21, ['Syntax error', 'size parameters', 'before']),
     ('type t = (i32, f32', 1, 19, ['Syntax error', 'end of file']),
     ('def f (x: i32): i32 = match x case 1 -> 2', 1, 23, ['"match"', 'not supported']),
+    ('import "lib"\ndef f (x: i32) = x', 1, 1, ['"import" is not supported']),
+    ('def f (x: i32) = x\n\nimport "common"\n', 3, 1, ['"import" is not supported']),  # after a body (rodinia's bfs)
+    ('def f (x: i32) = "s"', 1, 18, ['String literals are not supported']),
     ('def f (x: i32) = #[unsafe] x + {1}', 1, 34, ['Syntax error', '"}"', '"name = value"']),
     ('def f (xs: []i32): i32 = xs [0]', 1, 26, ['"xs"', 'not a function', 'xs[...]']),
     ('def f (x: i32) = (x, )', 1, 22, ['Syntax error']),
