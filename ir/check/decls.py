@@ -253,8 +253,15 @@ class Declarations:
         if ret_ann is not None:
             r = unify(ret_ann, body_t)
             if r:
+                where = ""
+                a, b = prune(ret_ann), prune(body_t)
+                if isinstance(a, Tuple) and isinstance(b, Tuple) and len(a.elems) == len(b.elems) > 2:
+                    k = next(k for k, (x, y) in enumerate(zip(a.elems, b.elems)) if unify(x, y))
+                    is_record = a.names and list(a.names) != [str(i) for i in range(len(a.elems))]
+                    part = f"field {a.names[k]}" if is_record else f"element {k + 1}"
+                    where = f" ({part} is {self.show(b.elems[k])}, declared {self.show(a.elems[k])})"
                 raise self.err(f'"{d.name}" is declared to return {self.show(ret_ann)}, but its body has '
-                               f'{self.what(r)} {self.show(body_t)}.', d.body.loc)
+                               f'{self.what(r)} {self.show(body_t)}{where}.', d.body.loc)
             ret = self.fill_any(ret_ann, body_t)
         else:
             ret = body_t
