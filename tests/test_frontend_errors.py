@@ -28,6 +28,7 @@ BAD = [
     ('def f (x: i32): i32 = match x case 1 -> 2', 1, 23, ['"match"', 'not supported']),
     ('def f (x: i32): (i32, i32, i32) = (x, x, i64.i32 x)', 1, 35, ['declared to return', '(element 3 is i64, declared i32)']),
     ('def f (x: i32): {a: i32, b: i32, c: i32} = {a = x, b = 1.0, c = x}', 1, 44, ['(field b is decimal literal, declared i32)']),
+    ('def f (x: i32): {a: i32, b: i32, c: i32} = {a = x, b = x, d = x}', 1, 44, ['declared to return', 'type {a: i32, b: i32, d: i32}.']),
     ('import "lib"\ndef f (x: i32) = x', 1, 1, ['"import" is not supported']),
     ('def f (x: i32) = x\n\nimport "common"\n', 3, 1, ['"import" is not supported']),  # after a body (rodinia's bfs)
     ('def f (x: i32) = "s"', 1, 18, ['String literals are not supported']),

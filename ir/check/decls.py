@@ -232,7 +232,7 @@ class Declarations:
                         bindable.add(v)
                         return v
                     if v not in env and self.size_constant(v):
-                        return S.dim_of(self.lower_val(P.Ident(loc, (0, 0), v), env).atom)
+                        return self.local_type_dim(kind, v, loc, env)
                     raise self.err(f'Unknown size "{v}" in the return type of "{d.name}".', loc)
                 x = self.lower_val(v, env)
                 if unify(x.t, I64):
@@ -255,8 +255,10 @@ class Declarations:
             if r:
                 where = ""
                 a, b = prune(ret_ann), prune(body_t)
-                if isinstance(a, Tuple) and isinstance(b, Tuple) and len(a.elems) == len(b.elems) > 2:
-                    k = next(k for k, (x, y) in enumerate(zip(a.elems, b.elems)) if unify(x, y))
+                k = next((k for k, (x, y) in enumerate(zip(a.elems, b.elems)) if unify(x, y)), None) \
+                    if isinstance(a, Tuple) and isinstance(b, Tuple) and a.names == b.names and len(a.elems) > 2 \
+                    else None
+                if k is not None:
                     is_record = a.names and list(a.names) != [str(i) for i in range(len(a.elems))]
                     part = f"field {a.names[k]}" if is_record else f"element {k + 1}"
                     where = f" ({part} is {self.show(b.elems[k])}, declared {self.show(a.elems[k])})"
