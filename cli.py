@@ -12,13 +12,13 @@ from incflat import pipeline
 from incflat.flatten import versions
 from incflat.ir.errors import CompileError, format_error, not_a_file, read_source
 from incflat.ir.verify import IRError
-from incflat.tuner.errors import TunerError
+from incflat.ir.errors import ToolError
 from incflat.codegen.program import is_compiled_program, program_text
-from incflat.codegen.runtime.tuning import option_int, option_seconds
+from incflat.ir.runtime.tuning import option_int, option_seconds
 from incflat.tuner.autotune import add_run_options, option_problem, run_options_argv
 from incflat.tuner.lock import tuning_lock
-from incflat.tuner.writeback import (PlannedFile, atomic_write, tuning_file_problem, tuning_path_of,
-                                     write_temporary)
+from incflat.files import PlannedFile, atomic_write, write_temporary
+from incflat.tuner.writeback import tuning_file_problem, tuning_path_of
 
 
 def read_program(path: pathlib.Path) -> str:
@@ -130,7 +130,7 @@ def cmd_autotune(args) -> int:
     with tuning_lock(args.program):
         problem = None if args.force else tuning_file_problem(tuning_path_of(args.program))
         if problem:  # (the tuner checks again; here before compiling)
-            raise TunerError(problem)
+            raise ToolError(problem)
         temporary = write_temporary(PlannedFile(program, compiled_text(args.program, verify=args.verify), 0o755))
         try:
             print(f"compiled {args.program}; {program} is replaced when tuning ends", flush=True)
@@ -149,7 +149,7 @@ def cmd_test(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from incflat.tuner import bench
+    from incflat import bench
     if args.tuning is not None and not args.tuning.is_file():
         raise UsageError(f"--tuning {args.tuning}: no such file")
     if args.runs < 1:
@@ -170,8 +170,8 @@ PRIMITIVE_TYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", 
 
 
 def cmd_dataset(args) -> int:
-    from incflat.tuner.datasets import dataset_values, parse_bounds
-    from incflat.codegen.runtime.values import write_values
+    from incflat.datasets import dataset_values, parse_bounds
+    from incflat.ir.runtime.values import write_values
     bounds = {}
     for prim in PRIMITIVE_TYPES:
         text = getattr(args, f"{prim}_bounds")
@@ -184,7 +184,7 @@ def cmd_dataset(args) -> int:
         raise UsageError("nothing to generate: give -g TYPE (e.g. -g [100][200]f32), once per value")
     try:
         values = dataset_values(args.generate, args.seed, bounds)
-    except TunerError as e:
+    except ToolError as e:
         raise UsageError(f"-g: {e}") from None
     except MemoryError as e:  # (numpy's says how much, for which shape)
         raise UsageError(f"-g: not enough memory: {e}") from None
@@ -194,7 +194,7 @@ def cmd_dataset(args) -> int:
 
 
 def cmd_benchcmp(args) -> int:
-    from incflat.tuner import bench
+    from incflat import bench
     rows, missing = bench.compare(bench.load_results(args.a), bench.load_results(args.b))
     sys.stdout.write(bench.benchcmp_text(rows, missing))
     return 0
@@ -331,7 +331,7 @@ def main(argv=None) -> int:
     except CompileError as e:
         print(format_error(e, _source_of(e, program)), file=sys.stderr)
         return 1
-    except TunerError as e:
+    except ToolError as e:
         print(f"incflat: error: {e}", file=sys.stderr)
         return 1
     except UsageError as e:

@@ -1,5 +1,5 @@
 """`incflat test` and `incflat run`: the cases of `-- ==` blocks run through a compiled program (or the reference
-interpreter) and checked as `futhark test` checks them, and a compile cache keyed by the source and the compiler.
+interpreter) and checked as `futhark test` checks them (`datasets.compare_values`).
 
 The parts, usable one by one (tests/test_corpus.py does):
 
@@ -9,27 +9,11 @@ The parts, usable one by one (tests/test_corpus.py does):
 - `check(case, outcome)`: the failure message of one run, or None;
 - `Interpreter(program)` and `Compiled(compiled file, device, overrides)`: run an entry point, giving an `Outcome`
   (compiled programs run in a worker process, so that one that crashes or hangs only fails its case);
-- `compile_cached(path)`: the compiled program (importable as a module with `import_module`), cached under
-  `$XDG_CACHE_HOME/incflat` (else `~/.cache/incflat`); `version_assignments(compiled)`: threshold values that
-  reach each of its code versions;
 - `run_tests(paths, ...)`: the whole `incflat test` command.
-
-Float comparison follows futhark test: per value, the tolerance is max(0.002, 0.002 * max |e|) over the finite
-elements e of the expected value, and an element passes when |got - expected| < tolerance, or both are NaN, or both
-are infinities of the same sign. (Futhark takes the largest 0.002 * e without |.|; we take the magnitude, so an
-array of large negative values is compared as leniently as one of large positive values.) Integers and booleans
-must be equal; types and shapes must match exactly.
 """
 
 from __future__ import annotations
 
-import functools
-import gzip
-import hashlib
-import importlib.resources
-import importlib.util
-import io
-import os
 import pathlib
 import re
 import signal
@@ -38,13 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TextIO
 
-import numpy as np
-
 from incflat import pipeline
-from incflat.codegen.program import program_text
-from incflat.codegen.runtime import tuning
-from incflat.ir.errors import CompileError, Unsupported, format_error, not_a_file, read_source
-from incflat.tuner.datasets import (
+from incflat.compiled import compile_cached, import_module
+from incflat.datasets import (
     BACKEND_EXCLUDED_TAGS,
     AutoOutput,
     ExpectedError,
@@ -52,91 +32,19 @@ from incflat.tuner.datasets import (
     InlineValues,
     TestCase,
     ValuesFile,
+    compare_values,
+    expand_paths,
     parse_test_cases,
     random_values,
+    read_values_of,
 )
-from incflat.tuner.errors import TunerError
-from incflat.tuner.writeback import atomic_write
+from incflat.ir.errors import CompileError, ToolError, Unsupported, format_error, not_a_file, read_source
 
-COMPILER_PACKAGES = ("ir", "flatten", "codegen")  # with the modules of incflat itself: what compiles
-MIN_TOLERANCE = 0.002  # futhark test's: 0.2%
-SHOWN_CHARS = 300  # expected and actual values are shown truncated to this many characters
 DEFAULT_TIMEOUT = 300.0  # seconds for one run of a compiled program
 
 
 # ---------------------------------------------------------------------------------------------------------
 # The compile cache
-
-
-@functools.lru_cache(maxsize=1)
-def compiler_hash() -> str:
-    """A hash of every source file of the compiler, so that a changed compiler invalidates the cache."""
-    h = hashlib.sha256()
-
-    def add(node, name: str):
-        if node.is_dir():
-            for child in sorted(node.iterdir(), key=lambda c: c.name):
-                add(child, f"{name}/{child.name}")
-        elif name.endswith((".py", ".lark")):
-            h.update(name.encode() + b"\0" + node.read_bytes() + b"\0")
-
-    root = importlib.resources.files("incflat")
-    for child in sorted(root.iterdir(), key=lambda c: c.name):
-        if child.name in COMPILER_PACKAGES or (not child.is_dir() and child.name.endswith(".py")):
-            add(child, child.name)
-    return h.hexdigest()
-
-
-def cache_dir() -> pathlib.Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return pathlib.Path(base) / "incflat"
-
-
-def cache_key(path: pathlib.Path, text: str, options: pipeline.Options = pipeline.Options()) -> str:
-    key = f"{compiler_hash()}\0{path.name}\0{text}\0{options!r}"
-    return hashlib.sha256(key.encode()).hexdigest()[:32]
-
-
-def compile_cached(path: pathlib.Path, text: str | None = None, cache: pathlib.Path | None = None,
-                   verify: bool | None = None, options: pipeline.Options = pipeline.Options()) -> pathlib.Path:
-    """The compiled program of `path` (an executable Python file `<stem>.py`, also importable), from the cache
-    (`cache`, default `cache_dir()`) or compiled now. Raises CompileError as the compiler does."""
-    text = read_source(path) if text is None else text
-    out = (cache or cache_dir()) / cache_key(path, text, options) / f"{_module_stem(path)}.py"
-    if out.is_file():
-        return out
-    generated = pipeline.compile(text, str(path), verify_stages=verify, options=options)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(out, program_text(generated).encode(), mode=0o755)
-    return out
-
-
-def _module_stem(path: pathlib.Path) -> str:
-    return re.sub(r"\W", "_", path.stem) or "prog"
-
-
-def import_module(compiled: pathlib.Path):
-    """A compiled program as a module (each file once per process)."""
-    name = f"incflat_compiled_{compiled.parent.name}_{compiled.stem}"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, compiled)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    sys.modules[name] = module
-    return module
-
-
-def program_params(compiled) -> list:
-    """The tuning parameters of a compiled program (its file, or the file imported as a module), as its
-    `--print-params` lists them, read back through the contract's parser (codegen.runtime.tuning)."""
-    module = import_module(compiled) if isinstance(compiled, pathlib.Path) else compiled
-    return tuning.parse_listing(tuning.listing(module.PROGRAM.params))
-
-
-def version_assignments(compiled) -> list[dict[str, int]]:
-    """Threshold values that together reach every code version of a compiled program (a file or a module)."""
-    return tuning.version_assignments(tuning.build_forest(program_params(compiled)))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -153,12 +61,12 @@ class Program:
 
 
 def load_program(path: pathlib.Path) -> Program:
-    """Reads a .fut file and its test cases (TunerError for a bad test block); the front end's CompileError is
+    """Reads a .fut file and its test cases (ToolError for a bad test block); the front end's CompileError is
     kept in `.error` rather than raised, so that callers can report it with the cases it fails."""
     try:
         text = read_source(path)
     except OSError as e:
-        raise TunerError(f"cannot read {path}: {e.strerror}") from None
+        raise ToolError(f"cannot read {path}: {e.strerror}") from None
     except CompileError as e:  # not UTF-8: no test cases can be read either
         return Program(path, path.read_bytes().decode("utf-8", errors="replace"), [], error=e)
     cases = parse_test_cases(text, path)
@@ -243,19 +151,8 @@ def _inputs(case: TestCase) -> tuple[list | None, str | None]:
                 return None, f"{case.input.kind} input is not supported"
             return random_values(case.input.text), None
         return read_values_of(case.input), None
-    except (OSError, ValueError, TunerError) as e:
+    except (OSError, ValueError, ToolError) as e:
         return None, f"cannot read the input: {e}"
-
-
-def read_values_of(values: InlineValues | ValuesFile) -> list:
-    """The values a test block writes or names (a file, gzipped or not)."""
-    from incflat.codegen.runtime.values import read_values
-
-    if isinstance(values, InlineValues):
-        return read_values(io.BytesIO(values.text.encode()))
-    opener = gzip.open if values.path.suffix == ".gz" else open
-    with opener(values.path, "rb") as f:
-        return read_values(f)
 
 
 def _reference(program: Program, entry: str, inputs: list) -> tuple[list | None, str | None]:
@@ -282,7 +179,7 @@ class Interpreter:
         self.program = program
 
     def run(self, entry: str, inputs: list) -> Outcome:
-        from incflat.ir.interp import run_entry
+        from incflat.ir.interp.interpreter import run_entry
 
         try:
             return Outcome(values=tuple(run_entry(self.program.source, entry, list(inputs))))
@@ -446,59 +343,6 @@ def check(p: Prepared, outcome: Outcome) -> str | None:
     return None
 
 
-def compare_values(got: list, expected: list) -> str | None:
-    """The first difference between two lists of Futhark values (futhark test's comparison), or None."""
-    from incflat.codegen.runtime.values import type_name
-
-    if len(got) != len(expected):
-        return f"expected {len(expected)} values, got {len(got)}"
-    for i, (g, e) in enumerate(zip(got, expected)):
-        g_arr, e_arr = np.asarray(g), np.asarray(e)
-        if type_name(g).lstrip("[]") != type_name(e).lstrip("[]") or g_arr.ndim != e_arr.ndim:
-            return f"value #{i}: expected a value of type {type_name(e)}, got {type_name(g, True)}"
-        if g_arr.shape != e_arr.shape:
-            return (f"value #{i}: expected an array of shape {_shape(e_arr)}, got {_shape(g_arr)}"
-                    + _show(g, e))
-        bad = _mismatches(g_arr, e_arr)
-        if bad.any():
-            if e_arr.ndim == 0:
-                return f"value #{i}: expected {_text(e)}, got {_text(g)}"
-            at = tuple(int(k) for k in np.argwhere(bad)[0])
-            return (f"value #{i} at [{', '.join(map(str, at))}]: expected {_text(e_arr[at])}, got {_text(g_arr[at])} "
-                    f"({int(bad.sum())} of {bad.size} elements differ)" + _show(g, e))
-    return None
-
-
-def _mismatches(g: np.ndarray, e: np.ndarray) -> np.ndarray:
-    if e.dtype.kind != "f":
-        return g != e
-    with np.errstate(all="ignore"):
-        g64, e64 = g.astype(np.float64), e.astype(np.float64)
-        finite = e64[np.isfinite(e64)]
-        tolerance = max(MIN_TOLERANCE, MIN_TOLERANCE * float(np.abs(finite).max())) if finite.size else MIN_TOLERANCE
-        close = np.abs(g64 - e64) < tolerance
-        nans = np.isnan(g64) & np.isnan(e64)
-        infs = np.isinf(g64) & np.isinf(e64) & (np.sign(g64) == np.sign(e64))
-        return ~(close | nans | infs)
-
-
-def _shape(a: np.ndarray) -> str:
-    return "".join(f"[{d}]" for d in a.shape)
-
-
-def _text(value) -> str:
-    from incflat.codegen.runtime.values import write_text
-
-    out = io.StringIO()
-    write_text(value, out)
-    text = out.getvalue()
-    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
-
-
-def _show(got, expected) -> str:
-    return f"\n  expected: {_text(expected)}\n  got:      {_text(got)}"
-
-
 def _indent(text: str) -> str:
     return "\n".join("  " + line for line in text.splitlines())
 
@@ -517,14 +361,6 @@ class Summary:
     def line(self) -> str:
         text = f"{self.passed} passed, {self.failed} failed"
         return text + (f", {self.skipped} skipped" if self.skipped else "")
-
-
-def expand_paths(paths: Sequence[pathlib.Path]) -> list[pathlib.Path]:
-    """Files as given; folders are searched for .fut files (recursively, sorted)."""
-    out = []
-    for path in paths:
-        out.extend(sorted(path.rglob("*.fut")) if path.is_dir() else [path])
-    return out
 
 
 def run_tests(paths: Sequence[pathlib.Path], device: str | None = None, interpreted: bool = False,
@@ -555,7 +391,7 @@ def run_test_file(path: pathlib.Path, summary: Summary, device: str | None, inte
         if program.error is not None:  # the front end rejects the program: every case fails
             return fail_file(format_error(program.error, program.text), len(program.cases))
         planned = plan(program, interpreted, exclude)
-    except TunerError as e:
+    except ToolError as e:
         return fail_file(f"error: {e}", 1)
     except Exception as e:  # noqa: BLE001 - a crash of the front end or of the interpreter (auto output)
         return fail_file(f"internal compiler error: {type(e).__name__}: {e}", 1)
@@ -582,7 +418,7 @@ def run_test_file(path: pathlib.Path, summary: Summary, device: str | None, inte
     for p in runnable:
         try:
             p = with_values(p, program)
-        except TunerError as e:
+        except ToolError as e:
             reason = f"error: {e}"
         except Exception as e:  # noqa: BLE001 - a crash of the interpreter (auto output)
             reason = f"internal compiler error: {type(e).__name__}: {e}"
@@ -613,9 +449,9 @@ def run_interpreted(path: pathlib.Path, argv: Sequence[str], stdin=None, stdout=
     import argparse
     import time
 
-    from incflat.codegen.runtime import tuning
+    from incflat.ir.runtime import tuning
 
-    from incflat.codegen.runtime.values import read_values, write_values
+    from incflat.ir.runtime.values import read_values, write_values
 
     ap = argparse.ArgumentParser(prog=f"incflat run --interpreter {path}")
     ap.add_argument("-e", "--entry-point", default="main")
@@ -623,8 +459,8 @@ def run_interpreted(path: pathlib.Path, argv: Sequence[str], stdin=None, stdout=
     ap.add_argument("-r", "--runs", type=tuning.option_int, default=1)
     ap.add_argument("-t", "--write-runtime-to")
     args = ap.parse_args(list(argv))
-    from incflat.codegen.runtime.errors import ProgramError, ReaderGone
-    from incflat.codegen.runtime.program import check_output_file, write_output_file, write_stdout
+    from incflat.ir.runtime.errors import ProgramError, ReaderGone
+    from incflat.ir.runtime.program import check_output_file, write_output_file, write_stdout
     try:
         if (stdin is None and sys.stdin is None) or (stdout is None and sys.stdout is None):
             raise ProgramError(f"{'stdin' if stdin is None and sys.stdin is None else 'stdout'} is closed")

@@ -17,27 +17,29 @@ from __future__ import annotations
 
 import contextlib
 import os
+import functools
 import sys
 import threading
 from dataclasses import dataclass
 from typing import Callable
 
-from incflat.codegen.context import prune_context
-from incflat.codegen.host import prune_unsupported
-from incflat.codegen.iotas import sink_iotas
-from incflat.codegen.postmaps import fuse_scan_postmaps
-from incflat.codegen.device_scalars import sink_scalars
+from incflat.codegen.host import supports
+from incflat.codegen.lower.context import prune_context
+from incflat.codegen.lower.device_scalars import sink_scalars
+from incflat.codegen.lower.interfaces import rename_interfaces
+from incflat.codegen.lower.iotas import sink_iotas
+from incflat.codegen.lower.postmaps import fuse_scan_postmaps
+from incflat.codegen.lower.prune import prune_unsupported
 from incflat.codegen.program import GeneratedProgram, generate, generated_text, verify_generated
 from incflat.flatten import normalize as N
 from incflat.flatten.incremental import flatten
 from incflat.ir import pretty
 from incflat.ir import source as S
 from incflat.ir import target as T
-from incflat.ir.check import check
 from incflat.ir.errors import CompileError
-from incflat.ir.parse import parse
-from incflat.ir.rename import rename_interfaces
-from incflat.ir.syntax import SourceText, Syntax
+from incflat.ir.frontend.check import check
+from incflat.ir.frontend.parse import parse
+from incflat.ir.frontend.syntax import SourceText, Syntax
 from incflat.ir.verify import verify_source, verify_target
 
 FLATTENINGS = ("incremental", "moderate")
@@ -85,7 +87,8 @@ STAGES = (
     Stage("sink_iotas", sink_iotas, T.Program, T.Program),  # a kernel computes the iotas it reads
     Stage("fuse_scan_postmaps", fuse_scan_postmaps, T.Program, T.Program),  # a thread's scan maps as it goes
     Stage("prune_context", prune_context, T.Program, T.Program),  # kernels take only the arrays they read
-    Stage("prune_unsupported", prune_unsupported, T.Program, T.Program),
+    # the versions code generation cannot handle yet (code generation's `supports` says which)
+    Stage("prune_unsupported", functools.partial(prune_unsupported, supports=supports), T.Program, T.Program),
     Stage("sink_scalars", sink_scalars, T.Program, T.Program),  # kernels compute what they read of kernels' scalars
     Stage("generate", generate, T.Program, GeneratedProgram, ("checks",)),
 )

@@ -3,7 +3,7 @@ prelude's functions, with Futhark's semantics."""
 
 import math
 
-from incflat.codegen.runtime.prims import PRIMS
+from incflat.ir.runtime.prims import PRIMS
 from incflat.ir import source as S
 from incflat.ir.errors import Unsupported
 

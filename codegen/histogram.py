@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from incflat.codegen.cscalar import CTYPES
 from incflat.codegen.kernel import INDEX, Kernel, KernelParam
 from incflat.codegen.opencl import KernelWriter
-from incflat.codegen.runtime.prims import PRIMS
+from incflat.ir.runtime.prims import PRIMS
 from incflat.ir import source as S
 from incflat.ir.analysis import free_in_body, free_in_exp
 from incflat.ir.errors import Unsupported

@@ -1,22 +1,19 @@
 """The host code: Python that runs the target IR's host-level code (sizes, guards, control flow) and launches
-the kernels, written through an emitter. Also `supports`, which says whether a code version can be generated,
-and the `prune_unsupported` stage built on it."""
-
-import dataclasses
+the kernels, written through an emitter. Also `supports`, which says whether a code version can be generated (the
+stage list gives it to lowering's prune_unsupported)."""
 
 from incflat.codegen import coalescing, histogram, segops, tiling
-from incflat.codegen.device_scalars import resident_scalars
+from incflat.codegen.lower.device_scalars import resident_scalars
 from incflat.codegen.emit import PyEmitter
 from incflat.codegen.kernel import ErrorTable, Kernel, Launch
 from incflat.codegen.opencl import neutral_ctypes, source_name
-from incflat.codegen.runtime.prims import CTYPE_SIZES, PRIMS
-from incflat.codegen.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, USER_PARAM, Param, size_name
+from incflat.ir.runtime.prims import CTYPE_SIZES, PRIMS
+from incflat.ir.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, USER_PARAM, Param, size_name
 from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.analysis import use_counts
 from incflat.ir.errors import Unsupported
 from incflat.ir.rename import user_name
-from incflat.ir.traverse import map_nested
 from incflat.ir.types import BOOL, Array
 
 
@@ -35,7 +32,7 @@ class HostWriter:
     def __init__(self, checks: bool = True):
         self.out = PyEmitter()
         self.kernels = []  # codegen.kernel.Kernel, in the order they are written
-        self.device_scalars = set()  # scalars kept in device memory (codegen.device_scalars): read back where used
+        self.device_scalars = set()  # scalars kept in device memory (codegen.lower.device_scalars): read back where used
         self.errors = ErrorTable(checks)
         self.entry_name = None
         self.size_params = []  # Param: the workgroup, grid and tile sizes, tuning parameters too
@@ -477,33 +474,3 @@ def supports(body: S.Body):
     except Unsupported as e:
         return e
     return None
-
-
-def prune_unsupported(target: T.Program) -> T.Program:
-    """The prune_unsupported stage: drops the code versions that the backend cannot generate yet, keeping the
-    guards' other branch; a program none of whose versions can be generated raises the `Unsupported` error of
-    its last version."""
-    return dataclasses.replace(target, funs=tuple(dataclasses.replace(f, body=_prune_body(f.body))
-                                                   for f in target.funs))
-
-
-def _prune_body(body: S.Body) -> S.Body:
-    stms = []
-    for stm in body.stms:
-        e = stm.exp
-        if isinstance(e, T.Guard):
-            then, else_ = _prune_body(e.then), _prune_body(e.else_)
-            then_error, else_error = supports(then), supports(else_)
-            if then_error is None and else_error is None:
-                stms.append(S.Stm(stm.pat, dataclasses.replace(e, then=then, else_=else_), stm.loc))
-                continue
-            if then_error is not None and else_error is not None:
-                raise else_error
-            kept = else_ if then_error is not None else then
-            stms.extend(kept.stms)
-            stms.extend(S.Stm((p,), S.AtomExp(r), stm.loc) for p, r in zip(stm.pat, kept.result))
-        elif isinstance(e, (S.If, S.Loop)):
-            stms.append(S.Stm(stm.pat, map_nested(e, _prune_body), stm.loc))
-        else:
-            stms.append(stm)
-    return S.Body(tuple(stms), body.result)

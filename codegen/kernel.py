@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 from incflat.codegen.emit import CEmitter
-from incflat.codegen.runtime.prims import CTYPE_SIZES, PRIMS
+from incflat.ir.runtime.prims import CTYPE_SIZES, PRIMS
 
 # The type of the kernels' own index arithmetic (flat indices, offsets, strides, block and loop counters):
 # 32 bits, as 64-bit multiplications and divisions cost a memory-bound kernel a fifth to a third of its
@@ -190,7 +190,7 @@ class ScalarParam(KernelParam):
 @dataclass(frozen=True)
 class DeviceScalarParam(KernelParam):
     """A scalar of the host that another kernel left in device memory (a segop's rank-0 result, at offset 0:
-    codegen.device_scalars), read by every thread at the kernel's start: passed by value, the host would first
+    codegen.lower.device_scalars), read by every thread at the kernel's start: passed by value, the host would first
     wait to read it back."""
     name: str
     ctype: str

@@ -13,7 +13,7 @@ from incflat.codegen.cscalar import CTYPES, WRAPPING, binop, c_const, dim_expr, 
 from incflat.codegen.kernel import (INDEX, ArrayParam, CExpr, ErrorBuffer, IndexParam, Kernel, LocalParam,
                                     ScalarParam, ScratchParam, View, iota_view)
 from incflat.codegen.lifted import Lifted
-from incflat.codegen.runtime.prims import CTYPE_SIZES, PRIMS
+from incflat.ir.runtime.prims import CTYPE_SIZES, PRIMS
 from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.errors import Unsupported

@@ -4,9 +4,9 @@ program's file.
 
 The file is laid out as:
 
-    header; the tuned-defaults block (codegen.runtime.tuning); the data (the OpenCL prelude and kernels, the
+    header; the tuned-defaults block (ir.runtime.tuning); the data (the OpenCL prelude and kernels, the
     parameters, the error table, the entry points' types); the host code (one function per entry point);
-    the runtime (codegen.runtime's modules, carried as text and installed by codegen.runtime.loader);
+    the runtime (ir.runtime's modules, carried as text and installed by ir.runtime.loader);
     `PROGRAM`, `load` (the library) and `run` (the command line).
 
 It needs only Python 3, numpy and pyopencl.
@@ -20,12 +20,12 @@ import pathlib
 from dataclasses import dataclass
 
 from incflat import __version__
-from incflat.codegen import runtime
+from incflat.ir import runtime
 from incflat.codegen.cscalar import PRELUDE
 from incflat.codegen.emit import PyEmitter
 from incflat.codegen.host import HostWriter
-from incflat.codegen.runtime.tuning import ContractError, build_forest, defaults_block
-from incflat.flatten.thresholds import thresholds
+from incflat.ir.runtime.tuning import ContractError, build_forest, defaults_block
+from incflat.ir.thresholds import thresholds
 from incflat.ir import target as T
 from incflat.ir.types import unsized_name
 from incflat.ir.verify import IRError
@@ -42,7 +42,7 @@ class EntrySignature:
 class GeneratedProgram:
     source_name: str  # the .fut file's name, for the header
     kernels: tuple  # codegen.kernel.Kernel
-    params: tuple  # codegen.runtime.tuning.Param: thresholds, then workgroup, grid and tile sizes
+    params: tuple  # ir.runtime.tuning.Param: thresholds, then workgroup, grid and tile sizes
     errors: tuple  # (where, message template) of the run-time errors kernels report, numbered from 1
     entries: tuple  # EntrySignature
     host_code: str  # Python: `def entry_<name>(ctx, ...)` for each entry point

@@ -6,7 +6,7 @@ from incflat.codegen.cscalar import CTYPES, neutral_ctypes
 from incflat.codegen.kernel import INDEX, Kernel, LookbackParams, SegmentCounters, View
 from incflat.codegen.lifted import Lifted
 from incflat.codegen.opencl import KernelWriter, require_scalar_operator
-from incflat.codegen.runtime.prims import CTYPE_SIZES
+from incflat.ir.runtime.prims import CTYPE_SIZES
 from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.analysis import free_in_body, free_in_exp

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from incflat.codegen.cscalar import CTYPES
 from incflat.codegen.kernel import INDEX, Kernel, LocalParam, View
 from incflat.codegen.opencl import KernelWriter
-from incflat.codegen.runtime.prims import CTYPE_SIZES
+from incflat.ir.runtime.prims import CTYPE_SIZES
 from incflat.codegen.segops import kernel_inputs
 from incflat.ir import source as S
 from incflat.ir import target as T

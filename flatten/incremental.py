@@ -14,10 +14,10 @@ import dataclasses
 
 import numpy as np
 
-from incflat.codegen.runtime.tuning import threshold_name
+from incflat.ir.runtime.tuning import threshold_name
 from incflat.ir import source as S
 from incflat.ir import target as T
-from incflat.ir.analysis import free_in_body, free_in_exp, has_assertions, has_inner_soacs, type_size_names
+from incflat.ir.analysis import exp_types, free_in_body, free_in_exp, has_assertions, has_inner_soacs, type_size_names
 from incflat.ir.rename import NameSource, all_names
 from incflat.ir.types import BOOL, I64, Array, array_of
 
@@ -44,7 +44,7 @@ class Flattener:
         for stm in body.stms:
             e = stm.exp
             if isinstance(e, (S.Map, S.Redomap, S.Scanomap)):
-                types = nest_types(e) if isinstance(e, S.Map) else S.exp_types(e)
+                types = nest_types(e) if isinstance(e, S.Map) else exp_types(e)
                 stms.extend(bind(stm.pat, self.nest(entry, (), 1, e, types), stm.loc))
                 continue
             if isinstance(e, S.If):  # G0: host-level control flow, branches flattened on their own
@@ -354,13 +354,13 @@ class Flattener:
                 e = dataclasses.replace(e, then=self.intra_body(e.then), else_=self.intra_body(e.else_))
             elif isinstance(e, S.Map):
                 ctx, inner = map_nest(e)
-                e = T.SegMap(0, ctx, inner, S.exp_types(e))
+                e = T.SegMap(0, ctx, inner, exp_types(e))
             elif isinstance(e, S.Redomap):
                 e = T.SegRed(0, (T.Binding(e.width, e.map_lam.params, e.arrs),), e.red, e.neutral,
-                             e.map_lam.body, S.exp_types(e), e.commutative or is_commutative(e.red))
+                             e.map_lam.body, exp_types(e), e.commutative or is_commutative(e.red))
             elif isinstance(e, S.Scanomap):
                 e = T.SegScan(0, (T.Binding(e.width, e.map_lam.params, e.arrs),), e.scan, e.neutral,
-                              e.map_lam.body, S.exp_types(e))
+                              e.map_lam.body, exp_types(e))
             stms.append(S.Stm(stm.pat, e, stm.loc))
         return S.Body(tuple(stms), body.result)
 

@@ -4,8 +4,8 @@ degrees of parallelism, and the code of each leaf version, as text, Graphviz or 
 import json
 from dataclasses import dataclass, field
 
-from incflat.codegen.runtime.tuning import build_forest, leaf_names
-from incflat.flatten.thresholds import thresholds
+from incflat.ir.runtime.tuning import build_forest, leaf_names
+from incflat.ir.thresholds import thresholds
 from incflat.ir import pretty
 from incflat.ir import source as S
 from incflat.ir import target as T

@@ -44,7 +44,7 @@ def entry_of(module):
 
 def versions_of(module) -> dict:
     """The threshold values that reach each code version (the tuning contract's enumeration), named V1, ..."""
-    from incflat.codegen.runtime.tuning import build_forest, listing, parse_listing, version_assignments
+    from incflat.ir.runtime.tuning import build_forest, listing, parse_listing, version_assignments
     text = (listing(module.PROGRAM.params) if hasattr(module, "PROGRAM")
             else "".join(f"{name} ({cls})\n" for name, cls in module.PARAMS))
     assignments = version_assignments(build_forest(parse_listing(text)))

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from incflat import pipeline
-from incflat.ir.interp import run_entry
+from incflat.ir.interp.interpreter import run_entry
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 

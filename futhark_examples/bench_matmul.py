@@ -24,7 +24,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from futhark_examples.micro.bench import kernel_time  # noqa: E402
-from incflat.codegen.runtime.tuning import NEVER  # noqa: E402
+from incflat.ir.runtime.tuning import NEVER  # noqa: E402
 
 T1, T2, T3, T4 = ("main.suff_outer_par_0", "main.suff_intra_par_1", "main.suff_outer_par_2",
                   "main.suff_intra_par_3")

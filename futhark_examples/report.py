@@ -194,7 +194,7 @@ def cmd_run(args) -> int:
 
 def cmd_guards(args) -> int:
     """The tuned program's -P guard records on each paper dataset, in DIR/PROGRAM.guards.txt."""
-    from incflat.harness import compile_cached
+    from incflat.compiled import compile_cached
     tuning = args.out / f"{args.program}.aif.tuning"
     if not tuning.exists():
         raise SystemExit(f"{tuning}: no tuning file (run `report.py run {args.program} --parts aif` first)")

@@ -52,15 +52,15 @@ from incflat import pipeline
 from incflat.cli import compile_file
 from incflat.tuner.autotune import autotune, in_effect, listed_defaults
 from incflat.tuner.result import configurations_until
-from incflat.tuner.datasets import read_test_cases, select_datasets
-from incflat.tuner.errors import TunerError
+from incflat.datasets import read_test_cases, select_datasets
+from incflat.ir.errors import ToolError
 from incflat.tuner.measure import TRIM, Bench, Limits
 from incflat.tuner.probe import probe
 from incflat.tuner.program import Program
 from incflat.tuner.strategies import STRATEGIES
 from incflat.tuner.tree import build_forest, version
 from incflat.tuner.writeback import tuning_path_of
-from incflat.codegen.runtime.tuning import NEVER, Param, leaf_names
+from incflat.ir.runtime.tuning import NEVER, Param, leaf_names
 
 WITHIN = 1.02
 MATCHED = ("random", "bandit")  # the strategies --match-budget bounds
@@ -451,7 +451,7 @@ def main(argv=None) -> int:
         print(f"{fut}: {', '.join(args.strategies)}", flush=True)
         try:
             study.append(study_program(fut, args))
-        except TunerError as e:  # a dataset's file missing, say: the programs studied so far are kept
+        except ToolError as e:  # a dataset's file missing, say: the programs studied so far are kept
             parser.exit(1, f"{parser.prog}: {fut}: {e}\n")
         (args.out / "study.json").write_text(json.dumps(study, indent=1) + "\n")
     device = study_device(study)

@@ -3,7 +3,7 @@
 from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.traverse import nested
-from incflat.ir.types import I64, Array, Tuple
+from incflat.ir.types import I64, Array, Tuple, array_of
 
 
 def exp_atoms(e) -> tuple:
@@ -171,3 +171,51 @@ def use_counts(body: S.Body) -> dict:
 
     count_body(body)
     return counts
+
+
+def exp_types(e: S.Exp) -> tuple:
+    """The result types of an expression, one per pattern element."""
+    if isinstance(e, S.AtomExp):
+        return (e.x.type,)
+    if isinstance(e, (S.BinOp, S.UnOp, S.PrimCall)):
+        return (e.type,)
+    if hasattr(e, "types"):  # Apply, If, and the target IR's segops and guards
+        return e.types
+    if isinstance(e, S.Index):
+        t = e.arr.type
+        kept = tuple(S.dim_of(i.size) for i in e.idxs if isinstance(i, S.DimSlice))
+        return (array_of(t.elem, kept + t.shape[len(e.idxs):]),)
+    if isinstance(e, (S.Update, S.Rotate, S.Scatter)):
+        return ((e.dest if isinstance(e, S.Scatter) else e.arr).type,)
+    if isinstance(e, S.ArrayLit):
+        return (e.type,)
+    if isinstance(e, S.Assert):
+        return ()
+    if isinstance(e, S.TuningParam):
+        return (e.default.type,)
+    if isinstance(e, S.Concat):
+        t = e.arrs[0].type
+        return (Array(t.elem, (S.dim_of(e.size),) + t.shape[1:]),)
+    if isinstance(e, S.Reshape):
+        return (Array(e.arr.type.elem, tuple(S.dim_of(a) for a in e.shape)),)
+    if isinstance(e, S.Filter):
+        return (I64,) + tuple(array_of(a.type.row(), (e.size,)) for a in e.arrs)
+    if isinstance(e, S.Loop):
+        return (I64,) * len(e.size_params) + tuple(p.type for p in e.params)
+    if isinstance(e, S.Iota):
+        return (Array(e.elem, (S.dim_of(e.n),)),)
+    if isinstance(e, S.Replicate):
+        return (array_of(e.x.type, (S.dim_of(e.n),)),)
+    if isinstance(e, S.Rearrange):
+        t = e.arr.type
+        return (Array(t.elem, tuple(t.shape[p] for p in e.perm) + t.shape[len(e.perm):]),)
+    if isinstance(e, S.Map):
+        return tuple(array_of(t, (S.dim_of(e.width),)) for t in e.lam.ret)
+    if isinstance(e, (S.Reduce, S.Redomap)):
+        return tuple(a.type for a in e.neutral)
+    if isinstance(e, S.Scan):
+        return tuple(array_of(a.type, (S.dim_of(e.width),)) for a in e.neutral)
+    if isinstance(e, S.Scanomap):
+        elems = e.post.ret if e.post is not None else tuple(a.type for a in e.neutral)
+        return tuple(array_of(t, (S.dim_of(e.width),)) for t in elems)
+    raise TypeError(e)

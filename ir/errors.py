@@ -82,3 +82,8 @@ class Unsupported(CompileError):
     def __init__(self, what: str, loc: Optional[Loc] = None):
         super().__init__(f"not supported yet: {what}", loc)
         self.what = what
+
+
+class ToolError(Exception):
+    """An error in what the tools are given besides a program (test blocks, data files, tuning files, options) or
+    in what a compiled program did when they ran them: its message is printed as one line, without a traceback."""

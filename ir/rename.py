@@ -31,21 +31,6 @@ def user_name(name: str) -> str:
     return re.sub(r"_\d+$", "", name).replace("_q", "'")
 
 
-def rename_interfaces(prog: S.Program) -> S.Program:
-    """Gives the parameters and size parameters of every function fresh names too, so that every name
-    in the program is `base_N` (generated code can use names as identifiers)."""
-    names = NameSource(all_names(prog))
-    funs = []
-    for f in prog.funs:
-        r = Renamer(names, {})
-        sizes = tuple(r.bind(S.Var(n, I64)).name for n in f.size_params)
-        params = tuple(r.bind(p) for p in f.params)
-        body = r.body(f.body)  # before the result types: they may name sizes the body binds
-        ret = tuple(r.type(t) for t in f.ret)
-        funs.append(dataclasses.replace(f, size_params=sizes, params=params, ret=ret, body=body))
-    return dataclasses.replace(prog, funs=tuple(funs))
-
-
 def all_names(prog: S.Program) -> set:
     names = set()
 

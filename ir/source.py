@@ -303,7 +303,7 @@ class Scanomap:
     neutral: tuple
     arrs: tuple
     # A map applied to each prefix as it is computed, whose results replace the scan's (formed only for
-    # sequential scans inside kernels, by codegen.postmaps: the prefixes are never stored).
+    # sequential scans inside kernels, by codegen.lower.postmaps: the prefixes are never stored).
     post: Optional[Lambda] = None
 
 
@@ -358,57 +358,6 @@ class Program(Functions):
     """A source program: functions over SOACs (no segops, no guards)."""
     funs: tuple  # tuple[FunDef, ...]
     file: str = "<input>"
-
-
-def exp_types(e: Exp) -> tuple:
-    """The result types of an expression, one per pattern element."""
-    from incflat.ir.types import Array, array_of
-    if isinstance(e, AtomExp):
-        return (e.x.type,)
-    if isinstance(e, (BinOp, UnOp, PrimCall)):
-        return (e.type,)
-    if hasattr(e, "types"):  # Apply, If, and the target IR's segops and guards
-        return e.types
-    if isinstance(e, Index):
-        t = e.arr.type
-        kept = tuple(dim_of(i.size) for i in e.idxs if isinstance(i, DimSlice))
-        return (array_of(t.elem, kept + t.shape[len(e.idxs):]),)
-    if isinstance(e, (Update, Rotate, Scatter)):
-        return ((e.dest if isinstance(e, Scatter) else e.arr).type,)
-    if isinstance(e, ArrayLit):
-        return (e.type,)
-    if isinstance(e, Assert):
-        return ()
-    if isinstance(e, TuningParam):
-        return (e.default.type,)
-    if isinstance(e, Concat):
-        t = e.arrs[0].type
-        return (Array(t.elem, (dim_of(e.size),) + t.shape[1:]),)
-    if isinstance(e, Reshape):
-        return (Array(e.arr.type.elem, tuple(dim_of(a) for a in e.shape)),)
-    if isinstance(e, Filter):
-        from incflat.ir.types import I64
-        return (I64,) + tuple(array_of(a.type.row(), (e.size,)) for a in e.arrs)
-    if isinstance(e, Loop):
-        from incflat.ir.types import I64
-        return (I64,) * len(e.size_params) + tuple(p.type for p in e.params)
-    if isinstance(e, Iota):
-        return (Array(e.elem, (dim_of(e.n),)),)
-    if isinstance(e, Replicate):
-        return (array_of(e.x.type, (dim_of(e.n),)),)
-    if isinstance(e, Rearrange):
-        t = e.arr.type
-        return (Array(t.elem, tuple(t.shape[p] for p in e.perm) + t.shape[len(e.perm):]),)
-    if isinstance(e, Map):
-        return tuple(array_of(t, (dim_of(e.width),)) for t in e.lam.ret)
-    if isinstance(e, (Reduce, Redomap)):
-        return tuple(a.type for a in e.neutral)
-    if isinstance(e, Scan):
-        return tuple(array_of(a.type, (dim_of(e.width),)) for a in e.neutral)
-    if isinstance(e, Scanomap):
-        elems = e.post.ret if e.post is not None else tuple(a.type for a in e.neutral)
-        return tuple(array_of(t, (dim_of(e.width),)) for t in elems)
-    raise TypeError(e)
 
 
 def dim_of(a: Atom):

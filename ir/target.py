@@ -71,6 +71,7 @@ class Guard:
 
 
 SEGOPS = (SegMap, SegRed, SegScan)
+EXPS = SEGOPS + (Guard,)  # the expressions of the target IR besides the source IR's (source.Exp)
 
 
 def level0_segops(body: Body) -> list:

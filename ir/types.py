@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from typing import Optional, Union
 
-from incflat.codegen.runtime.prims import FLOAT_NAMES, INT_NAMES, PRIMS, Prim
+from incflat.ir.runtime.prims import FLOAT_NAMES, INT_NAMES, PRIMS, Prim
 
 INT_TYPES = INT_NAMES
 FLOAT_TYPES = FLOAT_NAMES

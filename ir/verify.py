@@ -19,10 +19,10 @@ statement at fault, when a program breaks an invariant:
 
 from __future__ import annotations
 
-from incflat.codegen.runtime.tuning import parse_threshold_name, threshold_name
+from incflat.ir.runtime.tuning import parse_threshold_name, threshold_name
 from incflat.ir import source as S
 from incflat.ir import target as T
-from incflat.ir.analysis import exp_atoms, type_size_names
+from incflat.ir.analysis import exp_atoms, exp_types, type_size_names
 from incflat.ir.pretty import exp as show_exp
 from incflat.ir.traverse import nested
 from incflat.ir.types import BOOL, I64, Array, Scalar, Tuple
@@ -166,7 +166,7 @@ class _Verifier:
 
     def pattern(self, stm: S.Stm) -> tuple:
         try:
-            types = S.exp_types(stm.exp)
+            types = exp_types(stm.exp)
         except (TypeError, AttributeError, IndexError) as failure:
             self.fail(f"the expression has no type ({type(failure).__name__}: {failure})", stm)
         if len(types) != len(stm.pat):

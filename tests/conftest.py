@@ -28,7 +28,7 @@ def opencl_devices() -> list:
     """Name substrings for every OpenCL device present whose compiler works (PoCL in CI, or Intel's CPU
     runtime where PoCL's compiler does not know the processor; and the GPU when one is lent)."""
     try:
-        from incflat.codegen.runtime.device import compiler_failure, list_devices
+        from incflat.ir.runtime.device import compiler_failure, list_devices
         return [d.name for _, d in list_devices() if compiler_failure(d) is None]
     except Exception:
         return []
@@ -66,7 +66,8 @@ def run_program(program: pathlib.Path, stdin: bytes, *args, check=True) -> subpr
 def load_and_compile(source: str, folder: pathlib.Path):
     """A generated program, written to folder, loaded (the front end must accept it) and compiled (cached there):
     (the loaded program, the compiled module)."""
-    from incflat.harness import compile_cached, load_program
+    from incflat.compiled import compile_cached
+    from incflat.harness import load_program
     from incflat.ir.errors import CompileError, format_error
     path = folder / "generated.fut"
     path.write_text(source)
@@ -80,7 +81,7 @@ def load_and_compile(source: str, folder: pathlib.Path):
 
 def earlier_tuning(values: dict) -> str:
     """A tuning file as an earlier tuner run wrote it (its provenance header): one a tuner may replace."""
-    from incflat.codegen.runtime.tuning import tuning_file_text
+    from incflat.ir.runtime.tuning import tuning_file_text
     from incflat.tuner.writeback import Provenance, tuning_header
     earlier = Provenance("an earlier device", "2026-01-01T00:00:00+00:00", ("an earlier dataset",), "tree")
     return tuning_file_text(values, tuning_header(earlier))

@@ -23,7 +23,7 @@ def working_cpu_devices() -> list[str]:
     """The CPU devices whose compilers build a trivial kernel, probed in a fresh process (an ICD loader reads
     its vendors once)."""
     probe = ("import pyopencl as cl\n"
-             "from incflat.codegen.runtime.device import compiler_failure, list_devices\n"
+             "from incflat.ir.runtime.device import compiler_failure, list_devices\n"
              "print('\\n'.join(d.name for _, d in list_devices()\n"
              "                 if d.type & cl.device_type.CPU and compiler_failure(d) is None))\n")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=vendor_env())

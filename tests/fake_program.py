@@ -16,7 +16,7 @@ or fails with --no-fallback), FAKE_PROGRAM_DRIFT=PATH:F1,F2,... (the host's spee
 invocations: every run of the k-th invocation, counted in the file PATH, takes Fk times as long, the factors
 taken in turn).
 --alternate-tuning FILE and --alternate-times FILE (repeatable) run other configurations in turn with the first.
-Its listing, -L and -D lines and tuning files are the tuning contract's (incflat.codegen.runtime.tuning).
+Its listing, -L and -D lines and tuning files are the tuning contract's (incflat.ir.runtime.tuning).
 """
 
 import argparse
@@ -25,7 +25,7 @@ import re
 import sys
 import time
 
-from incflat.codegen.runtime.tuning import (THREAD_BLOCK_SIZE, ContractError, Param, comparison_line,
+from incflat.ir.runtime.tuning import (THREAD_BLOCK_SIZE, ContractError, Param, comparison_line,
                                             default_threshold_line, device_line, listing, no_fallback_error, parse_int,
                                             parse_tuning_file)
 

@@ -18,7 +18,7 @@ import numpy as np
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from incflat.codegen.runtime.values import write_binary, write_text
+from incflat.ir.runtime.values import write_binary, write_text
 
 LONG_PROFILE = "long"
 

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import ROOT, earlier_tuning, run_program
-from incflat.codegen.runtime.tuning import parse_listing
+from incflat.ir.runtime.tuning import parse_listing
 
 SOURCE = """-- A small matmul family for the tuner tests.
 -- ==

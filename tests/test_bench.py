@@ -1,4 +1,4 @@
-"""`incflat bench` and `incflat benchcmp` (tuner/bench.py): futhark bench's methodology, JSON and comparison."""
+"""`incflat bench` and `incflat benchcmp` (bench.py): futhark bench's methodology, JSON and comparison."""
 
 import json
 import signal
@@ -9,7 +9,8 @@ import pytest
 
 from conftest import ROOT, needs_device
 from incflat.cli import main
-from incflat.tuner import bench
+from incflat import bench
+from incflat.tuner import stats
 
 PROGRAM = """\
 -- ==
@@ -24,9 +25,9 @@ entry main [n] (xs: [n]i32): i32 = reduce (+) 0 (map (* 2) xs)
 
 
 def test_convergence_follows_the_relative_standard_error():
-    assert bench.converged([100.0] * 5)
-    assert not bench.converged([100.0, 200.0, 50.0, 300.0])
-    assert not bench.converged([100.0, 100.0])  # too few to know
+    assert stats.converged([100.0] * 5)
+    assert not stats.converged([100.0, 200.0, 50.0, 300.0])
+    assert not stats.converged([100.0, 100.0])  # too few to know
 
 
 def test_measure_runs_at_least_the_minimum_runs_and_time():
@@ -43,7 +44,7 @@ def test_measure_goes_on_until_convergence_within_its_limit():
     ticks = iter(range(10 ** 6))
     times = bench.measure(lambda: next(values), bench.Options(runs=2, convergence_max_seconds=60),
                           lambda: next(ticks) * 0.1)
-    assert len(times) > 100 and bench.converged(times) and not bench.converged(times[:-1])
+    assert len(times) > 100 and stats.converged(times) and not stats.converged(times[:-1])
     limited = iter([500.0] + [100.0, 900.0] * 300)
     ticks = iter(range(10 ** 6))
     times = bench.measure(lambda: next(limited), bench.Options(runs=2, convergence_max_seconds=3),

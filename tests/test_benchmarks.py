@@ -8,9 +8,10 @@ import sys
 
 import pytest
 
-from incflat.harness import Compiled, Interpreter, check, compile_cached, load_program, prepare, version_assignments
+from incflat.compiled import compile_cached, version_assignments
+from incflat.harness import Compiled, Interpreter, check, load_program, prepare
 from incflat.ir.errors import CompileError, format_error
-from incflat.tuner.datasets import ValuesFile
+from incflat.datasets import ValuesFile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "futhark_examples"))
 import reference  # noqa: E402

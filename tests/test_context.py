@@ -1,9 +1,9 @@
-"""prune_context: a segop's context keeps only the arrays its body reads (codegen.context)."""
+"""prune_context: a segop's context keeps only the arrays its body reads (codegen.lower.context)."""
 
 import numpy as np
 
 from incflat import pipeline
-from incflat.codegen.runtime.tuning import NEVER
+from incflat.ir.runtime.tuning import NEVER
 from incflat.ir import target as T
 from incflat.ir.traverse import walk_exps
 from test_kernel_shapes import compile_library

@@ -9,10 +9,11 @@ import pathlib
 
 import pytest
 
-from incflat.harness import Compiled, Interpreter, check, compile_cached, load_program, prepare, version_assignments
+from incflat.compiled import compile_cached, version_assignments
+from incflat.harness import Compiled, Interpreter, check, load_program, prepare
 from incflat.ir.errors import CompileError, Unsupported, format_error
 from incflat import pipeline
-from incflat.tuner.datasets import ExpectedError, InlineValues, ValuesFile
+from incflat.datasets import ExpectedError, InlineValues, ValuesFile
 
 PROGRAMS_DIR = pathlib.Path(__file__).resolve().parent / "programs"
 PROGRAMS = sorted(PROGRAMS_DIR.glob("*.fut"))

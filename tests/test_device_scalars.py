@@ -1,4 +1,4 @@
-"""sink_scalars (codegen.device_scalars): host scalars computed from kernels' scalar results, which only kernels
+"""sink_scalars (codegen.lower.device_scalars): host scalars computed from kernels' scalar results, which only kernels
 read, are computed by those kernels, which read the results in device memory; the host reads back only what
 host code uses."""
 
@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from incflat import pipeline
-from incflat.codegen.device_scalars import host_statements
+from incflat.codegen.lower.device_scalars import host_statements
 from incflat.codegen.kernel import DeviceScalarParam
-from incflat.harness import version_assignments
+from incflat.compiled import version_assignments
 from incflat.ir import source as S
 from incflat.ir import target as T
-from incflat.ir.interp import run_entry
+from incflat.ir.interp.interpreter import run_entry
 from incflat.ir.traverse import walk_exps
 from incflat.pipeline import source_program
 from test_kernel_shapes import compile_library

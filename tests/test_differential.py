@@ -10,7 +10,9 @@ from hypothesis import given, note
 
 import known_issues
 from conftest import load_and_compile
-from incflat.harness import Compiled, Interpreter, compare_values, version_assignments
+from incflat.datasets import compare_values
+from incflat.compiled import version_assignments
+from incflat.harness import Compiled, Interpreter
 from strategies import failing_inputs, failing_programs, fuzz_settings
 
 INTERNAL = re.compile(r"^(internal interpreter error|Error: (?!OpenCL)[A-Z]\w*(Error|Exception)\b|Error: the compiled "

@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from incflat.ir import source as S
 from incflat.ir.errors import CompileError
-from incflat.ir.parse import get_parser
+from incflat.ir.frontend.parse import get_parser
 from incflat.pipeline import source_program
 from incflat.ir.source import Loc
 from incflat.ir.types import BOOL, F32, F64, I32, I64, Array, Scalar
@@ -335,7 +335,7 @@ entry main (k: i64): f32 = sum (map f32.i64 (mk k))
 
 def test_a_parameter_without_a_type_may_be_a_size_of_the_result():
     """`def main m xs : [m]i32` (pbbs's histogram): m is then an i64, in an entry point and elsewhere."""
-    from incflat.ir.interp import run_entry
+    from incflat.ir.interp.interpreter import run_entry
     src = """
 def count m (xs: []i32) : [m]i32 = hist (+) 0 m (map i64.i32 xs) (map (const 1) xs)
 def main m xs : [m]i32 = count m xs
@@ -349,7 +349,7 @@ def main m xs : [m]i32 = count m xs
 def test_operators_bound_by_parameters():
     """`def mat4_mul (+) (*) ...` (futhark-benchmarks' micro/reduce.fut): the parameters are the operators in
     the body, in infix use and in sections, shadowing the builtins."""
-    from incflat.ir.interp import run_entry
+    from incflat.ir.interp.interpreter import run_entry
     src = """
 def mat2_mul (+) (*) (a0, a1, a2, a3) (b0, b1, b2, b3) =
   (b0 * a0 + b1 * a2, b0 * a1 + b1 * a3, b2 * a0 + b3 * a2, b2 * a1 + b3 * a3)
@@ -367,7 +367,7 @@ entry main (n: i64) =
 def test_entry_points_defined_as_functions():
     """Point-free entry points take the parameters their function takes (futhark-benchmarks' micro/scan.fut:
     `entry sum_i8 = map i8.i32 >-> scan (+) 0`)."""
-    from incflat.ir.interp import run_entry
+    from incflat.ir.interp.interpreter import run_entry
     src = """
 entry acos = map f32.acos
 entry sum_i8 = map i8.i32 >-> i8.sum
@@ -385,7 +385,7 @@ entry twice = map i32.i8 >-> map (* 2) >-> i32.sum
 def test_top_level_constants_are_sizes():
     """`def ds : [FLAG][3]i64 = ... :> [FLAG][3]i64` (parboil's lbm): an i64 constant names one size wherever
     it is written, in signatures, coercions and annotations."""
-    from incflat.ir.interp import run_entry
+    from incflat.ir.interp.interpreter import run_entry
     src = """
 def N = 3i64
 def ds : [N][2]i64 = [[0, 1], [2, 3], [4, 5]] :> [N][2]i64
@@ -492,7 +492,7 @@ entry main [n] (xs: [n]f32) (i: i64) : (f32, [n]f32, []f32, f32) =
 def test_slices_have_futharks_size_expressions():
     """As in Futhark, a[:j] has size j, a[i:j] size j-i and a[::-1] a's size, for any j and i that bind no
     names: two slices by the same expressions have one size."""
-    from incflat.ir.interp import run_entry
+    from incflat.ir.interp.interpreter import run_entry
     xs = np.arange(1, 5, dtype=np.float32)
     got = run_entry(source_program(SLICES, "s.fut"), "main", [xs, np.int64(1)])
     assert got[0] == 1 * 4 + 2 * 3 and got[3] == 3 * 3 + 4 * 4
@@ -507,7 +507,7 @@ def test_in_may_be_left_out_before_another_let():
 
 def test_deep_but_valid_nesting_checks_and_runs():
     from incflat import pipeline
-    from incflat.ir.interp import run_entry
+    from incflat.ir.interp.interpreter import run_entry
     chain = "def main (x: i32): i32 =\n  " + "".join(f"if x == {i} then {i} else " for i in range(200)) + "-1\n"
     assert tuple(run_entry(source_program(chain, "ifs.fut"), "main", [np.int32(150)])) == (150,)
     assert [f.name for f in pipeline.target_program(chain, "ifs.fut").funs] == ["main"]

@@ -10,7 +10,7 @@ from incflat.ir.errors import CompileError
 from incflat.ir.verify import verify_source
 from incflat import pipeline
 from incflat.pipeline import source_program
-from incflat.ir.interp import run_entry
+from incflat.ir.interp.interpreter import run_entry
 from incflat.ir.types import F32, I32, I64, Array
 
 
@@ -395,7 +395,7 @@ def test_grammar_has_no_conflicts():
 
     from lark import Lark, logger
 
-    from incflat.ir.parse import grammar_text
+    from incflat.ir.frontend.parse import grammar_text
     buf = io.StringIO()
     handler = logging.StreamHandler(buf)
     logger.addHandler(handler)

@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 import known_issues
 from conftest import compile_program
 from incflat import pipeline
-from incflat.codegen.runtime import tuning
+from incflat.ir.runtime import tuning
 from incflat.ir.errors import CompileError
 from strategies import (
     failing_programs,

@@ -15,7 +15,9 @@ equality on computed values are not generated, and floats are reduced only with 
 from hypothesis import HealthCheck, given, note, settings
 
 from conftest import load_and_compile
-from incflat.harness import Compiled, Interpreter, compare_values, version_assignments
+from incflat.datasets import compare_values
+from incflat.compiled import version_assignments
+from incflat.harness import Compiled, Interpreter
 from strategies import inputs, programs
 
 

@@ -8,10 +8,12 @@ import pytest
 
 from conftest import load_and_compile
 from incflat import pipeline
-from incflat.harness import Compiled, Interpreter, compare_values, version_assignments
+from incflat.datasets import compare_values
+from incflat.compiled import version_assignments
+from incflat.harness import Compiled, Interpreter
 from incflat.ir import source as S
-from incflat.ir.interp import run_entry
-from incflat.ir.interp_ops import InterpError
+from incflat.ir.interp.interpreter import run_entry
+from incflat.ir.interp.ops import InterpError
 from incflat.ir.traverse import walk_exps
 from incflat.pipeline import source_program
 

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from conftest import load_and_compile
-from incflat.harness import Compiled, Interpreter, compare_values
+from incflat.datasets import compare_values
+from incflat.harness import Compiled, Interpreter
 
 SIGNED = ("i8", "i16", "i32", "i64")
 UNSIGNED = ("u8", "u16", "u32", "u64")

@@ -13,10 +13,10 @@ from conftest import needs_device
 from incflat.cli import main as incflat
 from incflat.ir.errors import Unsupported
 from incflat.ir.source import Loc
-from incflat import harness
-from incflat.tuner.datasets import random_values
-from incflat.tuner.errors import TunerError
-from incflat.harness import compare_values
+from incflat import compiled, harness
+from incflat.datasets import random_values
+from incflat.ir.errors import ToolError
+from incflat.datasets import compare_values
 
 SUM = "entry main [n] (xs: [n]i32): i32 = reduce (+) 0 xs\n"
 TWO_ENTRIES = ("entry sum [n] (xs: [n]i32): i32 = reduce (+) 0 xs\n"
@@ -221,7 +221,7 @@ def test_random_inputs_follow_futhark_dataset():
     again = random_values("[10][20]f32 i64 [1000]u8 [7]bool 42i32")
     assert all(np.array_equal(x, y) for x, y in zip((a, b, c, d, e), again))  # deterministic
     assert random_values("[0][3]f64")[0].shape == (0, 3)
-    with pytest.raises(TunerError):
+    with pytest.raises(ToolError):
         random_values("[3]f17")
 
 
@@ -253,11 +253,11 @@ def test_run_compiles_once_and_forwards_options(tmp_path):
 
 def test_the_cache_key_follows_the_source_and_the_compiler(tmp_path, monkeypatch):
     path = tmp_path / "p.fut"
-    key = harness.cache_key(path, SUM)
-    assert harness.cache_key(path, SUM + "\n") != key
-    monkeypatch.setattr(harness, "compiler_hash", lambda: "a different compiler")
-    assert harness.cache_key(path, SUM) != key
-    assert harness.cache_dir() == tmp_path / "cache" / "incflat"
+    key = compiled.cache_key(path, SUM)
+    assert compiled.cache_key(path, SUM + "\n") != key
+    monkeypatch.setattr(compiled, "compiler_hash", lambda: "a different compiler")
+    assert compiled.cache_key(path, SUM) != key
+    assert compiled.cache_dir() == tmp_path / "cache" / "incflat"
 
 
 def test_compile_errors_are_located_without_a_traceback(tmp_path):
@@ -321,7 +321,7 @@ def load(**options):
 def test_a_compiled_program_that_crashes_or_hangs_fails_its_case(tmp_path):
     path = tmp_path / "fake.py"
     path.write_text(FAKE_PROGRAM)
-    assert [p.name for p in harness.program_params(path) if p.is_threshold] == ["main.suff_outer_par_0"]
+    assert [p.name for p in compiled.program_params(path) if p.is_threshold] == ["main.suff_outer_par_0"]
     runner = harness.Compiled(path, timeout=20)
     assert runner.load() is None
     assert "crashed (killed by SIGKILL)" in runner.run("crash", []).error

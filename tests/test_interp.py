@@ -1,4 +1,4 @@
-"""ir/interp.py, the reference interpreter, on programs built by hand from the ir/source.py dataclasses."""
+"""ir/interp/interpreter.py, the reference interpreter, on programs built by hand from the ir/source.py dataclasses."""
 
 import itertools
 
@@ -8,11 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from incflat.ir import source as S
+from incflat.ir.analysis import exp_types
 from incflat.ir.errors import CompileError
 from incflat.pipeline import source_program
-from incflat.ir.interp import InterpError, _Interp, run_entry
+from incflat.ir.interp.interpreter import InterpError, _Interp, run_entry
 from incflat.ir.types import BOOL, F32, F64, I32, I64, INT_TYPES, Array, Scalar
-from incflat.codegen.runtime.values import type_name
+from incflat.ir.runtime.values import type_name
 
 pytestmark = pytest.mark.filterwarnings("error")  # no numpy warnings may leak out
 
@@ -37,7 +38,7 @@ class B:
         self.last_loc = None
 
     def let(self, exp):
-        vs = tuple(S.Var(fresh(), t) for t in S.exp_types(exp))
+        vs = tuple(S.Var(fresh(), t) for t in exp_types(exp))
         self.last_loc = S.Loc(FILE, next(_lines), 5)
         self.stms.append(S.Stm(vs, exp, self.last_loc))
         return vs[0] if len(vs) == 1 else vs

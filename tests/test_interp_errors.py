@@ -1,4 +1,4 @@
-"""ir/interp.py's run-time errors on the newer IR forms (loops, slices, updates, literals, concat, reshape,
+"""ir/interp/interpreter.py's run-time errors on the newer IR forms (loops, slices, updates, literals, concat, reshape,
 scatter, filter): their messages and the locations of the statements that fail; Python exceptions and
 exhausted memory or recursion become located interpreter errors."""
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from incflat.ir import source as S
-from incflat.ir.interp import InterpError, _Interp, run_entry
+from incflat.ir.interp.interpreter import InterpError, _Interp, run_entry
 from incflat.ir.types import F32, I32, I64
 from test_interp import FILE, A, B, C, fun, lam, prog, run1
 from test_interp_forms import N, error_of, for_loop, map_prog, sl, while_loop

@@ -1,4 +1,4 @@
-"""ir/interp.py on the newer IR forms: loops, slices, updates, array literals, concat, rotate, reshape,
+"""ir/interp/interpreter.py on the newer IR forms: loops, slices, updates, array literals, concat, rotate, reshape,
 scatter and filter (built by hand and through the front end); their run-time errors are in test_interp_errors.py."""
 
 
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from incflat.ir import source as S
-from incflat.ir.interp import InterpError, _Interp, run_entry
+from incflat.ir.interp.interpreter import InterpError, _Interp, run_entry
 from incflat.ir.types import F32, I32, I64
 from incflat.pipeline import source_program
 from test_interp import FILE, A, B, C, fresh, fun, lam, op_lam, prog, run1

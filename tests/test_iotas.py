@@ -1,4 +1,4 @@
-"""sink_iotas: a kernel computes the iotas it reads (codegen.iotas), and reads none from memory."""
+"""sink_iotas: a kernel computes the iotas it reads (codegen.lower.iotas), and reads none from memory."""
 
 from incflat import pipeline
 from incflat.ir import source as S

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from incflat.harness import compare_values
+from incflat.datasets import compare_values
 
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", False)

@@ -6,7 +6,7 @@ import struct
 import numpy as np
 import pytest
 
-from incflat.codegen.runtime.device import ScalarStruct
+from incflat.ir.runtime.device import ScalarStruct
 from test_kernel_shapes import compile_library
 
 SOURCE = """
@@ -83,7 +83,7 @@ def wrapping(tmp_path_factory):
               np.array([2, -1, 3, -1, -1], np.int64)]),
 ])
 def test_integer_arithmetic_in_kernels_wraps_as_the_interpreters(wrapping, device, entry, args):
-    from incflat.ir.interp import run_entry
+    from incflat.ir.interp.interpreter import run_entry
     from incflat.pipeline import source_program
     want = run_entry(source_program(WRAPPING, "wrapping.fut"), entry, args)
     got = getattr(wrapping.load(device=device), entry)(*args)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from incflat.cli import main as incflat_main
-from incflat.codegen.runtime.tuning import NEVER
+from incflat.ir.runtime.tuning import NEVER
 
 SOURCE = """
 entry sum [n] (xs: [n]i64): i64 = reduce (+) 0 xs

@@ -1,13 +1,13 @@
-"""Array layouts on the device (codegen/runtime/arrays.py, codegen/coalescing.py): the runtime's copies between
+"""Array layouts on the device (ir/runtime/arrays.py, codegen/coalescing.py): the runtime's copies between
 layouts keep every element, and the segmaps whose threads walk rows get and give interleaved arrays."""
 
 import numpy as np
 import pytest
 
 from incflat.codegen import coalescing
-from incflat.codegen.runtime.arrays import DeviceArray, coalesced, interleaved_strides, manifest, row_major_strides
-from incflat.codegen.runtime import tuning
-from incflat.harness import compile_cached, import_module
+from incflat.ir.runtime.arrays import DeviceArray, coalesced, interleaved_strides, manifest, row_major_strides
+from incflat.ir.runtime import tuning
+from incflat.compiled import compile_cached, import_module
 from incflat.ir import target as T
 from incflat import pipeline
 

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, compile_program, run_program
-from incflat.codegen.runtime import tuning
+from incflat.ir.runtime import tuning
 from incflat.pipeline import source_program
-from incflat.ir.interp import run_entry
-from incflat.codegen.runtime.values import read_values, write_binary
+from incflat.ir.interp.interpreter import run_entry
+from incflat.ir.runtime.values import read_values, write_binary
 
 SOURCE = (ROOT / "futhark_examples" / "matmul.fut").read_text()
 NEVER = tuning.NEVER

@@ -11,9 +11,9 @@ from incflat.ir import source as S
 from incflat.ir.analysis import has_assertions
 from incflat.ir.errors import CompileError
 from incflat.pipeline import source_program
-from incflat.ir.interp import run_entry
+from incflat.ir.interp.interpreter import run_entry
 from test_target_interp import PROGRAMS, inputs, same
-from incflat.tuner.datasets import read_test_cases
+from incflat.datasets import read_test_cases
 
 
 def first_cases(path: pathlib.Path) -> list:

@@ -93,9 +93,9 @@ def test_installing_adds_only_incflat(tmp_path):
     top = {p.name for p in target.iterdir()} - {"bin", "__pycache__"}
     assert {p for p in top if not p.endswith(".dist-info")} == {"incflat"}, top
     installed = target / "incflat"
-    assert (installed / "ir" / "grammar.lark").is_file()
-    assert (installed / "codegen" / "runtime" / "loader.py").is_file()
-    assert (installed / "ir" / "check" / "lower.py").is_file()
+    assert (installed / "ir" / "frontend" / "grammar.lark").is_file()
+    assert (installed / "ir" / "runtime" / "loader.py").is_file()
+    assert (installed / "ir" / "frontend" / "check" / "lower.py").is_file()
     assert not (installed / "tests").exists() and not (installed / "futhark_examples").exists()
     # the installed copy compiles a program, from its own files
     code = ("import incflat, incflat.pipeline as p; assert incflat.__file__.startswith(%r); "

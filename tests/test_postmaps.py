@@ -1,4 +1,4 @@
-"""fuse_scan_postmaps: a thread's sequential scan applies the map that reads its prefixes (codegen.postmaps)."""
+"""fuse_scan_postmaps: a thread's sequential scan applies the map that reads its prefixes (codegen.lower.postmaps)."""
 
 from incflat import pipeline
 from incflat.ir import source as S

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, compile_program, run_program
-from incflat.codegen.runtime import tuning
-from incflat.codegen.runtime.values import read_values, write_binary
+from incflat.ir.runtime import tuning
+from incflat.ir.runtime.values import read_values, write_binary
 
 MATMUL = (ROOT / "futhark_examples" / "matmul.fut").read_text()
 SUM = """
@@ -203,7 +203,7 @@ def test_param_attribute_is_a_tuning_parameter(tmp_path):
     program = compile_program(PARAM_ATTRIBUTE, tmp_path, "param")
     listing = run_program(program, b"", "--print-params").stdout.decode()
     assert "chunk (user_param)" in listing.splitlines()
-    from incflat.codegen.runtime.tuning import USER_PARAM, parse_listing
+    from incflat.ir.runtime.tuning import USER_PARAM, parse_listing
     assert [p.cls for p in parse_listing(listing) if p.name == "chunk"] == [USER_PARAM]
     xs = b"[1i32, 2i32, 3i32, 4i32, 5i32]"
     assert run_program(program, xs).stdout.split() == [b"[3i32,", b"4i32,", b"5i32]"]

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from conftest import compile_program, needs_device
-from incflat.codegen import runtime
+from incflat.ir import runtime
 from incflat.codegen.program import runtime_package
-from incflat.codegen.runtime.errors import ProgramError
+from incflat.ir.runtime.errors import ProgramError
 
 STANDARD = set(sys.stdlib_module_names) | {"numpy", "pyopencl"}
 
@@ -97,7 +97,7 @@ class _FakePlatform:
 def test_a_device_whose_compiler_fails_is_passed_over(monkeypatch):
     """PoCL 3.0 lists itself on a processor its LLVM does not know (Zen 5) and then fails every kernel: the
     runtime takes the next device that compiles, and says why when none does."""
-    from incflat.codegen.runtime import device as dev
+    from incflat.ir.runtime import device as dev
     broken, working, gpu = _FakeDevice("broken-cpu"), _FakeDevice("working-cpu"), _FakeDevice("gpu", gpu=True)
     failures = {broken: "error: unknown target CPU 'generic'", working: None, gpu: None}
     monkeypatch.setattr(dev, "compiler_failure", failures.__getitem__)
@@ -112,7 +112,7 @@ def test_a_device_whose_compiler_fails_is_passed_over(monkeypatch):
 
 def test_no_platform_or_no_matching_device_says_what_there_is(monkeypatch):
     import pyopencl as cl
-    from incflat.codegen.runtime import device as dev
+    from incflat.ir.runtime import device as dev
 
     def no_platform():
         raise cl.RuntimeError("clGetPlatformIDs failed: PLATFORM_NOT_FOUND_KHR")
@@ -130,7 +130,7 @@ def test_a_filter_the_host_has_no_memory_for_is_an_error_not_a_kill(monkeypatch)
     """filter compacts on the host: with too little host memory for the copies (a filter of 1.5 billion
     elements on a 24 GiB machine whose CPU device holds them already: the fuzzer's case), an out-of-memory
     error at the filter's position, before anything is copied."""
-    from incflat.codegen.runtime import arrays
+    from incflat.ir.runtime import arrays
     monkeypatch.setattr(arrays, "host_available_bytes", lambda: 10 ** 9)
     n = 1_526_726_675
     flags, xs = arrays.DeviceArray(None, (n,), np.bool_), arrays.DeviceArray(None, (n,), np.int64)
@@ -141,7 +141,7 @@ def test_a_filter_the_host_has_no_memory_for_is_an_error_not_a_kill(monkeypatch)
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="MemAvailable is Linux's")
 def test_the_host_s_available_memory_is_known_on_linux():
-    from incflat.codegen.runtime import arrays
+    from incflat.ir.runtime import arrays
     available = arrays.host_available_bytes()
     assert available is not None and 0 < available <= os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
@@ -154,7 +154,7 @@ def test_timed_runs_pause_the_garbage_collector_and_collect_between_runs():
     import types
     import weakref
 
-    from incflat.codegen.runtime.program import collector_paused, _timed_runs
+    from incflat.ir.runtime.program import collector_paused, _timed_runs
 
     class Node:
         pass

@@ -9,11 +9,11 @@ import math
 import numpy as np
 import pytest
 
-from incflat.codegen.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, Param
-from incflat.tuner.datasets import Dataset, InlineValues
+from incflat.ir.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, Param
+from incflat.datasets import Dataset, InlineValues
 from incflat.tuner.measure import MIN_INVOCATION_DOF, Measurement, Stopped
 from incflat.tuner.program import RunResult
-from incflat.tuner.errors import TunerError
+from incflat.ir.errors import ToolError
 from incflat.tuner.search import Objective, Space
 from incflat.tuner.sizes import tune_sizes
 from incflat.tuner.stochastic import JOINT_SIZES
@@ -175,7 +175,7 @@ def test_exhaustive_refuses_a_space_too_large_without_a_budget():
     data = [probed(f"d{i}", {f"m.t{k}": (10 * i + k + 1,) for k in range(8)}) for i in range(4)]
     space = Space.of(build_forest(params), data)
     objective = Objective(space, ModelBench(lambda name, a: 1.0))
-    with pytest.raises(TunerError, match="more than 4096 combinations"):
+    with pytest.raises(ToolError, match="more than 4096 combinations"):
         STRATEGIES["exhaustive"](space, objective, np.random.default_rng(0), lambda _: None)
     objective = Objective(space, ModelBench(lambda name, a: 1.0), budget=10)
     outcome = STRATEGIES["exhaustive"](space, objective, np.random.default_rng(0), lambda _: None)

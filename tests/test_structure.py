@@ -4,8 +4,8 @@ and the thresholds with their ancestors."""
 import pytest
 
 from conftest import ROOT
-from incflat.codegen.runtime.tuning import parse_threshold_name
-from incflat.flatten.thresholds import thresholds
+from incflat.ir.runtime.tuning import parse_threshold_name
+from incflat.ir.thresholds import thresholds
 from incflat.pipeline import target_program
 from incflat.flatten.versions import segop_counts
 from incflat.ir import source as S

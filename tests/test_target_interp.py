@@ -8,14 +8,14 @@ import pathlib
 import numpy as np
 import pytest
 
-from incflat.codegen.runtime.tuning import build_forest, version_assignments
-from incflat.codegen.runtime.values import read_values
-from incflat.flatten.thresholds import thresholds
+from incflat.ir.runtime.tuning import build_forest, version_assignments
+from incflat.ir.runtime.values import read_values
+from incflat.ir.thresholds import thresholds
 from incflat.ir.errors import CompileError
-from incflat.ir.interp import run_entry
-from incflat.ir.target_interp import run_target
+from incflat.ir.interp.interpreter import run_entry
+from incflat.ir.interp.target import run_target
 from incflat.pipeline import source_program, target_program
-from incflat.tuner.datasets import GeneratedInput, InlineValues, ValuesFile, random_values, read_test_cases
+from incflat.datasets import GeneratedInput, InlineValues, ValuesFile, random_values, read_test_cases
 
 ROOT = pathlib.Path(__file__).parent.parent
 PROGRAMS = sorted((ROOT / "tests" / "programs").glob("*.fut")) + [ROOT / "futhark_examples" / "locvolcalib.fut"]

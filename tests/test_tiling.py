@@ -9,8 +9,8 @@ import pytest
 
 from incflat import pipeline
 from incflat.codegen import tiling
-from incflat.codegen.runtime.tuning import TILE_SIZE
-from incflat.harness import program_params, version_assignments
+from incflat.ir.runtime.tuning import TILE_SIZE
+from incflat.compiled import program_params, version_assignments
 from incflat.ir import target as T
 from incflat.ir.traverse import walk_exps
 from tests.test_kernel_shapes import compile_library

@@ -21,7 +21,7 @@ import pytest
 
 from incflat.tuner.autotune import _in_turn, autotune, main
 from incflat.tuner.result import DatasetReport
-from incflat.tuner.datasets import (
+from incflat.datasets import (
     AutoOutput,
     Dataset,
     ExpectedError,
@@ -32,18 +32,18 @@ from incflat.tuner.datasets import (
     read_test_cases,
     select_datasets,
 )
-from incflat.tuner.bench import welch_pvalue
-from incflat.tuner.errors import TunerError
+from incflat.tuner.stats import welch_pvalue
+from incflat.ir.errors import ToolError
 from incflat.tuner.measure import (ALPHA, EQUIVALENCE, MIN_INVOCATION_DOF, Bench, Candidate, Limits, Measurement,
                                   compare, decisive_runs, difference_pvalue, paired_verdict, practically_equal)
 from incflat.tuner.probe import Probe, probe
-from incflat.codegen.runtime.tuning import (NEVER, TUNED_BEGIN, TUNED_END, Param, default_threshold_line,
+from incflat.ir.runtime.tuning import (NEVER, TUNED_BEGIN, TUNED_END, Param, default_threshold_line,
                                             no_fallback_error, parse_comparisons, parse_default_threshold,
                                             parse_device, parse_listing)
 from incflat.tuner.program import Program, RunResult
 from incflat.tuner.simple import tune_simple
 from incflat.tuner.tree import Probed, build_forest, path, pins, tuning_order
-from incflat.tuner.writeback import SLEEP_BEFORE_RENAME_ENV
+from incflat.files import SLEEP_BEFORE_RENAME_ENV
 from conftest import earlier_tuning
 
 REPO = Path(__file__).resolve().parent.parent
@@ -164,7 +164,7 @@ def test_blocks_without_cases_and_ordinary_comments_are_ignored():
     ],
 )
 def test_bad_blocks_name_the_file_and_line(block, line, message):
-    with pytest.raises(TunerError) as error:
+    with pytest.raises(ToolError) as error:
         parse("def f = 1\n" + block, "dir/prog.fut")
     assert str(error.value).startswith(f"dir/prog.fut:{line + 1}: ")
     assert message in str(error.value)
@@ -174,7 +174,7 @@ def test_missing_input_file(tmp_path):
     for folder, hint in ((tmp_path / "mine", False), (tmp_path / "futhark_examples", True)):
         folder.mkdir()
         (folder / "prog.fut").write_text("-- ==\n-- input { 1 }\n-- input @ data/big.in\n")
-        with pytest.raises(TunerError) as error:
+        with pytest.raises(ToolError) as error:
             select_datasets(read_test_cases(folder / "prog.fut"))
         assert f"prog.fut:3: input file {folder / 'data' / 'big.in'} does not exist" in str(error.value)
         assert ("generate it first (see the comment at the top of the .fut file)" in str(error.value)) == hint
@@ -661,9 +661,9 @@ def test_forest_with_splits_true_branches_and_loops():
     epars = {a: (10, 100, 1000), b: (5,), c: (7,), d: (3,)}
     assignment = {a: 100, b: NEVER, c: 1, d: 1, e: 1}
     assert path(forest, assignment, epars) == ((a, (False, True, True)), (b, (False,)), (d, (True,)), (c, (True,)))
-    with pytest.raises(TunerError, match="depends on m.x, which is not listed .in the program's --print-params"):
+    with pytest.raises(ToolError, match="depends on m.x, which is not listed .in the program's --print-params"):
         build_forest([threshold(a, None, (("m.x", True),))])
-    with pytest.raises(TunerError, match="do not form a path"):
+    with pytest.raises(ToolError, match="do not form a path"):
         build_forest([threshold(a, None, ()), threshold(b, None, ((a, True),)), threshold(c, None, ((b, True),))])
 
 
@@ -1004,10 +1004,10 @@ def test_a_version_with_a_wrong_result_fails_its_experiment_and_is_never_chosen(
 def test_an_expected_output_that_cannot_be_read_is_an_error_naming_it(tmp_path):
     fut, program = _workspace(tmp_path)
     fut.write_text("-- ==\n-- \"one\" input { 64i64 256i64 32i64 } output @ nosuch.out\n")
-    with pytest.raises(TunerError, match="^one: cannot read its expected output nosuch.out: No such file"):
+    with pytest.raises(ToolError, match="^one: cannot read its expected output nosuch.out: No such file"):
         autotune(fut, program, runs=1, out=io.StringIO())
     (fut.parent / "nosuch.out").write_text("352i64 ]")
-    with pytest.raises(TunerError, match="^one: its expected output is not Futhark values: "):
+    with pytest.raises(ToolError, match="^one: its expected output is not Futhark values: "):
         autotune(fut, program, runs=1, out=io.StringIO())
 
 

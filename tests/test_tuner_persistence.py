@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from incflat.codegen.runtime.tuning import NEVER, with_defaults
+from incflat.ir.runtime.tuning import NEVER, with_defaults
 from incflat.tuner.autotune import autotune, main
-from incflat.tuner.datasets import Dataset, InlineValues, ValuesFile
-from incflat.tuner.errors import TunerError
+from incflat.datasets import Dataset, InlineValues, ValuesFile
+from incflat.ir.errors import ToolError
 from incflat.tuner.lock import lock_path, tuning_lock
 from incflat.tuner.measure import Bench, Candidate, Limits, compare
 from incflat.tuner.program import RunResult
@@ -347,7 +347,7 @@ def test_the_lock_is_held_per_program_reentrant_and_checked(tmp_path):
             pass
     assert not lock_path(fut).exists()
     lock_path(fut).write_text("a note of the user's\n")
-    with pytest.raises(TunerError, match="is not a tuner's lock file"):
+    with pytest.raises(ToolError, match="is not a tuner's lock file"):
         with tuning_lock(fut):
             pass
     assert lock_path(fut).read_text() == "a note of the user's\n"
@@ -375,13 +375,13 @@ def test_a_tuning_file_no_tuner_wrote_is_replaced_only_with_force(tmp_path):
     fut, program = workspace(tmp_path)
     tuning = fut.with_name("prog.fut.tuning")
     tuning.write_text(f"-- my own values\n{T1}=5\n")
-    with pytest.raises(TunerError, match=f"{re.escape(str(tuning))} exists and was not written by incflat "
+    with pytest.raises(ToolError, match=f"{re.escape(str(tuning))} exists and was not written by incflat "
                                          r"autotune; refusing to overwrite it \(--force replaces it\)"):
         autotune(fut, program, runs=1, out=io.StringIO())
     assert tuning.read_text() == f"-- my own values\n{T1}=5\n" and program.read_bytes() == FAKE.read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["prog", "prog.fut", "prog.fut.tuning"]
     tuning.write_text(f"\n{T1}=5\n")  # a blank first line hides nothing
-    with pytest.raises(TunerError, match="not written by incflat autotune"):
+    with pytest.raises(ToolError, match="not written by incflat autotune"):
         autotune(fut, program, runs=1, out=io.StringIO())
     tuning.write_text("\n \n")  # nothing to lose
     autotune(fut, program, runs=1, out=io.StringIO())

@@ -14,7 +14,7 @@ from conftest import compile_program, needs_device  # noqa: E402
 from incflat.tuner.program import Program, RunResult  # noqa: E402
 
 TREE = {"strategy": "tree", "assignment": {"main.suff_outer_par_0": 64}, "runs": 12, "history": []}
-FAILED = {"strategy": "bandit", "error": "TunerError: no datasets", "log": ""}
+FAILED = {"strategy": "bandit", "error": "ToolError: no datasets", "log": ""}
 
 
 def test_reuse_takes_the_strategies_of_a_partial_file_and_leaves_failed_ones_to_tune(tmp_path):

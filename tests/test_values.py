@@ -1,4 +1,4 @@
-"""codegen/runtime/values.py: Futhark's text and binary value formats, checked against the futhark-data package."""
+"""ir/runtime/values.py: Futhark's text and binary value formats, checked against the futhark-data package."""
 
 import io
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from incflat.codegen.runtime.values import read_values, type_name, write_binary, write_text
+from incflat.ir.runtime.values import read_values, type_name, write_binary, write_text
 
 pytestmark = pytest.mark.filterwarnings("error")
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from incflat.cli import main as incflat_main
-from incflat.harness import version_assignments
-from incflat.ir.interp import run_entry
+from incflat.compiled import version_assignments
+from incflat.ir.interp.interpreter import run_entry
 from incflat.pipeline import source_program
 RNG = np.random.default_rng(7)
 
@@ -98,7 +98,7 @@ PROGRAMS = {
     "sum_of_row_maxima": ("entry main [n][m] (xss: [n][m]f32): f32 =\n"
                           "  reduce (+) 0 (map (\\xs -> reduce f32.max 0 (map (\\x -> x * x) xs)) xss)",
                           [[f32(7, 5)], [f32(1, 30)], [f32(0, 2)]]),
-    # in-kernel iotas (codegen.iotas): walked, sliced with a stride, reversed, of a length computed per point
+    # in-kernel iotas (codegen.lower.iotas): walked, sliced with a stride, reversed, of a length computed per point
     "iota_views": ("entry main [n][m] (xss: [n][m]i32) (k: i64): [n]i64 =\n"
                    "  map (\\xs -> let is = iota m\n"
                    "              let a = reduce (+) 0 (map (\\j -> i64.i32 xs[j] * j) is)\n"

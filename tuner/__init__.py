@@ -6,6 +6,5 @@
 
 from incflat.tuner.autotune import Interrupted, autotune, main
 from incflat.tuner.result import DatasetReport, TuneResult
-from incflat.tuner.errors import TunerError
 
-__all__ = ["DatasetReport", "Interrupted", "TuneResult", "TunerError", "autotune", "main"]
+__all__ = ["DatasetReport", "Interrupted", "TuneResult", "autotune", "main"]

@@ -23,11 +23,11 @@ from typing import Callable, TextIO
 
 import numpy as np
 
-from incflat.codegen.runtime.tuning import (NEVER, SIZE_CLASSES, Forest, Param, all_nodes, option_int, option_seconds,
+from incflat.ir.runtime.tuning import (NEVER, SIZE_CLASSES, Forest, Param, all_nodes, option_int, option_seconds,
                                             with_defaults)
-from incflat.tuner.bench import progress_bar
-from incflat.tuner.datasets import Dataset, Selection, read_test_cases, select_datasets
-from incflat.tuner.errors import TunerError
+from incflat.tuner.progress import progress_bar
+from incflat.datasets import Dataset, Selection, read_test_cases, select_datasets
+from incflat.ir.errors import ToolError
 from incflat.tuner.jsonlog import EvaluationLog, log_path_problem
 from incflat.tuner.plot import EXTRA as PLOT_EXTRA
 from incflat.tuner.plot import plot_path_problem, write_plots
@@ -43,9 +43,9 @@ from incflat.tuner.stochastic import JOINT_SIZES
 from incflat.tuner.strategies import STRATEGIES
 from incflat.tuner.store import ProgramKey, Store, default_store_path
 from incflat.tuner.tree import Fallbacks, Probed, build_forest, falls_back, path, version
-from incflat.tuner.writeback import (PlannedFile, Provenance, commit, file_place_problem, plan_writeback,
-                                     read_program, remove_stale_temporaries, tuning_file_problem, tuning_path_of,
-                                     written)
+from incflat.files import PlannedFile, file_place_problem, remove_stale_temporaries, written
+from incflat.tuner.writeback import (Provenance, commit, plan_writeback, read_program, tuning_file_problem,
+                                     tuning_path_of)
 
 
 PER_DATASET = ("tree", "monotonic")  # strategies that compare per dataset, not an objective
@@ -94,7 +94,7 @@ def autotune(
     that is every dataset's MF failure). `plot_dir` gets the charts of tuner.plot once the report is printed.
     An existing tuning file that a tuner did not write is an error unless `force` (--force) allows replacing it.
     Progress and the report go to `out` (default: sys.stdout), a progress bar to stderr when it is a terminal. Raises
-    TunerError for problems the user must fix, and Interrupted (a KeyboardInterrupt) on an interrupt.
+    ToolError for problems the user must fix, and Interrupted (a KeyboardInterrupt) on an interrupt.
     """
     fut_path, program_path = Path(fut_path), Path(program_path)
     install = Path(install_as) if install_as is not None else None
@@ -112,7 +112,7 @@ def autotune(
 
     try:
         if plot_problem:
-            raise TunerError(f"--plot {plot_dir}: {plot_problem}")
+            raise ToolError(f"--plot {plot_dir}: {plot_problem}")
         selection = select_datasets(read_test_cases(fut_path), entry, tuple(exclude))
         if not (selection.tuning or selection.held_out or selection.skipped):
             # a misspelt entry point, say: an error even where there is nothing to tune
@@ -121,7 +121,7 @@ def autotune(
             cleanup.enter_context(tuning_lock(fut_path))
             problem = None if force else tuning_file_problem(tuning_path)
             if problem:
-                raise TunerError(problem)
+                raise ToolError(problem)
             for written_by_us in (tuning_path, target):
                 remove_stale_temporaries(written_by_us)  # of a tuner that was killed
             program_text = read_program(program_path)  # fail now, not after tuning, if there is nowhere to write
@@ -178,8 +178,8 @@ def autotune(
                 raise _nothing_tuned(str(stop), limits) from None
             probed = [Probed(d, probes[d.name].epars) for d in selection.tuning if not probes[d.name].failure]
             if not probed:
-                raise TunerError("the -L run failed on every tuning dataset: "
-                                 + "; ".join(f"{name}: {p.failure}" for name, p in probes.items()))
+                raise ToolError("the -L run failed on every tuning dataset: "
+                                + "; ".join(f"{name}: {p.failure}" for name, p in probes.items()))
             try:
                 mf = _moderate_runs(mf_bench, moderate_failure, every, log) if moderate or moderate_failure else {}
             except Stopped as stop:
@@ -275,7 +275,7 @@ def autotune(
                 result = replace(result, plots=_plot(Path(plot_dir), evaluations, tuned,
                                                      {d.dataset.name: d.epars for d in probed}, log))
             return result
-    except TunerError:
+    except ToolError:
         if limits.interrupted:  # e.g. --print-params, killed by the interrupt
             raise Interrupted(_interrupt_message(plan)) from None
         raise
@@ -302,7 +302,7 @@ def _untuned_and_probes(bench: Bench, forest: Forest, selection: Selection, defa
         before[d.name] = bench.top_up(d, None, before[d.name], label="untuned")
     for d in selection.tuning:  # (a held-out dataset's failure is only reported)
         if not before[d.name].ok:
-            raise TunerError(f"the untuned program fails on dataset {d.name}: {before[d.name].failure}")
+            raise ToolError(f"the untuned program fails on dataset {d.name}: {before[d.name].failure}")
     return before, probes, keys
 
 
@@ -366,7 +366,7 @@ def _moderate_bench(bench: Bench, moderate: Path | str | None, extra_args: Seque
     if opened:
         try:
             text = read_program(Path(moderate))
-        except TunerError:  # not a program incflat wrote: measured, never stored
+        except ToolError:  # not a program incflat wrote: measured, never stored
             return mf
         mf.store = opened.for_program(ProgramKey.of(text, [], extra_args),
                                       warn=lambda message: log(f"warning: {message}"))
@@ -399,7 +399,7 @@ def _plot(directory: Path, records: Sequence[Record], thresholds: Sequence[str],
 def _nothing_tuned(reason: str, limits: Limits) -> BaseException:
     if limits.interrupted:
         return Interrupted("interrupted; nothing was written")
-    return TunerError(f"stopped: {reason} before any threshold was tuned; nothing was written")
+    return ToolError(f"stopped: {reason} before any threshold was tuned; nothing was written")
 
 
 class _Progress:
@@ -443,12 +443,12 @@ class _Progress:
             self.bar = None
 
 
-def _no_datasets(fut_path: Path, selection, entry: str | None) -> TunerError:
+def _no_datasets(fut_path: Path, selection, entry: str | None) -> ToolError:
     why = "; ".join(f"{name}: {reason}" for name, reason in selection.skipped)
     held = f"{len(selection.held_out)} held out (notune)" if selection.held_out else ""
     detail = "; ".join(x for x in (held, why) if x) or (f"no case for entry point {entry!r}" if entry
                                                       else "it has no test cases")
-    return TunerError(f"{fut_path} has no datasets to tune on ({detail})")
+    return ToolError(f"{fut_path} has no datasets to tune on ({detail})")
 
 
 def _worse_than_untuned(goal: Objective, assignment: dict[str, int], before: dict[str, Measurement],
@@ -628,7 +628,7 @@ def compile_moderate(fut_path: Path, verify: bool | None = None) -> tuple[Path |
     """The program compiled with moderate flattening (MF), for the report: through the compile cache that
     `incflat bench` and `incflat test` use (nothing is written beside the program), else why it cannot be."""
     from incflat import pipeline
-    from incflat.harness import compile_cached
+    from incflat.compiled import compile_cached
     try:
         return compile_cached(fut_path, verify=verify, options=pipeline.Options(flattening="moderate")), None
     except Exception as e:  # a compile error (or an unwritable cache) fails the MF column, not the tuning
@@ -690,7 +690,7 @@ def main(argv: Sequence[str] | None = None, *, install_as: Path | None = None, v
                   file=sys.stderr)
             return 128 + signal.SIGINT
         return 0
-    except TunerError as e:
+    except ToolError as e:
         print(f"Error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as e:

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from incflat.codegen.runtime.tuning import Forest
+from incflat.ir.runtime.tuning import Forest
 from incflat.tuner.measure import Measurer, profile
 from incflat.tuner.tree import Probed, path
 
 
 def version_cost(record: Mapping) -> float:
     """What one guard decision's version cost the run, µs: its span, the time it added to the run's timeline
-    (codegen.runtime.device.Context.enter). The host launches kernels without waiting for them, so a
+    (ir.runtime.device.Context.enter). The host launches kernels without waiting for them, so a
     version of many short kernels costs its launches and one of long kernels its kernels; the span is
     whichever the run made it (the thesis's Eq. 3.1 reads the kernels' time only, and on a GPU that ranks
     launch-bound versions wrongly)."""

@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 from typing import IO
 
-from incflat.tuner.errors import TunerError
+from incflat.ir.errors import ToolError
 from incflat.tuner.measure import Record
-from incflat.tuner.writeback import file_place_problem
+from incflat.files import file_place_problem
 
 MARK = "incflat_autotune_log"
 VERSION = 1
@@ -45,12 +45,12 @@ class EvaluationLog:
     def __init__(self, path: Path, program: Path):
         problem = log_path_problem(path)
         if problem:
-            raise TunerError(f"--log {path}: {problem}")
+            raise ToolError(f"--log {path}: {problem}")
         self._started = time.monotonic()
         try:
             self._file: IO[str] = open(path, "w", encoding="utf-8")
         except OSError as e:
-            raise TunerError(f"--log {path}: cannot write: {e.strerror}") from None
+            raise ToolError(f"--log {path}: cannot write: {e.strerror}") from None
         self._write({MARK: VERSION, "program": str(program), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
 
     def add(self, record: Record) -> None:

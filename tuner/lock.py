@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from incflat.tuner.errors import TunerError
+from incflat.ir.errors import ToolError
 
 _PID_LINE = re.compile(rb"([0-9]+)\n")
 _held: dict[Path, int] = {}  # lock file -> how many times this process holds it
@@ -31,7 +31,7 @@ def lock_path(fut_path: Path) -> Path:
 
 @contextmanager
 def tuning_lock(fut_path: Path) -> Iterator[None]:
-    """Holds the lock of fut_path's tuning; TunerError if another tuner holds it."""
+    """Holds the lock of fut_path's tuning; ToolError if another tuner holds it."""
     path = lock_path(Path(fut_path)).absolute()
     if path in _held:
         _held[path] += 1
@@ -57,18 +57,18 @@ def _acquire(path: Path, fut_path: Path) -> int:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as e:
-            raise TunerError(f"cannot create the lock file {path}: {e.strerror}") from None
+            raise ToolError(f"cannot create the lock file {path}: {e.strerror}") from None
         try:
             content = os.pread(fd, 4096, 0)
             if content and not _PID_LINE.fullmatch(content):  # a file the tuner did not write
-                raise TunerError(f"{path} exists and is not a tuner's lock file; remove it to tune {fut_path}")
+                raise ToolError(f"{path} exists and is not a tuner's lock file; remove it to tune {fut_path}")
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 holder = _PID_LINE.fullmatch(os.pread(fd, 4096, 0))
                 who = f"pid {int(holder[1])}" if holder else "its pid not written yet"
-                raise TunerError(f"another tuner ({who}) is tuning {fut_path}: wait for it to finish or stop it "
-                                 f"(its lock is {path})") from None
+                raise ToolError(f"another tuner ({who}) is tuning {fut_path}: wait for it to finish or stop it "
+                                f"(its lock is {path})") from None
             if _same_file(fd, path):
                 os.ftruncate(fd, 0)
                 os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)

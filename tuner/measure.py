@@ -51,11 +51,11 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from incflat.tuner.bench import (CONVERGENCE, expected_values, mean_ci, mean_difference_test,
-                                 relative_standard_error)
-from incflat.tuner.datasets import Dataset
+from incflat.tuner.stats import CONVERGENCE, mean_ci, mean_difference_test, relative_standard_error
+from incflat.datasets import expected_values
+from incflat.datasets import Dataset
 from incflat.tuner.program import Program, RunResult, output_file
-from incflat.tuner.errors import TunerError
+from incflat.ir.errors import ToolError
 
 SLOWDOWN_LIMIT = 10.0
 TRIM = 0.2  # the share of a paired comparison's pairs cut at each end (paired_verdict)
@@ -390,10 +390,10 @@ def _read_expected(dataset: Dataset) -> list | None:
     try:
         return expected_values(dataset.expected)
     except OSError as e:
-        raise TunerError(f"{dataset.name}: cannot read its expected output {dataset.expected.written}: "
-                         f"{e.strerror}") from None
+        raise ToolError(f"{dataset.name}: cannot read its expected output {dataset.expected.written}: "
+                        f"{e.strerror}") from None
     except ValueError as e:
-        raise TunerError(f"{dataset.name}: its expected output is not Futhark values: {e}") from None
+        raise ToolError(f"{dataset.name}: its expected output is not Futhark values: {e}") from None
 
 
 class Bench:
@@ -640,8 +640,8 @@ class Bench:
             return None
 
         def check(out: bytes) -> str | None:
-            from incflat.codegen.runtime.values import read_values
-            from incflat.harness import compare_values
+            from incflat.ir.runtime.values import read_values
+            from incflat.datasets import compare_values
             try:
                 problem = compare_values(read_values(io.BytesIO(out)), expected)
             except ValueError as e:

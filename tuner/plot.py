@@ -89,7 +89,7 @@ def write_plots(directory: Path, records: Sequence[Record], thresholds: Sequence
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from incflat.tuner.writeback import atomic_write
+    from incflat.files import atomic_write
 
     directory.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []

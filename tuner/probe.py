@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from incflat.tuner.datasets import Dataset
+from incflat.datasets import Dataset
 from incflat.tuner.measure import STORED, Bench, Measurement, Record
-from incflat.codegen.runtime.tuning import (Forest, all_nodes, parse_comparisons, parse_default_threshold,
+from incflat.ir.runtime.tuning import (Forest, all_nodes, parse_comparisons, parse_default_threshold,
                                            parse_device)
 from incflat.tuner.program import EPars, RunResult
 from incflat.tuner.store import StoredProbe

@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from incflat.codegen.runtime.tuning import ContractError, Param, parse_listing, tuning_file_text
-from incflat.tuner.datasets import Dataset, InlineValues
-from incflat.tuner.errors import TunerError
+from incflat.ir.runtime.tuning import ContractError, Param, parse_listing, tuning_file_text
+from incflat.datasets import Dataset, InlineValues
+from incflat.files import signals_held_back
+from incflat.ir.errors import ToolError
 
 # ePar values per threshold for one dataset: the sorted distinct values it was compared against.
 EPars = Mapping[str, tuple[int, ...]]
@@ -68,11 +69,11 @@ class Program:
         """The program's tuning parameters, from its `--print-params` listing."""
         result, listing = self._invoke(["--print-params"], None, timeout, keep_stdout=True)
         if not result.ok:
-            raise TunerError(f"{self.path} --print-params failed: {result.failure}")
+            raise ToolError(f"{self.path} --print-params failed: {result.failure}")
         try:
             return parse_listing(_decode(listing))
         except ContractError as e:
-            raise TunerError(f"{self.path} --print-params: {e}") from None
+            raise ToolError(f"{self.path} --print-params: {e}") from None
 
     def run(
         self,
@@ -192,22 +193,6 @@ def _run_child(
         finally:
             _children.discard(child)
     return child.returncode, out or b"", err or b""
-
-
-@contextmanager
-def signals_held_back() -> Iterator[Callable[[], None]]:
-    """SIGINT and SIGTERM are delivered when the block ends (their handlers then run), not inside it. Yields
-    the function that restores the mask as it was, for a child started inside the block, which inherits it."""
-    held = {signal.SIGINT, signal.SIGTERM}
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-
-    def unblock() -> None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-    try:
-        yield unblock
-    finally:
-        unblock()
 
 
 def _child_set_up(unblock: Callable[[], None]) -> Callable[[], None]:

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Callable
 
-from incflat.codegen.runtime.tuning import Forest, Node, all_nodes
+from incflat.ir.runtime.tuning import Forest, Node, all_nodes
 from incflat.tuner.measure import Z_95, Measurement, Measurer, Stopped, mean_variance
 from incflat.tuner.simple import Outcome
 from incflat.tuner.tree import Probed, never_value, path, pins, shown, takes_true, tuning_order

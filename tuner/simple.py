@@ -47,7 +47,7 @@ from typing import Callable
 
 from incflat.tuner.instrumented import Profiles
 from incflat.tuner.measure import Candidate, Measurement, Measurer, Stopped, compare
-from incflat.codegen.runtime.tuning import Forest, Node, all_nodes
+from incflat.ir.runtime.tuning import Forest, Node, all_nodes
 from incflat.tuner.tree import Probed, never_value, path, pins, reaches, shown, tuning_order
 
 # Thresholds of sibling subtrees interact (one version's result layout speeds or slows the next kernel), and a

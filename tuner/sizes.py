@@ -3,7 +3,7 @@ for the sampling strategies: size_dimensions gives a search.Space its size dimen
 
 Which sizes matter depends on the versions the tuned thresholds choose, so the search starts with one
 profiled run (`-P`) of each tuning dataset under the tuned thresholds: it names the kernels that ran and their
-time. Each size parameter that sets one of those kernels (codegen.runtime.tuning.sized_kernels) is then
+time. Each size parameter that sets one of those kernels (ir.runtime.tuning.sized_kernels) is then
 tuned in turn, those of the slowest kernels first (coordinate descent): each candidate value is compared
 with the value so far on every tuning dataset (measure.compare: measured until significant), and taken only
 if it is significantly faster on some dataset and significantly slower on none. A value a kernel cannot
@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Callable
 
-from incflat.codegen.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, Param, sized_kernels
+from incflat.ir.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, Param, sized_kernels
 from incflat.tuner.measure import Candidate, Measurer, Stopped, dominates, profile
 from incflat.tuner.search import Space, experiment_key
 from incflat.tuner.tree import path

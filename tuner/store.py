@@ -4,7 +4,7 @@
 By default the store is `prog.fut.tuning.db` beside the .fut file (`--store FILE`, `--no-store`). Its rows are
 keyed by
 - program: the sha256 of the compiled program with its tuned-defaults block emptied (by the module that owns
-  the block, codegen.runtime.tuning): tuning rewrites the block, the code stays the same;
+  the block, ir.runtime.tuning): tuning rewrites the block, the code stays the same;
 - device: the host's name and the options passed to the program (`--pass-option`): `-d`/`-p` choose the
   device on a host, and any other option may change what is measured. The device's own name is known only
   after a run, so it cannot be part of a key that must be found before running;
@@ -36,11 +36,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from incflat.codegen.runtime.tuning import with_defaults
-from incflat.tuner.datasets import Dataset, InlineValues
-from incflat.tuner.errors import TunerError
+from incflat.ir.runtime.tuning import with_defaults
+from incflat.datasets import Dataset, InlineValues
+from incflat.ir.errors import ToolError
 from incflat.tuner.measure import Measurement
-from incflat.tuner.writeback import file_place_problem
+from incflat.files import file_place_problem
 
 APPLICATION_ID = 0x1CF1A701  # sqlite's application_id of a tuning store: a file incflat created
 SCHEMA_VERSION = 3
@@ -119,7 +119,7 @@ def dataset_key(dataset: Dataset) -> str:
                 for chunk in iter(lambda: file.read(1 << 20), b""):
                     digest.update(chunk)
         except OSError as e:
-            raise TunerError(f"cannot read {dataset.input.path}: {e.strerror}") from None
+            raise ToolError(f"cannot read {dataset.input.path}: {e.strerror}") from None
     return digest.hexdigest()
 
 
@@ -277,10 +277,10 @@ def _now() -> str:
 
 
 def _open(path: Path) -> sqlite3.Connection:
-    """Opens (or creates) a store; a file that is not one, or that sqlite cannot read, is a TunerError and is
+    """Opens (or creates) a store; a file that is not one, or that sqlite cannot read, is a ToolError and is
     left as it was."""
-    def refuse(why: str, remedy: str = "remove it, or tune") -> TunerError:
-        return TunerError(f"the tuning store {path} {why}; {remedy} with --store FILE or --no-store")
+    def refuse(why: str, remedy: str = "remove it, or tune") -> ToolError:
+        return ToolError(f"the tuning store {path} {why}; {remedy} with --store FILE or --no-store")
 
     if problem := file_place_problem(path):
         raise refuse(problem, "tune")
@@ -312,7 +312,7 @@ def _open(path: Path) -> sqlite3.Connection:
     except sqlite3.Error as e:
         connection.close()
         raise refuse(f"cannot be used ({e})") from None
-    except TunerError:
+    except ToolError:
         connection.close()
         raise
     return connection

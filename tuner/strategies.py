@@ -26,8 +26,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
-from incflat.codegen.runtime.tuning import Node
-from incflat.tuner.errors import TunerError
+from incflat.ir.runtime.tuning import Node
+from incflat.ir.errors import ToolError
 from incflat.tuner.measure import Candidate, Stopped, dominates
 from incflat.tuner.instrumented import Profiles
 from incflat.tuner.search import Objective, Space, best_measured, finite
@@ -215,8 +215,8 @@ def exhaustive(space: Space, objective: Objective, rng: np.random.Generator, log
     """Every combination; above EXHAUSTIVE_LIMIT only when the run is bounded (--budget, --stop-after)."""
     count = sum(1 for _ in itertools.islice(combinations(space), EXHAUSTIVE_LIMIT + 1))
     if count > EXHAUSTIVE_LIMIT and not (objective.bounded or objective.budget):
-        raise TunerError(f"--strategy exhaustive: more than {EXHAUSTIVE_LIMIT} combinations of plateaus; "
-                         "bound the run with --budget or --stop-after, or choose another strategy")
+        raise ToolError(f"--strategy exhaustive: more than {EXHAUSTIVE_LIMIT} combinations of plateaus; "
+                        "bound the run with --budget or --stop-after, or choose another strategy")
     log(f"exhaustive: {count if count <= EXHAUSTIVE_LIMIT else 'over ' + str(EXHAUSTIVE_LIMIT)} combinations")
     try:
         while True:  # again where a version turned out unable to run: the paths it hid are reached (the known cached)

@@ -1,6 +1,6 @@
 """The path a dataset takes through the version tree under an assignment, and the tuning order.
 
-The tree itself is the tuning contract's (codegen.runtime.tuning): each guard is `threshold <= ePar`; true takes
+The tree itself is the tuning contract's (ir.runtime.tuning): each guard is `threshold <= ePar`; true takes
 the less flattened version, false goes deeper. The program lists, for each threshold, the outcomes of its ancestors,
 and the tree is rebuilt from that listing.
 """
@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from incflat.codegen.runtime.tuning import (NEVER, Forest, Node, Param, VersionTreeError, leaf_names,
+from incflat.ir.runtime.tuning import (NEVER, Forest, Node, Param, VersionTreeError, leaf_names,
                                            parse_no_fallback, parse_threshold_name)
-from incflat.codegen.runtime.tuning import build_forest as contract_build_forest
-from incflat.tuner.datasets import Dataset
-from incflat.tuner.errors import TunerError
+from incflat.ir.runtime.tuning import build_forest as contract_build_forest
+from incflat.datasets import Dataset
+from incflat.ir.errors import ToolError
 from incflat.tuner.measure import Measurement
 from incflat.tuner.program import EPars
 
@@ -29,7 +29,7 @@ def build_forest(params: Sequence[Param]) -> Forest:
     try:
         return contract_build_forest(params)
     except VersionTreeError as e:
-        raise TunerError(f"{e} (in the program's --print-params listing)") from None
+        raise ToolError(f"{e} (in the program's --print-params listing)") from None
 
 
 def tuning_order(forest: Forest) -> list[Node]:

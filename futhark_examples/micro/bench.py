@@ -34,7 +34,7 @@ def size_settings(module, sweep: bool) -> list:
     """Workgroup and grid sizes to try: the defaults, or with --sweep a grid of them."""
     if not sweep:
         return [{}]
-    from incflat.harness import program_params
+    from incflat.compiled import program_params
     params = program_params(module)
     blocks = [p.name for p in params if p.cls == "thread_block_size"]
     grids = [p.name for p in params if p.cls == "grid_size"]
@@ -52,7 +52,7 @@ def best_time(module, device, args, runs, expected, sweep=False, length=None):
     result is checked against numpy's, to a rounding error that grows with `length`, the number of
     elements summed into one result (all of the first input's by default)."""
     length = np.size(args[0]) if length is None else length
-    from incflat.harness import version_assignments
+    from incflat.compiled import version_assignments
     best = (float("inf"), None)
     for version in version_assignments(module):
         for sizes in size_settings(module, sweep):
@@ -92,7 +92,7 @@ def kernel_time(module, device, params, args) -> float:
 
 def copy_time(device, n, runs):
     import pyopencl as cl
-    from incflat.codegen.runtime.device import choose_device
+    from incflat.ir.runtime.device import choose_device
     ctx = cl.Context([choose_device(None, device)])
     queue = cl.CommandQueue(ctx)
     a = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, n * 4)
@@ -113,7 +113,7 @@ def launch_overhead(device, module):
     """Microseconds per launch: a bare pyopencl launch of an empty kernel, and a whole entry-point call of
     a one-element map (one kernel) through the compiled program."""
     import pyopencl as cl
-    from incflat.codegen.runtime.device import choose_device
+    from incflat.ir.runtime.device import choose_device
     ctx = cl.Context([choose_device(None, device)])
     queue = cl.CommandQueue(ctx)
     knl = cl.Program(ctx, "__kernel void empty(__global float *x) {}").build().empty
@@ -182,7 +182,7 @@ def main(argv=None):
         bare, ours = launch_overhead(args.device, modules["map_add"] if "map_add" in modules
                                      else load("map_add", pathlib.Path(tmp)))
     import pyopencl as cl
-    from incflat.codegen.runtime.device import choose_device
+    from incflat.ir.runtime.device import choose_device
     device_name = choose_device(None, args.device).name
     print(f"device: {device_name}")
     print(f"{'benchmark':<12} {'us':>10} {'GB/s':>8} {'of copy':>8} {'kernel us':>10}")

@@ -1,0 +1,165 @@
+"""Writing files so that nothing is lost: a file is replaced complete or not at all, and several files together.
+
+Each new content goes to a temporary file in its folder (flushed, fsynced, mode bits copied), and only when all
+are written do they replace the old files with `os.replace`, one right after the other, with SIGINT and SIGTERM
+held back until all are in place. An interrupt at any moment leaves every file untouched or every file complete
+(a SIGKILL could only fall between two renames, a few microseconds); the temporary files are removed on the way
+out. A temporary file carries its writer's pid in its name, so that one left by a killed writer is recognised
+and removed later (remove_stale_temporaries). `incflat compile`, the compile cache, bench's `--json` and the
+tuner's write-back all write through here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import signal
+import stat
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+# Test hook: seconds to sleep between writing the temporary files and renaming them, to interrupt write-back there.
+SLEEP_BEFORE_RENAME_ENV = "INCFLAT_TUNER_TEST_SLEEP_BEFORE_RENAME"
+_TEMPORARY = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)-[0-9a-f]{12}\.tmp")
+
+
+@dataclass(frozen=True)
+class PlannedFile:
+    path: Path
+    data: bytes
+    mode: int | None = None  # None: the old file's mode bits
+
+
+def file_place_problem(path: Path) -> str | None:
+    """Why no file can be written at path (a folder, or a folder that is not there), else None: what the
+    options that name a file to write (--log, --store, bench's --json) refuse before anything runs."""
+    if path.is_dir():
+        return "is a directory"
+    if not path.parent.is_dir():
+        return f"no such directory: {path.parent}"
+    return None
+
+
+@contextmanager
+def signals_held_back() -> Iterator[Callable[[], None]]:
+    """SIGINT and SIGTERM are delivered when the block ends (their handlers then run), not inside it. Yields
+    the function that restores the mask as it was, for a child started inside the block, which inherits it."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+
+    def unblock() -> None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+    try:
+        yield unblock
+    finally:
+        unblock()
+
+
+def written(plan: Sequence[PlannedFile]) -> list[Path]:
+    """The planned files that now hold their new content (after an interrupt: the others are untouched)."""
+    def holds(planned: PlannedFile) -> bool:
+        try:
+            return planned.path.read_bytes() == planned.data
+        except OSError:
+            return False
+
+    return [planned.path for planned in plan if holds(planned)]
+
+
+def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Replaces path with data, complete or not at all; the mode bits are `mode`, else the old file's."""
+    replace_together([PlannedFile(path, data, mode)])
+
+
+def replace_together(files: Sequence[PlannedFile], started: Callable[[], None] = lambda: None) -> None:
+    """Writes each file's temporary copy, then renames them all, SIGINT and SIGTERM held back meanwhile (and
+    `started` is called once they are). An OSError is named by the path the caller gave, not by the hidden
+    temporary file."""
+    temporaries: list[Path] = []
+    try:
+        with signals_held_back():
+            started()
+            for planned in files:
+                temporaries.append(write_temporary(planned))
+            if SLEEP_BEFORE_RENAME_ENV in os.environ:
+                time.sleep(float(os.environ[SLEEP_BEFORE_RENAME_ENV]))
+            for temporary, planned in zip(temporaries, files):
+                _named(planned.path, os.replace, temporary, planned.path)
+            for folder in {planned.path.parent for planned in files}:
+                _named(folder, _fsync_folder, folder)
+    finally:
+        for temporary in temporaries:
+            temporary.unlink(missing_ok=True)
+
+
+def temporary_path(path: Path) -> Path:
+    """A fresh name beside path for a temporary file of this process (removing it can only remove our own)."""
+    return path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(6)}.tmp")
+
+
+def remove_stale_temporaries(path: Path) -> None:
+    """Removes the temporary files of path (temporary_path) whose writer is no longer running: a SIGKILL leaves
+    them behind."""
+    try:
+        siblings = list(path.parent.iterdir())
+    except OSError:
+        return
+    for sibling in siblings:
+        match = _TEMPORARY.fullmatch(sibling.name)
+        if match and match["name"] == path.name and not _running(int(match["pid"])):
+            sibling.unlink(missing_ok=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def write_temporary(planned: PlannedFile) -> Path:
+    """A new temporary file beside planned.path (temporary_path) with its data, flushed and fsynced, and its
+    mode; an OSError is named by planned.path, and leaves no temporary file."""
+    temporary = temporary_path(planned.path)
+
+    def write() -> None:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "wb") as file:
+            file.write(planned.data)
+            file.flush()
+            os.fsync(file.fileno())
+        if planned.mode is not None:
+            os.chmod(temporary, planned.mode)
+        elif planned.path.exists():
+            os.chmod(temporary, stat.S_IMODE(planned.path.stat().st_mode))
+
+    try:
+        _named(planned.path, write)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return temporary
+
+
+def _named(path: Path, action: Callable, *args) -> None:
+    try:
+        action(*args)
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, str(path)) from None
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the rename itself durable (POSIX: the folder entry is data of the folder)."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,363 @@
+"""Function values: application, calls, and the lambdas passed to SOACs.
+
+A mixin of `Checker` (ir.frontend.check.checker). Applying a function value inlines it (closures, sections,
+partial applications, top-level functions with an existential size) or emits an `Apply` of a
+top-level function, matching its sizes against the arguments'; `instantiate` turns a function
+value into the `ir.source.Lambda` of a SOAC. Separate from the lowering of expressions because it
+is the one part that deals with functions as values.
+"""
+
+import dataclasses
+
+from incflat.ir.frontend import syntax as P
+from incflat.ir import source as S
+from incflat.ir.frontend.check.infer import UNKNOWN_SIZES_NOTE, TV, TArr, _worse, is_scalar, leaves, map_dims, prune, unify
+from incflat.ir.frontend.check.prelude import (ARRAY_REDUCTIONS, BUILTIN_ARITY, DERIVED_MODULE_FUNCTIONS, SOAC_MAPS, UNZIPS, ZIPS,
+                                      prelude_lookup)
+from incflat.ir.frontend.check.values import Arg, Closure, FunSig, FunV, Named, Partial, Section, V, atom_v
+from incflat.ir.errors import CompileError
+from incflat.ir.types import I64, Array, Scalar, Tuple
+
+
+class Application:
+    """Mixin of Checker: applying function values, and the lambdas of SOACs."""
+
+    # ---- application
+
+    def arity(self, f) -> int:
+        if isinstance(f, Named):
+            if f.kind == "user":
+                n = len(self.funs[f.name].ptypes)
+            elif f.kind == "builtin":
+                n = BUILTIN_ARITY[f.name]
+            elif f.name.split(".")[1] in ARRAY_REDUCTIONS:
+                n = 1
+            else:
+                n = len(prelude_lookup(f.name.split("."))[0])
+            return n - len(f.pre)
+        if isinstance(f, Closure):
+            return len(f.params)
+        if isinstance(f, Partial):
+            return len(f.fn.params) - len(f.pre)
+        if isinstance(f, Section):
+            return (2 if f.side == "none" else 1) - len(f.pre)
+        raise TypeError(f)
+
+    def curried_arity(self, f) -> int:
+        """How many arguments f can take in a row (a lambda returning a lambda takes more)."""
+        n = self.arity(f)
+        body = f.body if isinstance(f, Closure) else f.fn.body if isinstance(f, Partial) else None
+        while isinstance(body, P.LambdaE):
+            n += len(body.params)
+            body = body.body
+        return n
+
+    def apply(self, f, args, loc):
+        """Apply a function value to arguments (Arg), inlining or emitting an Apply."""
+        n = self.arity(f)
+        if isinstance(f, Named) and f.name in ("unflatten", "unflatten_3d") and len(args) + len(f.pre) > 1:
+            raise self.err(f'"{f.name}" takes only the array: since Futhark 0.25 its sizes come from the array\'s '
+                           f'type, [n*m]t. Write "{f.name} xs" where xs has such a type, or coerce it: '
+                           f'"{f.name} (xs :> [n*m]t)".', f.loc)
+        if len(args) < n:
+            if isinstance(f, Closure):
+                return Partial(f, tuple(args), loc)
+            if isinstance(f, Partial):
+                return Partial(f.fn, f.pre + tuple(args), f.loc)
+            return dataclasses.replace(f, pre=f.pre + tuple(args))
+        now, rest = args[:n], args[n:]
+        r = self.call(f, now, loc)
+        if rest:
+            if not isinstance(r, FunV):
+                if isinstance(f, Named):
+                    m = n + len(f.pre)
+                    raise self.err(f'"{f.name}" expects {m} argument{"s" if m != 1 else ""}, but is applied to '
+                                   f'{len(args) + len(f.pre)}.', f.loc or loc)
+                raise self.err(f"{self.fun_desc(f)} takes {n} argument{'s' if n != 1 else ''}, but is applied "
+                               f"to {len(args)}.", f.loc or loc)
+            return self.apply(r, rest, loc)
+        return r
+
+    def call(self, f, args, loc):
+        if isinstance(f, Named):
+            args = list(f.pre) + list(args)
+            if f.kind == "user":
+                sig = self.funs[f.name]
+                if sig.inline:
+                    d = sig.decl
+                    c = Closure(d.params, d.ret, d.body, {}, d.loc, "inline", d.name,
+                                tuple(n for n, _ in d.size_params), tuple(n for n, _ in d.type_params))
+                    return self.call_closure(c, args, f.loc)
+                return self.call_user(sig, args, f.loc)
+            if f.kind == "builtin":
+                name = f.name
+                key = "map" if name in SOAC_MAPS else "zip" if name in ZIPS else "unzip" if name in UNZIPS \
+                    else name
+                return getattr(self, "builtin_" + key)(name, args, f.loc)
+            return self.call_prelude(f.name, args, f.loc)
+        if isinstance(f, Closure):
+            return self.call_closure(f, list(args), loc)
+        if isinstance(f, Partial):
+            return self.call_closure(f.fn, list(f.pre) + list(args), loc)
+        if isinstance(f, Section):
+            args = list(f.pre) + list(args)
+            vals = []
+            for a in args:
+                if isinstance(a.val, FunV):
+                    raise self.not_a_value(a.val, a.loc, f'an operand of "{f.op}"')
+                vals.append(a.val)
+            if f.side == "left":
+                x, y = f.given, vals[0]
+            elif f.side == "right":
+                x, y = vals[0], f.given
+            else:
+                x, y = vals
+            return self.binop(f.op, x, y, f.op_loc)
+        raise TypeError(f)
+
+    def call_closure(self, c: Closure, args, loc):
+        if not c.types:
+            return self.call_closure_typed(c, args, loc)
+        outer = self.type_params
+        self.type_params = {**outer, **{n: TV("param") for n in c.types}}
+        try:
+            return self.call_closure_typed(c, args, loc)
+        finally:
+            self.type_params = outer
+
+    def call_closure_typed(self, c: Closure, args, loc):
+        env = dict(c.env)
+        sizes = {n: None for n in c.sizes} if c.sizes else None
+        seen = set()
+        for p, a in zip(c.params, args):
+            for name, nloc in P.pat_names(p):
+                if name in seen:
+                    raise self.err(f'The name "{name}" is bound twice in the parameters of '
+                                   f'{"this lambda" if c.kind == "lambda" else repr(c.name)}.', nloc)
+                seen.add(name)
+            q = p.pat if isinstance(p, P.PTyped) else p
+            what = f'parameter "{q.name}"' if isinstance(q, P.PName) else "parameter"
+            if c.kind != "lambda":
+                what += f' of "{c.name}"'
+            ann_env = dict(env)
+            if sizes:
+                for n, dm in sizes.items():
+                    if dm is not None:
+                        ann_env[n] = atom_v(self.dim_atom(dm))
+            try:
+                self.bind_pattern(p, a.val, env, ann_env, what, sizes)
+            except CompileError as err:
+                # a wrong argument of a named function: point at the argument
+                if c.kind == "lambda" or a.loc is None or "annotated" not in err.message:
+                    raise
+                raise self.err(err.message, a.loc) from None
+        if sizes:
+            for n, dm in sizes.items():
+                if dm is None:
+                    raise self.err(f'The size parameter "{n}" of "{c.name}" is not determined by the '
+                                   f'arguments.', c.loc)
+                env[n] = atom_v(self.dim_atom(dm))
+        r = self.lower(c.body, env)
+        if c.ret is not None:
+            if isinstance(r, FunV):
+                raise self.err("The body is a function, but a return type is given.", c.body.loc)
+            ann = self.resolve_type(c.ret, lambda kind, v, dloc: self.local_type_dim(kind, v, dloc, env))
+            rr = unify(ann, r.t)
+            if rr:
+                who = "The lambda's" if c.kind == "lambda" else f'"{c.name}"\'s'
+                raise self.err(f"{who} return type is annotated as {self.show(ann)}, but its body has "
+                               f"{self.what(rr)} {self.show(r.t)}.", c.body.loc)
+            r = V(self.fill_any(ann, r.t), r.atoms) if rr is None else r
+        return r
+
+    def call_user(self, sig: FunSig, args, loc):
+        atoms = []
+        subst = {}
+        bindable = set(sig.size_params) | {p.name for p in sig.params}
+        for i, a in enumerate(args):
+            if isinstance(a.val, FunV):
+                raise self.not_a_value(a.val, a.loc, f'argument {i + 1} of "{sig.name}"')
+        # i64 parameters may be used as sizes in the types of other parameters and the result
+        flat = [x for a in args for x in a.val.atoms]
+        for p, x in zip(sig.params, flat):
+            if prune(p.type) == I64 and is_scalar(x.type) and unify(x.type, I64) is None:
+                subst[p.name] = S.dim_of(x)
+        for i, (pt, a) in enumerate(zip(sig.ptypes, args)):
+            at = a.val.t
+            r = self.inst_match(pt, at, subst, bindable)
+            if r == "size" and self.only_flexible_differ(pt, at, subst):
+                # an anonymous parameter size of the caller takes the size expected: checked at run time
+                a = Arg(self.coerce(a.val, map_dims(pt, lambda d: self.inst_term(d, subst, loc)
+                                                    if d is not None else d), a.loc), a.loc)
+                at, r = a.val.t, None
+            if r:
+                expected = map_dims(pt, lambda d: subst.get(d, d) if isinstance(d, str) else d)
+                extra = " (size mismatch)" if r == "size" else ""
+                note = UNKNOWN_SIZES_NOTE if r == "size" and self.show(at) == self.show(expected) else ""
+                raise self.err(f'Argument {i + 1} of "{sig.name}" has type {self.show(at)}, but '
+                               f'{self.show(expected)} is expected{extra}.{note}', a.loc)
+            atoms.extend(a.val.atoms)
+        rt = map_dims(sig.ret, lambda d: self.inst_term(d, subst, loc))
+        ls = leaves(rt)
+        vs = self.bind_many(S.Apply(sig.name, tuple(atoms), tuple(ls)), ls, loc, [None] * len(ls))
+        for u, a in zip(sig.uniques, args):
+            if u:
+                self.consume(a.val, a.loc, self.arg_name(a), f'"{sig.name}" (its parameter is unique)')
+        return V(rt, vs)
+
+    def only_flexible_differ(self, pt, at, subst) -> bool:
+        """Whether the sizes of an argument's type that differ from the parameter's are all anonymous
+        parameter sizes of the function being checked."""
+        pt, at = prune(pt), prune(at)
+        if isinstance(pt, (Array, TArr)) and isinstance(at, type(pt)) and len(pt.shape) == len(at.shape):
+            inner = self.only_flexible_differ(pt.elem, at.elem, subst) if isinstance(pt, TArr) else True
+            return inner and all(subst.get(pd, pd) == ad or ad in self.flexible
+                                 for pd, ad in zip(pt.shape, at.shape) if not isinstance(pd, tuple))
+        if isinstance(pt, Tuple) and isinstance(at, Tuple) and len(pt.elems) == len(at.elems):
+            return all(self.only_flexible_differ(x, y, subst) for x, y in zip(pt.elems, at.elems))
+        return unify(pt, at) is None
+
+    def inst_term(self, d, subst, loc):
+        if isinstance(d, int):
+            return d
+        if isinstance(d, tuple):
+            op, x, y = d
+            xa = self.dim_atom(self.inst_term(x, subst, loc))
+            ya = self.dim_atom(self.inst_term(y, subst, loc))
+            return S.dim_of(self.size_op(op, xa, ya, loc))
+        return subst.get(d, d)
+
+    def inst_match(self, pt, at, subst, bindable):
+        """Match a parameter type against an argument type, binding the callee's sizes."""
+        pt, at = prune(pt), prune(at)
+        if isinstance(pt, (Array, TArr)):
+            if not isinstance(at, type(pt)) or len(pt.shape) != len(at.shape):
+                return "type"
+            r = self.inst_match(pt.elem, at.elem, subst, bindable) if isinstance(pt, TArr) else \
+                unify(pt.elem, at.elem)
+            if r == "type":
+                return r
+            for pd, ad in zip(pt.shape, at.shape):
+                if isinstance(pd, str) and pd in bindable:
+                    if pd in subst and subst[pd] != ad:
+                        r = _worse(r, "size")
+                    subst.setdefault(pd, ad)
+                elif pd != ad:
+                    r = _worse(r, "size")
+            return r
+        if isinstance(pt, Tuple):
+            if not isinstance(at, Tuple) or at.names != pt.names:
+                return "type"
+            r = None
+            for x, y in zip(pt.elems, at.elems):
+                r = _worse(r, self.inst_match(x, y, subst, bindable))
+            return r
+        return unify(pt, at)
+
+    def call_prelude(self, name, args, loc):
+        mod, fn = name.split(".")
+        if fn in ARRAY_REDUCTIONS:
+            return self.prelude_reduction(mod, fn, args[0], loc)
+        ptypes, rt, _ = prelude_lookup((mod, fn))
+        if fn in DERIVED_MODULE_FUNCTIONS:
+            return self.derived_module_function(mod, fn, args, ptypes, rt, loc)
+        atoms = []
+        for i, (a, pt) in enumerate(zip(args, ptypes)):
+            if isinstance(a.val, FunV):
+                raise self.not_a_value(a.val, a.loc, f'an argument of "{name}"')
+            x = a.val
+            if not is_scalar(x.t) or unify(x.t, pt):
+                which = "an argument" if len(ptypes) == 1 else f"argument {i + 1}"
+                raise self.err(f'"{name}" expects {which} of type {pt}, but got {self.show(x.t)}.', a.loc)
+            atoms.append(x.atom)
+        return atom_v(self.emit(S.PrimCall(name, tuple(atoms), rt), rt, loc))
+
+    def derived_module_function(self, mod, fn, args, ptypes, rt, loc):
+        """`T.to_i64`, `T.to_f64`, `T.recip`, `T.not`, `T.from_fraction`: as the conversions and operators
+        that define them (math.fut)."""
+        vals = []
+        for i, (a, pt) in enumerate(zip(args, ptypes)):
+            if isinstance(a.val, FunV) or not is_scalar(a.val.t) or unify(a.val.t, pt):
+                shown = "a function" if isinstance(a.val, FunV) else self.show(a.val.t)
+                raise self.err(f'"{mod}.{fn}" expects argument {i + 1} of type {pt}, but got {shown}.', a.loc)
+            vals.append(a.val.atom)
+        t = Scalar(mod)
+        if fn in ("to_i64", "to_f64"):
+            return atom_v(self.emit(S.PrimCall(f"{rt.name}.{mod}", (vals[0],), rt), rt, loc))
+        if fn == "recip":
+            return atom_v(self.emit(S.BinOp("/", S.Const(1.0, t), vals[0], t), t, loc))
+        if fn == "not":
+            return atom_v(self.emit(S.UnOp("~", vals[0], t), t, loc))
+        x, y = (self.emit(S.PrimCall(f"{mod}.i64", (v,), t), t, loc) for v in vals)
+        return atom_v(self.emit(S.BinOp("/", x, y, t), t, loc))
+
+    # ---- function arguments of SOACs
+
+    def instantiate(self, f, ptypes, soac, loc, hints=None):
+        """The S.Lambda for function value f applied to parameters of the given checker types, and
+        its result's checker type (sizes known outside the lambda)."""
+        n = len(ptypes)
+        plural = "s" if n != 1 else ""
+        if not isinstance(f, FunV):
+            raise self.err(f'The first argument of "{soac}" must be a function, but this is a value of type '
+                           f'{self.show(f.t)}.', loc)
+        if self.arity(f) > n or self.curried_arity(f) < n:
+            raise self.err(f'The function passed to "{soac}" must take {n} argument{plural}, but '
+                           f'{self.fn_what(f)} takes {self.arity(f)}.', loc)
+        names = self.param_hints(f, n) if hints is None else hints
+        outer_barrier, c0 = self.barrier, dict(self.consumed)
+        self.barrier = (self.counter, f'inside the function passed to "{soac}"')
+        params = [self.fresh_v(t, nm) for t, nm in zip(ptypes, names)]
+        for p, nm in zip(params, names):
+            for a in p.atoms:
+                self.dim_text[a.name] = nm
+        saved = self.push()
+        res = self.apply(f, [Arg(p, loc) for p in params], loc)
+        self.barrier, self.consumed = outer_barrier, c0
+        if isinstance(res, FunV):
+            self.pop(saved)
+            raise self.err(f'The function passed to "{soac}" must take {n} argument{plural}, but '
+                           f'{self.fn_what(f)} takes more.', loc)
+        body_stms = self.pop(saved)
+        local = {v.name for s in body_stms for v in s.pat} | {a.name for p in params for a in p.atoms}
+        bloc = f.body.loc if isinstance(f, Closure) else f.fn.body.loc if isinstance(f, Partial) else loc
+        rt = self.export_type(res.t, local, bloc, f'the result of the function passed to "{soac}"')
+        lam = S.Lambda(tuple(a for p in params for a in p.atoms), S.Body(tuple(body_stms), res.atoms),
+                       tuple(leaves(rt)))
+        return lam, rt
+
+    def export_type(self, t, local, loc, what):
+        def f(d):
+            x = self.export_dim(d, local, loc)
+            if x is None:
+                raise self.err(f'The size "{self.show_dim(d)}" of {what} is computed inside it, so it '
+                               f'is not known outside; incflat (like Futhark) needs sizes known outside.', loc)
+            return x
+        return map_dims(t, f)
+
+    def param_hints(self, f, n):
+        params = f.params if isinstance(f, Closure) else f.fn.params[len(f.pre):] if isinstance(f, Partial) else []
+        out = []
+        for k in range(n):
+            p = params[k] if k < len(params) else None
+            while isinstance(p, P.PTyped):
+                p = p.pat
+            out.append(p.name if isinstance(p, P.PName) else ("x", "y", "z", "w", "v")[k % 5])
+        return out
+
+    def lower_LambdaE(self, e, env):
+        return Closure(e.params, e.ret, e.body, env, e.loc, "lambda")
+
+    def lower_SectionE(self, e, env):
+        if e.fn is not None:
+            return self.backquote_section(e, env)
+        if e.op in env:  # an operator a parameter binds: the section is a lambda over the operator's use
+            x, y = (P.Ident(e.loc, e.span, name) for name in ("(.x)", "(.y)"))
+            params = [P.PName(v.name, e.loc) for v, given in ((x, e.left), (y, e.right)) if given is None]
+            body = P.BinOpE(e.op_loc, e.span, e.op, e.left or x, e.right or y)
+            return self.lower_LambdaE(P.LambdaE(e.loc, e.span, params, None, body), env)
+        if e.left is not None:
+            return Section(e.op, e.op_loc, self.lower_val(e.left, env), "left", e.loc)
+        if e.right is not None:
+            return Section(e.op, e.op_loc, self.lower_val(e.right, env), "right", e.loc)
+        return Section(e.op, e.op_loc, None, "none", e.loc)

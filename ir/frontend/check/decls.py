@@ -1,0 +1,543 @@
+"""Declarations: programs, type abbreviations, top-level functions, patterns and type annotations.
+
+A mixin of `Checker` (ir.frontend.check.checker): checking a whole program, a type abbreviation or a
+top-level function (its signature, size parameters and result sizes, then its body through the
+lowering), and binding patterns with their annotations, which lets, loops, lambdas and local
+functions share.
+"""
+
+import dataclasses
+
+from incflat.ir.frontend import syntax as P
+from incflat.ir import source as S
+from incflat.ir.frontend.check.infer import (TV, Refine, TArr, _worse, arr_of, drop_dims, is_arr, leaves, map_dims, prune,
+                                    resolve_scalar, type_param_tv, unify, unknown_tv, zonk)
+from incflat.ir.frontend.check.prelude import ARRAY_REDUCTIONS, INT_RANGE, SOAC_MAPS, prelude_lookup
+from incflat.ir.frontend.check.values import Closure, FunSig, FunV, Named, Partial, Section, V, atom_v, split_tuple, tuple_v
+from incflat.ir.types import I64, PRIM_NAMES, Array, Scalar, Tuple, record_type
+
+
+class Declarations:
+    """Mixin of Checker: programs, type abbreviations, top-level functions, patterns."""
+
+    # ---- programs and functions
+
+    def check_program(self) -> S.Program:
+        for d in self.decls:
+            if isinstance(d, P.TypeDecl):
+                continue
+            if d.name in self.later:
+                raise self.err(f'Duplicate definition of "{d.name}" (first defined at line '
+                               f'{self.later[d.name].line}).', d.name_loc)
+            self.later[d.name] = d.name_loc
+        funs = []
+        for d in self.decls:
+            if isinstance(d, P.TypeDecl):
+                self.check_type_decl(d)
+            elif self.is_inlined_only(d):
+                self.declare_inlined(d)
+            else:
+                fd = self.check_fun(d)
+                if fd is not None:
+                    funs.append(fd)
+        return S.Program(tuple(funs), self.filename)
+
+    @staticmethod
+    def is_inlined_only(d: P.Decl) -> bool:
+        """Whether a function is checked only where it is applied, with the arguments' types: one with
+        parameters whose types are not written (inferred from each use) or are function types."""
+        if d.entry or d.name == "main":
+            return False
+        if d.type_params:
+            return True
+        return not all(P.pat_is_typed(p) for p in d.params)
+
+    def declare_inlined(self, d: P.Decl):
+        """A function inlined at each call, and checked there (a function value: point-free, higher-order, or
+        with inferred parameter types)."""
+        self.funs[d.name] = FunSig(d.name, tuple(n for n, _ in d.size_params), (), (None,) * len(d.params),
+                                   None, d.loc, True, d)
+
+    def check_type_decl(self, d: P.TypeDecl):
+        if d.name in PRIM_NAMES:
+            raise self.err(f'Cannot redefine the primitive type "{d.name}".', d.name_loc)
+        if d.name in self.types:
+            raise self.err(f'Duplicate definition of the type "{d.name}".', d.name_loc)
+        params = {n for n, _ in d.size_params}
+
+        def dimfn(kind, v, loc):
+            if kind == "name" and v not in params:
+                raise self.err(f'Unknown size "{v}" in the definition of type "{d.name}"; declare it as a '
+                               f'size parameter: type {d.name} [{v}] = ...', loc)
+            if kind == "exp":
+                raise self.err("Size expressions are not supported in type abbreviations.", loc)
+            return v if kind != "any" else None
+        self.resolve_type(d.type, dimfn)  # check it
+        self.types[d.name] = d
+
+    def pat_type(self, pat, fname, dimfn):
+        """The declared type of a top-level function's parameter pattern."""
+        if isinstance(pat, P.PTyped):
+            return self.resolve_type(pat.type, dimfn)
+        if isinstance(pat, P.PTuple):
+            return Tuple(tuple(self.pat_type(p, fname, dimfn) for p in pat.elems))
+        if isinstance(pat, P.PRecord):
+            return record_type([(name, self.pat_type(p, fname, dimfn)) for name, _, p in pat.fields])
+        if isinstance(pat, P.PName):
+            raise self.err(f'The parameter "{pat.name}" of "{fname}" needs a type annotation, '
+                           f'as in ({pat.name}: i32).', pat.loc)
+        raise self.err(f'Every parameter of "{fname}" needs a type annotation, as in (x: i32).', pat.loc)
+
+    def param_vars(self, pat, t, keep_names):
+        """IR variables for a parameter pattern of type t (source names where possible)."""
+        if isinstance(pat, P.PTyped):
+            return self.param_vars(pat.pat, t, keep_names)
+        t = prune(t)
+        if isinstance(pat, P.PName) and not isinstance(t, (Tuple, TArr)):
+            name = pat.name if keep_names and "'" not in pat.name else self.fresh(pat.name)
+            self.dim_text[name] = pat.name
+            return V(t, (S.Var(name, t),))
+        if isinstance(pat, P.PTuple) and isinstance(t, Tuple) and not t.is_record and len(pat.elems) == len(t.elems):
+            return tuple_v([self.param_vars(p, e, keep_names) for p, e in zip(pat.elems, t.elems)])
+        if isinstance(pat, P.PRecord) and isinstance(t, Tuple) and \
+                sorted(t.names) == sorted(name for name, _, _ in pat.fields):
+            by_field = {name: p for name, _, p in pat.fields}
+            return V(t, tuple(a for name, e in zip(t.names, t.elems)
+                              for a in self.param_vars(by_field[name], e, keep_names).atoms))
+        base = pat.name if isinstance(pat, P.PName) else "p"
+        return self.fresh_v(t, base)
+
+    def fresh_v(self, t, base):
+        ls = leaves(t)
+        return V(t, tuple(S.Var(self.fresh(base), lt) for lt in ls))
+
+    def check_fun(self, d: P.Decl) -> S.FunDef:
+        """Check a function. An entry point's parameters whose types are not written get types from their uses:
+        each starts as an unknown scalar, refined (and the function checked again) when used as an array or
+        a tuple, as Futhark's inference would find."""
+        self.unknown_types = {}
+        if d.type_params:
+            raise self.err(f'The entry point "{d.name}" cannot have type parameters (as in Futhark): its types '
+                           f'must be known.', d.type_params[0][1])
+        if not (d.entry or d.name == "main") or not not all(P.pat_is_typed(p) for p in d.params):
+            return self.check_fun_once(d)
+        params = [_with_unknown_types(p) for p in d.params]
+        d = dataclasses.replace(d, params=params)
+        for _ in range(64):
+            self.unknown_types = {}
+            try:
+                return self.check_fun_once(d)
+            except Refine as r:
+                if id(r.tv) not in self.unknown_types:  # pragma: no cover (only parameters have unknown types)
+                    raise
+                te = self.unknown_types[id(r.tv)][1]
+                if r.elems:
+                    te.base = [P.TypeExp([], "?", te.loc, te.loc) for _ in range(r.elems)]
+                else:
+                    te.dims = te.dims + [("any", None)] * r.dims
+        raise self.err(f'The parameter types of "{d.name}" cannot be inferred; write them.', d.loc)
+
+    def check_fun_once(self, d: P.Decl) -> S.FunDef:
+        if "'" in d.name and (d.entry or d.name == "main"):
+            raise self.err(f'The name of an entry point cannot contain an apostrophe: "{d.name}".', d.name_loc)
+        self.current = d.name
+        self.literals = []
+        self.cse = {}
+        self.alias, self.consumed, self.nonunique = {}, {}, {}
+        self.barrier = (-1, None)
+        self.flexible = set()
+        uniques = []
+        env = {}
+        size_params = []
+        bindable = set()  # names a dimension in the signature may use
+        for name, loc in d.size_params:
+            if name in env:
+                raise self.err(f'The size parameter "{name}" is bound twice.', loc)
+            env[name] = atom_v(S.Var(name, I64))
+            size_params.append(name)
+            bindable.add(name)
+        used_sizes = set()
+        computed = []  # (size parameter, size expression, Loc) for the sizes written as expressions
+        params = []
+        ptypes = []
+        pats = []  # (pattern, value) of each parameter
+        seen = set(env)
+        for p in d.params:
+            def dimfn(kind, v, loc, p=p):
+                if kind == "const":
+                    return v
+                if kind == "any":  # an anonymous size: an implicit size parameter, unified by use
+                    n = self.fresh("d")
+                    self.flexible.add(n)
+                    self.dim_text[n] = ""
+                    size_params.append(n)
+                    bindable.add(n)
+                    used_sizes.add(n)
+                    return n
+                if kind == "name" and v not in bindable and v not in seen and self.size_constant(v):
+                    kind, v = "exp", P.Ident(loc, (0, 0), v)  # a top-level constant: a size expression
+                if kind == "name":
+                    if v in bindable:
+                        used_sizes.add(v)
+                        return v
+                    pname = P.pat_names(p)[0][0] if P.pat_names(p) else "x"
+                    raise self.err(f'Unknown size "{v}" in the type of parameter "{pname}"; declare it '
+                                   f'as a size parameter: def {d.name} [{v}] ...', loc)
+                # a size expression ([n*m]): an implicit size parameter, equal to the expression (checked once
+                # every parameter is bound, at run time)
+                n = self.fresh("d")
+                self.dim_text[n] = ""
+                size_params.append(n)
+                computed.append((n, v, loc))
+                return n
+            t = self.pat_type(p, d.name, dimfn)
+            for name, loc in P.pat_names(p):
+                if name in seen:
+                    raise self.err(f'The name "{name}" is bound twice in the parameters of "{d.name}".', loc)
+                seen.add(name)
+            v = self.param_vars(p, t, keep_names=True)
+            self.bind_pattern(p, v, env, None, "parameter")
+            pats.append((p, v))
+            params.extend(v.atoms)
+            ptypes.append(t)
+            uniques.append(self.pat_unique(p))
+            if not uniques[-1]:
+                names = P.pat_names(p)
+                for a in v.atoms:
+                    self.nonunique[a.name] = names[0][0] if len(names) == 1 else a.name
+            if isinstance(p, P.PTyped) and isinstance(p.pat, P.PName) and prune(t) == I64:
+                bindable.add(p.pat.name)
+        for name, loc in d.size_params:
+            if name not in used_sizes:
+                raise self.err(f'The size parameter "{name}" of "{d.name}" is not used in the type of '
+                               f'any parameter (as a size of its own, [{name}]).', loc)
+
+        self.stms = []
+        if computed:
+            self.check_computed_sizes(computed, pats, env)
+        ret_ann = None
+        untyped = {p.name for p in d.params if isinstance(p, P.PName)} | \
+            {p.pat.name for p in d.params if isinstance(p, P.PTyped) and isinstance(p.pat, P.PName) and
+             p.type.base == "?" and not p.type.dims}  # an entry point's (see _with_unknown_types)
+        if d.ret is not None:
+            def rdim(kind, v, loc):
+                if kind == "const":
+                    return v
+                if kind == "any":
+                    return None
+                if kind == "name":
+                    if v in bindable:
+                        return v
+                    if v in untyped and unify(env[v].t, I64) is None:  # `def f n xs : [n]t`: n is an i64
+                        bindable.add(v)
+                        return v
+                    if v not in env and self.size_constant(v):
+                        return self.local_type_dim(kind, v, loc, env)
+                    raise self.err(f'Unknown size "{v}" in the return type of "{d.name}".', loc)
+                x = self.lower_val(v, env)
+                if unify(x.t, I64):
+                    raise self.err(f"A size must have type i64, but this expression has type "
+                                   f"{self.show(x.t)}.", v.loc)
+                return S.dim_of(x.atom)
+            ret_ann = self.resolve_type(d.ret, rdim)
+        res = self.lower(d.body, env)
+        if isinstance(res, FunV):  # point-free: `def g = f x`, `entry main = map f32.acos`
+            self.stms = None
+            if d.entry or d.name == "main":
+                return self.check_fun(self.eta_expand(d, res))
+            if d.ret is not None:
+                raise self.not_a_value(res, d.body.loc, f'the body of "{d.name}"')
+            self.declare_inlined(d)  # it returns a function: inlined where it is applied
+            return None
+        body_t = res.t
+        if ret_ann is not None:
+            r = unify(ret_ann, body_t)
+            if r:
+                where = ""
+                a, b = prune(ret_ann), prune(body_t)
+                k = next((k for k, (x, y) in enumerate(zip(a.elems, b.elems)) if unify(x, y)), None) \
+                    if isinstance(a, Tuple) and isinstance(b, Tuple) and a.names == b.names and len(a.elems) > 2 \
+                    else None
+                if k is not None:
+                    is_record = a.names and list(a.names) != [str(i) for i in range(len(a.elems))]
+                    part = f"field {a.names[k]}" if is_record else f"element {k + 1}"
+                    where = f" ({part} is {self.show(b.elems[k])}, declared {self.show(a.elems[k])})"
+                raise self.err(f'"{d.name}" is declared to return {self.show(ret_ann)}, but its body has '
+                               f'{self.what(r)} {self.show(body_t)}{where}.', d.body.loc)
+            ret = self.fill_any(ret_ann, body_t)
+        else:
+            ret = body_t
+        self.check_unique_result(d, ret, res.atoms)
+        local = {v.name for s in self.stms for v in s.pat}
+        inline = False
+
+        def term(dm):
+            nonlocal inline
+            if isinstance(dm, int) or dm in bindable:
+                return dm
+            if dm in self.defs:
+                op, x, y = self.defs[dm]
+                tx, ty = term(S.dim_of(x)), term(S.dim_of(y))
+                if tx is not None and ty is not None:
+                    return (op, tx, ty)
+            if dm in local or dm not in bindable:
+                inline = True
+                return None
+            return dm
+        ret_terms = map_dims(ret, term)
+        body_stms = tuple(self.stms)
+        fd = S.FunDef(d.name, d.entry or d.name == "main", tuple(size_params), tuple(params),
+                      tuple(leaves(ret)), S.Body(body_stms, res.atoms), d.loc)
+        self.require_known_parameter_types(d)
+        fd = zonk(fd)
+        self.check_literals()
+        self.funs[d.name] = FunSig(d.name, tuple(size_params), fd.params, tuple(ptypes), ret_terms, d.loc,
+                                   inline, d, tuple(uniques))
+        self.stms = None
+        return fd
+
+    def check_computed_sizes(self, computed, pats, env):
+        """Parameters whose types have size expressions (`(xs: [n*m]f32)`): in the body, each such size is
+        the expression's value, after a run-time check that the argument has it."""
+        value = {}
+        for n, exp, loc in computed:
+            x = self.lower_val(exp, env)
+            if unify(x.t, I64):
+                raise self.err(f"A size must have type i64, but this expression has type {self.show(x.t)}.", loc)
+            value[n] = S.dim_of(x.atom)
+        for p, v in pats:
+            t = map_dims(v.t, lambda dm: value.get(dm, dm))
+            if t != v.t:
+                self.bind_pattern(p, self.coerce(v, t, p.loc), env, None, "parameter")
+
+    def require_known_parameter_types(self, d: P.Decl):
+        """Each parameter type that was not written must have been decided by its uses."""
+        for tv, te in self.unknown_types.values():
+            if unknown_tv(tv):
+                raise self.err(f'The type of this parameter of "{d.name}" cannot be inferred from its uses; write '
+                               f'it, as in (x: i32).', te.loc)
+
+    def eta_expand(self, d: P.Decl, f: FunV) -> P.Decl:
+        """An entry point defined as a function value, with the parameters that value takes written out:
+        `entry main = map f32.acos` is `entry main (x0: []f32) = map f32.acos x0`."""
+        types = self.param_types(f)
+        if types is None or not types:
+            raise self.err(f'The parameter types of the entry point "{d.name}" cannot be inferred from its '
+                           f'definition; write its parameters with their types.', d.body.loc)
+        loc = d.body.loc
+        names = [f"x{i}" for i in range(len(types))]
+        params = list(d.params) + [P.PTyped(P.PName(n, loc), self.type_exp(t, loc), loc)
+                                   for n, t in zip(names, types)]
+        body = P.mk_app(d.body, [P.Ident(loc, d.body.span, n) for n in names])
+        return dataclasses.replace(d, params=params, body=body)
+
+    def param_types(self, f: FunV):
+        """The checker types of the parameters a function value still takes, where they are known without
+        applying it (an entry point's signature); None when they are not."""
+        if isinstance(f, Named):
+            pre = len(f.pre)
+            if f.kind == "user":
+                sig = self.funs[f.name]
+                return None if sig.inline else list(sig.ptypes[pre:])
+            if f.kind == "prelude":
+                mod, fn = f.name.split(".")
+                if fn in ARRAY_REDUCTIONS:
+                    return [arr_of(Scalar(mod), (None,))][pre:]
+                return list(prelude_lookup((mod, fn))[0][pre:])
+            if f.name in SOAC_MAPS and pre == 1 and isinstance(f.pre[0].val, FunV):
+                elems = self.param_types(f.pre[0].val)
+                return None if elems is None else [arr_of(t, (None,)) for t in elems]
+            if f.name in ("reduce", "reduce_comm", "scan") and pre == 2 and isinstance(f.pre[1].val, V):
+                return [arr_of(f.pre[1].val.t, (None,))]
+            if f.name == "filter" and pre == 1 and isinstance(f.pre[0].val, FunV):
+                elems = self.param_types(f.pre[0].val)
+                return None if elems is None else [arr_of(elems[0], (None,))]
+            return None
+        if isinstance(f, Section):
+            if f.side == "none" or f.pre:
+                return None
+            return [f.given.t]
+        first = self.composed_first(f)
+        if first is not None:  # `f >-> g` takes what f takes first
+            types = self.param_types(first)
+            return types[:1] if types else None
+        if isinstance(f, (Closure, Partial)):
+            c, pre = (f, 0) if isinstance(f, Closure) else (f.fn, len(f.pre))
+            types = []
+            for p in c.params[pre:]:
+                if not isinstance(p, P.PTyped) or isinstance(p.type, P.FunTypeExp):
+                    return None
+                types.append(self.resolve_type(p.type, lambda kind, v, loc: v if kind == "const" else None))
+            return types
+        return None
+
+    def type_exp(self, t, loc) -> P.TypeExp:
+        """A type as it could be written, every size anonymous (`[]`)."""
+        t = prune(t)
+        if isinstance(t, TV):
+            raise self.err("The type of this value is not known (an unsuffixed literal); give it a type.", loc)
+        if isinstance(t, Tuple):
+            return P.TypeExp([], [self.type_exp(x, loc) for x in t.elems], loc, loc)
+        if isinstance(t, (Array, TArr)):
+            inner = self.type_exp(t.elem, loc)
+            return P.TypeExp([("any", None)] * len(t.shape) + inner.dims, inner.base, loc, loc)
+        return P.TypeExp([], t.name, loc, loc)
+
+    @staticmethod
+    def fill_any(ann, actual):
+        """ann with its `[]` dimensions taken from actual (same structure)."""
+        ann, actual = prune(ann), prune(actual)
+        if isinstance(ann, Array):
+            return Array(ann.elem, tuple(x if x is not None else y for x, y in zip(ann.shape, actual.shape)))
+        if isinstance(ann, TArr):
+            return TArr(tuple(x if x is not None else y for x, y in zip(ann.shape, actual.shape)),
+                        Declarations.fill_any(ann.elem, actual.elem))
+        if isinstance(ann, Tuple):
+            return ann.with_elems(Declarations.fill_any(a, b) for a, b in zip(ann.elems, actual.elems))
+        return actual if isinstance(ann, TV) else ann
+
+    def check_literals(self):
+        for t, value, loc in self.literals:
+            t = resolve_scalar(t)
+            if t.is_int:
+                lo, hi = INT_RANGE[t.name]
+                if not t.is_signed:
+                    lo = -hi  # `-1u8` is the negation of 1u8, which wraps
+                if not (lo <= value <= hi):
+                    raise self.err(f"The literal {value} does not fit in type {t.name}.", loc)
+            elif t.is_float and isinstance(value, int) and abs(value) > 2 ** 1023:
+                raise self.err(f"The literal {value} does not fit in type {t.name}.", loc)
+
+    # ---- patterns
+
+    def check_dup_names(self, pats, where):
+        seen = set()
+        for p in pats:
+            for name, loc in P.pat_names(p):
+                if name in seen:
+                    raise self.err(f'The name "{name}" is bound twice in {where}.', loc)
+                seen.add(name)
+
+    def bind_pattern(self, pat, val, env, ann_env, what, sizes=None):
+        """Bind the names of `pat` to the parts of `val` in env. Type annotations are checked against
+        the value (their sizes are looked up in ann_env; None: already checked). `sizes` maps the
+        names of size parameters still to be bound (`?n` markers) to their value once bound."""
+        if isinstance(pat, P.PName):
+            env[pat.name] = val
+            return
+        if isinstance(pat, P.PWild):
+            return
+        if isinstance(pat, P.PTyped):
+            if ann_env is not None:
+                self.check_annotation(pat.type, val, ann_env, what, pat.loc, sizes)
+            self.bind_pattern(pat.pat, val, env, ann_env, what, sizes)
+            return
+        if isinstance(pat, P.PTuple):
+            t = prune(val.t) if isinstance(val, V) else None
+            if unknown_tv(t):
+                raise Refine(t, elems=len(pat.elems))
+            if not isinstance(t, Tuple) or t.is_record:
+                shown = "a function" if isinstance(val, FunV) else f"type {self.show(t)}"
+                raise self.err(f"This tuple pattern has {len(pat.elems)} elements, but the {what} has "
+                               f"{shown}.", pat.loc)
+            if len(t.elems) != len(pat.elems):
+                raise self.err(f"This tuple pattern has {len(pat.elems)} elements, but the {what} is a tuple "
+                               f"of {len(t.elems)}: {self.show(t)}.", pat.loc)
+            for p, v in zip(pat.elems, split_tuple(val)):
+                self.bind_pattern(p, v, env, ann_env, what, sizes)
+            return
+        if isinstance(pat, P.PRecord):
+            t = prune(val.t) if isinstance(val, V) else None
+            positions = self.record_pattern_fields(pat, t, what)
+            fields = split_tuple(val)
+            for (_, _, p), k in zip(pat.fields, positions):
+                self.bind_pattern(p, fields[k], env, ann_env, what, sizes)
+            return
+        raise AssertionError(pat)  # pragma: no cover
+
+    def check_annotation(self, te, val, env, what, loc, sizes=None):
+        """Check `val` against the annotation te, binding size parameters listed in `sizes`."""
+        if isinstance(te, P.FunTypeExp):  # the function is checked where it is applied
+            if not isinstance(val, FunV):
+                raise self.err(f"The {what} is annotated as a function, but has type {self.show(val.t)}.", loc)
+            return
+        if isinstance(val, FunV):
+            raise self.err(f"The {what} is a function, but is annotated with a type.", loc)
+
+        def dimfn(kind, v, dloc):
+            if kind == "name" and sizes is not None and v in sizes:
+                return sizes[v] if sizes[v] is not None else "?" + v
+            if kind == "name" and v not in env and not self.size_constant(v):
+                raise self.err(f'Unknown size "{v}" in type annotation.', dloc)
+            return self.local_type_dim(kind, v, dloc, env)
+        ann = self.resolve_type(te, dimfn)
+        r = self.match_type(ann, val.t, sizes)
+        if r:
+            shown = self.show(map_dims(ann, lambda d: sizes.get(d[1:], d) if isinstance(d, str) and
+                                       d.startswith("?") and sizes else d))
+            raise self.err(f"The {what} is annotated as {shown}, but has {self.what(r)} {self.show(val.t)}.",
+                           loc)
+
+    def local_type_dim(self, kind, v, loc, env):
+        if kind == "const":
+            return v
+        if kind == "any":
+            return None
+        if kind == "name":
+            a = env.get(v)
+            if a is None and self.size_constant(v):
+                a = self.lower_val(P.Ident(loc, (0, 0), v), env)
+            if a is None and v in self.funs:
+                raise self.err(f'The size "{v}" names a function, but a size must be a value of type i64.', loc)
+            if a is None:
+                raise self.err(f'Unknown size "{v}" in type annotation.', loc)
+            if not isinstance(a, V) or len(a.atoms) != 1 or unify(a.t, I64):
+                shown = "a function" if isinstance(a, FunV) else self.show(a.t)
+                raise self.err(f'The size "{v}" must have type i64, but has type {shown}.', loc)
+            return S.dim_of(a.atom)
+        x = self.lower_val(v, env)
+        if unify(x.t, I64):
+            raise self.err(f"A size must have type i64, but this expression has type {self.show(x.t)}.", v.loc)
+        return S.dim_of(x.atom)
+
+    def match_type(self, ann, act, sizes):
+        """Unify an annotation with an actual type; `?n` dims bind sizes[n] on first use."""
+        ann, act = prune(ann), prune(act)
+        if isinstance(ann, Array) and type_param_tv(ann.elem) and is_arr(act) and len(act.shape) >= len(ann.shape):
+            ann.elem.ref = drop_dims(act, len(ann.shape))  # `[n]t` binds t to the elements' type
+            ann = arr_of(ann.elem.ref, ann.shape)
+        if isinstance(ann, (Array, TArr)) and isinstance(act, type(ann)):
+            if len(ann.shape) != len(act.shape):
+                return "type"
+            r = self.match_type(ann.elem, act.elem, sizes) if isinstance(ann, TArr) else unify(ann.elem, act.elem)
+            for x, y in zip(ann.shape, act.shape):
+                if isinstance(x, str) and x.startswith("?"):
+                    name = x[1:]
+                    if sizes.get(name) is None:
+                        sizes[name] = y
+                        x = y
+                    else:
+                        x = sizes[name]
+                if x is not None and x != y:
+                    r = _worse(r, "size")
+            return r
+        if isinstance(ann, Tuple) and isinstance(act, Tuple):
+            if ann.names != act.names:
+                return "type"
+            r = None
+            for a, b in zip(ann.elems, act.elems):
+                r = _worse(r, self.match_type(a, b, sizes))
+            return r
+        return unify(ann, act)
+
+
+def _with_unknown_types(p):
+    """The pattern with each part whose type is not written annotated `?` (an unknown type)."""
+    if isinstance(p, P.PTyped):
+        return p
+    if isinstance(p, P.PTuple):
+        return P.PTuple([_with_unknown_types(q) for q in p.elems], p.loc)
+    if isinstance(p, P.PRecord):
+        return P.PRecord([(name, loc, _with_unknown_types(q)) for name, loc, q in p.fields], p.loc)
+    return P.PTyped(p, P.TypeExp([], "?", p.loc, p.loc), p.loc)
+

@@ -1,0 +1,325 @@
+"""Type inference: literal type variables, the checker's types, unification and zonking.
+
+`TV` is the type of an unsuffixed literal until unification decides it; `TArr` is an array of
+tuples or records. The shape helpers (`arr_of`, `shape_of`, `leaves`, `map_dims`...) work on any checker type;
+`unify` and `require` resolve literal type variables; `zonk` replaces those left in an IR value by
+the types they stand for. Pure functions on types, with no checker state, so they are separate
+from the `Checker` and its mixins.
+"""
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Optional
+
+from incflat.ir import source as S
+from incflat.ir.frontend.check.prelude import INT_RANGE
+from incflat.ir.types import Array, Scalar, Tuple
+
+
+# ---------------------------------------------------------------- literal type variables
+
+class TV:
+    """The type of an unsuffixed literal, until the context decides it; or of an entry point's parameter whose
+    type is not written (kind 'unknown'), until its uses decide it.
+
+    kind: 'num' (any numeric type), 'int' (any integer type), 'float' (f32 or f64), 'unknown' (any type) or
+    'param' (a type parameter 't of a function being inlined: any type, arrays and tuples too)."""
+    __slots__ = ("kind", "ref")
+
+    def __init__(self, kind):
+        self.kind = kind
+        self.ref = None
+
+    def __repr__(self):
+        return f"TV({self.kind}->{self.ref})"
+
+
+def prune(t):
+    while isinstance(t, TV) and t.ref is not None:
+        t = t.ref
+    return t
+
+
+class Refine(Exception):
+    """A parameter of unknown type is used as an array (`dims` more dimensions) or a tuple (`elems`
+    components): its type is refined and the function checked again."""
+
+    def __init__(self, tv, dims=0, elems=0):
+        super().__init__()
+        self.tv, self.dims, self.elems = tv, dims, elems
+
+
+def refine_as(tv, other):
+    """Raise Refine for an unknown-typed parameter's type variable that meets a non-scalar type."""
+    if isinstance(other, Tuple):
+        raise Refine(tv, elems=len(other.elems))
+    raise Refine(tv, dims=len(other.shape))
+
+
+def type_param_tv(t):
+    """The type variable of a type parameter ('t) not bound yet, or None."""
+    t = prune(t)
+    return t if isinstance(t, TV) and t.kind == "param" else None
+
+
+def unknown_tv(t):
+    """The type variable of a parameter whose type is still unknown, or None."""
+    t = prune(t)
+    return t if isinstance(t, TV) and t.kind == "unknown" else None
+
+
+def kind_accepts(kind, s: Scalar) -> bool:
+    if kind == "unknown":
+        return True
+    if kind == "num":
+        return s.is_int or s.is_float
+    if kind == "int":
+        return s.is_int
+    if kind == "float":
+        return s.is_float
+    return False
+
+
+def kind_meet(a, b):
+    if a == b:
+        return a
+    if a == "unknown":
+        return b
+    if b == "unknown":
+        return a
+    if a == "num":
+        return b
+    if b == "num":
+        return a
+    return None
+
+
+KIND_DEFAULT = {"num": Scalar("i32"), "int": Scalar("i32"), "float": Scalar("f64")}
+KIND_TEXT = {"num": "integer literal", "int": "integer literal", "float": "decimal literal", "unknown": "unknown type", "param": "type parameter"}
+
+
+# ---------------------------------------------------------------- checker types
+
+@dataclass(frozen=True)
+class TArr:
+    """An array of tuples or records, `[n](a, b)`, `[n]{x: a}`; held as one IR array per leaf of the element
+    type."""
+    shape: tuple
+    elem: Tuple
+
+
+def is_scalar(t):
+    return isinstance(prune(t), (Scalar, TV))
+
+
+def is_arr(t):
+    return isinstance(t, (Array, TArr))
+
+
+def arr_of(t, shape):
+    """`[shape]t` for any checker type t."""
+    shape = tuple(shape)
+    if not shape:
+        return t
+    t = prune(t)
+    if isinstance(t, Array):
+        return Array(t.elem, shape + t.shape)
+    if isinstance(t, TArr):
+        return TArr(shape + t.shape, t.elem)
+    if isinstance(t, Tuple):
+        return TArr(shape, t)
+    return Array(t, shape)
+
+
+def shape_of(t):
+    return t.shape if is_arr(t) else ()
+
+
+def rank_of(t):
+    return len(shape_of(t))
+
+
+def drop_dims(t, k):
+    """The type of an element k dimensions in."""
+    if isinstance(t, Array):
+        return arr_of(t.elem, t.shape[k:])
+    return arr_of(t.elem, t.shape[k:])
+
+
+def row_type(t):
+    return drop_dims(t, 1)
+
+
+def leaves(t) -> list:
+    """The leaf types of a checker type: scalars and arrays of scalars, left to right."""
+    t = prune(t)
+    if isinstance(t, Tuple):
+        return [x for e in t.elems for x in leaves(e)]
+    if isinstance(t, TArr):
+        return [arr_of(x, t.shape) for x in leaves(t.elem)]
+    return [t]
+
+
+def nleaves(t) -> int:
+    t = prune(t)
+    if isinstance(t, Tuple):
+        return sum(nleaves(e) for e in t.elems)
+    if isinstance(t, TArr):
+        return nleaves(t.elem)
+    return 1
+
+
+def map_dims(t, f):
+    """t with every dimension d replaced by f(d)."""
+    t = prune(t)
+    if isinstance(t, Array):
+        return Array(t.elem, tuple(f(d) for d in t.shape))
+    if isinstance(t, TArr):
+        return TArr(tuple(f(d) for d in t.shape), map_dims(t.elem, f))
+    if isinstance(t, Tuple):
+        return t.with_elems(map_dims(e, f) for e in t.elems)
+    return t
+
+
+def _worse(a, b):
+    if a == "type" or b == "type":
+        return "type"
+    return a or b
+
+
+# Said where two sizes that differ print alike ([?] and [?]).
+UNKNOWN_SIZES_NOTE = (" (The two sizes are not known to be equal: they are unknown sizes, or sizes computed at run "
+                      "time. If they are equal, give one the other's size with :>, which checks it at run time.)")
+
+
+def unify(a, b) -> Optional[str]:
+    """Make a and b equal by resolving literal type variables. None on success, 'type' for
+    different types, 'size' for the same type with different sizes. A None dimension (`[]` in an
+    annotation) matches any size. Unification goes on after a size mismatch, so that literal types
+    are still resolved."""
+    a, b = prune(a), prune(b)
+    if a is b:
+        return None
+    if isinstance(a, TV) and isinstance(b, TV):
+        if a.kind == "param" or b.kind == "param":
+            tv, other = (a, b) if a.kind == "param" else (b, a)
+            tv.ref = other
+            return None
+        k = kind_meet(a.kind, b.kind)
+        if k is None:
+            return "type"
+        b.kind = k
+        a.ref = b
+        return None
+    if isinstance(a, TV) or isinstance(b, TV):
+        tv, other = (a, b) if isinstance(a, TV) else (b, a)
+        if tv.kind == "param":  # a type parameter stands for any type
+            tv.ref = other
+            return None
+        if isinstance(other, Scalar) and kind_accepts(tv.kind, other):
+            tv.ref = other
+            return None
+        if tv.kind == "unknown":
+            refine_as(tv, other)
+        return "type"
+    if isinstance(a, Scalar) and isinstance(b, Scalar):
+        return None if a.name == b.name else "type"
+    if isinstance(a, Tuple) and isinstance(b, Tuple):
+        if a.names != b.names:
+            return "type"
+        r = None
+        for x, y in zip(a.elems, b.elems):
+            r = _worse(r, unify(x, y))
+        return r
+    if (isinstance(a, Array) and isinstance(b, Array)) or (isinstance(a, TArr) and isinstance(b, TArr)):
+        if len(a.shape) != len(b.shape):
+            return "type"
+        r = unify(a.elem, b.elem)
+        for x, y in zip(a.shape, b.shape):
+            if x is not None and y is not None and x != y:
+                r = _worse(r, "size")
+        return r
+    return "type"
+
+
+def require(t, cls) -> bool:
+    """Constrain a scalar type to a class: 'num', 'int', 'float', 'bool' or 'prim'."""
+    t = prune(t)
+    if isinstance(t, TV):
+        if cls == "prim":
+            return True
+        if cls == "bool":
+            if t.kind == "unknown":
+                t.ref = Scalar("bool")
+                return True
+            return False
+        k = kind_meet(t.kind, cls)
+        if k is None:
+            return False
+        t.kind = k
+        return True
+    if not isinstance(t, Scalar):
+        return False
+    return {"num": t.is_int or t.is_float, "int": t.is_int, "float": t.is_float,
+            "bool": t.name == "bool", "prim": True}[cls]
+
+
+# ---------------------------------------------------------------- zonking
+
+def resolve_scalar(t):
+    t = prune(t)
+    if isinstance(t, TV):
+        t.ref = KIND_DEFAULT[t.kind]
+        return t.ref
+    return t
+
+
+def coerce_value(v, t: Scalar):
+    if t.name == "bool":
+        return bool(v)
+    if t.is_float:
+        return float(v)
+    v = int(v)
+    if not t.is_signed and v < 0:
+        v %= 2 ** INT_RANGE[t.name][1].bit_length()
+    return v
+
+
+_FIELDS = {}
+
+
+def zonk(x):
+    """Replace every literal type variable in an IR value by the type it stands for (objects without
+    any are returned as they are)."""
+    if isinstance(x, TV):
+        return resolve_scalar(x)
+    if isinstance(x, (Scalar, str, int, float, bool, type(None), S.Loc)):
+        return x
+    if isinstance(x, tuple):
+        ys = tuple(zonk(y) for y in x)
+        return x if all(a is b for a, b in zip(ys, x)) else ys
+    if isinstance(x, Array):
+        e = zonk(x.elem)
+        return x if e is x.elem else Array(e, x.shape)
+    if isinstance(x, Tuple):
+        return x.with_elems(zonk(x.elems))
+    if isinstance(x, S.Const):
+        t = zonk(x.type)
+        v = coerce_value(x.value, t)
+        if t is x.type and v == x.value and type(v) is type(x.value):
+            return x
+        return S.Const(v, t)
+    if isinstance(x, S.Var):
+        t = zonk(x.type)
+        return x if t is x.type else S.Var(x.name, t)
+    cls = type(x)
+    names = _FIELDS.get(cls)
+    if names is None:
+        if not dataclasses.is_dataclass(x):
+            raise TypeError(x)
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    old = [getattr(x, n) for n in names]
+    new = [zonk(v) for v in old]
+    if all(a is b for a, b in zip(new, old)):
+        return x
+    return cls(**dict(zip(names, new)))

@@ -1,0 +1,794 @@
+"""Parsing: source text to a syntax tree (the dataclasses of ir/frontend/syntax.py), with Lark's LALR parser.
+
+Lark's exceptions are turned into `CompileError`.
+
+Some sugar is removed here: `x |> f` and `f <| x` become applications, `let a[i] = v in e`
+becomes `let a = a with [i] = v in e`, `let r.f = v in e` becomes `let r = r with f = v in e`, and
+attributes (`#[unsafe]`) are dropped. A field named twice in a record type, expression or pattern is
+an error here.
+"""
+
+import functools
+import importlib.resources
+import re
+import threading
+
+from lark import Lark, Token
+from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken,
+                             VisitError)
+from lark.visitors import Transformer
+
+from incflat.ir.errors import CompileError
+from incflat.ir.source import Loc
+from incflat.ir.frontend.syntax import (App, ArrayE, AscribeE, AssertE, BinOpE, Decl, ForIn, ForUpto, FunTypeExp, Ident, IfE,
+                               IndexE, LambdaE, LetE, LetFunE, Lit, LoopE, NegE, Node, NotE, ParamE, PName, PRecord,
+                               PTuple, PTyped, PWild, ProjE, QualIdent, RangeE, RecordE, RecordTypeExp, RecordUpdateE,
+                               SectionE, SliceI, SourceText, Syntax, TupleE, TypeDecl, TypeExp, While, WithE, mk_app)
+
+# Futhark keywords that this subset does not have. They lex as NAME and are rejected here
+# with a clear message rather than as a confusing syntax error later.
+UNSUPPORTED_KEYWORDS = frozenset({
+    "match", "case", "module", "open", "import", "include", "local", "val",
+})
+
+# Binary operators: Futhark's precedence (higher binds tighter) and associativity.
+# Futhark classifies an operator by its leading characters; these are the ones we accept.
+PRECEDENCE = {
+    "|>": 0,
+    "<|": 1,
+    "||": 2,
+    "&&": 3,
+    "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4,
+    "&": 5, "^": 5, "|": 5,
+    "<<": 6, ">>": 6,
+    "+": 7, "-": 7, "++": 7,
+    "*": 8, "/": 8, "%": 8, "//": 8, "%%": 8,
+    "**": 9,
+}
+PRECEDENCE.update({"!": 4, "=": 4})  # the leading characters of user-defined operators such as !== or =>
+BACKQUOTE_PRECEDENCE = -1  # x `f` y binds more loosely than every symbolic operator
+RIGHT_ASSOC = frozenset({"<|"})
+PIPES = ("|>", "<|")
+
+
+def operator_class(op: str) -> str:
+    """The builtin operator whose precedence and associativity `op` has: as in Futhark, its longest
+    leading part that is a builtin operator (`+^` binds like `+`, `>>=` like `>>`); a qualified
+    operator (`i32.+`) binds like its symbol."""
+    sym = op.rsplit(".", 1)[1] if op[0].isalpha() else op
+    for k in range(len(sym), 0, -1):
+        if sym[:k] in PRECEDENCE:
+            return sym[:k]
+    return sym
+
+
+def precedence(op: str) -> int:
+    if op.startswith("`"):
+        return BACKQUOTE_PRECEDENCE
+    return PRECEDENCE.get(operator_class(op), PRECEDENCE["+"])
+
+
+# ---------------------------------------------------------------- building the tree
+
+def resolve_ops(items):
+    """Precedence climbing over [operand, (op, loc), operand, ...]."""
+    pos = 0
+
+    def operand():
+        nonlocal pos
+        e = items[pos]
+        pos += 1
+        return e
+
+    def climb(min_prec):
+        nonlocal pos
+        lhs = operand()
+        while pos < len(items):
+            op, loc, fn = items[pos]
+            prec = precedence(op)
+            if prec < min_prec:
+                break
+            pos += 1
+            right = not op.startswith("`") and operator_class(op) in RIGHT_ASSOC
+            rhs = climb(prec if right else prec + 1)
+            lhs = make_binop(op, loc, fn, lhs, rhs)
+        return lhs
+
+    return climb(BACKQUOTE_PRECEDENCE)
+
+
+def make_binop(op, loc, fn, lhs, rhs):
+    """`fn` is the function of a backquoted operator (x `f` y is f x y), else None."""
+    if fn is not None:
+        return App(loc, (lhs.span[0], rhs.span[1]), fn, [lhs, rhs])
+    if op == "|>":
+        return mk_app(rhs, [lhs])
+    if op == "<|":
+        return mk_app(lhs, [rhs])
+    return BinOpE(loc, (lhs.span[0], rhs.span[1]), op, lhs, rhs)
+
+
+class OpSeq:
+    """An unresolved operator sequence (the `opexp` rule)."""
+
+    def __init__(self, items):
+        self.items = items
+
+    def resolve(self):
+        return resolve_ops(self.items)
+
+
+def fin(x):
+    return x.resolve() if isinstance(x, OpSeq) else x
+
+
+# The parameter of an index section's lambda: not a valid identifier, so it cannot capture a user's name.
+SECTION_PARAM = "(.[])"
+
+_INT_RE = re.compile(r"(0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)([iu](?:8|16|32|64))?$")
+
+
+def _strip_underscores(s):
+    return s.replace("_", "")
+
+
+class _Attr:
+    """A parsed attribute: `item` is (name, args), args a list of items or None (`#[inline]`); all but
+    `#[param(NAME)]` on an expression are ignored."""
+
+    def __init__(self, item, loc):
+        self.item, self.loc = item, loc
+
+    def param_name(self):
+        """NAME of `#[param(NAME)]`, else None."""
+        name, args = self.item
+        if name == "param" and args is not None and len(args) == 1 and args[0][1] is None:
+            return args[0][0]
+        return None
+
+
+class ToSyntax(Transformer):
+    def __init__(self, filename):
+        super().__init__()
+        self.filename = filename
+
+    def loc(self, tok: Token) -> Loc:
+        return Loc(self.filename, tok.line, tok.column)
+
+    def span(self, first, last):
+        a = first.span[0] if isinstance(first, Node) else first.start_pos
+        b = last.span[1] if isinstance(last, Node) else last.end_pos
+        return (a, b)
+
+    def err(self, msg, tok):
+        raise CompileError(msg, self.loc(tok) if isinstance(tok, Token) else tok)
+
+    # ---- declarations
+
+    def start(self, children):
+        return list(children)
+
+    def fun_decl(self, c):
+        c = [x for x in c if not isinstance(x, _Attr)]
+        kw, name = c[0], c[1]
+        self.check_name(name)
+        return self.make_decl(kw, str(name), self.loc(name), c[2:])
+
+    def op_decl(self, c):
+        # def (+^) params... = body
+        c = [x for x in c if not isinstance(x, _Attr)]
+        kw, op = c[0], c[2]
+        return self.make_decl(kw, self.check_op_name(op), self.loc(op), c[4:])
+
+    def infix_op_decl(self, c):
+        # def (a: t) +^ (b: t): rt = body
+        c = [x for x in c if not isinstance(x, _Attr)]
+        kw, lhs, op, rhs = c[:4]
+        return self.make_decl(kw, self.check_op_name(op), self.loc(op), [lhs, rhs] + c[4:])
+
+    def check_op_name(self, tok):
+        if str(tok) in ("&&", "||"):
+            self.err(f'The operator "{tok}" cannot be defined: a user-defined version would not '
+                     f'short-circuit (Futhark forbids it).', tok)
+        return str(tok)
+
+    def make_decl(self, kw, name, name_loc, c):
+        """c: size parameters, parameters, then [COLON type] EQUALS exp."""
+        sizes, types, params = [], [], []
+        i = 0
+        while isinstance(c[i], tuple) and c[i][0] in ("size", "type"):
+            (sizes if c[i][0] == "size" else types).append((c[i][1], c[i][2]))
+            i += 1
+        while not (c[i] is None or (isinstance(c[i], Token) and c[i].type in ("COLON", "EQUALS"))):
+            params.append(c[i])
+            i += 1
+        # [COLON type] EQUALS exp: with placeholders, a missing `: type` gives None, None
+        rest = c[i:]
+        ret = rest[1] if len(rest) == 4 else None
+        body = fin(rest[-1])
+        return Decl(kw.type == "ENTRY", name, name_loc, sizes, params, ret, body, self.loc(kw), types)
+
+    def type_decl(self, c):
+        c = [x for x in c if not isinstance(x, _Attr)]
+        kw, name = c[0], c[1]
+        self.check_name(name)
+        for x in c[2:-2]:
+            if x[0] == "type":
+                self.err(f"Type abbreviations with type parameters ('{x[1]}) are not supported by incflat.", x[2])
+        sizes = [(x[1], x[2]) for x in c[2:-2]]
+        return TypeDecl(str(name), self.loc(name), sizes, c[-1], self.loc(kw))
+
+    def size_param(self, c):
+        return ("size", self.check_name(c[1]), self.loc(c[1]))
+
+    def type_param(self, c):
+        return ("type", str(c[0]).lstrip("'~^"), self.loc(c[0]))
+
+    def attr(self, c):
+        return _Attr(c[1], self.loc(c[0]))
+
+    def attr_item(self, c):
+        if len(c) == 1:
+            return (str(c[0]), None)
+        return (str(c[0]), [x for x in c[2:-1] if isinstance(x, tuple)])
+
+    def attr_exp(self, c):
+        attr, body = c[0], fin(c[1])
+        name = attr.param_name()
+        if name is None:
+            return body
+        return ParamE(attr.loc, (body.span[0], body.span[1]), name, body)
+
+    # ---- types
+
+    def unique_type(self, c):
+        t = c[1]
+        t.unique = True
+        return t
+
+    def fun_type(self, c):
+        return FunTypeExp(c[0], c[2], c[0].loc)
+
+    def tbase(self, c):
+        *dims, t = c
+        if not dims:
+            return t
+        return TypeExp([(k, v) for k, v, _ in dims] + t.dims, t.base, dims[0][2], t.base_loc, t.args,
+                       t.unique)
+
+    def type(self, c):
+        return c[0]
+
+    def type_name(self, c):
+        name, *args = c
+        return TypeExp([], str(name), self.loc(name), self.loc(name), [(k, v) for k, v, _ in args])
+
+    def tuple_type(self, c):
+        elems = [x for x in c[1:] if isinstance(x, TypeExp)]
+        return TypeExp([], elems, self.loc(c[0]), self.loc(c[0]))
+
+    def paren_type(self, c):
+        return c[1]
+
+    def unit_type(self, c):
+        return TypeExp([], [], self.loc(c[0]), self.loc(c[0]))
+
+    def record_type(self, c):
+        fields = self.distinct_fields([x for x in c[1:] if isinstance(x, tuple)], "record type")
+        return TypeExp([], RecordTypeExp([(name, t) for name, _, t in fields]), self.loc(c[0]), self.loc(c[0]))
+
+    def empty_record_type(self, c):
+        self.err("The empty record type {} is not supported by incflat.", c[0])
+
+    def field_type(self, c):
+        tok, _colon, t = c
+        return (str(tok), self.loc(tok), t)
+
+    def dim_any(self, c):
+        return ("any", None, self.loc(c[0]))
+
+    def dim_exp(self, c):
+        e = fin(c[1])
+        if isinstance(e, Ident):
+            return ("name", e.name, self.loc(c[0]))
+        if isinstance(e, Lit) and e.kind == "int":
+            if e.suffix is not None and e.suffix != "i64":
+                raise CompileError(f'A size must have type i64, but this literal has type {e.suffix}.', e.loc)
+            return ("const", e.value, self.loc(c[0]))
+        return ("exp", e, self.loc(c[0]))
+
+    # ---- patterns
+
+    def pat(self, c):
+        return c[0]
+
+    def pat_typed(self, c):
+        p, _colon, t = c
+        return PTyped(p, t, getattr(p, "loc", None))
+
+    def pat_name(self, c):
+        tok = c[0]
+        name = self.check_name(tok)
+        if name == "_":
+            return PWild(self.loc(tok))
+        return PName(name, self.loc(tok))
+
+    def pat_op(self, c):
+        return PName(str(c[1]), self.loc(c[1]))
+
+    def pat_paren(self, c):
+        return c[1]
+
+    def pat_tuple(self, c):
+        elems = [x for x in c[1:] if x is not None and not isinstance(x, Token)]
+        return PTuple(elems, self.loc(c[0]))
+
+    def pat_unit(self, c):
+        return PTuple([], self.loc(c[0]))
+
+    def pat_record(self, c):
+        fields = self.distinct_fields([x for x in c[1:] if isinstance(x, tuple)], "record pattern")
+        return PRecord(fields, self.loc(c[0]))
+
+    def pat_empty_record(self, c):
+        self.err("The empty record {} is not supported by incflat.", c[0])
+
+    def field_pat_bind(self, c):
+        tok, _eq, p = c
+        return (str(tok), self.loc(tok), p)
+
+    def field_pat_typed(self, c):
+        tok, _colon, t = c
+        return (str(tok), self.loc(tok), PTyped(self.pat_name([tok]), t, self.loc(tok)))
+
+    def field_pat_pun(self, c):
+        return (str(c[0]), self.loc(c[0]), self.pat_name(c))
+
+    # ---- records
+
+    def fieldid(self, c):
+        tok = c[0]
+        if tok.type == "INT" and not str(tok).isdigit():
+            self.err(f'"{tok}" is not a field name; a numeric field is written with decimal digits only, as in '
+                     f't.0.', tok)
+        return tok
+
+    def distinct_fields(self, fields, what):
+        """fields: (name, Loc, x) triples, each name once."""
+        seen = {}
+        for name, loc, _ in fields:
+            if name in seen:
+                raise CompileError(f'The field "{name}" appears twice in this {what} (first at line {seen[name].line}, '
+                                   f'column {seen[name].col}).', loc)
+            seen[name] = loc
+        return fields
+
+    def field_bind(self, c):
+        tok, _eq, e = c
+        return (str(tok), self.loc(tok), fin(e))
+
+    def field_pun(self, c):
+        return (str(c[0]), self.loc(c[0]), self.name(c))
+
+    def record_exp(self, c):
+        fields = self.distinct_fields([x for x in c[1:] if isinstance(x, tuple)], "record")
+        return RecordE(self.loc(c[0]), self.span(c[0], c[-1]), fields)
+
+    def empty_record(self, c):
+        self.err("The empty record {} is not supported by incflat.", c[0])
+
+    def path_steps(self, toks):
+        """The (field, Loc) steps of `a.b` (a QUALNAME), `a`, `0` and `.c` (PROJ) tokens."""
+        steps = []
+        for tok in toks:
+            if tok.type == "PROJ":
+                steps.append((str(tok)[1:], Loc(self.filename, tok.line, tok.column + 1)))
+            elif tok.type == "QUALNAME":
+                col = tok.column
+                for part in str(tok).split("."):
+                    steps.append((part, Loc(self.filename, tok.line, col)))
+                    col += len(part) + 1
+            else:
+                steps.append((str(self.fieldid([tok])), self.loc(tok)))
+        return steps
+
+    def field_path(self, c):
+        return self.path_steps(c)
+
+    def with_field(self, c):
+        rec, kw, path, _eq, val = c
+        rec, val = fin(rec), fin(val)
+        return RecordUpdateE(self.loc(kw), (rec.span[0], val.span[1]), rec, path, val)
+
+    def let_field(self, c):
+        # let r.a.b = v in body  ==>  let r = r with a.b = v in body
+        let, rhs, body = c[0], fin(c[-2]), fin(c[-1])
+        (name, loc), *path = self.path_steps(c[1:-3])
+        self.check_name(c[1])
+        r = Ident(loc, (c[1].start_pos, c[1].start_pos + len(name)), name)
+        upd = RecordUpdateE(loc, (r.span[0], rhs.span[1]), r, path, rhs)
+        return LetE(self.loc(let), self.span(let, body), PName(name, loc), [], upd, body)
+
+    # ---- expressions
+
+    def exp(self, c):
+        return fin(c[0])
+
+    def exp_na(self, c):
+        return fin(c[0])
+
+    def ascribe(self, c):
+        x = fin(c[0])
+        return AscribeE(self.loc(c[1]), (x.span[0], c[1].end_pos), x, c[2], False)
+
+    def coerce(self, c):
+        x = fin(c[0])
+        return AscribeE(self.loc(c[1]), (x.span[0], c[1].end_pos), x, c[2], True)
+
+    def letrest(self, c):
+        return fin(c[-1])
+
+    def size_binder(self, c):
+        return (self.check_name(c[1]), self.loc(c[1]))
+
+    def let_pat(self, c):
+        let = c[0]
+        sizes = [x for x in c[1:-4]]
+        pat, _eq, rhs, body = c[-4:]
+        rhs, body = fin(rhs), fin(body)
+        return LetE(self.loc(let), self.span(let, body), pat, sizes, rhs, body)
+
+    def let_fun(self, c):
+        let, name = c[0], c[1]
+        rhs, body = fin(c[-2]), fin(c[-1])
+        rest = c[2:-3]  # size binders, params, [COLON type]
+        ret = rest[-1]
+        sizes = [x for x in rest[:-2] if isinstance(x, tuple)]
+        params = [x for x in rest[:-2] if not isinstance(x, tuple)]
+        return LetFunE(self.loc(let), self.span(let, body), self.check_name(name), self.loc(name), params, ret,
+                       rhs, body, sizes)
+
+    def let_update(self, c):
+        # let a[i] = v in body  ==>  let a = a with [i] = v in body
+        let, name, lsq, idxs, _rsq, _eq, rhs, body = c
+        rhs, body = fin(rhs), fin(body)
+        a = Ident(self.loc(name), self.span(name, name), self.check_name(name))
+        w = WithE(self.loc(lsq), (a.span[0], rhs.span[1]), a, idxs, rhs)
+        return LetE(self.loc(let), self.span(let, body), PName(a.name, a.loc), [], w, body)
+
+    def assert_exp(self, c):
+        kw, cond, body = c
+        cond, body = fin(cond), fin(body)
+        return AssertE(self.loc(kw), self.span(kw, body), cond, body)
+
+    def if_exp(self, c):
+        kw, cond, _t, then, _e, else_ = c
+        else_ = fin(else_)
+        return IfE(self.loc(kw), self.span(kw, else_), fin(cond), fin(then), else_)
+
+    def loop_exp(self, c):
+        kw, pat, _eq, init, form, _do, body = c
+        body = fin(body)
+        return LoopE(self.loc(kw), self.span(kw, body), pat, fin(init) if init is not None else None, form, body)
+
+    def for_upto(self, c):
+        _for, name, op, bound = c
+        if str(op) != "<":
+            self.err(f'Syntax error: unexpected "{op}" in a for loop; write "for {name} < n" or '
+                     f'"for x in xs".', op)
+        return ForUpto(self.check_name(name), self.loc(name), fin(bound))
+
+    def for_in(self, c):
+        return ForIn(c[1], fin(c[3]))
+
+    def while_(self, c):
+        return While(fin(c[1]))
+
+    def lambda_exp(self, c):
+        bs = c[0]
+        body = fin(c[-1])
+        ret = c[-3]
+        params = [x for x in c[1:-4]]
+        return LambdaE(self.loc(bs), self.span(bs, body), params, ret, body)
+
+    def with_exp(self, c):
+        arr, kw, _lsq, idxs, _rsq, _eq, val = c
+        arr, val = fin(arr), fin(val)
+        return WithE(self.loc(kw), (arr.span[0], val.span[1]), arr, idxs, val)
+
+    def withexp(self, c):
+        return fin(c[0])
+
+    def opexp(self, c):
+        if len(c) == 1:
+            return OpSeq([c[0]])
+        seq, op, rhs = c
+        seq.items += (op, rhs)  # in place: a sequence of n operators is built in linear time
+        return seq
+
+    def open_operand(self, c):
+        """`x + if c then a else b`: the open expression is the sequence's last operand."""
+        seq, op, rhs = c
+        seq.items += (op, fin(rhs))
+        return seq.resolve()
+
+    def binop(self, c):
+        """(operator, its location, the function of a backquoted operator or None)."""
+        return (str(c[0]), self.loc(c[0]), None)
+
+    section_op = binop
+
+    def backquote_op(self, c):
+        _bq, tok, _bq2 = c
+        fn = self.qualname([tok]) if tok.type == "QUALNAME" else self.name([tok])
+        return (f"`{tok}`", self.loc(tok), fn)
+
+    def range_exp(self, c):
+        start, _dots, second, end_tok, end = c
+        start, end = fin(start), fin(end)
+        return RangeE(self.loc(end_tok), (start.span[0], end.span[1]), start,
+                      fin(second) if second is not None else None, str(end_tok), end)
+
+    def range_end(self, c):
+        return c[0]
+
+    def rangeexp(self, c):
+        return fin(c[0])
+
+    def neg(self, c):
+        x = c[1]
+        return NegE(self.loc(c[0]), self.span(c[0], x), x)
+
+    def not_(self, c):
+        x = c[1]
+        return NotE(self.loc(c[0]), self.span(c[0], x), x)
+
+    def app(self, c):
+        if len(c) == 1:
+            return c[0]
+        return mk_app(c[0], c[1:])
+
+    def check_name(self, tok):
+        if str(tok) in UNSUPPORTED_KEYWORDS:
+            raise CompileError(f'"{tok}" is not supported by incflat.', self.loc(tok))
+        return str(tok)
+
+    def name(self, c):
+        tok = c[0]
+        self.check_name(tok)
+        return Ident(self.loc(tok), self.span(tok, tok), str(tok))
+
+    def qualname(self, c):
+        tok = c[0]
+        return QualIdent(self.loc(tok), self.span(tok, tok), tuple(str(tok).split(".")))
+
+    def int_lit(self, c):
+        tok = c[0]
+        m = _INT_RE.match(_strip_underscores(str(tok)))
+        digits, suffix = m.group(1), m.group(2)
+        low = digits.lower()
+        if low.startswith("0x"):
+            value = int(low[2:], 16)
+        elif low.startswith("0b"):
+            value = int(low[2:], 2)
+        else:
+            value = int(low)
+        return Lit(self.loc(tok), self.span(tok, tok), "int", value, suffix)
+
+    def float_lit(self, c):
+        tok = c[0]
+        text = _strip_underscores(str(tok))
+        suffix = None
+        for s in ("f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"):
+            if text.endswith(s):
+                suffix, text = s, text[: -len(s)]
+                break
+        if suffix is not None and suffix[0] in "iu" and ("." in text or "e" in text.lower()):
+            raise CompileError(f'The decimal literal "{tok}" cannot have the integer type {suffix}.',
+                               self.loc(tok))
+        if suffix == "f16":
+            raise CompileError("The type f16 is not supported by incflat.", self.loc(tok))
+        return Lit(self.loc(tok), self.span(tok, tok), "float", float(text), suffix)
+
+    def true_lit(self, c):
+        return Lit(self.loc(c[0]), self.span(c[0], c[0]), "bool", True, None)
+
+    def false_lit(self, c):
+        return Lit(self.loc(c[0]), self.span(c[0], c[0]), "bool", False, None)
+
+    def parens(self, c):
+        return fin(c[1])
+
+    def tuple_exp(self, c):
+        elems = [fin(x) for x in c[1:-1] if x is not None and not isinstance(x, Token)]
+        return TupleE(self.loc(c[0]), self.span(c[0], c[-1]), elems)
+
+    def unit_exp(self, c):
+        return TupleE(self.loc(c[0]), self.span(c[0], c[1]), [])
+
+    def array_lit(self, c):
+        elems = [fin(x) for x in c[1:-1] if x is not None and not isinstance(x, Token)]
+        return ArrayE(self.loc(c[0]), self.span(c[0], c[-1]), elems)
+
+    def empty_array(self, c):
+        return ArrayE(self.loc(c[0]), self.span(c[0], c[1]), [])
+
+    def index_exp(self, c):
+        arr, lsq, idxs, rsq = c
+        return IndexE(arr.loc, self.span(arr, rsq), arr, idxs, self.loc(lsq))
+
+    def index_list(self, c):
+        return [x for x in c if x is not None and not (isinstance(x, Token) and x.type == "COMMA")]
+
+    def idx_point(self, c):
+        return fin(c[0])
+
+    def idx_slice(self, c):
+        a, colon, b = c
+        return SliceI(fin(a) if a is not None else None, fin(b) if b is not None else None, None,
+                      a.loc if isinstance(a, Node) else self.loc(colon))
+
+    def idx_slice_stride(self, c):
+        a, colon, b, _colon2, s = c
+        return SliceI(*(fin(x) if x is not None else None for x in (a, b, s)),
+                      a.loc if isinstance(a, Node) else self.loc(colon))
+
+    def proj_exp(self, c):
+        x, tok = c
+        return ProjE(x.loc, self.span(x, tok), x, str(tok)[1:], Loc(self.filename, tok.line, tok.column + 1))
+
+    def field_section(self, c):
+        tok = c[0]
+        loc, span = self.loc(tok), self.span(tok, tok)
+        x = Ident(loc, span, "_field")
+        for k in str(tok)[2:-1].split("."):
+            x = ProjE(loc, span, x, k, loc)
+        return LambdaE(loc, span, [PName("_field", loc)], None, x)
+
+    def op_section(self, c):
+        op, oploc, fn = c[1]
+        return SectionE(self.loc(c[0]), self.span(c[0], c[2]), op, oploc, None, None, fn)
+
+    def left_section(self, c):
+        op, oploc, fn = c[2]
+        return SectionE(self.loc(c[0]), self.span(c[0], c[3]), op, oploc, fin(c[1]), None, fn)
+
+    def right_section(self, c):
+        op, oploc, fn = c[1]
+        return SectionE(self.loc(c[0]), self.span(c[0], c[3]), op, oploc, None, fin(c[2]), fn)
+
+    def index_section(self, c):
+        # (.[i, j]) is \x -> x[i, j]
+        tok, idxs, _rsq, rpar = c
+        loc, span = self.loc(tok), self.span(tok, rpar)
+        x = Ident(loc, span, SECTION_PARAM)
+        return LambdaE(loc, span, [PName(SECTION_PARAM, loc)], None, IndexE(loc, span, x, idxs, loc))
+
+
+_TRANSFORMER = ToSyntax("<input>")
+_LOCK = threading.Lock()
+
+
+def grammar_text() -> str:
+    return importlib.resources.files(__package__).joinpath("grammar.lark").read_text(encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=None)
+def get_parser() -> Lark:
+    """The Lark parser, built once per process. The syntax tree is built during parsing (an
+    inline transformer), which is fast and needs no recursion however deep the program nests."""
+    return Lark(grammar_text(), parser="lalr", lexer="contextual", maybe_placeholders=True,
+                transformer=_TRANSFORMER)
+
+
+_TOKEN_TEXT = {
+    "$END": "end of file", "INDEX_LSQUARE": '"["', "PROJ": "a projection",
+}
+
+
+def _tok_desc(tok: Token) -> str:
+    return f'"{tok}"'
+
+
+def _end_loc(text: str, filename: str) -> Loc:
+    stripped = text.rstrip()
+    line = stripped.count("\n") + 1
+    col = len(stripped) - (stripped.rfind("\n") + 1) + 1
+    return Loc(filename, line, col)
+
+
+def _hint(tok: Token, expected: set, text: str) -> str:
+    """A hint for a common mistake, or ''."""
+    t = tok.type
+    if t in ("LET", "DEF", "ENTRY", "TYPE") and "IN" in expected:
+        return ' - missing "in"?'
+    if t == "LSQUARE" and tok.start_pos > 0 and text[tok.start_pos - 1] in " \t" and \
+            "INDEX_LSQUARE" in expected:
+        return " (Write a[i] without a space to index; a [i] applies a to an array literal.)"
+    if t == "NAME" and str(tok) in UNSUPPORTED_KEYWORDS:
+        return ""
+    if t == "INDEX_LSQUARE" and {"PROJ", "EQUALS"} <= expected or t == "PROJ" and expected == {"EQUALS"}:
+        return (' - an update path cannot mix fields and indices in incflat; update the field with an updated '
+                'array, as in r with xs = (r.xs with [i] = v).')
+    if t in ("RBRACE", "COMMA") and "EQUALS" in expected:
+        return ' - a record field is written "name = value", or "name" for the variable of that name.'
+    if "DO" in expected and t not in ("DO",):
+        return ' - missing "do"?'
+    if "THEN" in expected:
+        return ' - missing "then"?'
+    if "ELSE" in expected:
+        return ' - missing "else"? (Every "if" needs an "else".)'
+    so_far = _declaration_so_far(text, tok.start_pos)
+    if t == "LSQUARE" and "LPAR" in expected and "=" not in so_far:
+        return " - size parameters such as [n] come before the other parameters, as in Futhark."
+    if "FOR" in expected and "WHILE" in expected and re.search(r"\bloop\b", so_far):
+        return ' - a loop needs "for i < n", "for x in xs" or "while cond" before "do".'
+    return ""
+
+
+def _declaration_so_far(text: str, pos) -> str:
+    """The text of the declaration that the error is in, up to the error (LALR's expected tokens are a union
+    over many contexts: a hint must fit what was written)."""
+    pos = pos if isinstance(pos, int) else len(text)
+    starts = [m.start() for m in re.finditer(r"^(def|entry|let|type)\b", text[:pos], re.MULTILINE)]
+    return text[starts[-1] if starts else 0:pos]
+
+
+def parse_syntax(text: str, filename: str = "<input>") -> list:
+    """Parse a whole file into a list of `Decl` and `TypeDecl`."""
+    parser = get_parser()
+    try:
+        with _LOCK:
+            _TRANSFORMER.filename = filename
+            return parser.parse(text)
+    except UnexpectedToken as e:
+        tok = e.token
+        expected = set(e.expected or ())
+        if tok.type == "$END":
+            msg = "Syntax error: unexpected end of file."
+            hint = _hint(tok, expected, text)
+            if hint and "missing" in hint:
+                msg = "Syntax error: unexpected end of file" + hint
+            raise CompileError(msg, _end_loc(text, filename)) from None
+        loc = Loc(filename, tok.line, tok.column)
+        if tok.type == "NAME" and str(tok) in UNSUPPORTED_KEYWORDS:
+            raise CompileError(f'"{tok}" is not supported by incflat.', loc) from None
+        hint = _hint(tok, expected, text)
+        sep = "" if hint.startswith(" -") else "."
+        msg = f"Syntax error: unexpected token {_tok_desc(tok)}{sep}{hint}"
+        if sep == "" and not msg.endswith((".", "?", ")")):
+            msg += "."
+        raise CompileError(msg, loc) from None
+    except UnexpectedCharacters as e:
+        loc = Loc(filename, e.line, e.column)
+        ch = text[e.pos_in_stream] if 0 <= e.pos_in_stream < len(text) else ""
+        word = re.search(r"[A-Za-z_][\w']*\s*$", text[:max(e.pos_in_stream, 0)])
+        if ch == '"' and word and word.group(0).strip() in UNSUPPORTED_KEYWORDS:  # `import "lib"` after a body
+            at = word.start()
+            line_start = text.rfind("\n", 0, at) + 1
+            raise CompileError(f'"{word.group(0).strip()}" is not supported by incflat.',
+                               Loc(filename, text.count("\n", 0, at) + 1, at - line_start + 1)) from None
+        msg = f'Syntax error: unexpected character "{ch}".'
+        if ch == "[":
+            msg += " (Write a[i] without a space to index an array.)"
+        elif ch == "." and e.pos_in_stream > 0 and text[e.pos_in_stream - 1] in " \t":
+            msg += " (Write t.0 without a space to project a tuple.)"
+        elif ch == "'":
+            msg += " (Type parameters are not supported by incflat.)"
+        elif ch == '"':
+            msg += " (String literals are not supported by incflat.)"
+        raise CompileError(msg, loc) from None
+    except UnexpectedEOF:
+        raise CompileError("Syntax error: unexpected end of file.", _end_loc(text, filename)) from None
+    except VisitError as e:  # pragma: no cover - only if Lark wraps a callback's exception
+        if isinstance(e.orig_exc, CompileError):
+            raise e.orig_exc from None
+        raise
+    except UnexpectedInput as e:  # pragma: no cover - any other Lark input error
+        raise CompileError(f"Syntax error: {e}", Loc(filename, getattr(e, "line", 1) or 1,
+                                                     getattr(e, "column", 1) or 1)) from None
+
+
+def parse(source: SourceText) -> Syntax:
+    """The parse stage of the pipeline."""
+    return Syntax(tuple(parse_syntax(source.text, source.file)), source.file, source.text)

@@ -1,0 +1,383 @@
+"""The syntax tree of the front end: the dataclasses that ir/frontend/parse.py builds from source text and
+ir/check type-checks and lowers to the source IR.
+
+Every expression node carries `loc` (an `ir.source.Loc`, 1-based line and column of its first
+character, or of its operator for binary operators) and `span` (start and end offsets in the
+source text).
+"""
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from incflat.ir.source import Loc
+
+
+# ---------------------------------------------------------------- what the parse stage takes and gives
+
+@dataclass(frozen=True)
+class SourceText:
+    """A program as the user wrote it: the compiler's input."""
+    text: str
+    file: str = "<input>"
+
+
+@dataclass(frozen=True)
+class Syntax:
+    """The parsed program: its declarations (`Decl`, `TypeDecl`), with the text that locations point into."""
+    decls: tuple
+    file: str
+    text: str
+
+
+# ---------------------------------------------------------------- the syntax tree
+
+@dataclass
+class Node:
+    loc: Loc = field(repr=False)
+    span: tuple = field(repr=False)
+
+
+@dataclass
+class TypeExp:
+    """A type as written: `dims` (outermost first) around `base`.
+
+    dims: list of ('name', str), ('const', int), ('any', None) (written `[]`) or ('exp', node)
+    (a size expression such as `[n*m]`). base: a type name (a primitive type or an abbreviation,
+    applied to the size arguments `args`, a list of dims), a list of TypeExp (a tuple type) or a
+    RecordTypeExp."""
+    dims: list
+    base: object
+    loc: Loc = field(repr=False)
+    base_loc: Loc = field(repr=False)
+    args: list = field(default_factory=list)
+    unique: bool = False
+
+    @property
+    def prim(self):  # the base name, for messages
+        return self.base if isinstance(self.base, str) else "tuple" if isinstance(self.base, list) else "record"
+
+    @property
+    def prim_loc(self):
+        return self.base_loc
+
+
+@dataclass
+class FunTypeExp:
+    """A function type `a -> b`, allowed as the annotation of a parameter of a function that is inlined."""
+    param: object  # TypeExp or FunTypeExp
+    result: object
+    loc: Loc = field(repr=False)
+    unique: bool = False
+
+
+@dataclass
+class RecordTypeExp:
+    """The fields of a record type `{a: t, b: u}` as written: (name, TypeExp) pairs, names distinct."""
+    fields: list
+
+
+# ---- patterns
+
+@dataclass
+class PName:
+    name: str
+    loc: Loc = field(repr=False)
+
+
+@dataclass
+class PWild:
+    loc: Loc = field(repr=False)
+
+
+@dataclass
+class PTuple:
+    elems: list
+    loc: Loc = field(repr=False)
+
+
+@dataclass
+class PRecord:
+    """`{a, b = p, c: t}`: (field name, Loc, pattern) triples, names distinct; `a` is `a = a`."""
+    fields: list
+    loc: Loc = field(repr=False)
+
+
+@dataclass
+class PTyped:
+    pat: object
+    type: TypeExp
+    loc: Loc = field(repr=False)
+
+
+def pat_is_typed(p) -> bool:
+    """Whether every part of a pattern has its type written, and not a function type: a function with such
+    parameters can be checked before it is applied."""
+    if isinstance(p, PTyped):
+        return not isinstance(p.type, FunTypeExp)
+    if isinstance(p, PTuple):
+        return all(pat_is_typed(x) for x in p.elems)
+    if isinstance(p, PRecord):
+        return all(pat_is_typed(x) for _, _, x in p.fields)
+    return False
+
+
+def pat_names(p) -> list:
+    """The (name, loc) pairs a pattern binds, left to right."""
+    if isinstance(p, PName):
+        return [(p.name, p.loc)]
+    if isinstance(p, PTuple):
+        return [x for e in p.elems for x in pat_names(e)]
+    if isinstance(p, PRecord):
+        return [x for _, _, e in p.fields for x in pat_names(e)]
+    if isinstance(p, PTyped):
+        return pat_names(p.pat)
+    return []
+
+
+# ---- expressions
+
+@dataclass
+class Lit(Node):
+    kind: str = "int"  # 'int', 'float' or 'bool'
+    value: object = 0
+    suffix: Optional[str] = None  # the type suffix, if any (i32, f32, ...)
+
+
+@dataclass
+class Ident(Node):
+    name: str = ""
+
+
+@dataclass
+class QualIdent(Node):
+    """`f32.sqrt`: a name in a prelude module."""
+    parts: tuple = ()
+
+    @property
+    def name(self):
+        return ".".join(self.parts)
+
+
+@dataclass
+class App(Node):
+    """Application by juxtaposition; `loc` is that of the function."""
+    fn: object = None
+    args: list = field(default_factory=list)
+
+
+@dataclass
+class BinOpE(Node):
+    """`lhs op rhs`; `loc` is the operator's position."""
+    op: str = ""
+    lhs: object = None
+    rhs: object = None
+
+
+@dataclass
+class NegE(Node):
+    x: object = None
+
+
+@dataclass
+class NotE(Node):
+    x: object = None
+
+
+@dataclass
+class LetE(Node):
+    """`let [sizes] pat = rhs in body`."""
+    pat: object = None
+    sizes: list = field(default_factory=list)  # list[(name, Loc)]
+    rhs: object = None
+    body: object = None
+
+
+@dataclass
+class LetFunE(Node):
+    """`let f params: ret = rhs in body` (a local function)."""
+    name: str = ""
+    name_loc: Loc = None
+    params: list = field(default_factory=list)  # list of patterns
+    ret: Optional[TypeExp] = None
+    rhs: object = None
+    body: object = None
+    sizes: list = field(default_factory=list)  # size parameters: list[(name, Loc)]
+
+
+@dataclass
+class IfE(Node):
+    cond: object = None
+    then: object = None
+    else_: object = None
+
+
+@dataclass
+class LambdaE(Node):
+    params: list = field(default_factory=list)  # list of patterns
+    ret: Optional[TypeExp] = None
+    body: object = None
+
+
+@dataclass
+class SectionE(Node):
+    """`(op)`, `(x op)` (left given) or `(op y)` (right given)."""
+    op: str = ""  # a symbol (`+`, a user's `+^`), qualified (`i32.+`) or backquoted (`f`)
+    op_loc: Loc = None
+    left: object = None
+    right: object = None
+    fn: object = None  # the function of a backquoted operator (Ident or QualIdent)
+
+
+@dataclass
+class RangeE(Node):
+    """`start..<end`, `start..second...end`, ...: `end_kind` is "..<", "..>" or "..."; `loc` is that
+    of the range's last operator."""
+    start: object = None
+    second: object = None  # None: stride 1 (-1 for ..>)
+    end_kind: str = "..<"
+    end: object = None
+
+
+@dataclass
+class ParamE(Node):
+    """`#[param(NAME)] body`: a tuning parameter that overrides body (an i64) when set; `loc` is that of the
+    attribute."""
+    name: str = ""
+    body: object = None
+
+
+@dataclass
+class AssertE(Node):
+    """`assert cond body`: body's value, if cond holds at run time; `loc` is that of the keyword."""
+    cond: object = None
+    body: object = None
+
+
+@dataclass
+class TupleE(Node):
+    elems: list = field(default_factory=list)
+
+
+@dataclass
+class RecordE(Node):
+    """`{a = e, b}`: (field name, Loc, expression) triples, names distinct; `b` is `b = b`."""
+    fields: list = field(default_factory=list)
+
+
+@dataclass
+class ArrayE(Node):
+    elems: list = field(default_factory=list)
+
+
+@dataclass
+class SliceI:
+    """`start:end:stride` in an index; absent parts are None."""
+    start: object
+    end: object
+    stride: object
+    loc: Loc = field(repr=False)
+
+
+@dataclass
+class IndexE(Node):
+    """`arr[i, j:k, ...]`: each index is an expression or a SliceI."""
+    arr: object = None
+    idxs: list = field(default_factory=list)
+    idx_loc: Loc = None
+
+
+@dataclass
+class ProjE(Node):
+    """`x.0`, `x.name`: a field of a tuple or record."""
+    x: object = None
+    field_: str = "0"
+    field_loc: Loc = None
+
+
+@dataclass
+class RecordUpdateE(Node):
+    """`r with a.b = value`: `path` is the fields' (name, Loc) pairs; `loc` is that of `with`."""
+    rec: object = None
+    path: list = field(default_factory=list)
+    value: object = None
+
+
+@dataclass
+class WithE(Node):
+    """`arr with [i, j] = value`; `loc` is that of `with`."""
+    arr: object = None
+    idxs: list = field(default_factory=list)
+    value: object = None
+
+
+@dataclass
+class AscribeE(Node):
+    """`x : t` (coerce False) or `x :> t` (coerce True); `loc` is that of the colon."""
+    x: object = None
+    type: TypeExp = None
+    coerce: bool = False
+
+
+@dataclass
+class ForUpto:
+    name: str
+    name_loc: Loc
+    bound: object
+
+
+@dataclass
+class ForIn:
+    pat: object
+    arr: object
+
+
+@dataclass
+class While:
+    cond: object
+
+
+@dataclass
+class LoopE(Node):
+    """`loop pat = init form do body`; init is None when left out (`loop acc for ...`)."""
+    pat: object = None
+    init: object = None
+    form: object = None
+    body: object = None
+
+
+@dataclass
+class AtomE(Node):
+    """An already-lowered value (made by the checker, never by the parser)."""
+    atom: object = None
+
+
+@dataclass
+class Decl:
+    entry: bool
+    name: str
+    name_loc: Loc
+    size_params: list  # list[(name, Loc)]
+    params: list  # list of patterns
+    ret: Optional[TypeExp]
+    body: object
+    loc: Loc
+    type_params: list = field(default_factory=list)  # list[(name, Loc)]: 't
+
+
+@dataclass
+class TypeDecl:
+    name: str
+    name_loc: Loc
+    size_params: list  # list[(name, Loc)]
+    type: TypeExp
+    loc: Loc
+
+
+# ---------------------------------------------------------------- building the tree
+
+def mk_app(fn, args):
+    """Apply `fn` to `args`, merging nested applications: `(f x) y` is `f x y`."""
+    if isinstance(fn, App):
+        return App(fn.loc, (fn.span[0], max(fn.span[1], args[-1].span[1])), fn.fn, fn.args + list(args))
+    end = max([fn.span[1]] + [a.span[1] for a in args])
+    return App(fn.loc, (min(fn.span[0], args[0].span[0]), end), fn, list(args))
