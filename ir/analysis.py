@@ -1,64 +1,10 @@
 """Variable analyses shared by the passes: free variables, uses, inner parallelism."""
 
+from incflat.ir import nodes
 from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.traverse import nested
 from incflat.ir.types import I64, Array, Tuple, array_of
-
-
-def exp_atoms(e) -> tuple:
-    """The atoms an expression reads directly (not those inside nested bodies)."""
-    if isinstance(e, S.AtomExp):
-        return (e.x,)
-    if isinstance(e, S.BinOp):
-        return (e.x, e.y)
-    if isinstance(e, S.UnOp):
-        return (e.x,)
-    if isinstance(e, (S.PrimCall, S.Apply)):
-        return tuple(e.args)
-    if isinstance(e, (S.If,)):
-        return (e.cond,)
-    if isinstance(e, S.Index):
-        return (e.arr,) + tuple(a for i in e.idxs for a in index_atoms(i))
-    if isinstance(e, S.Update):
-        return (e.arr,) + tuple(a for i in e.idxs for a in index_atoms(i)) + (e.value,)
-    if isinstance(e, S.Assert):
-        return (e.cond,) + tuple(e.values)
-    if isinstance(e, S.TuningParam):
-        return (e.default,)
-    if isinstance(e, S.ArrayLit):
-        return tuple(e.elems)
-    if isinstance(e, S.Concat):
-        return tuple(e.arrs) + (e.size,)
-    if isinstance(e, S.Rotate):
-        return (e.amount, e.arr)
-    if isinstance(e, S.Reshape):
-        return tuple(e.shape) + (e.arr,)
-    if isinstance(e, S.Scatter):
-        return (e.dest, e.idxs, e.vals)
-    if isinstance(e, S.Hist):
-        return (e.width,) + tuple(e.neutral) + (e.dest, e.idxs, e.vals)
-    if isinstance(e, S.Loop):
-        return tuple(e.init) + ((e.form.bound,) if isinstance(e.form, S.ForLoop) else ())
-    if isinstance(e, S.Filter):
-        return (e.width,) + tuple(e.arrs)
-    if isinstance(e, S.Iota):
-        return (e.n,) + _checked_atoms(e)
-    if isinstance(e, S.Replicate):
-        return (e.n, e.x) + _checked_atoms(e)
-    if isinstance(e, S.Rearrange):
-        return (e.arr,)
-    if isinstance(e, S.Map):
-        return (e.width,) + tuple(e.arrs)
-    if isinstance(e, (S.Reduce, S.Scan, S.Redomap, S.Scanomap)):
-        return (e.width,) + tuple(e.neutral) + tuple(e.arrs)
-    if isinstance(e, T.SegMap):
-        return ctx_atoms(e.ctx)
-    if isinstance(e, (T.SegRed, T.SegScan)):
-        return ctx_atoms(e.ctx) + tuple(e.neutral)
-    if isinstance(e, T.Guard):
-        return tuple(e.par)
-    raise TypeError(f"unknown expression {type(e).__name__}")
 
 
 def _checked_atoms(e) -> tuple:
@@ -75,6 +21,47 @@ def index_atoms(i) -> tuple:
 def ctx_atoms(ctx) -> tuple:
     """Atoms a context reads: widths, and arrays not bound by an outer binding of the same context."""
     return tuple(a for b in ctx for a in (b.width,) + tuple(b.arrs))
+
+
+def _indexed_atoms(e) -> tuple:
+    """An index's or an update's array and the atoms of its indices."""
+    return (e.arr,) + tuple(a for i in e.idxs for a in index_atoms(i))
+
+
+EXP_ATOMS = nodes.Table(f"{__name__}.EXP_ATOMS", "target", {
+    S.AtomExp: lambda e: (e.x,),
+    S.BinOp: lambda e: (e.x, e.y),
+    S.UnOp: lambda e: (e.x,),
+    S.PrimCall: lambda e: tuple(e.args),
+    S.Apply: lambda e: tuple(e.args),
+    S.If: lambda e: (e.cond,),
+    S.Index: _indexed_atoms,
+    S.Update: lambda e: _indexed_atoms(e) + (e.value,),
+    S.Assert: lambda e: (e.cond,) + tuple(e.values),
+    S.TuningParam: lambda e: (e.default,),
+    S.ArrayLit: lambda e: tuple(e.elems),
+    S.Concat: lambda e: tuple(e.arrs) + (e.size,),
+    S.Rotate: lambda e: (e.amount, e.arr),
+    S.Reshape: lambda e: tuple(e.shape) + (e.arr,),
+    S.Scatter: lambda e: (e.dest, e.idxs, e.vals),
+    S.Hist: lambda e: (e.width,) + tuple(e.neutral) + (e.dest, e.idxs, e.vals),
+    S.Loop: lambda e: tuple(e.init) + ((e.form.bound,) if isinstance(e.form, S.ForLoop) else ()),
+    S.Filter: lambda e: (e.width,) + tuple(e.arrs),
+    S.Iota: lambda e: (e.n,) + _checked_atoms(e),
+    S.Replicate: lambda e: (e.n, e.x) + _checked_atoms(e),
+    S.Rearrange: lambda e: (e.arr,),
+    S.Map: lambda e: (e.width,) + tuple(e.arrs),
+    **dict.fromkeys((S.Reduce, S.Scan, S.Redomap, S.Scanomap),
+                    lambda e: (e.width,) + tuple(e.neutral) + tuple(e.arrs)),
+    T.SegMap: lambda e: ctx_atoms(e.ctx),
+    **dict.fromkeys((T.SegRed, T.SegScan), lambda e: ctx_atoms(e.ctx) + tuple(e.neutral)),
+    T.Guard: lambda e: tuple(e.par),
+})
+
+
+def exp_atoms(e) -> tuple:
+    """The atoms an expression reads directly (not those inside nested bodies)."""
+    return EXP_ATOMS.rule(e)(e)
 
 
 def type_size_names(t) -> set:
@@ -173,49 +160,50 @@ def use_counts(body: S.Body) -> dict:
     return counts
 
 
+def _index_type(e: S.Index):
+    t = e.arr.type
+    kept = tuple(S.dim_of(i.size) for i in e.idxs if isinstance(i, S.DimSlice))
+    return array_of(t.elem, kept + t.shape[len(e.idxs):])
+
+
+def _rearrange_type(e: S.Rearrange):
+    t = e.arr.type
+    return Array(t.elem, tuple(t.shape[p] for p in e.perm) + t.shape[len(e.perm):])
+
+
+def _concat_type(e: S.Concat):
+    t = e.arrs[0].type
+    return Array(t.elem, (S.dim_of(e.size),) + t.shape[1:])
+
+
+def _scanomap_types(e: S.Scanomap) -> tuple:
+    elems = e.post.ret if e.post is not None else tuple(a.type for a in e.neutral)
+    return tuple(array_of(t, (S.dim_of(e.width),)) for t in elems)
+
+
+EXP_TYPES = nodes.Table(f"{__name__}.EXP_TYPES", "target", {
+    S.AtomExp: lambda e: (e.x.type,),
+    **dict.fromkeys((S.BinOp, S.UnOp, S.PrimCall, S.ArrayLit), lambda e: (e.type,)),
+    **dict.fromkeys((S.Apply, S.If, S.Hist, *T.EXPS), lambda e: e.types),  # they record their result types
+    S.Index: lambda e: (_index_type(e),),
+    **dict.fromkeys((S.Update, S.Rotate), lambda e: (e.arr.type,)),
+    S.Scatter: lambda e: (e.dest.type,),
+    S.Assert: lambda e: (),
+    S.TuningParam: lambda e: (e.default.type,),
+    S.Concat: lambda e: (_concat_type(e),),
+    S.Reshape: lambda e: (Array(e.arr.type.elem, tuple(S.dim_of(a) for a in e.shape)),),
+    S.Filter: lambda e: (I64,) + tuple(array_of(a.type.row(), (e.size,)) for a in e.arrs),
+    S.Loop: lambda e: (I64,) * len(e.size_params) + tuple(p.type for p in e.params),
+    S.Iota: lambda e: (Array(e.elem, (S.dim_of(e.n),)),),
+    S.Replicate: lambda e: (array_of(e.x.type, (S.dim_of(e.n),)),),
+    S.Rearrange: lambda e: (_rearrange_type(e),),
+    S.Map: lambda e: tuple(array_of(t, (S.dim_of(e.width),)) for t in e.lam.ret),
+    **dict.fromkeys((S.Reduce, S.Redomap), lambda e: tuple(a.type for a in e.neutral)),
+    S.Scan: lambda e: tuple(array_of(a.type, (S.dim_of(e.width),)) for a in e.neutral),
+    S.Scanomap: _scanomap_types,
+})
+
+
 def exp_types(e: S.Exp) -> tuple:
     """The result types of an expression, one per pattern element."""
-    if isinstance(e, S.AtomExp):
-        return (e.x.type,)
-    if isinstance(e, (S.BinOp, S.UnOp, S.PrimCall)):
-        return (e.type,)
-    if hasattr(e, "types"):  # Apply, If, and the target IR's segops and guards
-        return e.types
-    if isinstance(e, S.Index):
-        t = e.arr.type
-        kept = tuple(S.dim_of(i.size) for i in e.idxs if isinstance(i, S.DimSlice))
-        return (array_of(t.elem, kept + t.shape[len(e.idxs):]),)
-    if isinstance(e, (S.Update, S.Rotate, S.Scatter)):
-        return ((e.dest if isinstance(e, S.Scatter) else e.arr).type,)
-    if isinstance(e, S.ArrayLit):
-        return (e.type,)
-    if isinstance(e, S.Assert):
-        return ()
-    if isinstance(e, S.TuningParam):
-        return (e.default.type,)
-    if isinstance(e, S.Concat):
-        t = e.arrs[0].type
-        return (Array(t.elem, (S.dim_of(e.size),) + t.shape[1:]),)
-    if isinstance(e, S.Reshape):
-        return (Array(e.arr.type.elem, tuple(S.dim_of(a) for a in e.shape)),)
-    if isinstance(e, S.Filter):
-        return (I64,) + tuple(array_of(a.type.row(), (e.size,)) for a in e.arrs)
-    if isinstance(e, S.Loop):
-        return (I64,) * len(e.size_params) + tuple(p.type for p in e.params)
-    if isinstance(e, S.Iota):
-        return (Array(e.elem, (S.dim_of(e.n),)),)
-    if isinstance(e, S.Replicate):
-        return (array_of(e.x.type, (S.dim_of(e.n),)),)
-    if isinstance(e, S.Rearrange):
-        t = e.arr.type
-        return (Array(t.elem, tuple(t.shape[p] for p in e.perm) + t.shape[len(e.perm):]),)
-    if isinstance(e, S.Map):
-        return tuple(array_of(t, (S.dim_of(e.width),)) for t in e.lam.ret)
-    if isinstance(e, (S.Reduce, S.Redomap)):
-        return tuple(a.type for a in e.neutral)
-    if isinstance(e, S.Scan):
-        return tuple(array_of(a.type, (S.dim_of(e.width),)) for a in e.neutral)
-    if isinstance(e, S.Scanomap):
-        elems = e.post.ret if e.post is not None else tuple(a.type for a in e.neutral)
-        return tuple(array_of(t, (S.dim_of(e.width),)) for t in elems)
-    raise TypeError(e)
+    return EXP_TYPES.rule(e)(e)

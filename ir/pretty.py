@@ -3,6 +3,7 @@ syntax tree."""
 
 import dataclasses
 
+from incflat.ir import nodes
 from incflat.ir import source as S
 from incflat.ir import target as T
 
@@ -42,80 +43,78 @@ def ctx(c) -> str:
                      for b in c)
 
 
+def _pad(ind: int) -> str:
+    """The indentation of the keywords (`then`, `else`, `do`) of an expression printed at level ind."""
+    return "  " * (ind + 1)
+
+
+def _assert(e: S.Assert) -> str:
+    values = f" ({atoms(e.values)})" if e.values else ""
+    return f"assert {atom(e.cond)} {e.message!r}{values}"
+
+
+def _loop(e: S.Loop, ind: int) -> str:
+    params = ", ".join(f"{p.name}: {p.type} = {atom(a)}" for p, a in zip(e.params, e.init))
+    if isinstance(e.form, S.ForLoop):
+        form = f"for {e.form.i.name} < {atom(e.form.bound)}"
+    else:
+        form = f"while\n{body(e.form.cond, ind + 2)}\n{_pad(ind)}"
+    sizes = "".join(f"[{n}]" for n in e.size_params)
+    return f"loop {sizes}({params}) {form} do\n{body(e.body, ind + 2)}"
+
+
+def _branches(e, ind: int) -> str:
+    """An If's or a Guard's `then` and `else` bodies."""
+    return f"{_pad(ind)}then\n{body(e.then, ind + 2)}\n{_pad(ind)}else\n{body(e.else_, ind + 2)}"
+
+
+def _guard(e: T.Guard, ind: int) -> str:
+    par = " * ".join(atom(a) for a in e.par)
+    return f"if {e.threshold} <= {par}{' (and fits a workgroup)' if e.kind == 'intra' else ''}\n{_branches(e, ind)}"
+
+
+EXP = nodes.Table(f"{__name__}.EXP", "target", {
+    S.AtomExp: lambda e, ind: atom(e.x),
+    S.BinOp: lambda e, ind: f"{atom(e.x)} {e.op} {atom(e.y)}",
+    S.UnOp: lambda e, ind: f"{'-' if e.op == 'neg' else e.op}{atom(e.x)}",
+    **dict.fromkeys((S.PrimCall, S.Apply), lambda e, ind: f"{e.fn} {atoms(e.args)}"),
+    S.Index: lambda e, ind: f"{e.arr.name}[{', '.join(index(i) for i in e.idxs)}]",
+    S.Update: lambda e, ind: f"{e.arr.name} with [{', '.join(index(i) for i in e.idxs)}] = {atom(e.value)}",
+    S.TuningParam: lambda e, ind: f"#[param({e.name})] {atom(e.default)}",
+    S.Assert: lambda e, ind: _assert(e),
+    S.ArrayLit: lambda e, ind: f"[{', '.join(atom(a) for a in e.elems)}]",
+    S.Concat: lambda e, ind: f"concat@{atom(e.size)} {atoms(e.arrs)}",
+    S.Rotate: lambda e, ind: f"rotate {atom(e.amount)} {e.arr.name}",
+    S.Reshape: lambda e, ind: f"reshape ({', '.join(atom(a) for a in e.shape)}) {e.arr.name}",
+    S.Scatter: lambda e, ind: f"scatter {e.dest.name} {e.idxs.name} {e.vals.name}",
+    S.Hist: lambda e, ind: (f"hist {atom(e.width)} {lam(e.lam, ind)} {atoms(e.neutral)} {e.dest.name} "
+                            f"{e.idxs.name} {e.vals.name}"),
+    S.Filter: lambda e, ind: f"filter {atom(e.width)} {lam(e.lam, ind)} {atoms(e.arrs)}",
+    S.Loop: _loop,
+    S.Iota: lambda e, ind: f"iota {atom(e.n)}" + checked(e),
+    S.Replicate: lambda e, ind: f"replicate {atom(e.n)} {atom(e.x)}" + checked(e),
+    S.Rearrange: lambda e, ind: f"rearrange ({', '.join(map(str, e.perm))}) {e.arr.name}",
+    S.If: lambda e, ind: f"if {atom(e.cond)}\n{_branches(e, ind)}",
+    S.Map: lambda e, ind: f"map {atom(e.width)} {lam(e.lam, ind)} {atoms(e.arrs)}",
+    S.Reduce: lambda e, ind: f"reduce {atom(e.width)} {lam(e.lam, ind)} ({atoms(e.neutral)}) {atoms(e.arrs)}",
+    S.Scan: lambda e, ind: f"scan {atom(e.width)} {lam(e.lam, ind)} ({atoms(e.neutral)}) {atoms(e.arrs)}",
+    S.Redomap: lambda e, ind: (f"redomap {atom(e.width)} {lam(e.red, ind)} {lam(e.map_lam, ind)} "
+                               f"({atoms(e.neutral)}) {atoms(e.arrs)}"),
+    S.Scanomap: lambda e, ind: (f"scanomap {atom(e.width)} {lam(e.scan, ind)} {lam(e.map_lam, ind)} "
+                                f"({atoms(e.neutral)}) {atoms(e.arrs)}"
+                                + (f" then {lam(e.post, ind)}" if e.post is not None else "")),
+    T.SegMap: lambda e, ind: f"segmap{e.level} <{ctx(e.ctx)}>\n{body(e.body, ind + 1)}",
+    T.SegRed: lambda e, ind: (f"segred{e.level} <{ctx(e.ctx)}> {lam(e.red, ind)} ({atoms(e.neutral)})\n"
+                              f"{body(e.body, ind + 1)}"),
+    T.SegScan: lambda e, ind: (f"segscan{e.level} <{ctx(e.ctx)}> {lam(e.scan, ind)} ({atoms(e.neutral)})\n"
+                               f"{body(e.body, ind + 1)}"),
+    T.Guard: _guard,
+})
+
+
 def exp(e, ind: int) -> str:
-    pad = "  " * (ind + 1)
-    if isinstance(e, S.AtomExp):
-        return atom(e.x)
-    if isinstance(e, S.BinOp):
-        return f"{atom(e.x)} {e.op} {atom(e.y)}"
-    if isinstance(e, S.UnOp):
-        return f"{'-' if e.op == 'neg' else e.op}{atom(e.x)}"
-    if isinstance(e, (S.PrimCall, S.Apply)):
-        return f"{e.fn} {atoms(e.args)}"
-    if isinstance(e, S.Index):
-        return f"{e.arr.name}[{', '.join(index(i) for i in e.idxs)}]"
-    if isinstance(e, S.Update):
-        return f"{e.arr.name} with [{', '.join(index(i) for i in e.idxs)}] = {atom(e.value)}"
-    if isinstance(e, S.TuningParam):
-        return f"#[param({e.name})] {atom(e.default)}"
-    if isinstance(e, S.Assert):
-        values = f" ({atoms(e.values)})" if e.values else ""
-        return f"assert {atom(e.cond)} {e.message!r}{values}"
-    if isinstance(e, S.ArrayLit):
-        return f"[{', '.join(atom(a) for a in e.elems)}]"
-    if isinstance(e, S.Concat):
-        return f"concat@{atom(e.size)} {atoms(e.arrs)}"
-    if isinstance(e, S.Rotate):
-        return f"rotate {atom(e.amount)} {e.arr.name}"
-    if isinstance(e, S.Reshape):
-        return f"reshape ({', '.join(atom(a) for a in e.shape)}) {e.arr.name}"
-    if isinstance(e, S.Scatter):
-        return f"scatter {e.dest.name} {e.idxs.name} {e.vals.name}"
-    if isinstance(e, S.Hist):
-        return (f"hist {atom(e.width)} {lam(e.lam, ind)} {atoms(e.neutral)} {e.dest.name} {e.idxs.name} "
-                f"{e.vals.name}")
-    if isinstance(e, S.Filter):
-        return f"filter {atom(e.width)} {lam(e.lam, ind)} {atoms(e.arrs)}"
-    if isinstance(e, S.Loop):
-        params = ", ".join(f"{p.name}: {p.type} = {atom(a)}" for p, a in zip(e.params, e.init))
-        if isinstance(e.form, S.ForLoop):
-            form = f"for {e.form.i.name} < {atom(e.form.bound)}"
-        else:
-            form = f"while\n{body(e.form.cond, ind + 2)}\n{pad}"
-        sizes = "".join(f"[{n}]" for n in e.size_params)
-        return f"loop {sizes}({params}) {form} do\n{body(e.body, ind + 2)}"
-    if isinstance(e, S.Iota):
-        return f"iota {atom(e.n)}" + checked(e)
-    if isinstance(e, S.Replicate):
-        return f"replicate {atom(e.n)} {atom(e.x)}" + checked(e)
-    if isinstance(e, S.Rearrange):
-        return f"rearrange ({', '.join(map(str, e.perm))}) {e.arr.name}"
-    if isinstance(e, S.If):
-        return f"if {atom(e.cond)}\n{pad}then\n{body(e.then, ind + 2)}\n{pad}else\n{body(e.else_, ind + 2)}"
-    if isinstance(e, S.Map):
-        return f"map {atom(e.width)} {lam(e.lam, ind)} {atoms(e.arrs)}"
-    if isinstance(e, S.Reduce):
-        return f"reduce {atom(e.width)} {lam(e.lam, ind)} ({atoms(e.neutral)}) {atoms(e.arrs)}"
-    if isinstance(e, S.Scan):
-        return f"scan {atom(e.width)} {lam(e.lam, ind)} ({atoms(e.neutral)}) {atoms(e.arrs)}"
-    if isinstance(e, S.Redomap):
-        return (f"redomap {atom(e.width)} {lam(e.red, ind)} {lam(e.map_lam, ind)} ({atoms(e.neutral)}) "
-                f"{atoms(e.arrs)}")
-    if isinstance(e, S.Scanomap):
-        post = f" then {lam(e.post, ind)}" if e.post is not None else ""
-        return (f"scanomap {atom(e.width)} {lam(e.scan, ind)} {lam(e.map_lam, ind)} ({atoms(e.neutral)}) "
-                f"{atoms(e.arrs)}{post}")
-    if isinstance(e, T.SegMap):
-        return f"segmap{e.level} <{ctx(e.ctx)}>\n{body(e.body, ind + 1)}"
-    if isinstance(e, T.SegRed):
-        return f"segred{e.level} <{ctx(e.ctx)}> {lam(e.red, ind)} ({atoms(e.neutral)})\n{body(e.body, ind + 1)}"
-    if isinstance(e, T.SegScan):
-        return f"segscan{e.level} <{ctx(e.ctx)}> {lam(e.scan, ind)} ({atoms(e.neutral)})\n{body(e.body, ind + 1)}"
-    if isinstance(e, T.Guard):
-        par = " * ".join(atom(a) for a in e.par)
-        return (f"if {e.threshold} <= {par}{' (and fits a workgroup)' if e.kind == 'intra' else ''}\n"
-                f"{pad}then\n{body(e.then, ind + 2)}\n{pad}else\n{body(e.else_, ind + 2)}")
-    raise TypeError(e)
+    """An expression, as the right-hand side of a statement printed at indentation level ind."""
+    return EXP.rule(e)(e, ind)
 
 
 def body(b: S.Body, ind: int = 1) -> str:

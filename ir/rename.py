@@ -4,6 +4,7 @@ import dataclasses
 import itertools
 import re
 
+from incflat.ir import nodes
 from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.types import I64, Array, Tuple
@@ -108,83 +109,74 @@ class Renamer:
         return tuple(S.DimSlice(a(i.start), a(i.end), a(i.stride), a(i.size)) if isinstance(i, S.DimSlice) else a(i)
                      for i in idxs)
 
+    def atoms(self, xs) -> tuple:
+        """Each atom of xs, renamed."""
+        return tuple(map(self.atom, xs))
+
+    def types(self, ts) -> tuple:
+        """Each type of ts, its sizes renamed."""
+        return tuple(self.type(t) for t in ts)
+
     def exp(self, e):
-        a, ts = self.atom, (lambda xs: tuple(self.type(t) for t in xs))
-        if isinstance(e, S.AtomExp):
-            return S.AtomExp(a(e.x))
-        if isinstance(e, S.BinOp):
-            return S.BinOp(e.op, a(e.x), a(e.y), e.type)
-        if isinstance(e, S.UnOp):
-            return S.UnOp(e.op, a(e.x), e.type)
-        if isinstance(e, S.PrimCall):
-            return S.PrimCall(e.fn, tuple(map(a, e.args)), e.type)
-        if isinstance(e, S.Apply):
-            return S.Apply(e.fn, tuple(map(a, e.args)), ts(e.types))
-        if isinstance(e, S.If):
-            return S.If(a(e.cond), self.body(e.then), self.body(e.else_), ts(e.types))
-        if isinstance(e, S.Index):
-            return S.Index(a(e.arr), self.idxs(e.idxs))
-        if isinstance(e, S.Update):
-            return S.Update(a(e.arr), self.idxs(e.idxs), a(e.value))
-        if isinstance(e, S.TuningParam):
-            return S.TuningParam(e.name, a(e.default))
-        if isinstance(e, S.Assert):
-            return S.Assert(a(e.cond), e.message, tuple(map(a, e.values)))
-        if isinstance(e, S.ArrayLit):
-            return S.ArrayLit(tuple(map(a, e.elems)), self.type(e.type))
-        if isinstance(e, S.Concat):
-            return S.Concat(tuple(map(a, e.arrs)), a(e.size))
-        if isinstance(e, S.Rotate):
-            return S.Rotate(a(e.amount), a(e.arr))
-        if isinstance(e, S.Reshape):
-            return S.Reshape(tuple(map(a, e.shape)), a(e.arr))
-        if isinstance(e, S.Scatter):
-            return S.Scatter(a(e.dest), a(e.idxs), a(e.vals))
-        if isinstance(e, S.Hist):
-            return S.Hist(a(e.width), self.lam(e.lam), tuple(map(a, e.neutral)), a(e.dest), a(e.idxs), a(e.vals),
-                          tuple(self.type(t) for t in e.types))
-        if isinstance(e, S.Filter):  # `size` is renamed with the pattern (see body)
-            return S.Filter(a(e.width), self.lam(e.lam), tuple(map(a, e.arrs)), e.size)
-        if isinstance(e, S.Loop):
-            init = tuple(map(a, e.init))
-            sizes = tuple(self.bind(S.Var(n, I64)).name for n in e.size_params)
-            params = tuple(self.bind(p) for p in e.params)
-            if isinstance(e.form, S.ForLoop):
-                form = S.ForLoop(self.bind(e.form.i), a(e.form.bound))
-            else:
-                form = S.WhileLoop(self.body(e.form.cond))
-            return S.Loop(sizes, params, init, form, self.body(e.body))
-        if isinstance(e, S.Iota):
-            return S.Iota(a(e.n), e.elem, None if e.checked is None else a(e.checked))
-        if isinstance(e, S.Replicate):
-            return S.Replicate(a(e.n), a(e.x), None if e.checked is None else a(e.checked))
-        if isinstance(e, S.Rearrange):
-            return S.Rearrange(e.perm, a(e.arr))
-        if isinstance(e, S.Map):
-            return S.Map(a(e.width), self.lam(e.lam), tuple(map(a, e.arrs)))
-        if isinstance(e, S.Reduce):
-            return S.Reduce(a(e.width), self.lam(e.lam), tuple(map(a, e.neutral)), tuple(map(a, e.arrs)),
-                            e.commutative)
-        if isinstance(e, S.Scan):
-            return S.Scan(a(e.width), self.lam(e.lam), tuple(map(a, e.neutral)), tuple(map(a, e.arrs)))
-        if isinstance(e, S.Redomap):
-            return S.Redomap(a(e.width), self.lam(e.red), self.lam(e.map_lam), tuple(map(a, e.neutral)),
-                             tuple(map(a, e.arrs)), e.commutative)
-        if isinstance(e, S.Scanomap):
-            return S.Scanomap(a(e.width), self.lam(e.scan), self.lam(e.map_lam), tuple(map(a, e.neutral)),
-                              tuple(map(a, e.arrs)), self.lam(e.post) if e.post is not None else None)
-        if isinstance(e, T.SegMap):
-            ctx = self.ctx(e.ctx)
-            return T.SegMap(e.level, ctx, self.body(e.body), ts(e.types))
-        if isinstance(e, T.SegRed):
-            ctx = self.ctx(e.ctx)
-            return T.SegRed(e.level, ctx, self.lam(e.red), tuple(map(a, e.neutral)), self.body(e.body),
-                            ts(e.types), e.commutative)
-        if isinstance(e, T.SegScan):
-            ctx = self.ctx(e.ctx)
-            return T.SegScan(e.level, ctx, self.lam(e.scan), tuple(map(a, e.neutral)), self.body(e.body),
-                             ts(e.types))
-        if isinstance(e, T.Guard):
-            return T.Guard(e.threshold, e.kind, tuple(map(a, e.par)), self.body(e.then), self.body(e.else_),
-                           ts(e.types), e.local_bytes)
-        raise TypeError(f"unknown expression {type(e).__name__}")
+        """The renamed expression, by its class's rule in EXP."""
+        return EXP.rule(e)(self, e)
+
+
+# Each rule renames its parts in the order they are written: binders take fresh names as they are met.
+
+def _loop(r: Renamer, e: S.Loop) -> S.Loop:
+    init = r.atoms(e.init)
+    sizes = tuple(r.bind(S.Var(n, I64)).name for n in e.size_params)
+    params = tuple(r.bind(p) for p in e.params)
+    if isinstance(e.form, S.ForLoop):
+        form = S.ForLoop(r.bind(e.form.i), r.atom(e.form.bound))
+    else:
+        form = S.WhileLoop(r.body(e.form.cond))
+    return S.Loop(sizes, params, init, form, r.body(e.body))
+
+
+def _optional(r: Renamer, a):
+    """An iota's or a replicate's `checked`."""
+    return None if a is None else r.atom(a)
+
+
+EXP = nodes.Table(f"{__name__}.EXP", "target", {
+    S.AtomExp: lambda r, e: S.AtomExp(r.atom(e.x)),
+    S.BinOp: lambda r, e: S.BinOp(e.op, r.atom(e.x), r.atom(e.y), e.type),
+    S.UnOp: lambda r, e: S.UnOp(e.op, r.atom(e.x), e.type),
+    S.PrimCall: lambda r, e: S.PrimCall(e.fn, r.atoms(e.args), e.type),
+    S.Apply: lambda r, e: S.Apply(e.fn, r.atoms(e.args), r.types(e.types)),
+    S.If: lambda r, e: S.If(r.atom(e.cond), r.body(e.then), r.body(e.else_), r.types(e.types)),
+    S.Index: lambda r, e: S.Index(r.atom(e.arr), r.idxs(e.idxs)),
+    S.Update: lambda r, e: S.Update(r.atom(e.arr), r.idxs(e.idxs), r.atom(e.value)),
+    S.TuningParam: lambda r, e: S.TuningParam(e.name, r.atom(e.default)),
+    S.Assert: lambda r, e: S.Assert(r.atom(e.cond), e.message, r.atoms(e.values)),
+    S.ArrayLit: lambda r, e: S.ArrayLit(r.atoms(e.elems), r.type(e.type)),
+    S.Concat: lambda r, e: S.Concat(r.atoms(e.arrs), r.atom(e.size)),
+    S.Rotate: lambda r, e: S.Rotate(r.atom(e.amount), r.atom(e.arr)),
+    S.Reshape: lambda r, e: S.Reshape(r.atoms(e.shape), r.atom(e.arr)),
+    S.Scatter: lambda r, e: S.Scatter(r.atom(e.dest), r.atom(e.idxs), r.atom(e.vals)),
+    S.Hist: lambda r, e: S.Hist(r.atom(e.width), r.lam(e.lam), r.atoms(e.neutral), r.atom(e.dest), r.atom(e.idxs),
+                                r.atom(e.vals), r.types(e.types)),
+    # `size` is renamed with the pattern (see stm)
+    S.Filter: lambda r, e: S.Filter(r.atom(e.width), r.lam(e.lam), r.atoms(e.arrs), e.size),
+    S.Loop: _loop,
+    S.Iota: lambda r, e: S.Iota(r.atom(e.n), e.elem, _optional(r, e.checked)),
+    S.Replicate: lambda r, e: S.Replicate(r.atom(e.n), r.atom(e.x), _optional(r, e.checked)),
+    S.Rearrange: lambda r, e: S.Rearrange(e.perm, r.atom(e.arr)),
+    S.Map: lambda r, e: S.Map(r.atom(e.width), r.lam(e.lam), r.atoms(e.arrs)),
+    S.Reduce: lambda r, e: S.Reduce(r.atom(e.width), r.lam(e.lam), r.atoms(e.neutral), r.atoms(e.arrs),
+                                    e.commutative),
+    S.Scan: lambda r, e: S.Scan(r.atom(e.width), r.lam(e.lam), r.atoms(e.neutral), r.atoms(e.arrs)),
+    S.Redomap: lambda r, e: S.Redomap(r.atom(e.width), r.lam(e.red), r.lam(e.map_lam), r.atoms(e.neutral),
+                                      r.atoms(e.arrs), e.commutative),
+    S.Scanomap: lambda r, e: S.Scanomap(r.atom(e.width), r.lam(e.scan), r.lam(e.map_lam), r.atoms(e.neutral),
+                                        r.atoms(e.arrs), r.lam(e.post) if e.post is not None else None),
+    T.SegMap: lambda r, e: T.SegMap(e.level, r.ctx(e.ctx), r.body(e.body), r.types(e.types)),
+    T.SegRed: lambda r, e: T.SegRed(e.level, r.ctx(e.ctx), r.lam(e.red), r.atoms(e.neutral), r.body(e.body),
+                                    r.types(e.types), e.commutative),
+    T.SegScan: lambda r, e: T.SegScan(e.level, r.ctx(e.ctx), r.lam(e.scan), r.atoms(e.neutral), r.body(e.body),
+                                      r.types(e.types)),
+    T.Guard: lambda r, e: T.Guard(e.threshold, e.kind, r.atoms(e.par), r.body(e.then), r.body(e.else_),
+                                  r.types(e.types), e.local_bytes),
+})

@@ -3,7 +3,8 @@
 Every expression that holds code holds it as bodies: a lambda's (a SOAC's function or operator, a segop's
 operator), a branch's, a loop's, a segop's per-point body. `nested(e)` lists them with the variables each
 binds; `map_nested(e, f)` rebuilds `e` with `f` applied to each. Passes and analyses go through these two,
-so that a new expression form needs teaching in one place.
+so that a new expression form needs teaching in one place: its entries in `NESTED` and `MAP_NESTED` (or in
+`LEAVES`, when it holds no body).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, NamedTuple
 
+from incflat.ir import nodes
 from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.types import I64
@@ -34,53 +36,73 @@ def loop_binds(e: S.Loop) -> tuple:
     return tuple(e.params) + sizes + counter
 
 
+# The expressions that hold no body: both tables give them the same rule.
+LEAVES = (S.AtomExp, S.BinOp, S.UnOp, S.PrimCall, S.Apply, S.Index, S.Update, S.Assert, S.TuningParam, S.ArrayLit,
+          S.Concat, S.Rotate, S.Reshape, S.Scatter, S.Iota, S.Replicate, S.Rearrange)
+
+
+def _branches(e) -> tuple:
+    return (Nested(e.then, (), False), Nested(e.else_, (), False))
+
+
+def _loop(e: S.Loop) -> tuple:
+    binds = loop_binds(e)
+    cond = (Nested(e.form.cond, binds, False),) if isinstance(e.form, S.WhileLoop) else ()
+    return cond + (Nested(e.body, binds, False),)
+
+
+def _point(e) -> Nested:
+    """A segop's per-point body, which binds the parameters of every level of its context."""
+    return Nested(e.body, tuple(p for b in e.ctx for p in b.params), False)
+
+
+NESTED = nodes.Table(f"{__name__}.NESTED", "target", {
+    **dict.fromkeys(LEAVES, lambda e: ()),
+    S.If: _branches,
+    T.Guard: _branches,
+    S.Loop: _loop,
+    **dict.fromkeys((S.Map, S.Reduce, S.Scan, S.Filter, S.Hist), lambda e: (_lam(e.lam),)),
+    S.Redomap: lambda e: (_lam(e.map_lam), _lam(e.red)),
+    S.Scanomap: lambda e: (_lam(e.map_lam), _lam(e.scan)) + ((_lam(e.post),) if e.post is not None else ()),
+    T.SegMap: lambda e: (_point(e),),
+    T.SegRed: lambda e: (_point(e), _lam(e.red)),
+    T.SegScan: lambda e: (_point(e), _lam(e.scan)),
+})
+
+
 def nested(e) -> tuple:
     """The bodies directly inside an expression, in the order they are written."""
-    if isinstance(e, (S.If, T.Guard)):
-        return (Nested(e.then, (), False), Nested(e.else_, (), False))
-    if isinstance(e, S.Loop):
-        binds = loop_binds(e)
-        cond = (Nested(e.form.cond, binds, False),) if isinstance(e.form, S.WhileLoop) else ()
-        return cond + (Nested(e.body, binds, False),)
-    if isinstance(e, (S.Map, S.Reduce, S.Scan, S.Filter, S.Hist)):
-        return (_lam(e.lam),)
-    if isinstance(e, S.Redomap):
-        return (_lam(e.map_lam), _lam(e.red))
-    if isinstance(e, S.Scanomap):
-        return (_lam(e.map_lam), _lam(e.scan)) + ((_lam(e.post),) if e.post is not None else ())
-    if isinstance(e, T.SEGOPS):
-        point = Nested(e.body, tuple(p for b in e.ctx for p in b.params), False)
-        if isinstance(e, T.SegRed):
-            return (point, _lam(e.red))
-        if isinstance(e, T.SegScan):
-            return (point, _lam(e.scan))
-        return (point,)
-    return ()
+    return NESTED.rule(e)(e)
+
+
+def _map_lam(l: S.Lambda, f: Callable[[S.Body], S.Body]) -> S.Lambda:
+    return dataclasses.replace(l, body=f(l.body))
+
+
+def _map_loop(e: S.Loop, f):
+    form = S.WhileLoop(f(e.form.cond)) if isinstance(e.form, S.WhileLoop) else e.form
+    return dataclasses.replace(e, form=form, body=f(e.body))
+
+
+# Each rule calls f on the bodies in the order `nested` lists them (some callers' f collects as it goes).
+MAP_NESTED = nodes.Table(f"{__name__}.MAP_NESTED", "target", {
+    **dict.fromkeys(LEAVES, lambda e, f: e),
+    **dict.fromkeys((S.If, T.Guard), lambda e, f: dataclasses.replace(e, then=f(e.then), else_=f(e.else_))),
+    S.Loop: _map_loop,
+    **dict.fromkeys((S.Map, S.Reduce, S.Scan, S.Filter, S.Hist),
+                    lambda e, f: dataclasses.replace(e, lam=_map_lam(e.lam, f))),
+    S.Redomap: lambda e, f: dataclasses.replace(e, map_lam=_map_lam(e.map_lam, f), red=_map_lam(e.red, f)),
+    S.Scanomap: lambda e, f: dataclasses.replace(e, map_lam=_map_lam(e.map_lam, f), scan=_map_lam(e.scan, f),
+                                                 post=_map_lam(e.post, f) if e.post is not None else None),
+    T.SegMap: lambda e, f: dataclasses.replace(e, body=f(e.body)),
+    T.SegRed: lambda e, f: dataclasses.replace(e, body=f(e.body), red=_map_lam(e.red, f)),
+    T.SegScan: lambda e, f: dataclasses.replace(e, body=f(e.body), scan=_map_lam(e.scan, f)),
+})
 
 
 def map_nested(e, f: Callable[[S.Body], S.Body]):
     """`e` with every body directly inside it replaced by `f(body)` (lambda bodies included)."""
-    def lam(l: S.Lambda) -> S.Lambda:
-        return dataclasses.replace(l, body=f(l.body))
-    if isinstance(e, (S.If, T.Guard)):
-        return dataclasses.replace(e, then=f(e.then), else_=f(e.else_))
-    if isinstance(e, S.Loop):
-        form = S.WhileLoop(f(e.form.cond)) if isinstance(e.form, S.WhileLoop) else e.form
-        return dataclasses.replace(e, form=form, body=f(e.body))
-    if isinstance(e, (S.Map, S.Reduce, S.Scan, S.Filter, S.Hist)):
-        return dataclasses.replace(e, lam=lam(e.lam))
-    if isinstance(e, S.Redomap):
-        return dataclasses.replace(e, map_lam=lam(e.map_lam), red=lam(e.red))
-    if isinstance(e, S.Scanomap):
-        return dataclasses.replace(e, map_lam=lam(e.map_lam), scan=lam(e.scan),
-                                   post=lam(e.post) if e.post is not None else None)
-    if isinstance(e, T.SegRed):
-        return dataclasses.replace(e, body=f(e.body), red=lam(e.red))
-    if isinstance(e, T.SegScan):
-        return dataclasses.replace(e, body=f(e.body), scan=lam(e.scan))
-    if isinstance(e, T.SegMap):
-        return dataclasses.replace(e, body=f(e.body))
-    return e
+    return MAP_NESTED.rule(e)(e, f)
 
 
 def map_bodies(prog, f: Callable[[S.Body], S.Body]):
