@@ -35,10 +35,10 @@ class Table(Mapping):
     def __init__(self, name: str, ir: str, rules: Mapping[type, Callable], absent: Mapping[type, str] = ()):
         self.name, self.ir = name, ir
         self.rules, self.absent = dict(rules), dict(absent)
-        TABLES.append(self)
         problem = self.problem()
         if problem:
             raise IncompleteTable(problem)
+        TABLES.append(self)  # (only a complete table: one refused here is never made)
 
     def __getitem__(self, cls: type) -> Callable:
         return self.rules[cls]
