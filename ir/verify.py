@@ -20,6 +20,7 @@ statement at fault, when a program breaks an invariant:
 from __future__ import annotations
 
 from incflat.ir.runtime.tuning import parse_threshold_name, threshold_name
+from incflat.ir import nodes
 from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.analysis import exp_atoms, exp_types, type_size_names
@@ -151,7 +152,7 @@ class _Verifier:
         if self.target and isinstance(e, (S.Apply, S.Reduce, S.Scan)):
             self.fail(f"a {type(e).__name__} in the target IR", stm)
         types = self.pattern(stm)
-        self.expression(e, stm, types, scope, where)
+        TABLE.rule(e)(self, e, stm, types, where)
         for inner in nested(e):
             inner_scope = set(scope)
             for p in inner.binds:
@@ -182,54 +183,85 @@ class _Verifier:
             return GROUP if e.level == 0 else KERNEL
         return where
 
-    # ---- expressions ----
+    # ---- expressions: the rules of TABLE, the checks of each class; `types` are the expression's ----
 
-    def expression(self, e, stm: S.Stm, types: tuple, scope: set, where: str):
-        if isinstance(e, S.BinOp):
-            if e.x.type != e.y.type:
-                self.fail(f"operands of {e.op} of types {e.x.type} and {e.y.type}", stm)
-            if (e.op in COMPARISONS or e.op in ("&&", "||")) and e.type != BOOL:
-                self.fail(f"{e.op} gives {e.type}, not bool", stm)
-        elif isinstance(e, S.If):
-            self.boolean(e.cond, stm, "the condition of an if")
-            self.results(e.then, types, stm, "then")
-            self.results(e.else_, types, stm, "else")
-        elif isinstance(e, S.TuningParam):
-            self.i64(e.default, stm, f"the default of tuning parameter {e.name}")
-        elif isinstance(e, S.Assert):
-            self.boolean(e.cond, stm, "the condition of an assertion")
-            for a in e.values:
-                if not (isinstance(a.type, Scalar) and a.type.is_int):
-                    self.fail(f"an assertion's message shows a value of type {a.type}", stm)
-        elif isinstance(e, S.Apply):
-            callee = self.earlier(e.fn)
-            if callee is None:
-                self.fail(f"a call of {e.fn}, which is not defined before it", stm)
-            if len(callee.params) != len(e.args):
-                self.fail(f"{e.fn} takes {len(callee.params)} arguments, but the call passes {len(e.args)}", stm)
-        elif isinstance(e, S.Loop):
-            if not (len(e.params) == len(e.init) == len(e.body.result)):
-                self.fail(f"a loop of {len(e.params)} parameters, {len(e.init)} initial values and "
-                          f"{len(e.body.result)} results", stm)
-            if isinstance(e.form, S.ForLoop) and not (isinstance(e.form.bound.type, Scalar)
-                                                      and e.form.bound.type.is_int):
-                self.fail(f"a for loop whose bound has type {e.form.bound.type}", stm)
-            if isinstance(e.form, S.WhileLoop) and len(e.form.cond.result) != 1:
-                self.fail("a while loop whose condition has several results", stm)
-        elif isinstance(e, (S.Map, S.Reduce, S.Scan, S.Redomap, S.Scanomap, S.Filter)):
-            self.soac(e, stm)
-        elif isinstance(e, S.Hist):
-            self.i64(e.width, stm, "the width")
-            self.operator(e.lam, e.neutral, stm)
-            arrays = (e.dest, e.idxs, e.vals)
-            if not all(isinstance(a.type, Array) and a.type.rank == 1 for a in arrays):
-                self.fail("a histogram over arrays that are not one-dimensional", stm)
-            elif e.idxs.type.elem != I64 or e.vals.type.elem != e.dest.type.elem:
-                self.fail(f"a histogram of {e.dest.type} with indices {e.idxs.type} and values {e.vals.type}", stm)
-        elif isinstance(e, T.SEGOPS):
-            self.segop(e, stm, types, where)
-        elif isinstance(e, T.Guard):
-            self.guard(e, stm, types, where)
+    def no_check(self, e, stm: S.Stm, types: tuple, where: str):
+        """The classes whose atoms, pattern and nested bodies are all there is to check (done for every class)."""
+
+    def binop(self, e: S.BinOp, stm: S.Stm, types: tuple, where: str):
+        if e.x.type != e.y.type:
+            self.fail(f"operands of {e.op} of types {e.x.type} and {e.y.type}", stm)
+        if (e.op in COMPARISONS or e.op in ("&&", "||")) and e.type != BOOL:
+            self.fail(f"{e.op} gives {e.type}, not bool", stm)
+
+    def if_(self, e: S.If, stm: S.Stm, types: tuple, where: str):
+        self.boolean(e.cond, stm, "the condition of an if")
+        self.results(e.then, types, stm, "then")
+        self.results(e.else_, types, stm, "else")
+
+    def tuning_param(self, e: S.TuningParam, stm: S.Stm, types: tuple, where: str):
+        self.i64(e.default, stm, f"the default of tuning parameter {e.name}")
+
+    def assertion(self, e: S.Assert, stm: S.Stm, types: tuple, where: str):
+        self.boolean(e.cond, stm, "the condition of an assertion")
+        for a in e.values:
+            if not (isinstance(a.type, Scalar) and a.type.is_int):
+                self.fail(f"an assertion's message shows a value of type {a.type}", stm)
+
+    def apply(self, e: S.Apply, stm: S.Stm, types: tuple, where: str):
+        callee = self.earlier(e.fn)
+        if callee is None:
+            self.fail(f"a call of {e.fn}, which is not defined before it", stm)
+        if len(callee.params) != len(e.args):
+            self.fail(f"{e.fn} takes {len(callee.params)} arguments, but the call passes {len(e.args)}", stm)
+
+    def loop(self, e: S.Loop, stm: S.Stm, types: tuple, where: str):
+        if not (len(e.params) == len(e.init) == len(e.body.result)):
+            self.fail(f"a loop of {len(e.params)} parameters, {len(e.init)} initial values and "
+                      f"{len(e.body.result)} results", stm)
+        if isinstance(e.form, S.ForLoop) and not (isinstance(e.form.bound.type, Scalar)
+                                                  and e.form.bound.type.is_int):
+            self.fail(f"a for loop whose bound has type {e.form.bound.type}", stm)
+        if isinstance(e.form, S.WhileLoop) and len(e.form.cond.result) != 1:
+            self.fail("a while loop whose condition has several results", stm)
+
+    def map_or_filter(self, e, stm: S.Stm, types: tuple, where: str):
+        self.soac(e, stm)
+        self.elements(e.lam.params, e.arrs, stm)
+
+    def reduce_or_scan(self, e, stm: S.Stm, types: tuple, where: str):
+        self.soac(e, stm)
+        self.operator(e.lam, e.neutral, stm)
+
+    def redomap(self, e: S.Redomap, stm: S.Stm, types: tuple, where: str):
+        self.soac(e, stm)
+        self.operator(e.red, e.neutral, stm)
+        self.elements(e.map_lam.params, e.arrs, stm)
+
+    def scanomap(self, e: S.Scanomap, stm: S.Stm, types: tuple, where: str):
+        self.soac(e, stm)
+        self.operator(e.scan, e.neutral, stm)
+        if e.post is not None:
+            self.post_map(e, stm)
+        self.elements(e.map_lam.params, e.arrs, stm)
+
+    def hist(self, e: S.Hist, stm: S.Stm, types: tuple, where: str):
+        self.i64(e.width, stm, "the width")
+        self.operator(e.lam, e.neutral, stm)
+        arrays = (e.dest, e.idxs, e.vals)
+        if not all(isinstance(a.type, Array) and a.type.rank == 1 for a in arrays):
+            self.fail("a histogram over arrays that are not one-dimensional", stm)
+        elif e.idxs.type.elem != I64 or e.vals.type.elem != e.dest.type.elem:
+            self.fail(f"a histogram of {e.dest.type} with indices {e.idxs.type} and values {e.vals.type}", stm)
+
+    def segmap(self, e: T.SegMap, stm: S.Stm, types: tuple, where: str):
+        self.segop(e, stm, where, None, len(types))
+
+    def segred(self, e: T.SegRed, stm: S.Stm, types: tuple, where: str):
+        self.segop(e, stm, where, e.red, len(e.neutral))
+
+    def segscan(self, e: T.SegScan, stm: S.Stm, types: tuple, where: str):
+        self.segop(e, stm, where, e.scan, len(e.neutral))
 
     def earlier(self, name: str):
         for f in self.prog.funs:
@@ -252,22 +284,11 @@ class _Verifier:
             self.fail(f"the {what} branch gives {len(body.result)} results for {len(types)} variables", stm)
 
     def soac(self, e, stm: S.Stm):
+        """The width and the arrays of a SOAC (its functions are checked by its rule)."""
         self.i64(e.width, stm, "the width")
         for a in e.arrs:
             if not isinstance(a.type, Array):
                 self.fail(f"{a.name} of type {a.type} is not an array", stm)
-        function = e.map_lam if isinstance(e, (S.Redomap, S.Scanomap)) else e.lam
-        if isinstance(e, (S.Reduce, S.Scan)):
-            self.operator(e.lam, e.neutral, stm)
-            function = None
-        elif isinstance(e, S.Redomap):
-            self.operator(e.red, e.neutral, stm)
-        elif isinstance(e, S.Scanomap):
-            self.operator(e.scan, e.neutral, stm)
-            if e.post is not None:
-                self.post_map(e, stm)
-        if function is not None:
-            self.elements(function.params, e.arrs, stm)
 
     def post_map(self, e: S.Scanomap, stm):
         if len(e.map_lam.ret) != len(e.neutral):
@@ -288,7 +309,9 @@ class _Verifier:
             if isinstance(a.type, Array) and not same_shape(p.type, a.type.row()):
                 self.fail(f"{p.name} of type {p.type} binds the rows of {a.name} of type {a.type}", stm)
 
-    def segop(self, e, stm: S.Stm, types: tuple, where: str):
+    def segop(self, e, stm: S.Stm, where: str, operator, produced: int):
+        """A segop's level, context and body; `operator` (a segred's or segscan's, else None) combines the
+        `produced` values of its body."""
         if e.level not in (0, 1):
             self.fail(f"a segop at level {e.level}", stm)
         if e.level == 1 and where != HOST:
@@ -300,11 +323,8 @@ class _Verifier:
         for b in e.ctx:
             self.i64(b.width, stm, "a context's width")
             self.elements(b.params, b.arrs, stm)
-        if isinstance(e, T.SegRed):
-            self.operator(e.red, e.neutral, stm)
-        elif isinstance(e, T.SegScan):
-            self.operator(e.scan, e.neutral, stm)
-        produced = len(e.neutral) if isinstance(e, (T.SegRed, T.SegScan)) else len(types)
+        if operator is not None:
+            self.operator(operator, e.neutral, stm)
         if len(e.body.result) != produced:
             self.fail(f"a segop body with {len(e.body.result)} results for {produced} values", stm)
 
@@ -327,6 +347,21 @@ class _Verifier:
             self.i64(a, stm, "a factor of the degree of parallelism")
         self.results(e.then, types, stm, "then")
         self.results(e.else_, types, stm, "else")
+
+
+# Every class of the target IR has its rule: the verifier checks source and target programs alike (which
+# classes each may hold is checked before, in `stm`).
+TABLE = nodes.Table(f"{__name__}.TABLE", "target", {
+    # no check of their own: their atoms, pattern and types are checked for every statement
+    **dict.fromkeys((S.AtomExp, S.UnOp, S.PrimCall, S.Index, S.Update, S.ArrayLit, S.Concat, S.Rotate, S.Reshape,
+                     S.Scatter, S.Iota, S.Replicate, S.Rearrange), _Verifier.no_check),
+    S.BinOp: _Verifier.binop, S.If: _Verifier.if_, S.TuningParam: _Verifier.tuning_param,
+    S.Assert: _Verifier.assertion, S.Apply: _Verifier.apply, S.Loop: _Verifier.loop,
+    S.Map: _Verifier.map_or_filter, S.Filter: _Verifier.map_or_filter,
+    S.Reduce: _Verifier.reduce_or_scan, S.Scan: _Verifier.reduce_or_scan,
+    S.Redomap: _Verifier.redomap, S.Scanomap: _Verifier.scanomap, S.Hist: _Verifier.hist,
+    T.SegMap: _Verifier.segmap, T.SegRed: _Verifier.segred, T.SegScan: _Verifier.segscan, T.Guard: _Verifier.guard,
+})
 
 
 def same_shape(a, b) -> bool:

@@ -33,12 +33,13 @@ import sys
 
 import numpy as np
 
+from incflat.ir import nodes
 from incflat.ir import source as S
 from incflat.ir.interp.ops import (_PYTHON_ERRORS, InterpError, _binop, _const_value, _err, _from_python, _make_prim,
                                    _oob_message, _py_slice, _shape_str, _slice_length, _slice_text, _unop, _wrap_int)
 from incflat.ir.types import Array, Scalar, unsized_name
 from incflat.ir.runtime.values import type_name
-from incflat.ir.interp.vectorise import Vectorising
+from incflat.ir.interp.vectorise import VECTORISED, Vectorising
 
 
 def run_entry(prog: S.Program, entry: str, args: list) -> tuple:
@@ -80,6 +81,12 @@ def _result_value(v):
     return v
 
 
+def _bound(table, interp) -> dict:
+    """The table's rules as methods of interp, one lookup a statement; each is found by its name on interp's class
+    (where a test may have replaced it)."""
+    return {cls: getattr(interp, rule.__name__) for cls, rule in table.items()}
+
+
 class _LoopInfo:
     __slots__ = ("bound", "size_params", "specs")
 
@@ -90,16 +97,8 @@ class _Interp(Vectorising):
         self.consts = {}  # id(Const) -> (Const, value)
         self.prims = {}  # fn name -> f(args, loc)
         self.lams = {}  # id(Lambda) -> (Lambda, _LamInfo)
-        self.exps = {
-            S.AtomExp: self.e_atom, S.BinOp: self.e_binop, S.UnOp: self.e_unop, S.PrimCall: self.e_prim,
-            S.Apply: self.e_apply, S.If: self.e_if, S.Index: self.e_index, S.Iota: self.e_iota,
-            S.Replicate: self.e_replicate, S.Rearrange: self.e_rearrange, S.Map: self.e_map,
-            S.Reduce: self.e_reduce, S.Scan: self.e_scan, S.Redomap: self.e_redomap,
-            S.Scanomap: self.e_scanomap, S.Update: self.e_update, S.ArrayLit: self.e_arraylit,
-            S.Concat: self.e_concat, S.Rotate: self.e_rotate, S.Reshape: self.e_reshape,
-            S.Scatter: self.e_scatter, S.Hist: self.e_hist, S.Filter: self.e_filter, S.Loop: self.e_loop,
-            S.Assert: self.e_assert, S.TuningParam: self.e_tuning_param,
-        }
+        self.exps = _bound(TABLE, self)
+        self.vexps = _bound(VECTORISED, self)
         self.loops = {}  # id(Loop) -> (Loop, _LoopInfo)
         self.frees = {}  # id(Exp) -> (Exp, set of free names)
 
@@ -117,7 +116,7 @@ class _Interp(Vectorising):
         return hit[1]
 
     def stm(self, stm, env):
-        f = self.exps.get(type(stm.exp))
+        f = self.exps.get(type(stm.exp))  # TABLE's rule, bound to this interpreter
         if f is None:
             raise _err(f"The interpreter does not support {type(stm.exp).__name__}.", stm.loc)
         try:
@@ -280,28 +279,38 @@ class _Interp(Vectorising):
 
     def e_index(self, e, env, loc):
         arr = self.atom(e.arr, env, loc)
-        shape = np.shape(arr)
-        idxs = e.idxs
+        key = self.checked_index_key(e.idxs, np.shape(arr), env, loc)
+        if len(key) == 1:
+            return (arr[key[0]],)
+        return (arr[tuple(key)],)
+
+    def index_key(self, idxs, shape, env, loc, batched=False):
+        """The key of an Index's or Update's indices on an array of `shape`: per index, its Python slice or its
+        value; and whether every slice is valid and, unless the values are `batched` (arrays), every index
+        within its dimension."""
         if len(idxs) > len(shape):
             raise _err(f"Too many indices ({len(idxs)}) for array of shape {_shape_str(shape)}.", loc)
         key = []
         ok = True
         for i, w in zip(idxs, shape):
             if type(i) is S.DimSlice:
-                sl = self.dim_slice(i, w, env, loc)
-                if sl is None:
+                k = self.dim_slice(i, w, env, loc)
+                if k is None:
                     ok = False
-                key.append(sl)
             else:
-                v = self.atom(i, env, loc)
-                if not 0 <= v < w:
+                k = self.atom(i, env, loc)
+                if not batched and not 0 <= k < w:
                     ok = False
-                key.append(v)
+            key.append(k)
+        return key, ok
+
+    def checked_index_key(self, idxs, shape, env, loc):
+        """The key of `index_key`, where every slice is valid and every index within its dimension (else an
+        error)."""
+        key, ok = self.index_key(idxs, shape, env, loc)
         if not ok:
             raise _err(_oob_message(self.index_parts(idxs, env, loc), shape), loc)
-        if len(key) == 1:
-            return (arr[key[0]],)
-        return (arr[tuple(key)],)
+        return key
 
     def dim_slice(self, d, w, env, loc):
         """The Python slice for DimSlice d on a dimension of length w, or None if invalid."""
@@ -368,14 +377,7 @@ class _Interp(Vectorising):
         arr = self.array(e.arr, env, loc, "an update")
         v = self.atom(e.value, env, loc)
         shape = arr.shape
-        if len(e.idxs) > len(shape):
-            raise _err(f"Too many indices ({len(e.idxs)}) for array of shape {_shape_str(shape)}.", loc)
-        idxs = []
-        for i, w in zip(e.idxs, shape):
-            k = self.dim_slice(i, w, env, loc) if type(i) is S.DimSlice else self.atom(i, env, loc)
-            if k is None or (type(i) is not S.DimSlice and not 0 <= k < w):
-                raise _err(_oob_message(self.index_parts(e.idxs, env, loc), shape), loc)
-            idxs.append(k)
+        idxs = self.checked_index_key(e.idxs, shape, env, loc)
         row = np.shape(arr[tuple(idxs)])
         if np.shape(v) != row:
             replaced = f"the slice of {e.arr} has" if any(type(i) is S.DimSlice for i in e.idxs) else \
@@ -709,25 +711,25 @@ class _Interp(Vectorising):
         ne = [self.atom(a, env, loc) for a in e.neutral]
         return tuple(self.scan_values(e.lam, ne, arrs, n, env, loc))
 
-    def check_operator(self, lam, ne, arrs, env, loc, what: str, article: str) -> int:
-        """Checks a reduce's or scan's operator against its neutral elements and arrays; returns their count."""
+    def check_operator(self, lam, ne, arrs, env, loc, what: str, article: str):
+        """Checks a reduce's or scan's operator against its neutral elements and arrays; returns their count, the
+        numpy ufuncs that apply the operator per component (None if it is not one) and whether it vectorises."""
         k = len(ne)
         self.check_lam_arity(lam, 2 * k, what, loc)
         if len(arrs) != k:
             raise _err(f"{article} with {k} neutral elements is applied to {len(arrs)} arrays.", loc)
         self.check_lam_params(lam.params[:k], ne, False, env, loc, what)
         self.check_lam_params(lam.params[k:], arrs, True, env, loc, what)
-        return k
+        info = self.lam_info(lam)
+        return k, self.ufuncs(info.red_ops, arrs), info.vectorisable
 
     def reduce_values(self, lam, ne, arrs, n, env, loc):
-        k = self.check_operator(lam, ne, arrs, env, loc, "reduce", "A reduction")
+        k, ufs, vectorisable = self.check_operator(lam, ne, arrs, env, loc, "reduce", "A reduction")
         if n == 0:
             return list(ne)
-        info = self.lam_info(lam)
-        ufs = self.ufuncs(info.red_ops, arrs)
         if ufs is not None:
             return [uf(x, uf.reduce(a, dtype=a.dtype)) for uf, x, a in zip(ufs, ne, arrs)]
-        if info.vectorisable:
+        if vectorisable:
             vals = list(arrs)
             m = n
             while m > 1:
@@ -746,14 +748,12 @@ class _Interp(Vectorising):
         return acc
 
     def scan_values(self, lam, ne, arrs, n, env, loc):
-        k = self.check_operator(lam, ne, arrs, env, loc, "scan", "A scan")
+        k, ufs, vectorisable = self.check_operator(lam, ne, arrs, env, loc, "scan", "A scan")
         if n == 0:
             return [np.zeros((0,) + np.shape(x), dtype=x.dtype) for x in ne]
-        info = self.lam_info(lam)
-        ufs = self.ufuncs(info.red_ops, arrs)
         if ufs is not None:
             return [uf(x, uf.accumulate(a, dtype=a.dtype)) for uf, x, a in zip(ufs, ne, arrs)]
-        if info.vectorisable:
+        if vectorisable:
             vals = list(arrs)
             d = 1
             while d < n:
@@ -770,3 +770,16 @@ class _Interp(Vectorising):
             for o, v in zip(outs, acc):
                 o.append(v)
         return [self.stack(o, loc) for o in outs]
+
+
+# The evaluation of each expression class: rule(interp, e, env, loc) -> the values it binds.
+TABLE = nodes.Table(f"{__name__}.TABLE", "source", {
+    S.AtomExp: _Interp.e_atom, S.BinOp: _Interp.e_binop, S.UnOp: _Interp.e_unop, S.PrimCall: _Interp.e_prim,
+    S.Apply: _Interp.e_apply, S.If: _Interp.e_if, S.Index: _Interp.e_index, S.Iota: _Interp.e_iota,
+    S.Replicate: _Interp.e_replicate, S.Rearrange: _Interp.e_rearrange, S.Map: _Interp.e_map,
+    S.Reduce: _Interp.e_reduce, S.Scan: _Interp.e_scan, S.Redomap: _Interp.e_redomap,
+    S.Scanomap: _Interp.e_scanomap, S.Update: _Interp.e_update, S.ArrayLit: _Interp.e_arraylit,
+    S.Concat: _Interp.e_concat, S.Rotate: _Interp.e_rotate, S.Reshape: _Interp.e_reshape,
+    S.Scatter: _Interp.e_scatter, S.Hist: _Interp.e_hist, S.Filter: _Interp.e_filter, S.Loop: _Interp.e_loop,
+    S.Assert: _Interp.e_assert, S.TuningParam: _Interp.e_tuning_param,
+})

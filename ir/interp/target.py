@@ -8,6 +8,7 @@ version can be checked against the source program without a device.
 
 import dataclasses
 
+from incflat.ir import nodes
 from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.analysis import exp_types
@@ -41,12 +42,14 @@ class _Lowering:
         return dataclasses.replace(lam, body=self.body(lam.body))
 
     def stm(self, stm: S.Stm) -> list:
-        e = stm.exp
-        if isinstance(e, T.Guard):
-            return self.guard(stm)
-        if isinstance(e, T.SEGOPS):
-            return [S.Stm(stm.pat, self.segop(e), stm.loc)]
-        return [S.Stm(stm.pat, map_nested(e, self.body), stm.loc)]
+        """The source-IR statements that stm stands for (TABLE's rule for its expression)."""
+        return TABLE.rule(stm.exp)(self, stm)
+
+    def source_stm(self, stm: S.Stm) -> list:
+        return [S.Stm(stm.pat, map_nested(stm.exp, self.body), stm.loc)]
+
+    def segop_stm(self, stm: S.Stm) -> list:
+        return [S.Stm(stm.pat, self.segop(stm.exp), stm.loc)]
 
     def guard(self, stm: S.Stm) -> list:
         e = stm.exp
@@ -97,6 +100,14 @@ class _Lowering:
             pat = tuple(S.Var(self.names.fresh("row"), t) for t in row_types)
             body = S.Body((S.Stm(pat, self.maps(ctx[1:], row_types, make_body)),), pat)
         return S.Map(binding.width, S.Lambda(binding.params, body, row_types), binding.arrs)
+
+
+# A source-IR expression stays, its nested bodies lowered (ir/traverse.py finds them); a target-IR one is rewritten.
+TABLE = nodes.Table(f"{__name__}.TABLE", "target", {
+    **dict.fromkeys(nodes.IRS["source"], _Lowering.source_stm),
+    T.SegMap: _Lowering.segop_stm, T.SegRed: _Lowering.segop_stm, T.SegScan: _Lowering.segop_stm,
+    T.Guard: _Lowering.guard,
+})
 
 
 def _drop_outer(t):

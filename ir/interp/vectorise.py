@@ -8,20 +8,21 @@ scan whose operator is a single `+ * & | ^ && || min max` per component uses num
 other vectorisable operators are reduced as a balanced tree.
 
 `Vectorising` is a mixin of `ir.interp.interpreter._Interp`.  `lam_info` finds out once per lambda whether it is
-vectorisable (`_body_vectorisable`, `_loop_vectorisable`) and which per-component operators it reduces
-with (`_red_ops`); `runner` evaluates a lambda per element; `vapply` evaluates it over n elements at once
-(`vbody`, `vstm`, `vexp`, with `vif`, `vindex` and `vloop` for the forms whose operands may be batched);
-`ufuncs` gives the numpy ufuncs of a reduction.  `_Interp.map_values`, `reduce_values` and `scan_values`
-choose among them (and build the balanced trees with `vapply`).  The mixin's methods use the
-interpreter's own (`atom`, `exps`, `e_index`, `e_loop`, `loop_info`, `bind_loop`, `dim_slice`,
-`index_parts`, `stm`) and the caches `lams` and `frees` that `_Interp.__init__` sets up.
+vectorisable (`_body_vectorisable`, with a rule of `VECTORISABLE` per expression class) and which per-component
+operators it reduces with (`_red_ops`); `runner` evaluates a lambda per element; `vapply` evaluates it over n
+elements at once (`vbody`, `vstm`, with a rule of `VECTORISED` per expression class: `vif`, `vindex` and `vloop`
+for the forms whose operands may be batched); `ufuncs` gives the numpy ufuncs of a reduction.  `_Interp.map_values`,
+`reduce_values` and `scan_values` choose among them (and build the balanced trees with `vapply`).  The mixin's
+methods use the interpreter's own (`atom`, `exps`, `vexps`, `e_index`, `e_loop`, `loop_info`, `bind_loop`,
+`index_key`, `index_parts`, `stm`) and the caches `lams` and `frees` that `_Interp.__init__` sets up.
 """
 
 import numpy as np
 
+from incflat.ir import nodes
 from incflat.ir import source as S
 from incflat.ir.analysis import exp_atoms, free_in_exp, index_atoms
-from incflat.ir.interp.ops import _PYTHON_ERRORS, InterpError, _err, _from_python, _oob_message, _shape_str
+from incflat.ir.interp.ops import _PYTHON_ERRORS, InterpError, _err, _from_python, _oob_message
 from incflat.ir.runtime.values import type_name
 
 
@@ -44,40 +45,46 @@ class _LamInfo:
     __slots__ = ("bound", "vectorisable", "red_ops")
 
 
-_SCALAR_EXPS = (S.AtomExp, S.BinOp, S.UnOp, S.PrimCall)
-
-
 def _body_vectorisable(body, tainted):
     """Whether `vapply` can evaluate `body` over whole arrays.  `tainted` holds the names whose values
     may be batched (one value per element: the lambda's parameters and what depends on them); it is
     extended with the names that the body binds from them."""
     for stm in body.stms:
-        e = stm.exp
-        dep = not tainted.isdisjoint(free_in_exp(e))
-        if isinstance(e, S.AtomExp) and _is_coercion(stm):
-            return False  # the per-element path checks the sizes
-        if isinstance(e, _SCALAR_EXPS):
-            pass
-        elif isinstance(e, S.Index):
-            # Slices are vectorised only with bounds shared by all elements (the same slice of each).
-            for i in e.idxs:
-                if isinstance(i, S.DimSlice) and any(isinstance(a, S.Var) and a.name in tainted
-                                                     for a in index_atoms(i)):
-                    return False
-        elif isinstance(e, S.If):
-            if not (_body_vectorisable(e.then, set(tainted)) and _body_vectorisable(e.else_, set(tainted))):
-                return False
-        elif isinstance(e, S.Loop):
-            if dep and not _loop_vectorisable(e, tainted):
-                return False
-            # (a loop that depends on no batched value is evaluated once, as it is)
-        else:
+        dep = not tainted.isdisjoint(free_in_exp(stm.exp))
+        vectorisable = VECTORISABLE.get(type(stm.exp))
+        if vectorisable is None or not vectorisable(stm, tainted, dep):
             return False
         if dep:
             tainted.update(v.name for v in stm.pat)
         else:
             tainted.difference_update(v.name for v in stm.pat)
     return True
+
+
+# ---- the rules of VECTORISABLE: whether a statement can be evaluated over whole arrays, given the batched
+# names `tainted` and whether the statement reads one of them (`dep`) ----
+
+def _scalar_vectorisable(stm, tainted, dep):
+    return True
+
+
+def _atom_vectorisable(stm, tainted, dep):
+    return not _is_coercion(stm)  # the per-element path checks the sizes
+
+
+def _index_vectorisable(stm, tainted, dep):
+    # Slices are vectorised only with bounds shared by all elements (the same slice of each).
+    return not any(isinstance(i, S.DimSlice) and any(isinstance(a, S.Var) and a.name in tainted for a in index_atoms(i))
+                   for i in stm.exp.idxs)
+
+
+def _if_vectorisable(stm, tainted, dep):
+    return _body_vectorisable(stm.exp.then, set(tainted)) and _body_vectorisable(stm.exp.else_, set(tainted))
+
+
+def _loop_statement_vectorisable(stm, tainted, dep):
+    # (a loop that depends on no batched value is evaluated once, as it is)
+    return not dep or _loop_vectorisable(stm.exp, tainted)
 
 
 def _is_coercion(stm) -> bool:
@@ -204,7 +211,7 @@ class Vectorising:
     def vstm(self, stm, lenv, bset, n):
         loc = stm.loc
         try:
-            vals, flags = self.vexp(stm.exp, lenv, bset, n, loc)
+            vals, flags = self.vexps[type(stm.exp)](stm.exp, lenv, bset, n, loc)  # VECTORISED's rule
         except InterpError as err:
             if err.loc is None:
                 err.loc = loc
@@ -222,31 +229,34 @@ class Vectorising:
             hit = self.frees[id(e)] = (e, frozenset(free_in_exp(e)))
         return hit[1]
 
-    def vexp(self, e, lenv, bset, n, loc):
-        """Values and batched flags of one expression over n elements."""
-        tp = type(e)
-        if tp is S.If:
-            cb = isinstance(e.cond, S.Var) and e.cond.name in bset
-            if not cb:
-                c = self.atom(e.cond, lenv, loc)
-                res = self.vbody(e.then if c else e.else_, dict(lenv), set(bset), n)
-                return [v for v, _ in res], [b for _, b in res]
-            return self.vif(e, lenv[e.cond.name], lenv, bset, n, loc)
-        if tp is S.Index:
-            b = [isinstance(a, S.Var) and a.name in bset for a in (e.arr,) + tuple(e.idxs)]
-            if any(b):
-                return [self.vindex(e, b[0], lenv, n, loc)], [True]
-            return list(self.e_index(e, lenv, loc)), [False]
-        if tp is S.Loop:
-            if self.free_names(e) & bset:
-                vals = self.vloop(e, lenv, bset, n, loc)
-                return vals, [True] * len(vals)
-            vals = self.e_loop(e, lenv, loc)
-            return list(vals), [False] * len(vals)
+    # ---- the rules of VECTORISED: rule(interp, e, lenv, bset, n, loc) -> (values, batched flags) ----
+
+    def vexp_elementwise(self, e, lenv, bset, n, loc):
         # Scalar operations work elementwise on arrays as they are.
-        vals = self.exps[tp](e, lenv, loc)
+        vals = self.exps[type(e)](e, lenv, loc)
         flag = any(isinstance(a, S.Var) and a.name in bset for a in exp_atoms(e))
         return vals, [flag] * len(vals)
+
+    def vexp_if(self, e, lenv, bset, n, loc):
+        cb = isinstance(e.cond, S.Var) and e.cond.name in bset
+        if not cb:
+            c = self.atom(e.cond, lenv, loc)
+            res = self.vbody(e.then if c else e.else_, dict(lenv), set(bset), n)
+            return [v for v, _ in res], [b for _, b in res]
+        return self.vif(e, lenv[e.cond.name], lenv, bset, n, loc)
+
+    def vexp_index(self, e, lenv, bset, n, loc):
+        b = [isinstance(a, S.Var) and a.name in bset for a in (e.arr,) + tuple(e.idxs)]
+        if any(b):
+            return [self.vindex(e, b[0], lenv, n, loc)], [True]
+        return list(self.e_index(e, lenv, loc)), [False]
+
+    def vexp_loop(self, e, lenv, bset, n, loc):
+        if self.free_names(e) & bset:
+            vals = self.vloop(e, lenv, bset, n, loc)
+            return vals, [True] * len(vals)
+        vals = self.e_loop(e, lenv, loc)
+        return list(vals), [False] * len(vals)
 
     def vloop(self, e, lenv, bset, n, loc):
         """A loop run for n elements at once: every parameter holds n values.  A while loop iterates
@@ -359,21 +369,16 @@ class Vectorising:
         arr = self.atom(e.arr, lenv, loc)
         shape = arr.shape[1:] if arr_b else arr.shape
         idxs = e.idxs
-        if len(idxs) > len(shape):
-            raise _err(f"Too many indices ({len(idxs)}) for array of shape {_shape_str(shape)}.", loc)
+        keys, slices_ok = self.index_key(idxs, shape, lenv, loc, batched=True)
         off = 1 if arr_b else 0
         bad = np.zeros(n, dtype=bool)
-        slices_ok = True
         key1 = [slice(None)] * off
         fixed_axes, fixed = [], []
-        for k, (i, w) in enumerate(zip(idxs, shape)):
+        for k, (i, w, key) in enumerate(zip(idxs, shape, keys)):
             if type(i) is S.DimSlice:
-                sl = self.dim_slice(i, w, lenv, loc)
-                if sl is None:
-                    slices_ok = False
-                key1.append(sl)
+                key1.append(key)
             else:
-                v = np.asarray(self.atom(i, lenv, loc))
+                v = np.asarray(key)
                 bad |= (v < 0) | (v >= w)
                 key1.append(slice(None))
                 fixed_axes.append(off + k)
@@ -393,6 +398,25 @@ class Vectorising:
         if r.shape[:1] != (n,):  # only a shared array indexed by shared indices: not reached
             r = np.broadcast_to(r, (n,) + r.shape).copy()
         return r
+
+
+# The classes whose statements make a lambda's body evaluated per element (no rule in either table).
+_PER_ELEMENT = dict.fromkeys(
+    (S.Apply, S.Update, S.Assert, S.TuningParam, S.ArrayLit, S.Concat, S.Rotate, S.Reshape, S.Scatter, S.Iota,
+     S.Replicate, S.Rearrange, S.Map, S.Reduce, S.Scan, S.Redomap, S.Scanomap, S.Hist, S.Filter),
+    "not vectorised: a lambda whose body holds it is evaluated per element")
+
+VECTORISABLE = nodes.Table(f"{__name__}.VECTORISABLE", "source", {
+    S.AtomExp: _atom_vectorisable, S.BinOp: _scalar_vectorisable, S.UnOp: _scalar_vectorisable,
+    S.PrimCall: _scalar_vectorisable, S.Index: _index_vectorisable, S.If: _if_vectorisable,
+    S.Loop: _loop_statement_vectorisable,
+}, absent=_PER_ELEMENT)
+
+VECTORISED = nodes.Table(f"{__name__}.VECTORISED", "source", {
+    S.AtomExp: Vectorising.vexp_elementwise, S.BinOp: Vectorising.vexp_elementwise,
+    S.UnOp: Vectorising.vexp_elementwise, S.PrimCall: Vectorising.vexp_elementwise,
+    S.Index: Vectorising.vexp_index, S.If: Vectorising.vexp_if, S.Loop: Vectorising.vexp_loop,
+}, absent=_PER_ELEMENT)
 
 
 def _bind(lenv, bset, name, value, batched):
