@@ -58,70 +58,58 @@ def leaf(draw, t: str) -> str:
 
 @st.composite
 def expr(draw, t: str, depth: int = 3) -> str:
+    """An expression of type t: a leaf, or one of the forms of its type, each drawing its own parts."""
     if depth == 0 or draw(st.integers(0, 4)) == 0:
         return leaf(draw, t)
     sub = lambda u=t: draw(expr(u, depth - 1))
+    pick = lambda options: draw(st.sampled_from(options))
     if t in INTS:
         other = "i64" if t == "i32" else "i32"
-        form = draw(st.integers(0, 11))
-        if form == 0:
-            return f"({sub()} {draw(st.sampled_from(['+', '-', '*', '&', '|', '^']))} {sub()})"
-        if form == 1:
-            return f"({t}.{draw(st.sampled_from(['min', 'max']))} {sub()} {sub()})"
-        if form == 2:  # a divisor in 1..16
-            return f"({sub()} {draw(st.sampled_from(['/', '%', '//', '%%']))} (({sub()} & 15) + 1))"
-        if form == 3:
-            return f"({sub()} {draw(st.sampled_from(['>>', '<<']))} ({sub()} & 7))"
-        if form == 4:
-            return f"({sub()} ** ({sub()} & 3))"
-        if form == 5:
-            return f"(-{sub()})"
-        if form == 6:
-            return f"({t}.abs {sub()})"
-        if form == 7:
-            return f"(if {sub('bool')} then {sub()} else {sub()})"
-        if form == 8:
-            return f"({t}.{other} {sub(other)})"
-        if form == 9:
-            return f"({t}.bool {sub('bool')})"
-        return f"({sub()} {draw(st.sampled_from(['+', '*', '-']))} {leaf(draw, t)})"
+        forms = (
+            lambda: f"({sub()} {pick(['+', '-', '*', '&', '|', '^'])} {sub()})",
+            lambda: f"({t}.{pick(['min', 'max'])} {sub()} {sub()})",
+            lambda: f"({sub()} {pick(['/', '%', '//', '%%'])} (({sub()} & 15) + 1))",  # a divisor in 1..16
+            lambda: f"({sub()} {pick(['>>', '<<'])} ({sub()} & 7))",
+            lambda: f"({sub()} ** ({sub()} & 3))",
+            lambda: f"(-{sub()})",
+            lambda: f"({t}.abs {sub()})",
+            lambda: f"(if {sub('bool')} then {sub()} else {sub()})",
+            lambda: f"({t}.{other} {sub(other)})",
+            lambda: f"({t}.bool {sub('bool')})",
+            lambda: f"({sub()} {pick(['+', '*', '-'])} {leaf(draw, t)})",
+        )
+        return forms[min(draw(st.integers(0, 11)), len(forms) - 1)]()  # the last form twice as likely
     if t == "f32":
-        form = draw(st.integers(0, 10))
-        if form == 0:
-            return f"({sub()} {draw(st.sampled_from(['+', '-', '*', '/']))} {sub()})"
-        if form == 1:
-            return f"(f32.{draw(st.sampled_from(['min', 'max', 'atan2']))} {sub()} {sub()})"
-        if form == 2:
-            return f"(f32.{draw(st.sampled_from(['abs', 'sin', 'cos']))} {sub()})"
-        if form == 3:
-            return f"(f32.sqrt (f32.abs {sub()}))"
-        if form == 4:
-            return f"(f32.exp (f32.sin {sub()}))"
-        if form == 5:
-            return f"(f32.log (f32.abs {sub()} + 1))"
-        if form == 6:
-            u = draw(st.sampled_from(["i32", "i64", "bool"]))
+        def converted():
+            u = pick(["i32", "i64", "bool"])
             return f"(f32.{u} {sub(u)})"
-        if form == 7:
-            return f"(if {sub('bool')} then {sub()} else {sub()})"
-        if form == 8:
-            return f"(f32.{draw(st.sampled_from(['floor', 'ceil']))} z)"
-        if form == 9:
-            return f"(-{sub()})"
-        return f"(f32.pow (f32.abs {sub()}) 0.5)"
-    form = draw(st.integers(0, 5))
-    if form == 0:
-        u = draw(st.sampled_from(INTS))
-        return f"({sub(u)} {draw(st.sampled_from(['<', '<=', '==', '!=', '>', '>=']))} {sub(u)})"
-    if form == 1:
-        return f"(z {draw(st.sampled_from(['<', '>=']))} ({draw(st.sampled_from(F32_LITERALS))}))"
-    if form == 2:
-        return f"({sub()} {draw(st.sampled_from(['&&', '||', '==', '!=']))} {sub()})"
-    if form == 3:
-        return f"(!{sub()})"
-    if form == 4:
-        return f"(if {sub()} then {sub()} else {sub()})"
-    return f"({sub('i32')} > {sub('i32')})"
+        forms = (
+            lambda: f"({sub()} {pick(['+', '-', '*', '/'])} {sub()})",
+            lambda: f"(f32.{pick(['min', 'max', 'atan2'])} {sub()} {sub()})",
+            lambda: f"(f32.{pick(['abs', 'sin', 'cos'])} {sub()})",
+            lambda: f"(f32.sqrt (f32.abs {sub()}))",
+            lambda: f"(f32.exp (f32.sin {sub()}))",
+            lambda: f"(f32.log (f32.abs {sub()} + 1))",
+            converted,
+            lambda: f"(if {sub('bool')} then {sub()} else {sub()})",
+            lambda: f"(f32.{pick(['floor', 'ceil'])} z)",
+            lambda: f"(-{sub()})",
+            lambda: f"(f32.pow (f32.abs {sub()}) 0.5)",
+        )
+        return forms[draw(st.integers(0, 10))]()
+
+    def compared():
+        u = pick(INTS)
+        return f"({sub(u)} {pick(['<', '<=', '==', '!=', '>', '>='])} {sub(u)})"
+    forms = (
+        compared,
+        lambda: f"(z {pick(['<', '>='])} ({pick(F32_LITERALS)}))",
+        lambda: f"({sub()} {pick(['&&', '||', '==', '!='])} {sub()})",
+        lambda: f"(!{sub()})",
+        lambda: f"(if {sub()} then {sub()} else {sub()})",
+        lambda: f"({sub('i32')} > {sub('i32')})",
+    )
+    return forms[draw(st.integers(0, 5))]()
 
 
 # Associative operators: (type, operator applied to a and b, neutral element)
@@ -231,7 +219,8 @@ OPERATORS_TEXT = ("+", "-", "*", "/", "%", "//", "**", "<<", ">>", "==", "!=", "
                   ":>", ":", "..", "..<", "->", "\\", "=", "(", ")", "[", "]", "{", "}", ",", ".", "#", "'", "\"",
                   "@", "$", "`", "--", "-- ==")
 NUMBERS = ("0", "-1", "1i8", "255u8", "2147483648i32", "9223372036854775808", "1e400", "0x", "0b2", "1.5e-50f16",
-           "-0.0f64", "f32.nan", "99999999999999999999999999", "1_000", "0.", ".5", "1e", "3i64", "-9223372036854775808i64")
+           "-0.0f64", "f32.nan", "99999999999999999999999999", "1_000", "0.", ".5", "1e", "3i64",
+           "-9223372036854775808i64")
 JUNK = st.one_of(st.binary(max_size=8), st.sampled_from([b"\x00", b"\xff\xfe", b"\xc3\x28", b"\x1b[0m", b"\r", b"\t",
                                                         b"\x7f", b"\xe2\x80\xae", "é∀".encode()]))
 

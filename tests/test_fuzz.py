@@ -6,8 +6,8 @@
   `--param`, `-t`, `-r`, `--tuning` files, unknown options): exit 0, or a non-zero exit with a short error;
 - tuning files through the contract's parser (a dict of ints or a ContractError) and through the program.
 
-Known bugs being fixed elsewhere are skipped by exact pattern (tests/known_issues.py); strategies in
-tests/strategies.py.
+Every problem goes to tests/known_issues.py's reporter (which excuses none today; its own tests are at the end);
+strategies in tests/strategies.py.
 
 The default run is small and derandomized (CI). The long run, random, INCFLAT_FUZZ_FACTOR (default 100) times as
 many examples, with every problem logged as a JSON line (reproducer included) instead of stopping at the first:
@@ -17,6 +17,7 @@ many examples, with every problem logged as a JSON line (reproducer included) in
 
 (`--hypothesis-profile=long` selects the profile too.)"""
 
+import json
 import os
 import re
 import signal
@@ -284,10 +285,15 @@ def test_compiled_program_accepts_exactly_the_tuning_files_the_contract_accepts(
     file.write_bytes(tuning_bytes)
     note(repr(tuning_bytes))
     proc = run_compiled(path, b"[[1f32, 2f32]] 0i64", ["--tuning", str(file)], device)
+    check_tuning_run(proc, tuning_bytes, params, file)
+
+
+def check_tuning_run(proc, tuning_bytes: bytes, params: list, file) -> None:
+    """A run with the tuning file `file`: a short error or success, and success exactly when the contract
+    accepts the file."""
     problem = cli_stderr_problem(proc)
     if problem is not None:
-        if not known_issues.program_cli_traceback(["--tuning"], tuning_bytes, problem):
-            known_issues.report("compiled program --tuning", problem, tuning_bytes.hex())
+        known_issues.report("compiled program --tuning", problem, tuning_bytes.hex())
         return
     try:
         tuning.parse_tuning_file(tuning_bytes.decode("utf-8"), set(params), str(file))
@@ -298,3 +304,54 @@ def test_compiled_program_accepts_exactly_the_tuning_files_the_contract_accepts(
         known_issues.report("tuning file: program and contract disagree",
                             f"exit {proc.returncode}, contract {'accepts' if accepted else 'rejects'}: "
                             f"{proc.stderr.decode(errors='replace')}", tuning_bytes.hex())
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The reporter itself: a planted problem on each path fails the test, or under INCFLAT_FUZZ_LOG is logged
+
+PLANTED = "Traceback (most recent call last):\n  File \"prog\", line 1\nValueError: planted\n"
+
+
+def planted_run(returncode: int, stderr: str = PLANTED) -> subprocess.CompletedProcess:
+    return subprocess.CompletedProcess(["prog"], returncode, b"", stderr.encode())
+
+
+def planted_problems(monkeypatch) -> list:
+    """Each reporting path given a problem: (what it reports: kind, part of the problem, reproducer; the call)."""
+    def crash(*args, **kwargs):
+        raise ValueError("planted")
+    monkeypatch.setattr(pipeline, "compile", crash)
+    return [
+        (("compiler (check)", "ValueError: planted", "entry main = 1"),
+         lambda: check_compiles(b"entry main = 1", "check")),
+        (("compiled program", PLANTED, {"options": ["-r", "2"], "stdin": "31", "tuning": ""}),
+         lambda: check_run(planted_run(1), ["-r", "2"], b"", b"1")),
+        (("compiled program", "hang", {"options": [], "stdin": "", "tuning": ""}),
+         lambda: check_run(None, [], b"", b"")),
+        (("compiled program --tuning", PLANTED, b"x=1".hex()),
+         lambda: check_tuning_run(planted_run(1), b"x=1", ["x"], "t.tuning")),
+        # a program that accepts a tuning file the contract rejects (it names an unknown parameter)
+        (("tuning file: program and contract disagree", "exit 0, contract rejects: ", b"y=1".hex()),
+         lambda: check_tuning_run(planted_run(0, ""), b"y=1", ["x"], "t.tuning")),
+    ]
+
+
+def test_a_planted_problem_fails_the_test_naming_it(monkeypatch):
+    monkeypatch.delenv("INCFLAT_FUZZ_LOG", raising=False)
+    for (kind, problem, reproducer), report in planted_problems(monkeypatch):
+        with pytest.raises(AssertionError) as failure:
+            report()
+        message = str(failure.value)
+        assert message.startswith(f"{kind}: ") and problem in message, message
+        assert message.endswith(f"\nreproducer: {reproducer!r}"), message
+
+
+def test_under_incflat_fuzz_log_a_planted_problem_is_logged_and_the_example_passes(monkeypatch, tmp_path):
+    log = tmp_path / "findings.jsonl"
+    monkeypatch.setenv("INCFLAT_FUZZ_LOG", str(log))
+    planted = planted_problems(monkeypatch)
+    for _, report in planted:
+        report()
+    logged = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(entry["kind"], entry["reproducer"]) for entry in logged] == [(k, r) for (k, _, r), _ in planted]
+    assert all(problem in entry["problem"] for entry, ((_, problem, _), _) in zip(logged, planted)), logged

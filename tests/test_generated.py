@@ -4,8 +4,8 @@ Each example is one program with several entry points (one compilation, as PoCL 
 scalar expressions over i32, i64, f32 and bool, with the operators and prelude functions of the language, used
 as the body of a map over input arrays, as the map before a reduction with an associative operator (scalar and
 tuple operators), inside a reduction per row of a matrix, under a reduction and a scan whose operator works on
-rows (`map2 op`), and in a count that sizes arrays on the host (a size computed on the device). Every entry runs with the default thresholds and
-with each code version forced (the tuning contract's version enumeration).
+rows (`map2 op`), and in a count that sizes arrays on the host (a size computed on the device). Every entry runs
+with the default thresholds and with each code version forced (the tuning contract's version enumeration).
 
 The expressions stay clear of what Futhark leaves undefined or what floating point does not reproduce across
 devices: divisors are made non-zero and positive, shift amounts small, float-to-integer conversions and float

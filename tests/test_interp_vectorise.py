@@ -1,5 +1,5 @@
-"""ir/interp/interpreter.py's vectorised fast path against per-element evaluation: loops, ifs and indexing inside lambdas
-are vectorised where they can be and give the same results as evaluating each element alone (hand-built
+"""ir/interp/interpreter.py's vectorised fast path against per-element evaluation: loops, ifs and indexing inside
+lambdas are vectorised where they can be and give the same results as evaluating each element alone (hand-built
 cases and random lambdas)."""
 
 import numpy as np

@@ -125,17 +125,17 @@ def test_reading_single_elements_of_a_row_does_not_transpose_it():
     assert all(coalescing.interleaved_results(op) == (False,) for op in ops)
 
 
-# Twenty rows of f64 per workgroup in the intra-group version (each a rotation of the one before, so that no
-# two maps fuse): 20 x 8 x m bytes of local memory.
-ROWS = 20
-MANY_ROWS = "entry main [n][m] (xss: [n][m]f64): [n]f64 =\n  map (\\r0 ->\n" + "".join(
-    f"    let r{k} = map (\\i -> r{k - 1}[(i + 1) % m] * 0.5 + 1) (iota m)\n" for k in range(1, ROWS + 1)) + \
-    f"    in f64.sum r{ROWS}) xss\n"
+def many_rows_program(rows: int) -> str:
+    """rows rows of f64 per workgroup in the intra-group version (each a rotation of the one before, so that no
+    two maps fuse): rows x 8 x m bytes of local memory."""
+    return "entry main [n][m] (xss: [n][m]f64): [n]f64 =\n  map (\\r0 ->\n" + "".join(
+        f"    let r{k} = map (\\i -> r{k - 1}[(i + 1) % m] * 0.5 + 1) (iota m)\n" for k in range(1, rows + 1)) + \
+        f"    in f64.sum r{rows}) xss\n"
 
 
-def many_rows(xss):
+def many_rows(xss, rows: int):
     row = xss
-    for _ in range(ROWS):
+    for _ in range(rows):
         row = np.roll(row, -1, axis=1) * 0.5 + 1
     return row.sum(axis=1)
 
@@ -149,11 +149,10 @@ def test_a_workgroup_whose_arrays_do_not_fit_local_memory_falls_back(tmp_path, d
     import io
     ctx = ctx_of(device)
     m = min(ctx.max_group_size, 4096)
-    if ROWS * 8 * m <= ctx.local_mem_size:
-        pytest.skip(f"{device}'s local memory holds the rows")
-    program = compile_program(MANY_ROWS, tmp_path)
+    rows = ctx.local_mem_size // (8 * m) + 1  # one row more than the device's local memory holds
+    program = compile_program(many_rows_program(rows), tmp_path)
     xss = np.random.default_rng(0).uniform(0, 1e-3, (3, m))
-    expected = many_rows(xss)
+    expected = many_rows(xss, rows)
     stdin = futhark_data.dumpb(xss)
     warned = 0
     listing = run_program(program, b"", "--print-params").stdout.decode()

@@ -323,4 +323,5 @@ def test_a_python_without_pyopencl_gets_one_line_naming_it_and_the_fix(matmul, t
     # as a library: an ImportError that says the same
     proc = subprocess.run([sys.executable, "-S", "-c", f"import runpy; runpy.run_path({str(matmul)!r})"],
                           capture_output=True, env=dict(os.environ, PYTHONPATH=str(only_numpy)), timeout=300)
-    assert proc.returncode == 1 and "ImportError: this program needs the Python package pyopencl" in proc.stderr.decode()
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and "ImportError: this program needs the Python package pyopencl" in err, err
