@@ -6,8 +6,8 @@ whole row apart at every step. Laid out interleaved instead (the context's dimen
 r of thread t at r * threads + t), the threads of a warp touch neighbouring addresses at each step, which
 the memory system serves in one transaction. Results of such segmaps are allocated interleaved; inputs that
 a thread walks through more than once are given to the kernel interleaved (the runtime's `coalesced`
-transposes them, unless they already are: the result of the previous step of a loop usually is). Every kernel reads arrays through
-their strides, so a layout changes no result, only speed.
+transposes them, unless they already are: the result of the previous step of a loop usually is). Every kernel
+reads arrays through their strides, so a layout changes no result, only speed.
 """
 
 from incflat.ir import source as S

@@ -1,14 +1,17 @@
 """The host code: Python that runs the target IR's host-level code (sizes, guards, control flow) and launches
-the kernels, written through an emitter. Also `supports`, which says whether a code version can be generated (the
-stage list gives it to lowering's prune_unsupported)."""
+the kernels, written through an emitter, a statement by the rule of its expression's class (`TABLE`). Also
+`supports`, which says whether a code version can be generated (the stage list gives it to lowering's
+prune_unsupported)."""
 
 from incflat.codegen import coalescing, histogram, segops, tiling
 from incflat.codegen.lower.device_scalars import resident_scalars
 from incflat.codegen.emit import PyEmitter
 from incflat.codegen.kernel import ErrorTable, Kernel, Launch
-from incflat.codegen.opencl import neutral_ctypes, source_name
+from incflat.codegen.cscalar import neutral_ctypes
+from incflat.codegen.opencl import SOURCE_ONLY, source_name
 from incflat.ir.runtime.prims import CTYPE_SIZES, PRIMS
 from incflat.ir.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, USER_PARAM, Param, size_name
+from incflat.ir import nodes
 from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.analysis import use_counts
@@ -29,10 +32,14 @@ def numpy_type(t) -> str:
 
 
 class HostWriter:
+    """Writes the host code of a program's entry points, a statement by the rule of its expression's class
+    (TABLE), and gathers the kernels and the size parameters that the code launches and reads."""
+
     def __init__(self, checks: bool = True):
         self.out = PyEmitter()
         self.kernels = []  # codegen.kernel.Kernel, in the order they are written
-        self.device_scalars = set()  # scalars kept in device memory (codegen.lower.device_scalars): read back where used
+        # scalars kept in device memory (codegen.lower.device_scalars): read back where used
+        self.device_scalars = set()
         self.errors = ErrorTable(checks)
         self.entry_name = None
         self.size_params = []  # Param: the workgroup, grid and tile sizes, tuning parameters too
@@ -128,80 +135,98 @@ class HostWriter:
         self.fresh_arrays, self.host_iotas = outer, outer_iotas
 
     def stm(self, stm: S.Stm):
-        e, pat = stm.exp, stm.pat
+        """Writes one statement by the rule of its expression's class (TABLE)."""
+        value = TABLE.rule(stm.exp)(self, stm.exp, stm.pat, stm.loc)
+        if value is not None:
+            self.emit(f"{', '.join(p.name for p in stm.pat)} = {value}")
+
+    # The rules of TABLE: rule(writer, e, pat, loc) -> the Python expression of e's value, which the statement
+    # binds pat to, or None where the rule writes the statement's code itself.
+
+    def atom_exp(self, e: S.AtomExp, pat, loc) -> str:
+        self.coercion_checks(pat[0], e.x, loc)
+        return self.passed(pat[0], e.x)
+
+    def binop(self, e: S.BinOp, pat, loc) -> str:
+        x, y, t = self.atom(e.x), self.atom(e.y), e.x.type
+        if e.op in ("==", "!=", "<", "<=", ">", ">="):
+            return f"np.bool_({x} {e.op} {y})"
+        if e.op in ("&&", "||"):
+            return f"np.bool_({x} {'and' if e.op == '&&' else 'or'} {y})"
+        if t.is_float:
+            if e.op == "%":
+                return f"{numpy_type(t)}(np.fmod({x}, {y}))"
+            return f"{numpy_type(t)}({x} {e.op} {y})"
+        if e.op in ("/", "%", "//", "%%"):
+            return f"int_div({x}, {y}, {e.op!r}, {where(loc)})"
+        if e.op == "**":
+            return f"int_pow({numpy_type(t)}, {x}, {y}, {where(loc)})"
+        return f"wrap({numpy_type(t)}, {self.python_int(e.x)} {e.op} {self.python_int(e.y)})"
+
+    def unop(self, e: S.UnOp, pat, loc) -> str:
+        op = {"neg": "-", "!": "not ", "~": "~"}[e.op]
+        return f"{numpy_type(e.type)}({op}{self.atom(e.x)})"
+
+    def primcall(self, e: S.PrimCall, pat, loc) -> str:
+        return f"prim_call({e.fn!r}, {numpy_type(e.type)}, {', '.join(self.atom(a) for a in e.args)})"
+
+    def rearrange(self, e: S.Rearrange, pat, loc) -> str:
+        return f"{e.arr.name}.permute({tuple(e.perm)!r})"
+
+    def iota(self, e: S.Iota, pat, loc) -> str:
+        return f"iota(ctx, {self.length(e)}, {numpy_type(e.elem)}, {where(loc)})"
+
+    def replicate(self, e: S.Replicate, pat, loc) -> str:
+        t = pat[0].type
+        shape = self.shape(t, self.length(e) if e.checked is not None else None)
+        return f"replicate(ctx, {self.kept(e.x)}, {shape}, {numpy_type(t)}, {where(loc)})"
+
+    def index(self, e: S.Index, pat, loc) -> str:
+        return f"index(ctx, {e.arr.name}, ({self.index_tuple(e.idxs)}), {where(loc)})"
+
+    def update(self, e: S.Update, pat, loc) -> str:
+        return (f"update(ctx, {e.arr.name}, ({self.index_tuple(e.idxs)}), {self.kept(e.value)}, {where(loc)}, "
+                f"in_place={self.owned(e.arr.name)})")
+
+    def tuning_param(self, e: S.TuningParam, pat, loc) -> str:
+        param = Param(e.name, USER_PARAM)
+        if param not in self.size_params:
+            self.size_params.append(param)
+        return f"ctx.user_param({e.name!r}, {self.atom(e.default)})"
+
+    def assertion(self, e: S.Assert, pat, loc) -> None:
+        values = "".join(self.atom(a) + ", " for a in e.values)
+        self.emit(f"check_assertion({self.atom(e.cond)}, {e.message!r}, ({values}), {where(loc)})")
+
+    def array_lit(self, e: S.ArrayLit, pat, loc) -> str:
+        elems = ", ".join(self.atom(a) for a in e.elems)
+        return f"array_literal(ctx, [{elems}], {numpy_type(pat[0].type)}, {where(loc)})"
+
+    def concat(self, e: S.Concat, pat, loc) -> str:
+        return f"concat(ctx, [{', '.join(a.name for a in e.arrs)}], {self.atom(e.size)}, {where(loc)})"
+
+    def rotate(self, e: S.Rotate, pat, loc) -> str:
+        return f"rotate(ctx, {self.atom(e.amount)}, {e.arr.name})"
+
+    def reshape(self, e: S.Reshape, pat, loc) -> str:
+        return f"reshape(ctx, ({''.join(self.atom(a) + ', ' for a in e.shape)}), {e.arr.name}, {where(loc)})"
+
+    def scatter(self, e: S.Scatter, pat, loc) -> str:
+        return f"scatter(ctx, {e.dest.name}, {e.idxs.name}, {e.vals.name}, in_place={self.owned(e.dest.name)})"
+
+    def filter(self, e: S.Filter, pat, loc) -> None:
+        """The predicate in a kernel, the compaction on the host."""
+        flags = S.Var(f"{pat[0].name}_flags", Array(BOOL, (S.dim_of(e.width),)))
+        self.segmap(T.SegMap(1, (T.Binding(e.width, e.lam.params, e.arrs),), e.lam.body, (flags.type,)),
+                    (flags,), loc)
         names = ", ".join(p.name for p in pat)
-        if isinstance(e, S.AtomExp):
-            self.coercion_checks(pat[0], e.x, stm)
-            self.emit(f"{names} = {self.passed(pat[0], e.x)}")
-        elif isinstance(e, S.BinOp):
-            self.emit(f"{names} = {self.binop(e, where(stm))}")
-        elif isinstance(e, S.UnOp):
-            op = {"neg": "-", "!": "not ", "~": "~"}[e.op]
-            self.emit(f"{names} = {numpy_type(e.type)}({op}{self.atom(e.x)})")
-        elif isinstance(e, S.PrimCall):
-            self.emit(f"{names} = prim_call({e.fn!r}, {numpy_type(e.type)}, "
-                      f"{', '.join(self.atom(a) for a in e.args)})")
-        elif isinstance(e, S.Rearrange):
-            self.emit(f"{names} = {e.arr.name}.permute({tuple(e.perm)!r})")
-        elif isinstance(e, S.Iota):
-            self.emit(f"{names} = iota(ctx, {self.length(e)}, {numpy_type(e.elem)}, {where(stm)})")
-        elif isinstance(e, S.Replicate):
-            t = pat[0].type
-            shape = self.shape(t, self.length(e) if e.checked is not None else None)
-            self.emit(f"{names} = replicate(ctx, {self.kept(e.x)}, {shape}, {numpy_type(t)}, {where(stm)})")
-        elif isinstance(e, S.Index):
-            idxs = self.index_tuple(e.idxs)
-            self.emit(f"{names} = index(ctx, {e.arr.name}, ({idxs}), {where(stm)})")
-        elif isinstance(e, S.Update):
-            idxs = self.index_tuple(e.idxs)
-            self.emit(f"{names} = update(ctx, {e.arr.name}, ({idxs}), {self.kept(e.value)}, {where(stm)}, "
-                      f"in_place={self.owned(e.arr.name)})")
-        elif isinstance(e, S.TuningParam):
-            param = Param(e.name, USER_PARAM)
-            if param not in self.size_params:
-                self.size_params.append(param)
-            self.emit(f"{names} = ctx.user_param({e.name!r}, {self.atom(e.default)})")
-        elif isinstance(e, S.Assert):
-            values = "".join(self.atom(a) + ", " for a in e.values)
-            self.emit(f"check_assertion({self.atom(e.cond)}, {e.message!r}, ({values}), {where(stm)})")
-        elif isinstance(e, S.ArrayLit):
-            self.emit(f"{names} = array_literal(ctx, [{', '.join(self.atom(a) for a in e.elems)}], "
-                      f"{numpy_type(pat[0].type)}, {where(stm)})")
-        elif isinstance(e, S.Concat):
-            self.emit(f"{names} = concat(ctx, [{', '.join(a.name for a in e.arrs)}], {self.atom(e.size)}, "
-                      f"{where(stm)})")
-        elif isinstance(e, S.Rotate):
-            self.emit(f"{names} = rotate(ctx, {self.atom(e.amount)}, {e.arr.name})")
-        elif isinstance(e, S.Reshape):
-            shape = "".join(self.atom(a) + ", " for a in e.shape)
-            self.emit(f"{names} = reshape(ctx, ({shape}), {e.arr.name}, {where(stm)})")
-        elif isinstance(e, S.Scatter):
-            self.emit(f"{names} = scatter(ctx, {e.dest.name}, {e.idxs.name}, {e.vals.name}, "
-                      f"in_place={self.owned(e.dest.name)})")
-        elif isinstance(e, S.Hist):
-            self.histogram(e, pat, stm.loc)
-        elif isinstance(e, S.Loop):
-            self.loop(e, pat)
-        elif isinstance(e, S.Filter):  # the predicate in a kernel, the compaction on the host
-            flags = S.Var(f"{pat[0].name}_flags", Array(BOOL, (S.dim_of(e.width),)))
-            self.segmap(T.SegMap(1, (T.Binding(e.width, e.lam.params, e.arrs),), e.lam.body, (flags.type,)),
-                        (flags,), stm.loc)
-            self.emit(f"{names}, = compact(ctx, {flags.name}, [{', '.join(a.name for a in e.arrs)}], {where(stm)})")
-        elif isinstance(e, S.If):
-            with self.out.block(f"if {self.atom(e.cond)}"):
-                self.branch(e.then, pat)
-            with self.out.block("else"):
-                self.branch(e.else_, pat)
-        elif isinstance(e, T.Guard):
-            self.guard(e, pat)
-        elif isinstance(e, T.SegMap):
-            self.segmap(e, pat, stm.loc)
-        elif isinstance(e, T.SegRed):
-            self.segred(e, pat, stm.loc)
-        elif isinstance(e, T.SegScan):
-            self.segscan(e, pat, stm.loc)
-        else:
-            raise Unsupported(f"{source_name(e)} at the top level of an entry point", stm.loc)
+        self.emit(f"{names}, = compact(ctx, {flags.name}, [{', '.join(a.name for a in e.arrs)}], {where(loc)})")
+
+    def if_(self, e: S.If, pat, loc) -> None:
+        with self.out.block(f"if {self.atom(e.cond)}"):
+            self.branch(e.then, pat)
+        with self.out.block("else"):
+            self.branch(e.else_, pat)
 
     def owned(self, name: str) -> bool:
         """Whether an array's buffer is its own (made by a statement of the current body, not a view) and
@@ -213,7 +238,7 @@ class HostWriter:
         return "".join((f"({self.atom(i.start)}, {self.atom(i.end)}, {self.atom(i.stride)}, {self.atom(i.size)})"
                         if isinstance(i, S.DimSlice) else self.atom(i)) + ", " for i in idxs)
 
-    def guard(self, e: T.Guard, pat):
+    def guard(self, e: T.Guard, pat, loc):
         """`threshold <= par`; each version's kernels are recorded for -P between ctx.enter and ctx.leave."""
         par = " * ".join(f"int({self.atom(a)})" for a in e.par)
         cond = f"ctx.cmp({e.threshold!r}, {par})"
@@ -241,15 +266,15 @@ class HostWriter:
         with self.out.block(f"if not {done}"):
             version(e.else_, False)
 
-    def coercion_checks(self, target: S.Var, source, stm: S.Stm):
+    def coercion_checks(self, target: S.Var, source, loc):
         """`y :> [n]t`: the array must have the sizes its new type claims."""
         if not isinstance(target.type, Array):
             return
         for k, (new, old) in enumerate(zip(target.type.shape, source.type.shape)):
             if new != old:
-                self.emit(f"check_coercion({self.dim(new)}, {source.name}, {k}, {where(stm)})")
+                self.emit(f"check_coercion({self.dim(new)}, {source.name}, {k}, {where(loc)})")
 
-    def loop(self, e: S.Loop, pat):
+    def loop(self, e: S.Loop, pat, loc):
         params = [p.name for p in e.params]
         self.emit(f"{', '.join(params)}, = {', '.join(self.atom(a) for a in e.init)},")
         if isinstance(e.form, S.ForLoop):
@@ -294,23 +319,6 @@ class HostWriter:
         it on the device, and for targets that stay there too)."""
         return a.name if isinstance(a, S.Var) else self.atom(a)
 
-    def binop(self, e: S.BinOp, position: str) -> str:
-        """position: the source position (a Python string literal) that an error reports."""
-        x, y, t = self.atom(e.x), self.atom(e.y), e.x.type
-        if e.op in ("==", "!=", "<", "<=", ">", ">="):
-            return f"np.bool_({x} {e.op} {y})"
-        if e.op in ("&&", "||"):
-            return f"np.bool_({x} {'and' if e.op == '&&' else 'or'} {y})"
-        if t.is_float:
-            if e.op == "%":
-                return f"{numpy_type(t)}(np.fmod({x}, {y}))"
-            return f"{numpy_type(t)}({x} {e.op} {y})"
-        if e.op in ("/", "%", "//", "%%"):
-            return f"int_div({x}, {y}, {e.op!r}, {position})"
-        if e.op == "**":
-            return f"int_pow({numpy_type(t)}, {x}, {y}, {position})"
-        return f"wrap({numpy_type(t)}, {self.python_int(e.x)} {e.op} {self.python_int(e.y)})"
-
     def python_int(self, a) -> str:
         """An integer atom as a Python int (a constant written as one: host code runs it at every step)."""
         return repr(int(a.value)) if isinstance(a, S.Const) else f"int({self.atom(a)})"
@@ -321,10 +329,9 @@ class HostWriter:
         """A segop's results; a negative size (computed from an invalid expression, such as the range 0..<-1
         a map's body makes) is an error at the segop's position, unless the array has no element at all.
         The results marked in `interleaved` get their first `interleave` dimensions innermost."""
-        at = repr(str(loc) if loc else "")
         for k, (p, t) in enumerate(zip(pat, types)):
             layout = f", interleave={interleave}" if k < len(interleaved) and interleaved[k] else ""
-            self.emit(f"{p.name} = ctx.empty({self.shape(t)}, {numpy_type(t)}, {at}{layout})")
+            self.emit(f"{p.name} = ctx.empty({self.shape(t)}, {numpy_type(t)}, {where(loc)}{layout})")
         return [p.name for p in pat]
 
     def args(self, kernel: Kernel, outs: list, dests=(), gps: str = "gps") -> str:
@@ -459,9 +466,9 @@ class HostWriter:
                 self.launch(k1, "segments * gps * group_size", self.args(k1, outs, parts), space + " + 4 * global_size")
 
 
-def where(stm: S.Stm) -> str:
+def where(loc) -> str:
     """The source position a run-time error reports, as a Python string literal."""
-    return repr(str(stm.loc) if stm.loc else "")
+    return repr(str(loc) if loc else "")
 
 
 # ---- which versions code can be generated for ----
@@ -474,3 +481,24 @@ def supports(body: S.Body):
     except Unsupported as e:
         return e
     return None
+
+
+def unsupported(w: HostWriter, e, pat, loc):
+    """A SOAC at the host level has no host code of its own (flattening makes each a segop): a version that
+    holds one is pruned (prune_unsupported)."""
+    raise Unsupported(f"{source_name(e)} at the top level of an entry point", loc)
+
+
+# The rule of each expression class at the host level: rule(writer, e, pat, loc) -> the Python expression that
+# the statement binds pat to, or None where the rule writes the statement's code (HostWriter.stm).
+TABLE = nodes.Table(f"{__name__}.TABLE", "target", {
+    S.AtomExp: HostWriter.atom_exp, S.BinOp: HostWriter.binop, S.UnOp: HostWriter.unop,
+    S.PrimCall: HostWriter.primcall, S.Rearrange: HostWriter.rearrange, S.Iota: HostWriter.iota,
+    S.Replicate: HostWriter.replicate, S.Index: HostWriter.index, S.Update: HostWriter.update,
+    S.TuningParam: HostWriter.tuning_param, S.Assert: HostWriter.assertion, S.ArrayLit: HostWriter.array_lit,
+    S.Concat: HostWriter.concat, S.Rotate: HostWriter.rotate, S.Reshape: HostWriter.reshape,
+    S.Scatter: HostWriter.scatter, S.Hist: HostWriter.histogram, S.Loop: HostWriter.loop,
+    S.Filter: HostWriter.filter, S.If: HostWriter.if_, T.Guard: HostWriter.guard, T.SegMap: HostWriter.segmap,
+    T.SegRed: HostWriter.segred, T.SegScan: HostWriter.segscan,
+    S.Map: unsupported, S.Redomap: unsupported, S.Scanomap: unsupported,
+}, absent=SOURCE_ONLY)

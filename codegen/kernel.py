@@ -17,9 +17,10 @@ from incflat.codegen.emit import CEmitter
 from incflat.ir.runtime.prims import CTYPE_SIZES, PRIMS
 
 # The type of the kernels' own index arithmetic (flat indices, offsets, strides, block and loop counters):
-# 32 bits, as 64-bit multiplications and divisions cost a memory-bound kernel a fifth to a third of its
-# speed; a launch whose arrays or iteration space reach the runtime's INDEX32_LIMIT runs the build made with
-# INDEX64. The program's own i64 values stay long. Index parameters arrive as long either way.
+# 32 bits, as a GPU does 64-bit integer multiplications and divisions in several instructions each, which
+# slows even a memory-bound kernel; a launch whose arrays or iteration space reach the runtime's INDEX32_LIMIT
+# runs the build made with INDEX64. The program's own i64 values stay long. Index parameters arrive as long
+# either way.
 INDEX = "idx_t"
 SCALARS = "incflat_scalars"  # the name of a kernel's struct of scalars
 
@@ -84,8 +85,8 @@ class Launch:
 
 @dataclass(frozen=True)
 class ScalarField:
-    """A scalar argument: one field of the struct that carries all of a kernel's scalars (a launch on NVIDIA
-    costs about 0.25 us per argument; one struct costs about as much as one argument)."""
+    """A scalar argument: one field of the struct that carries all of a kernel's scalars (each argument adds
+    to the cost of a launch, and one struct costs about as much as one argument)."""
     ctype: str
     name: str
     prim: str  # the type's name the host packs it as

@@ -1,24 +1,26 @@
-"""OpenCL C for the statements inside kernels: `KernelWriter` writes one kernel's parameters and body.
+"""OpenCL C for the statements inside kernels: `KernelWriter` writes one kernel's body, on codegen.kernel_base's
+`KernelBase` (the kernel's parameters and lines).
 
 Level-1 segops become whole kernels (codegen.segops, codegen.tiling); the statements of their bodies, and the
-level-0 segops inside an intra-group version (with local memory and barriers), are written here. Arrays
-inside kernels are views (codegen.kernel.View), so rearranges and row slices cost nothing.
+level-0 segops inside an intra-group version (with local memory and barriers), are written here, each by the
+rule of its expression's class (`TABLE`). Arrays inside kernels are views (codegen.kernel.View), so
+rearranges and row slices cost nothing.
 """
 
 import contextlib
 from contextlib import ExitStack
 from dataclasses import replace
 
-from incflat.codegen.cscalar import CTYPES, WRAPPING, binop, c_const, dim_expr, neutral_ctypes, primcall
-from incflat.codegen.kernel import (INDEX, ArrayParam, CExpr, ErrorBuffer, IndexParam, Kernel, LocalParam,
-                                    ScalarParam, ScratchParam, View, iota_view)
+from incflat.codegen.cscalar import CTYPES, WRAPPING, binop, dim_expr, neutral_ctypes, primcall
+from incflat.codegen.kernel import INDEX, CExpr, View, iota_view
+from incflat.codegen.kernel_base import KernelBase
 from incflat.codegen.lifted import Lifted
-from incflat.ir.runtime.prims import CTYPE_SIZES, PRIMS
+from incflat.ir import nodes
 from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.errors import Unsupported
 from incflat.ir.traverse import nested
-from incflat.ir.types import Array, Scalar
+from incflat.ir.types import Array
 
 
 # G4 interchanges elementwise operators (`map2 (+)`); any other operator on arrays has no kernel yet
@@ -60,140 +62,37 @@ def source_name(e) -> str:
     return SOURCE_NAMES.get(type(e).__name__, type(e).__name__)
 
 
-class KernelWriter:
+class KernelWriter(KernelBase):
     """Writes the code of one kernel: declarations of its inputs, then its body."""
 
+    UNROLL = 8  # elements a thread loads before it combines them: independent loads in flight together hide
+    # each one's latency
+
     def __init__(self, name: str, errors):
-        self.k = Kernel(name)
-        self.out = self.k.body
-        self.counter = 0
-        self.env = {}  # variable name -> C expression (scalars) or View (arrays)
-        self.errors = errors  # the program's run-time error table: (where, message template)
-        self.inputs = set()  # names of the kernel's scalar inputs: host values too
-        self.shared = False  # whether intermediate arrays belong to the workgroup (the intra-group level)
-        self.checks = errors.checks  # bounds, division and coercion checks
+        super().__init__(name, errors)
         self.unrolled = False  # inside a round of elements unrolled by hand (fold_loop)
-        self.k.params.append(ErrorBuffer())
-
-    def check(self, condition: str, loc, template: str, values: list):
-        """Records error `template` (with {0}, {1}... filled from values) when condition holds; the
-        kernel goes on, so barriers are still reached, and the host reports the first error."""
-        self.errors.append((str(loc) if loc else "", template))
-        padded = (values + ["0"] * 7)[:7]
-        self.emit(f"if ({condition}) record_error(error, {len(self.errors)}, {', '.join(f'(long)({v})' for v in padded)});")
-
-    # ---- output ----
-
-    def emit(self, line: str):
-        self.out.line(line)
-
-    def block(self, head: str):
-        return self.out.block(head)
-
-    def if_else(self, condition: str, then, otherwise):
-        self.out.if_else(condition, then, otherwise)
-
-    def fresh(self, base: str) -> str:
-        self.counter += 1
-        return f"{base.replace('.', '_')}_c{self.counter}"
 
     def element_loop(self, e):
         """The loop of a sequential SOAC over its elements. An innermost one is unrolled UNROLL times, so
         that the loads of several elements are in flight at once: a thread's sequential loop is otherwise
-        bound by the latency of each element's load (8 was the best of 2, 4 and 8 on an H100, LocVolCalib).
-        Not inside fold_loop's round of UNROLL elements, which has as many loads in flight already, nor
-        where the width is a constant: the OpenCL compiler unrolls such a loop as it sees fit (NW's block
-        kernel, its rows of 16 unrolled by 8, gained nothing: 1.03x)."""
+        bound by the latency of each element's load. Not inside fold_loop's round of UNROLL elements, which
+        has as many loads in flight already, nor where the width is a constant: the OpenCL compiler unrolls
+        such a loop as it sees fit."""
         i = self.fresh("i")
         unroll = not self.unrolled and not isinstance(e.width, S.Const)
         if unroll and all(innermost(inner.body) for inner in nested(e)):
             self.emit(f"#pragma unroll {self.UNROLL}")
         return i, self.block(f"for (long {i} = 0; {i} < {self.atom(e.width)}; {i}++)")
 
-    def declare(self, ctype: str, value: str, base="t") -> str:
-        name = self.fresh(base)
-        self.emit(f"{ctype} {name} = {value};")
-        return name
-
-    # ---- kernel parameters ----
-
-    def input_var(self, v: S.Var):
-        """Makes a free variable of the segop a kernel parameter."""
-        if v.name in self.env:
-            return
-        if isinstance(v.type, Array):
-            for d in v.type.shape:
-                if isinstance(d, str):
-                    self.input_var(S.Var(d, Scalar("i64")))
-            self.env[v.name] = self.array_param(v.name, v.type)
-        elif isinstance(v.type, Scalar):
-            self.k.params.append(ScalarParam(v.name, v.type.name, CTYPES[v.type.name]))
-            self.env[v.name] = v.name
-            self.inputs.add(v.name)
-        else:
-            raise Unsupported(f"a tuple-typed variable {v.name} in a kernel")
-
-    def iota_input(self, v: S.Var):
-        """A free variable that the host made by `iota n` (host_iotas): a view of no memory, element i is i,
-        so that a context bound from it (`map (\\i -> ...) (iota n)`) loads no index."""
-        for d in v.type.shape:
-            if isinstance(d, str):
-                self.input_var(S.Var(d, Scalar("i64")))
-        self.env[v.name] = iota_view(dim_expr(v.type.shape[0]), CTYPES[v.type.elem.name])
-
-    def convert_index(self, name: str) -> str:
-        """An index parameter, passed as a long, used as an idx_t."""
-        self.k.preamble.append(f"const {INDEX} {name} = ({INDEX}){name}_arg;")
-        return name
-
-    def index_param(self, name: str, source: str = None) -> str:
-        """A number of the kernel's index arithmetic that the host variable `source` (default: `name`) holds."""
-        self.k.params.append(IndexParam(name, source or name))
-        return self.convert_index(name)
-
-    def array_param(self, base: str, t: Array, role: str = "input", index: int = 0, flat: bool = False) -> View:
-        """An array parameter (see codegen.kernel.ArrayParam) and its view."""
-        ctype = CTYPES[t.elem.name]
-        self.k.params.append(ArrayParam(base, ctype, t.rank, role, index, flat))
-        off = CExpr(self.convert_index(f"{base}_off"), f"{base}.offset" if role == "input" else None)
-        strides = tuple(CExpr(self.convert_index(f"{base}_s{i}"), f"{base}.strides[{i}]" if role == "input" else None)
-                        for i in range(t.rank))
-        return View(f"{base}_mem", ctype, off, tuple(dim_expr(d) for d in t.shape), strides)
-
-    def output_param(self, i: int, t) -> View:
-        """The i'th output of the segop: a fresh contiguous array allocated by the host."""
-        return self.array_param(f"out{i}", t, "output", i)
-
-    def local_param(self, ctype: str, per_thread: int = 1) -> str:
-        """Local memory of per_thread elements for each thread of the workgroup."""
-        name = self.fresh("local")
-        self.k.params.append(LocalParam(name, ctype, CTYPE_SIZES[ctype], per_thread))
-        return name
-
-    # ---- atoms and scalar expressions ----
-
-    def atom(self, a):
-        if isinstance(a, S.Const):
-            return c_const(a)
-        return self.env[a.name]
-
-    def scalar_exp(self, e, loc) -> str:
-        if isinstance(e, S.BinOp):
-            if self.checks and e.op in ("/", "%", "//", "%%") and e.x.type.is_int:
-                self.check(f"{self.atom(e.y)} == 0", loc, "division by zero", [])
-            if self.checks and e.op == "**" and e.x.type.is_int and e.y.type.name.startswith("i"):
-                self.check(f"{self.atom(e.y)} < 0", loc, "Negative exponent in integer power.", [])
-            return binop(e.op, self.atom(e.x), self.atom(e.y), e.x.type.name, loc)
-        if isinstance(e, S.UnOp):
-            x, t = self.atom(e.x), e.x.type.name
-            if e.op == "neg":
-                return f"(({CTYPES[t]})(-({WRAPPING.get(t, CTYPES[t])}){x}))"
-            if e.op == "!":
-                return f"((uchar)!{x})"
-            return f"(({CTYPES[t]})~{x})"
-        if isinstance(e, S.PrimCall):
-            return primcall(e.fn, [self.atom(a) for a in e.args], [a.type.name for a in e.args], e.type.name, loc)
-        raise TypeError(e)
+    @contextlib.contextmanager
+    def row_loop(self, i: str, count: str, group: bool):
+        """A loop of i over [0, count), by the workgroup's threads together at the intra-group level (a
+        barrier after it there)."""
+        start, step = ("get_local_id(0)", "get_local_size(0)") if group else ("0", "1")
+        with self.block(f"for (long {i} = {start}; {i} < {count}; {i} += {step})"):
+            yield
+        if group:
+            self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
 
     # ---- statements (sequential, per thread) ----
 
@@ -216,96 +115,81 @@ class KernelWriter:
         return results
 
     def stm(self, stm: S.Stm, dests: tuple, group: bool) -> bool:
-        """Compiles one statement; returns whether it wrote its array results into `dests`."""
-        e, pat = stm.exp, stm.pat
-        if isinstance(e, (S.BinOp, S.UnOp, S.PrimCall)):
-            self.env[pat[0].name] = self.declare(CTYPES[pat[0].type.name], self.scalar_exp(e, stm.loc), pat[0].name)
-        elif isinstance(e, S.AtomExp):
-            value = self.atom(e.x)
-            if isinstance(value, View):  # a coercion `y :> [n]t`: check the sizes it claims
-                new = tuple(dim_expr(d) for d in pat[0].type.shape)
-                if self.checks and new != value.dims:
-                    bad = " || ".join(f"({a}) != ({b})" for a, b in zip(new, value.dims))
-                    self.check(bad, stm.loc, "Cannot coerce an array to a type with other sizes.", [])
-                self.env[pat[0].name] = replace(value, dims=new)
-            else:
-                self.env[pat[0].name] = self.declare(CTYPES[pat[0].type.name], value, pat[0].name)
-        elif isinstance(e, S.Index):
-            self.index(e, pat[0], stm.loc)
-        elif isinstance(e, S.Assert):
-            if len(e.values) > 7:
-                raise Unsupported("an assertion showing more than 7 values inside a kernel", stm.loc)
-            if self.checks:
-                self.check(f"!({self.atom(e.cond)})", stm.loc, e.message, [self.atom(a) for a in e.values])
-        elif isinstance(e, S.Rearrange):
-            arr = self.env[e.arr.name]
-            order = tuple(e.perm) + tuple(range(len(e.perm), len(arr.dims)))
-            self.env[pat[0].name] = replace(arr, dims=tuple(arr.dims[i] for i in order),
-                                            strides=tuple(arr.strides[i] for i in order))
-        elif isinstance(e, S.If):
-            return self.if_(e, pat, dests, group, stm.loc)
-        elif isinstance(e, S.Loop):
-            self.loop(e, pat, stm.loc, group)
-        elif isinstance(e, S.Map):
-            dests = self.fill_dests(pat, dests, stm.loc)
-            self.seq_map(e, pat, dests, stm.loc)
-            self.bind_dests(pat, dests)
-            return True
-        elif isinstance(e, S.Iota) and dests[0] is None:  # nothing to store: computed where it is read
-            self.env[pat[0].name] = iota_view(dim_expr(pat[0].type.shape[0]), CTYPES[e.elem.name])
-        elif isinstance(e, (S.Iota, S.Replicate, S.ArrayLit, S.Rotate, S.Concat, S.Update, S.Reshape)):
-            dests = self.fill_dests(pat, dests, stm.loc)
-            self.fill(e, dests[0], group, stm.loc)
-            self.bind_dests(pat, dests)
-            return True
-        elif isinstance(e, S.Hist):
-            dests = self.fill_dests(pat, dests, stm.loc)
-            self.seq_hist(e, dests[0], group, stm.loc)
-            self.bind_dests(pat, dests)
-            return True
-        elif isinstance(e, S.Redomap):
-            for p, v in zip(pat, self.seq_redomap(e, stm.loc)):
-                self.env[p.name] = v
-        elif isinstance(e, T.SegMap) and e.level == 0:
-            dests = self.fill_dests(pat, dests, stm.loc)
-            self.segmap0(e, pat, dests, stm.loc)
-            self.bind_dests(pat, dests)
-            return True
-        elif isinstance(e, T.SegRed) and e.level == 0:
-            for p, v in zip(pat, self.segred0(e)):
-                self.env[p.name] = v
-        elif isinstance(e, S.Scanomap):
-            dests = self.fill_dests(pat, dests, stm.loc)
-            self.seq_scanomap(e, dests, stm.loc)
-            self.bind_dests(pat, dests)
-            return True
-        elif isinstance(e, T.SegScan) and e.level == 0:
-            dests = self.fill_dests(pat, dests, stm.loc)
-            self.block_scan(e, dests)
-            self.bind_dests(pat, dests)
-            return True
-        else:
-            raise Unsupported(f"{source_name(e)} inside a kernel", stm.loc)
+        """Compiles one statement by the rule of its expression's class (TABLE); returns whether it wrote its
+        array results into `dests`."""
+        return TABLE.rule(stm.exp)(self, stm.exp, stm.pat, dests, group, stm.loc)
+
+    # The rules of TABLE: rule(writer, e, pat, dests, group, loc) -> whether it wrote e's array results into
+    # `dests` (per result, the view it must end up in, or None). Rules that return False bind pat in env.
+
+    def binop(self, e: S.BinOp, pat, dests, group, loc) -> bool:
+        if self.checks and e.op in ("/", "%", "//", "%%") and e.x.type.is_int:
+            self.check(f"{self.atom(e.y)} == 0", loc, "division by zero", [])
+        if self.checks and e.op == "**" and e.x.type.is_int and e.y.type.name.startswith("i"):
+            self.check(f"{self.atom(e.y)} < 0", loc, "Negative exponent in integer power.", [])
+        self.bind_scalar(pat[0], binop(e.op, self.atom(e.x), self.atom(e.y), e.x.type.name, loc))
         return False
 
-    def index(self, e: S.Index, p: S.Var, loc=None):
+    def unop(self, e: S.UnOp, pat, dests, group, loc) -> bool:
+        x, t = self.atom(e.x), e.x.type.name
+        if e.op == "neg":
+            value = f"(({CTYPES[t]})(-({WRAPPING.get(t, CTYPES[t])}){x}))"
+        elif e.op == "!":
+            value = f"((uchar)!{x})"
+        else:
+            value = f"(({CTYPES[t]})~{x})"
+        self.bind_scalar(pat[0], value)
+        return False
+
+    def primcall(self, e: S.PrimCall, pat, dests, group, loc) -> bool:
+        self.bind_scalar(pat[0], primcall(e.fn, [self.atom(a) for a in e.args], [a.type.name for a in e.args],
+                                          e.type.name, loc))
+        return False
+
+    def atom_exp(self, e: S.AtomExp, pat, dests, group, loc) -> bool:
+        value = self.atom(e.x)
+        if isinstance(value, View):  # a coercion `y :> [n]t`: check the sizes it claims
+            new = tuple(dim_expr(d) for d in pat[0].type.shape)
+            if self.checks and new != value.dims:
+                bad = " || ".join(f"({a}) != ({b})" for a, b in zip(new, value.dims))
+                self.check(bad, loc, "Cannot coerce an array to a type with other sizes.", [])
+            self.env[pat[0].name] = replace(value, dims=new)
+        else:
+            self.bind_scalar(pat[0], value)
+        return False
+
+    def assertion(self, e: S.Assert, pat, dests, group, loc) -> bool:
+        if len(e.values) > 7:
+            raise Unsupported("an assertion showing more than 7 values inside a kernel", loc)
+        if self.checks:
+            self.check(f"!({self.atom(e.cond)})", loc, e.message, [self.atom(a) for a in e.values])
+        return False
+
+    def rearrange(self, e: S.Rearrange, pat, dests, group, loc) -> bool:
         arr = self.env[e.arr.name]
-        if not any(isinstance(i, S.DimSlice) for i in e.idxs):
-            idxs = [self.atom(i) for i in e.idxs]
-            if self.checks and idxs and len(idxs) + len(arr.dims) <= 7:
-                bad = " || ".join(f"({i}) < 0 || ({i}) >= ({d})" for i, d in zip(idxs, arr.dims))
-                shown = ", ".join("{%d}" % k for k in range(len(idxs)))
-                shape = "".join("[{%d}]" % (len(idxs) + k) for k in range(len(arr.dims)))
-                self.check(bad, loc, f"Index [{shown}] out of bounds for array of shape {shape}.",
-                           idxs + list(arr.dims))
-                idxs = [self.declare("long", f"(({i}) < 0 || ({i}) >= ({d})) ? 0 : ({i})", "idx")
-                        for i, d in zip(idxs, arr.dims)]
-            if len(idxs) == len(arr.dims):
-                self.env[p.name] = self.declare(arr.ctype, arr.elem(idxs), p.name)
-            else:
-                self.env[p.name] = arr.slice(idxs)
-            return
-        self.env[p.name] = self.selection(arr, e.idxs)
+        order = tuple(e.perm) + tuple(range(len(e.perm), len(arr.dims)))
+        self.env[pat[0].name] = replace(arr, dims=tuple(arr.dims[i] for i in order),
+                                        strides=tuple(arr.strides[i] for i in order))
+        return False
+
+    def index(self, e: S.Index, pat, dests, group, loc) -> bool:
+        arr = self.env[e.arr.name]
+        if any(isinstance(i, S.DimSlice) for i in e.idxs):
+            self.env[pat[0].name] = self.selection(arr, e.idxs)
+            return False
+        idxs = [self.atom(i) for i in e.idxs]
+        if self.checks and idxs and len(idxs) + len(arr.dims) <= 7:
+            bad = " || ".join(f"({i}) < 0 || ({i}) >= ({d})" for i, d in zip(idxs, arr.dims))
+            shown = ", ".join("{%d}" % k for k in range(len(idxs)))
+            shape = "".join("[{%d}]" % (len(idxs) + k) for k in range(len(arr.dims)))
+            self.check(bad, loc, f"Index [{shown}] out of bounds for array of shape {shape}.", idxs + list(arr.dims))
+            idxs = [self.declare("long", f"(({i}) < 0 || ({i}) >= ({d})) ? 0 : ({i})", "idx")
+                    for i, d in zip(idxs, arr.dims)]
+        if len(idxs) == len(arr.dims):
+            self.env[pat[0].name] = self.declare(arr.ctype, arr.elem(idxs), pat[0].name)
+        else:
+            self.env[pat[0].name] = arr.slice(idxs)
+        return False
 
     def selection(self, arr: View, idxs) -> View:
         """The view of the part of arr that indices (atoms and DimSlices) select."""
@@ -345,7 +229,7 @@ class KernelWriter:
             self.check(mismatch, loc, f"cannot write a value of shape {shown} into a slice of shape {wanted}.",
                        list(value.dims) + list(target.dims))
 
-    def loop(self, e: S.Loop, pat, loc, group=False):
+    def loop(self, e: S.Loop, pat, dests, group, loc) -> bool:
         """A sequential loop. Array-valued state lives in scratch memory: each iteration writes the new
         values into a second buffer and copies them back, so the body may read all of the old ones."""
         if e.size_params:
@@ -360,8 +244,7 @@ class KernelWriter:
             else:
                 state.append(self.declare(CTYPES[p.type.name], self.atom(a), p.name))
                 spare.append(None)
-        for p, v in zip(e.params, state):
-            self.env[p.name] = v
+        self.bind(e.params, state)
         if isinstance(e.form, S.ForLoop):
             i = e.form.i
             c = self.fresh(i.name)
@@ -381,8 +264,8 @@ class KernelWriter:
                     self.emit(f"{v} = {r};")
                 else:
                     self.copy(tmp, v, group)
-        for p, v in zip(pat, state):
-            self.env[p.name] = v
+        self.bind(pat, state)
+        return False
 
     def if_(self, e: S.If, pat, dests, group, loc) -> bool:
         """Scalar results in variables; array results written by either branch into one destination."""
@@ -401,61 +284,31 @@ class KernelWriter:
                         self.emit(f"{n} = {r};")
             return write
         self.if_else(self.atom(e.cond), branch(e.then), branch(e.else_))
-        for n, p, d in zip(names, pat, dests):
-            self.env[p.name] = n if n else d
+        self.bind(pat, (n if n else d for n, d in zip(names, dests)))
         return any(arrays)
 
-    def bind_dests(self, pat, dests):
-        for p, d in zip(pat, dests):
-            self.env[p.name] = d
+    def seq_redomap(self, e: S.Redomap, pat, dests, group, loc) -> bool:
+        self.bind(pat, self.fold_elements(e, e.red, loc))
+        return False
 
-    @contextlib.contextmanager
-    def per_thread(self):
-        """Inside the element bodies of workgroup-level operations, intermediate arrays are per thread."""
-        shared, self.shared = self.shared, False
-        try:
-            yield
-        finally:
-            self.shared = shared
+    def fold_elements(self, e, op: S.Lambda, loc, each=None) -> list:
+        """A redomap's or scanomap's loop over its elements, folding the map part's values into
+        accumulators with op (each(accs, i) writes more after each element); returns the accumulators."""
+        accs = [self.declare(CTYPES[a.type.name], self.atom(a), "acc") for a in e.neutral]
+        i, loop = self.element_loop(e)
+        with loop:
+            self.bind_elems(e.map_lam.params, e.arrs, i)
+            values = self.body(e.map_lam.body)
+            for acc, r in zip(accs, self.apply_red(op, accs, values, loc)):
+                self.emit(f"{acc} = {r};")
+            if each:
+                each(accs, i)
+        return accs
 
-    def fill_dests(self, pat, dests, loc) -> tuple:
-        """Destinations for array results: those given, and scratch memory for intermediate arrays."""
-        return tuple(d if d is not None else self.scratch(p.type, loc) for p, d in zip(pat, dests))
+    # The rules for statements whose array results are written into destinations: into_dests(write) makes
+    # them rules, write(writer, e, pat, dests, group, loc) writing into the destinations it gets.
 
-    def scratch(self, t: Array, loc) -> View:
-        """Memory for an intermediate array: one per workgroup at the intra-group level, in local memory
-        (row-major: the group's threads share it), else one per thread in global memory, interleaved:
-        element f of thread t lies at f * global_size + t, so that neighbouring threads walking their arrays
-        in step touch neighbouring addresses (coalesced), as Futhark lays out its thread-private arrays. Its
-        size must be known on the host."""
-        if any(isinstance(d, str) and d not in self.inputs for d in t.shape):
-            raise Unsupported("an intermediate array inside a kernel whose size is computed in the kernel", loc)
-        prim = PRIMS[t.elem.name]
-        mem = self.fresh("scratch")
-        self.k.params.append(ScratchParam(mem, prim.ctype, prim.numpy_spelling, tuple(t.shape), self.shared))
-        dims = tuple(dim_expr(d) for d in t.shape)
-        strides = [" * ".join(f"({d})" for d in dims[k + 1:]) or "1" for k in range(len(dims))]
-        if self.shared:  # in the workgroup's local memory
-            return View(mem, prim.ctype, "0", dims, tuple(strides))
-        threads = f"(({INDEX})get_global_size(0))"
-        return View(mem, prim.ctype, f"(({INDEX})get_global_id(0))", dims,
-                    tuple(f"({s}) * {threads}" for s in strides))
-
-    def bind_elems(self, params, arrs, index: str):
-        """Binds lambda parameters to the elements (or rows) of arrays at an index."""
-        for p, a in zip(params, arrs):
-            arr = self.env[a.name]
-            if isinstance(p.type, Array):
-                self.env[p.name] = arr.slice([index])
-            else:
-                self.env[p.name] = self.declare(arr.ctype, arr.elem([index]), p.name)
-
-    def write_results(self, results, lam_ret, dests, index: str):
-        for r, t, d in zip(results, lam_ret, dests):
-            if not isinstance(t, Array):
-                self.emit(f"{d.elem([index])} = {r};")
-
-    def seq_map(self, e: S.Map, pat, dests, loc):
+    def seq_map(self, e: S.Map, pat, dests, group, loc):
         i, loop = self.element_loop(e)
         with loop:
             self.bind_elems(e.lam.params, e.arrs, i)
@@ -463,28 +316,21 @@ class KernelWriter:
             results = self.body(e.lam.body, row_dests)
             self.write_results(results, e.lam.ret, dests, i)
 
-    def apply_red(self, red: S.Lambda, accs: list, values: list, loc) -> list:
-        """Inlines the reduction operator; returns C expressions of its results."""
-        if any(isinstance(p.type, Array) for p in red.params):
-            raise Unsupported(ARRAY_OPERATOR, loc)
-        n = len(accs)
-        for p, v in zip(red.params, accs + values):
-            self.env[p.name] = v
-        return self.body(red.body)[:n]
+    def seq_scanomap(self, e: S.Scanomap, pat, dests, group, loc):
+        def write_prefixes(accs, i):
+            outputs = accs
+            if e.post is not None:  # the map that reads the prefixes, applied as they are made
+                for p, acc in zip(e.post.params, accs):
+                    self.env[p.name] = acc
+                outputs = self.body(e.post.body)
+            for value, d in zip(outputs, dests):
+                self.emit(f"{d.elem([i])} = {value};")
+        self.fold_elements(e, e.scan, loc, write_prefixes)
 
-    def seq_redomap(self, e: S.Redomap, loc) -> list:
-        accs = [self.declare(CTYPES[a.type.name], self.atom(a), "acc") for a in e.neutral]
-        i, loop = self.element_loop(e)
-        with loop:
-            self.bind_elems(e.map_lam.params, e.arrs, i)
-            values = self.body(e.map_lam.body)
-            for acc, r in zip(accs, self.apply_red(e.red, accs, values, loc)):
-                self.emit(f"{acc} = {r};")
-        return accs
-
-    def seq_hist(self, e: S.Hist, bins: View, group: bool, loc):
+    def seq_hist(self, e: S.Hist, pat, dests, group, loc):
         """reduce_by_index inside a kernel: the bins start as a copy of the destination, then one thread (at
         the intra-group level, the workgroup's first) combines the values into them in order."""
+        bins = dests[0]
         self.copy(self.env[e.dest.name], bins, group)
         idxs, vals = self.env[e.idxs.name], self.env[e.vals.name]
         with ExitStack() as first_thread:
@@ -501,33 +347,17 @@ class KernelWriter:
         if group:
             self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
 
-    def seq_scanomap(self, e: S.Scanomap, dests, loc):
-        accs = [self.declare(CTYPES[a.type.name], self.atom(a), "acc") for a in e.neutral]
-        i, loop = self.element_loop(e)
-        with loop:
-            self.bind_elems(e.map_lam.params, e.arrs, i)
-            values = self.body(e.map_lam.body)
-            for acc, r in zip(accs, self.apply_red(e.scan, accs, values, loc)):
-                self.emit(f"{acc} = {r};")
-            outputs = accs
-            if e.post is not None:  # the map that reads the prefixes, applied as they are made
-                for p, acc in zip(e.post.params, accs):
-                    self.env[p.name] = acc
-                outputs = self.body(e.post.body)
-            for value, d in zip(outputs, dests):
-                self.emit(f"{d.elem([i])} = {value};")
-
-    def block_scan(self, e, dests, lo: str = "0", hi: str = None, carry_in: list = None):
-        """The workgroup scans elements [lo, hi) of the innermost binding of e's context in blocks of its
-        size, carrying the running total (from carry_in, else the neutral element) from block to block:
-        order preserved, so any associative operator works. `dests` are the views of the segment's results."""
+    def block_scan(self, e: T.SegScan, pat, dests, group, loc):
+        """The workgroup scans the elements of the innermost binding of e's context in blocks of its size,
+        carrying the running total (from the neutral element) from block to block: order preserved, so any
+        associative operator works. `dests` are the views of the segment's results."""
         ctypes = neutral_ctypes(e)
         lid = self.declare("long", "get_local_id(0)", "lid")
         lsize = self.declare("long", "get_local_size(0)", "lsize")
-        width = hi or self.atom(e.ctx[-1].width)
-        carry = [self.declare(c, v, "carry") for c, v in zip(ctypes, carry_in or [self.atom(a) for a in e.neutral])]
+        width = self.atom(e.ctx[-1].width)
+        carry = [self.declare(c, self.atom(a), "carry") for c, a in zip(ctypes, e.neutral)]
         block = self.fresh("block")
-        with self.block(f"for (long {block} = {lo}; {block} < {width}; {block} += {lsize})"):
+        with self.block(f"for (long {block} = 0; {block} < {width}; {block} += {lsize})"):
             k = self.declare("long", f"{block} + {lid}", "k")
             xs = [self.declare(c, self.atom(a), "x") for c, a in zip(ctypes, e.neutral)]
             with self.block(f"if ({k} < {width})"):
@@ -548,59 +378,103 @@ class KernelWriter:
                 self.emit(f"{c} = {r};")
             self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
 
-    def fill(self, e, dst: View, group: bool, loc=None):
-        """Writes an array-constructing expression into its destination, element by element (by the
-        workgroup's threads together at the intra-group level)."""
+    # The array constructors: filling(fill) makes them rules, fill(writer, e, dst, i, group, loc) writing the
+    # array into dst, element by element (by the workgroup's threads together at the intra-group level); i is
+    # a fresh name for the index of a loop over the elements.
+
+    def fill_iota(self, e: S.Iota, dst: View, i: str, group: bool, loc):
+        with self.row_loop(i, dst.dims[0], group):
+            self.emit(f"{dst.elem([i])} = ({dst.ctype}){i};")
+
+    def fill_replicate(self, e: S.Replicate, dst: View, i: str, group: bool, loc):
+        with self.row_loop(i, dst.dims[0], group):
+            self.put(self.atom(e.x), dst.slice([i]), False)
+
+    def fill_rotate(self, e: S.Rotate, dst: View, i: str, group: bool, loc):
         n = dst.dims[0]
-        i = self.fresh("i")
-        start, step = ("get_local_id(0)", "get_local_size(0)") if group else ("0", "1")
-        if isinstance(e, S.ArrayLit):
-            for k, a in enumerate(e.elems):
-                self.put(self.atom(a), dst.slice([str(k)]), group)
-            return
-        if isinstance(e, S.Update):
-            self.copy(self.env[e.arr.name], dst, group)
-            if any(isinstance(x, S.DimSlice) for x in e.idxs):
-                target = self.selection(dst, e.idxs)
-                self.check_update(e, self.env[e.arr.name], target, loc)
-                self.copy(self.atom(e.value), target, group)
-                return
-            idxs = [self.atom(x) for x in e.idxs]
-            target = dst.slice(idxs) if len(idxs) < len(dst.dims) else dst
-            if len(idxs) == len(dst.dims):
-                self.emit(f"{'if (get_local_id(0) == 0) ' if group else ''}{dst.elem(idxs)} = {self.atom(e.value)};")
-            else:
-                self.copy(self.atom(e.value), target, group)
-            return
-        if isinstance(e, S.Reshape):  # the same elements in row-major order: a copy by flat index
+        with self.row_loop(i, n, group):
             src = self.env[e.arr.name]
-            f = self.fresh("f")
-            total = " * ".join(f"({d})" for d in dst.dims) or "1"
-            with self.block(f"for (long {f} = {start}; {f} < {total}; {f} += {step})"):
-                self.emit(f"{dst.elem(unravel(f, dst.dims))} = {src.elem(unravel(f, src.dims))};")
-            if group:
-                self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+            j = self.declare("long", f"(({i}) + (long)({self.atom(e.amount)}) % {n} + {n}) % {n}", "j")
+            self.put(src.slice([j]) if len(src.dims) > 1 else src.elem([j]), dst.slice([i]), False)
+
+    def fill_reshape(self, e: S.Reshape, dst: View, i: str, group: bool, loc):
+        """The same elements in row-major order: a copy by flat index."""
+        src = self.env[e.arr.name]
+        f = self.fresh("f")
+        with self.row_loop(f, " * ".join(f"({d})" for d in dst.dims) or "1", group):
+            self.emit(f"{dst.elem(unravel(f, dst.dims))} = {src.elem(unravel(f, src.dims))};")
+
+    def fill_array_lit(self, e: S.ArrayLit, dst: View, i: str, group: bool, loc):
+        for k, a in enumerate(e.elems):
+            self.put(self.atom(a), dst.slice([str(k)]), group)
+
+    def fill_concat(self, e: S.Concat, dst: View, i: str, group: bool, loc):
+        offset = "0"
+        for a in e.arrs:
+            src = self.env[a.name]
+            part = View(dst.mem, dst.ctype, f"({dst.offset} + ({offset}) * ({dst.strides[0]}))",
+                        (src.dims[0],) + dst.dims[1:], dst.strides)
+            self.copy(src, part, group)
+            offset = f"({offset} + {src.dims[0]})"
+
+    def fill_update(self, e: S.Update, dst: View, i: str, group: bool, loc):
+        self.copy(self.env[e.arr.name], dst, group)
+        if any(isinstance(x, S.DimSlice) for x in e.idxs):
+            target = self.selection(dst, e.idxs)
+            self.check_update(e, self.env[e.arr.name], target, loc)
+            self.copy(self.atom(e.value), target, group)
             return
-        if isinstance(e, S.Concat):
-            offset = "0"
-            for a in e.arrs:
-                src = self.env[a.name]
-                part = View(dst.mem, dst.ctype, f"({dst.offset} + ({offset}) * ({dst.strides[0]}))",
-                            (src.dims[0],) + dst.dims[1:], dst.strides)
-                self.copy(src, part, group)
-                offset = f"({offset} + {src.dims[0]})"
-            return
-        with self.block(f"for (long {i} = {start}; {i} < {n}; {i} += {step})"):
-            if isinstance(e, S.Iota):
-                self.emit(f"{dst.elem([i])} = ({dst.ctype}){i};")
-            elif isinstance(e, S.Replicate):
-                self.put(self.atom(e.x), dst.slice([i]), False)
-            else:  # Rotate
-                src = self.env[e.arr.name]
-                j = self.declare("long", f"(({i}) + (long)({self.atom(e.amount)}) % {n} + {n}) % {n}", "j")
-                self.put(src.slice([j]) if len(src.dims) > 1 else src.elem([j]), dst.slice([i]), False)
-        if group:
-            self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+        idxs = [self.atom(x) for x in e.idxs]
+        target = dst.slice(idxs) if len(idxs) < len(dst.dims) else dst
+        if len(idxs) == len(dst.dims):
+            self.emit(f"{'if (get_local_id(0) == 0) ' if group else ''}{dst.elem(idxs)} = {self.atom(e.value)};")
+        else:
+            self.copy(self.atom(e.value), target, group)
+
+    # ---- bindings, destinations and copies ----
+
+    def bind(self, pat, values):
+        for p, v in zip(pat, values):
+            self.env[p.name] = v
+
+    def bind_scalar(self, p: S.Var, value: str):
+        self.env[p.name] = self.declare(CTYPES[p.type.name], value, p.name)
+
+    @contextlib.contextmanager
+    def per_thread(self):
+        """Inside the element bodies of workgroup-level operations, intermediate arrays are per thread."""
+        shared, self.shared = self.shared, False
+        try:
+            yield
+        finally:
+            self.shared = shared
+
+    def fill_dests(self, pat, dests, loc) -> tuple:
+        """Destinations for array results: those given, and scratch memory for intermediate arrays."""
+        return tuple(d if d is not None else self.scratch(p.type, loc) for p, d in zip(pat, dests))
+
+    def bind_elems(self, params, arrs, index: str):
+        """Binds lambda parameters to the elements (or rows) of arrays at an index."""
+        for p, a in zip(params, arrs):
+            arr = self.env[a.name]
+            if isinstance(p.type, Array):
+                self.env[p.name] = arr.slice([index])
+            else:
+                self.env[p.name] = self.declare(arr.ctype, arr.elem([index]), p.name)
+
+    def write_results(self, results, lam_ret, dests, index: str):
+        for r, t, d in zip(results, lam_ret, dests):
+            if not isinstance(t, Array):
+                self.emit(f"{d.elem([index])} = {r};")
+
+    def apply_red(self, red: S.Lambda, accs: list, values: list, loc) -> list:
+        """Inlines the reduction operator; returns C expressions of its results."""
+        if any(isinstance(p.type, Array) for p in red.params):
+            raise Unsupported(ARRAY_OPERATOR, loc)
+        n = len(accs)
+        for p, v in zip(red.params, accs + values):
+            self.env[p.name] = v
+        return self.body(red.body)[:n]
 
     def put(self, value, dst: View, group: bool):
         """Stores a scalar or copies an array value into a destination view."""
@@ -645,7 +519,7 @@ class KernelWriter:
 
     # ---- level 0: inside a workgroup ----
 
-    def segmap0(self, e: T.SegMap, pat, dests, loc):
+    def segmap0(self, e: T.SegMap, pat, dests, group, loc):
         total = " * ".join(f"({self.atom(b.width)})" for b in e.ctx)
         i = self.fresh("ltid")
         with self.block(f"for (long {i} = get_local_id(0); {i} < {total}; {i} += get_local_size(0))"):
@@ -661,9 +535,6 @@ class KernelWriter:
                     self.emit(f"{row.mem}[{row.offset}] = {r};")
         self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
 
-    UNROLL = 8  # elements a thread loads before combining them: independent loads keep memory busy (on the
-    # H200, reduce's kernel took 95.7 us against 99.1 with 4, row sums 99.0 against 102.8)
-
     def accumulate(self, e, lo: str, hi: str, accs: list, per_thread: bool = False, ctype: str = INDEX,
                    interleave: tuple = None):
         """Each thread folds its share of [lo, hi) into its accumulators, in order: all of it when
@@ -672,8 +543,7 @@ class KernelWriter:
         their loads are in flight together. Strided across the workgroup, the loop is also written for
         inputs whose elements are adjacent (the usual case). Indices are of type ctype (long at level 0).
         interleave=(part, parts): a commutative operator's workgroups take turns, a round of UNROLL
-        adjacent workgroup-sized tiles each, so that the grid reads one window of memory at a time
-        (reduce on the H200: 99.6 us against 108.7 with a contiguous range each)."""
+        adjacent workgroup-sized tiles each, so that the grid reads one window of memory at a time."""
         if any(isinstance(a.type, Array) for a in e.neutral):
             raise Unsupported(ARRAY_OPERATOR)
         if per_thread or not e.commutative:
@@ -699,9 +569,9 @@ class KernelWriter:
 
     def fold_loop(self, e, lo: str, hi: str, accs: list, per_thread: bool, ctype: str, interleave: tuple = None):
         k = self.fresh("k")
+        lid, lsize = f"({ctype})get_local_id(0)", f"({ctype})get_local_size(0)"
         if per_thread or e.commutative:
             # UNROLL elements `apart` from each other a round, then the next round `advance` further
-            lid, lsize = f"({ctype})get_local_id(0)", f"({ctype})get_local_size(0)"
             part, parts = interleave or ("0", "1")
             start, apart, advance = ((lo, "1", f"{self.UNROLL}") if per_thread else
                                      (f"{lo} + {part} * {self.UNROLL} * {lsize} + {lid}", lsize,
@@ -715,9 +585,8 @@ class KernelWriter:
                     self.fold(e, accs, vs)
             head = f"for (; {k} < {hi}; {k} += {apart})"  # the last round's elements before hi
         else:
-            chunk = self.declare(ctype, f"(({hi}) - ({lo}) + ({ctype})get_local_size(0) - 1) / ({ctype})get_local_size(0)",
-                                 "chunk")
-            begin = self.declare(ctype, f"({lo}) + ({ctype})get_local_id(0) * {chunk}", "begin")
+            chunk = self.declare(ctype, f"(({hi}) - ({lo}) + {lsize} - 1) / {lsize}", "chunk")
+            begin = self.declare(ctype, f"({lo}) + {lid} * {chunk}", "begin")
             head = f"for ({ctype} {k} = {begin}; {k} < min(({ctype})({hi}), {begin} + {chunk}); {k}++)"
         with self.block(head):
             self.fold(e, accs, self.element(e, k, ctype))
@@ -762,9 +631,76 @@ class KernelWriter:
         self.emit("barrier(CLK_LOCAL_MEM_FENCE);")
         return results
 
-    def segred0(self, e: T.SegRed) -> list:
+    def segred0(self, e: T.SegRed, pat, dests, group, loc) -> bool:
         if len(e.ctx) != 1:
             raise Unsupported("a segmented reduction at workgroup level")
         accs = [self.declare(CTYPES[a.type.name], self.atom(a), "acc") for a in e.neutral]
         self.accumulate(e, "0", self.atom(e.ctx[0].width), accs, ctype="long")
-        return self.group_reduce(e.red, e.commutative, accs, neutral_ctypes(e))
+        self.bind(pat, self.group_reduce(e.red, e.commutative, accs, neutral_ctypes(e)))
+        return False
+
+
+def into_dests(write):
+    """The rule of a statement whose array results are written into destinations: those given, and scratch
+    memory for intermediate arrays."""
+    def rule(w: KernelWriter, e, pat, dests, group, loc) -> bool:
+        dests = w.fill_dests(pat, dests, loc)
+        write(w, e, pat, dests, group, loc)
+        w.bind(pat, dests)
+        return True
+    return rule
+
+
+def filling(fill):
+    """The rule of an array constructor (see KernelWriter.fill_iota). Each takes a fresh name for the loop
+    over its elements, used or not, so that the fresh names after it are numbered alike for every one."""
+    return into_dests(lambda w, e, pat, dests, group, loc: fill(w, e, dests[0], w.fresh("i"), group, loc))
+
+
+def iota_or_view(w: KernelWriter, e: S.Iota, pat, dests, group, loc) -> bool:
+    """An iota that no destination awaits is a view of no memory: its elements are computed where they are read."""
+    if dests[0] is None:
+        w.env[pat[0].name] = iota_view(dim_expr(pat[0].type.shape[0]), CTYPES[e.elem.name])
+        return False
+    return filling(KernelWriter.fill_iota)(w, e, pat, dests, group, loc)
+
+
+def unsupported(w: KernelWriter, e, pat, dests, group, loc):
+    """A construct that has no code inside a kernel yet: the versions that hold one are pruned (codegen.host's
+    supports, for codegen.lower.prune)."""
+    raise Unsupported(f"{source_name(e)} inside a kernel", loc)
+
+
+def level0(rule):
+    """The rule of a segop inside a kernel: a level-0 one, which the workgroup runs together."""
+    def at_level0(w: KernelWriter, e, pat, dests, group, loc) -> bool:
+        return rule(w, e, pat, dests, group, loc) if e.level == 0 else unsupported(w, e, pat, dests, group, loc)
+    return at_level0
+
+
+# The classes of the source IR that the target IR holds none of: code generation has no rules for them.
+SOURCE_ONLY = {
+    S.Apply: "the target IR holds no call: inline_calls inlined them all (ir.verify checks)",
+    S.Reduce: "the target IR holds no reduce: normalisation made each a redomap (ir.verify checks)",
+    S.Scan: "the target IR holds no scan: normalisation made each a scanomap (ir.verify checks)",
+}
+
+# The rule of each expression class inside a kernel: rule(writer, e, pat, dests, group, loc) -> whether it wrote
+# e's array results into dests (KernelWriter.stm).
+TABLE = nodes.Table(f"{__name__}.TABLE", "target", {
+    S.AtomExp: KernelWriter.atom_exp, S.BinOp: KernelWriter.binop, S.UnOp: KernelWriter.unop,
+    S.PrimCall: KernelWriter.primcall, S.Index: KernelWriter.index, S.Assert: KernelWriter.assertion,
+    S.Rearrange: KernelWriter.rearrange, S.If: KernelWriter.if_, S.Loop: KernelWriter.loop,
+    S.Redomap: KernelWriter.seq_redomap, S.Map: into_dests(KernelWriter.seq_map),
+    S.Scanomap: into_dests(KernelWriter.seq_scanomap), S.Hist: into_dests(KernelWriter.seq_hist),
+    S.Iota: iota_or_view, S.Replicate: filling(KernelWriter.fill_replicate),
+    S.Rotate: filling(KernelWriter.fill_rotate), S.Reshape: filling(KernelWriter.fill_reshape),
+    S.ArrayLit: filling(KernelWriter.fill_array_lit), S.Concat: filling(KernelWriter.fill_concat),
+    S.Update: filling(KernelWriter.fill_update),
+    T.SegMap: level0(into_dests(KernelWriter.segmap0)), T.SegRed: level0(KernelWriter.segred0),
+    T.SegScan: level0(into_dests(KernelWriter.block_scan)),
+    S.TuningParam: unsupported, S.Scatter: unsupported, S.Filter: unsupported,
+}, absent={
+    **SOURCE_ONLY,
+    T.Guard: "guards stand at the host level only: flattening puts none in a segop's body (ir.verify checks)",
+})

@@ -72,7 +72,7 @@ PACKED_BITS = {"f32": ("as_uint({})", "as_float((uint)({}))"), "i32": ("(uint)({
 
 def scan_chunk(op) -> int:
     """Elements per thread: about 128 bytes of values (a block of 32 KiB with 256 threads). Fewer, larger
-    blocks wait less on the look-back: on the H200, 32 floats a thread took 282 us where 16 took 336."""
+    blocks wait less on the look-back: each block waits for the blocks before it."""
     return max(1, min(32, 128 // sum(CTYPE_SIZES[c] for c in neutral_ctypes(op))))
 
 
@@ -170,7 +170,7 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str, host_iotas: f
     w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
 
     # each thread folds its chunk to a total, and scans it again from local memory below: holding the
-    # partial results in registers across the workgroup scan took more registers (64 against 56) and time
+    # partial results in registers across the workgroup scan would need more registers, and so lower occupancy
     if segmented:  # in the chunk, small numbers: where the first segment starts (chunk if none), and the next
         first_k = w.declare(INDEX, f"({start} + lid * {chunk}) % {width}", "first_k")
         first_start = w.declare("int", f"{first_k} == 0 ? 0 : (int)min({width} - {first_k}, ({INDEX}){chunk})",
@@ -224,7 +224,8 @@ def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str, host_iotas: f
         prefix = [lookback(w, op, block, agg, agg_flag)]
     w.emit("barrier(CLK_LOCAL_MEM_FENCE);")
     if mode == "lookback":  # the last block to finish resets the block numbering for the next launch
-        w.emit("if (lid == 0 && atomic_inc(&counters[1]) == get_num_groups(0) - 1) { counters[0] = 0; counters[1] = 0; }")
+        w.emit("if (lid == 0 && atomic_inc(&counters[1]) == get_num_groups(0) - 1) "
+               "{ counters[0] = 0; counters[1] = 0; }")
 
     # write the block, coalesced, the block's prefix added to the elements of the segment it continues
     carried = [w.declare(c, p, "carried") for c, p in zip(ctypes, prefix)]
@@ -270,8 +271,8 @@ def status_word(op, status: int, value: str, flag: str) -> str:
 def lookback(w: KernelWriter, op, block: str, agg: list, agg_flag: str) -> str:
     """Run by the whole workgroup after thread 0 has published the block's total. First thread 0 waits
     for the status of the block just before, which alone ends the look-back when it holds a segment start
-    or an inclusive prefix (a segmented scan over short segments never waits for more: its kernel took 303
-    against 325 us on the H200 for 10^6 segments of 100, when every block waited for 256 statuses).
+    or an inclusive prefix (a segmented scan over short segments then never waits for more, where each block
+    would otherwise wait for a round of LOOKBACK statuses).
     Then, in rounds, threads 0..LOOKBACK-1 (fewer in a smaller workgroup) each wait for the status of one
     of the next blocks before this one, the oldest first, and the workgroup scans their totals in local
     memory, a status that ends the look-back (an inclusive prefix, or a total in which a segment starts)
@@ -342,15 +343,11 @@ def block_prefix_kernel(name: str, op: T.SegScan, errors: list) -> Kernel:
         with w.block(f"for ({INDEX} {i} = {lo}; {i} < {hi}; {i}++)"):
             xs = [w.declare(c, f"{t.mem}[{t.offset} + {i}]", "x") for c, t in zip(ctypes, totals)]
             fx = w.declare("uchar", f"{flags.mem}[{flags.offset} + {i}]", "fx") if segmented else None
-            if segmented:  # accs := accs (+) x, computed into x
-                lifted.combine_into(xs, fx, accs, flag)
-                for a, x in zip(accs, xs):
-                    w.emit(f"{a} = {x};")
+            lifted.combine_into(xs, fx, accs, flag)  # accs := accs (+) x, computed into x
+            for a, x in zip(accs, xs):
+                w.emit(f"{a} = {x};")
+            if segmented:
                 w.emit(f"{flag} = {fx};")
-            else:
-                lifted.combine_into(xs, None, accs, None)
-                for a, x in zip(accs, xs):
-                    w.emit(f"{a} = {x};")
             if write:
                 for o, a in zip(outs, accs):
                     w.emit(f"{o.mem}[{o.offset} + {i}] = {a};")

@@ -1,0 +1,134 @@
+"""What every rule that writes a kernel's code stands on (`KernelBase`, which codegen.opencl's `KernelWriter`
+extends): the kernel's parameters (its inputs, outputs, index numbers, local and scratch memory), its lines and
+fresh names, the run-time checks it records, and atoms as C text."""
+
+from incflat.codegen.cscalar import CTYPES, c_const, dim_expr
+from incflat.codegen.kernel import (INDEX, ArrayParam, CExpr, ErrorBuffer, IndexParam, Kernel, LocalParam,
+                                    ScalarParam, ScratchParam, View, iota_view)
+from incflat.ir.runtime.prims import CTYPE_SIZES, PRIMS
+from incflat.ir import source as S
+from incflat.ir.errors import Unsupported
+from incflat.ir.types import Array, Scalar
+
+
+class KernelBase:
+    """One kernel being written: its `Kernel` record, and the C expression or view of each variable in scope."""
+
+    def __init__(self, name: str, errors):
+        self.k = Kernel(name)
+        self.out = self.k.body
+        self.counter = 0
+        self.env = {}  # variable name -> C expression (scalars) or View (arrays)
+        self.errors = errors  # the program's run-time error table: (where, message template)
+        self.inputs = set()  # names of the kernel's scalar inputs: host values too
+        self.shared = False  # whether intermediate arrays belong to the workgroup (the intra-group level)
+        self.checks = errors.checks  # bounds, division and coercion checks
+        self.k.params.append(ErrorBuffer())
+
+    def check(self, condition: str, loc, template: str, values: list):
+        """Records error `template` (with {0}, {1}... filled from values) when condition holds; the
+        kernel goes on, so barriers are still reached, and the host reports the first error."""
+        self.errors.append((str(loc) if loc else "", template))
+        shown = ", ".join(f"(long)({v})" for v in (values + ["0"] * 7)[:7])
+        self.emit(f"if ({condition}) record_error(error, {len(self.errors)}, {shown});")
+
+    # ---- output ----
+
+    def emit(self, line: str):
+        self.out.line(line)
+
+    def block(self, head: str):
+        return self.out.block(head)
+
+    def if_else(self, condition: str, then, otherwise):
+        self.out.if_else(condition, then, otherwise)
+
+    def fresh(self, base: str) -> str:
+        self.counter += 1
+        return f"{base.replace('.', '_')}_c{self.counter}"
+
+    def declare(self, ctype: str, value: str, base="t") -> str:
+        name = self.fresh(base)
+        self.emit(f"{ctype} {name} = {value};")
+        return name
+
+    # ---- kernel parameters ----
+
+    def input_var(self, v: S.Var):
+        """Makes a free variable of the segop a kernel parameter."""
+        if v.name in self.env:
+            return
+        if isinstance(v.type, Array):
+            for d in v.type.shape:
+                if isinstance(d, str):
+                    self.input_var(S.Var(d, Scalar("i64")))
+            self.env[v.name] = self.array_param(v.name, v.type)
+        elif isinstance(v.type, Scalar):
+            self.k.params.append(ScalarParam(v.name, v.type.name, CTYPES[v.type.name]))
+            self.env[v.name] = v.name
+            self.inputs.add(v.name)
+        else:
+            raise Unsupported(f"a tuple-typed variable {v.name} in a kernel")
+
+    def iota_input(self, v: S.Var):
+        """A free variable that the host made by `iota n` (host_iotas): a view of no memory, element i is i,
+        so that a context bound from it (`map (\\i -> ...) (iota n)`) loads no index."""
+        for d in v.type.shape:
+            if isinstance(d, str):
+                self.input_var(S.Var(d, Scalar("i64")))
+        self.env[v.name] = iota_view(dim_expr(v.type.shape[0]), CTYPES[v.type.elem.name])
+
+    def convert_index(self, name: str) -> str:
+        """An index parameter, passed as a long, used as an idx_t."""
+        self.k.preamble.append(f"const {INDEX} {name} = ({INDEX}){name}_arg;")
+        return name
+
+    def index_param(self, name: str, source: str = None) -> str:
+        """A number of the kernel's index arithmetic that the host variable `source` (default: `name`) holds."""
+        self.k.params.append(IndexParam(name, source or name))
+        return self.convert_index(name)
+
+    def array_param(self, base: str, t: Array, role: str = "input", index: int = 0, flat: bool = False) -> View:
+        """An array parameter (see codegen.kernel.ArrayParam) and its view."""
+        ctype = CTYPES[t.elem.name]
+        self.k.params.append(ArrayParam(base, ctype, t.rank, role, index, flat))
+        off = CExpr(self.convert_index(f"{base}_off"), f"{base}.offset" if role == "input" else None)
+        strides = tuple(CExpr(self.convert_index(f"{base}_s{i}"), f"{base}.strides[{i}]" if role == "input" else None)
+                        for i in range(t.rank))
+        return View(f"{base}_mem", ctype, off, tuple(dim_expr(d) for d in t.shape), strides)
+
+    def output_param(self, i: int, t) -> View:
+        """The i'th output of the segop: a fresh contiguous array allocated by the host."""
+        return self.array_param(f"out{i}", t, "output", i)
+
+    def local_param(self, ctype: str, per_thread: int = 1) -> str:
+        """Local memory of per_thread elements for each thread of the workgroup."""
+        name = self.fresh("local")
+        self.k.params.append(LocalParam(name, ctype, CTYPE_SIZES[ctype], per_thread))
+        return name
+
+    def scratch(self, t: Array, loc) -> View:
+        """Memory for an intermediate array: one per workgroup at the intra-group level, in local memory
+        (row-major: the group's threads share it), else one per thread in global memory, interleaved:
+        element f of thread t lies at f * global_size + t, so that neighbouring threads walking their arrays
+        in step touch neighbouring addresses (coalesced), as Futhark lays out its thread-private arrays. Its
+        size must be known on the host."""
+        if any(isinstance(d, str) and d not in self.inputs for d in t.shape):
+            raise Unsupported("an intermediate array inside a kernel whose size is computed in the kernel", loc)
+        prim = PRIMS[t.elem.name]
+        mem = self.fresh("scratch")
+        self.k.params.append(ScratchParam(mem, prim.ctype, prim.numpy_spelling, tuple(t.shape), self.shared))
+        dims = tuple(dim_expr(d) for d in t.shape)
+        strides = [" * ".join(f"({d})" for d in dims[k + 1:]) or "1" for k in range(len(dims))]
+        if self.shared:  # in the workgroup's local memory
+            return View(mem, prim.ctype, "0", dims, tuple(strides))
+        threads = f"(({INDEX})get_global_size(0))"
+        return View(mem, prim.ctype, f"(({INDEX})get_global_id(0))", dims,
+                    tuple(f"({s}) * {threads}" for s in strides))
+
+    # ---- atoms ----
+
+    def atom(self, a):
+        if isinstance(a, S.Const):
+            return c_const(a)
+        return self.env[a.name]
