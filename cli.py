@@ -15,7 +15,7 @@ from incflat.ir.verify import IRError
 from incflat.ir.errors import ToolError
 from incflat.codegen.program import is_compiled_program, program_text
 from incflat.ir.runtime.tuning import option_int, option_seconds
-from incflat.tuner.autotune import add_run_options, option_problem, run_options_argv
+from incflat.tuner.command import add_run_options, option_problem, run_options_argv
 from incflat.tuner.lock import tuning_lock
 from incflat.files import PlannedFile, atomic_write, write_temporary
 from incflat.tuner.writeback import tuning_file_problem, tuning_path_of

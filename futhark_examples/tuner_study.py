@@ -50,7 +50,8 @@ from scipy.stats import trim_mean
 
 from incflat import pipeline
 from incflat.cli import compile_file
-from incflat.tuner.autotune import autotune, in_effect, listed_defaults
+from incflat.tuner.autotune import Measuring, Searching, TuneRequest, Writing, autotune
+from incflat.tuner.baseline import in_effect, listed_defaults
 from incflat.tuner.result import configurations_until
 from incflat.datasets import read_test_cases, select_datasets
 from incflat.ir.errors import ToolError
@@ -83,9 +84,13 @@ def tune_with(strategy: str, fut: pathlib.Path, compiled: pathlib.Path, pristine
     start = time.monotonic()
     try:
         name, _, plus = strategy.partition("+")
-        result = autotune(fut, compiled, runs=args.runs, timeout=args.timeout, exclude=args.exclude_case,
-                          extra_args=args.pass_option, out=log, strategy=name, seed=args.seed, sizes=plus == "sizes",
-                          limits=Limits(budget=budget) if budget else None, store=None)
+        result = autotune(TuneRequest(
+            fut, compiled,
+            Measuring(runs=args.runs, timeout=args.timeout, extra_args=args.pass_option,
+                      limits=Limits(budget=budget or None)),
+            Searching(strategy=name, seed=args.seed, sizes=plus == "sizes"),
+            Writing(store=None, out=log),
+            exclude=args.exclude_case))
     except Exception as e:  # a strategy that fails is a result of the study, not the end of it
         return {"strategy": strategy, "error": f"{type(e).__name__}: {e}", "log": log.getvalue()}
     wall = time.monotonic() - start

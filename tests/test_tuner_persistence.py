@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 
 from incflat.ir.runtime.tuning import NEVER, with_defaults
-from incflat.tuner.autotune import autotune, main
+from incflat.tuner.autotune import Measuring, TuneRequest, Writing, autotune
+from incflat.tuner.command import main
 from incflat.datasets import Dataset, InlineValues, ValuesFile
 from incflat.ir.errors import ToolError
 from incflat.tuner.lock import lock_path, tuning_lock
@@ -34,10 +35,7 @@ from incflat.tuner.program import RunResult
 from incflat.tuner.store import (APPLICATION_ID, PAIRS, SCHEMA, SCHEMA_VERSION, ProgramKey, Store, StoredProbe,
                                  dataset_key, default_store_path)
 from conftest import earlier_tuning
-
-REPO = Path(__file__).resolve().parent.parent
-FAKE = REPO / "tests" / "fake_program.py"
-T1, T2, T3, T4 = "main.suff_outer_par_0", "main.suff_intra_par_1", "main.suff_outer_par_2", "main.suff_intra_par_3"
+from tuner_fixtures import FAKE, REPO, T1, T2, T3, T4
 # Two tuning datasets (the untuned program takes V1 and V5) and one held out.
 FUT = ("-- ==\n-- input { 65536i64 64i64 64i64 }\n-- input { 64i64 256i64 32i64 }\n"
        "-- notune input { 16i64 64i64 64i64 }\n")
@@ -377,14 +375,14 @@ def test_a_tuning_file_no_tuner_wrote_is_replaced_only_with_force(tmp_path):
     tuning.write_text(f"-- my own values\n{T1}=5\n")
     with pytest.raises(ToolError, match=f"{re.escape(str(tuning))} exists and was not written by incflat "
                                          r"autotune; refusing to overwrite it \(--force replaces it\)"):
-        autotune(fut, program, runs=1, out=io.StringIO())
+        autotune(TuneRequest(fut, program, Measuring(runs=1), writing=Writing(out=io.StringIO())))
     assert tuning.read_text() == f"-- my own values\n{T1}=5\n" and program.read_bytes() == FAKE.read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["prog", "prog.fut", "prog.fut.tuning"]
     tuning.write_text(f"\n{T1}=5\n")  # a blank first line hides nothing
     with pytest.raises(ToolError, match="not written by incflat autotune"):
-        autotune(fut, program, runs=1, out=io.StringIO())
+        autotune(TuneRequest(fut, program, Measuring(runs=1), writing=Writing(out=io.StringIO())))
     tuning.write_text("\n \n")  # nothing to lose
-    autotune(fut, program, runs=1, out=io.StringIO())
+    autotune(TuneRequest(fut, program, Measuring(runs=1), writing=Writing(out=io.StringIO())))
     assert tuning.read_text().startswith("-- tuned by incflat (tree) on ")
     tuning.write_text(f"{T1}=5\n")
     result = run_tuner(fut, program, "--force")
@@ -398,7 +396,7 @@ def test_the_budget_stops_the_search_and_writes_the_best_so_far(tmp_path):
     # first significant difference on each dataset in a second invocation of each side (the datasets'
     # invocation noise is not known yet); T3 is not reached
     out = io.StringIO()
-    result = autotune(fut, program, runs=2, out=out, limits=Limits(budget=12))
+    result = autotune(TuneRequest(fut, program, Measuring(runs=2, limits=Limits(budget=12)), writing=Writing(out=out)))
     assert result.runs == 12 and result.stopped == "the budget of 12 program runs is spent"
     assert set(result.assignment) == {T1, T2, T3, T4}
     # not tuned yet: at the program's defaults (the fake device's default threshold), as during the search
@@ -474,7 +472,7 @@ def test_the_log_has_every_evaluation_and_overwrites_only_its_own_file(tmp_path,
     fut, program = workspace(tmp_path)
     log = tmp_path / "evaluations.jsonl"
     out = io.StringIO()
-    result = autotune(fut, program, runs=1, out=out, log_file=log)
+    result = autotune(TuneRequest(fut, program, Measuring(runs=1), writing=Writing(log_file=log, out=out)))
     records = log_records(log)
     assert sum(invocations(records).values()) == result.runs
     assert sum(r["source"] == "cached" for r in records) == result.cache_hits
@@ -515,7 +513,7 @@ def test_the_result_says_when_the_tuned_values_were_first_measured_on_every_tuni
     fut, program = workspace(tmp_path)
     log = tmp_path / "evaluations.jsonl"
     out = io.StringIO()
-    result = autotune(fut, program, runs=2, out=out, log_file=log)
+    result = autotune(TuneRequest(fut, program, Measuring(runs=2), writing=Writing(log_file=log, out=out)))
     records = log_records(log)
     tuning = [d.name for d in result.datasets if not d.held_out]
     firsts = {}

@@ -1,10 +1,13 @@
 """The incflat autotuner: chooses threshold values for a compiled program on the datasets of its .fut file.
 
-`autotune(fut, program)` is the whole job (datasets, measurement, the simple-case tree search, write-back);
-`main(argv)` is its command line (`python -m incflat.tuner`, and `incflat autotune`).
+`autotune(TuneRequest(fut, program))` is the whole job (datasets, measurement, the search, write-back, the
+report); `main(argv)` is its command line (`python -m incflat.tuner`, and `incflat autotune`).
 """
 
-from incflat.tuner.autotune import Interrupted, autotune, main
+from incflat.tuner.autotune import (CompileModerate, Interrupted, Measuring, Searching, TuneRequest, Writing,
+                                    autotune)
+from incflat.tuner.command import main
 from incflat.tuner.result import DatasetReport, TuneResult
 
-__all__ = ["DatasetReport", "Interrupted", "TuneResult", "autotune", "main"]
+__all__ = ["CompileModerate", "DatasetReport", "Interrupted", "Measuring", "Searching", "TuneRequest", "TuneResult",
+           "Writing", "autotune", "main"]

@@ -1,5 +1,5 @@
 import sys
 
-from incflat.tuner.autotune import main
+from incflat.tuner.command import main
 
 sys.exit(main(sys.argv[1:]))

@@ -18,10 +18,9 @@ difference's interval wider than that, it asks for `runs`: only more invocations
 
 Two measurements of one invocation each are compared by a t-test on their means, whose errors count two kinds
 of noise: the runs' own spread within an invocation, and the invocation's: on a GPU, all the runs of one
-process can sit 20-50% above or below those of the next (a host-bound program's speed moves with its host's,
-which changes for periods of seconds: heston32's untuned program on the H100 took 24 ms a run in some
-invocations and 36-40 ms in others, its outputs and kernel times identical), so runs of one invocation each
-prove nothing about a difference of that size. The bench learns each dataset's invocation noise from its
+process can sit tens of percent above or below those of the next (a host-bound program's speed moves with its
+host's, which changes for periods of seconds, while its outputs and kernel times stay the same), so runs of one
+invocation each prove nothing about a difference of that size. The bench learns each dataset's invocation noise from its
 measurements of several invocations (invocation_spread, pooled). A difference whose 95% confidence interval
 lies within EQUIVALENCE of the faster mean is a tie at once, significant or not (an equivalence stop: no
 figure of the tuner resolves less), and one significant at ALPHA once the noise is known (MIN_INVOCATION_DOF
@@ -222,9 +221,8 @@ def compare(bench: Measurer, dataset: Dataset, first: Candidate, second: Candida
     two taken in turn (compare_paired), as is one that was before (a resumed run decides as its first did).
     `in_turn`: only runs in turn decide, for measurements made far apart in the run (an earlier round's
     values against the last's): the invocation noise, learnt from invocations close in time, misses a host
-    whose speed drifts between them (on an H100, backprop's last round's values measured 282 µs on a dataset
-    where its second round's had measured 350 µs a few dozen invocations before; judged in turn, they were
-    the slower)."""
+    whose speed drifts between them, which can make the slower of two configurations look the faster when
+    each was measured at another time; in one invocation, the two share the host's state."""
     if first.key is not None and first.key == second.key:
         return 0
     found = [bench.measure(dataset, c.params, key=c.key, label=c.label) for c in (first, second)]
@@ -380,9 +378,9 @@ def practically_equal(a: Measurement, b: Measurement, invocation_noise: float = 
 def experiment_options(params: Mapping[str, int] | None, key: Hashable) -> tuple[str, ...]:
     """The program options of a measurement: an experiment (a key: the versions its path names) runs those
     versions, or stops naming a workgroup-level version that cannot run (which the dataset then learns:
-    tree.Probed.learn), since a fallback at run time would measure another path under its key (LocVolCalib's
-    whole strike in one workgroup never fits an H200's local memory, and its fallback's times were taken for
-    it); the untuned and held-out measurements run as the program does."""
+    tree.Probed.learn), since a fallback at run time would measure another path under its key (a version whose
+    workgroup does not fit the device's local memory would be credited with its fallback's times); the untuned
+    and held-out measurements run as the program does."""
     return ("--no-fallback",) if params is not None and key is not None else ()
 
 
@@ -529,8 +527,9 @@ class Bench:
         """One invocation of `pairs` runs of each of two configurations, taken in turn after a warm-up of
         each, added to their measurements `found` (and their cached ones, as measure_more adds runs); all
         their pairs so far (pairs()), or [] if the invocation failed. Every other invocation of the two puts
-        the second in the first place: on an H100's host the first timed run of the configuration in the
-        second place ran 5-15% over its later runs, so that no side always takes that place."""
+        the second in the first place: a place can have an effect of its own on its runs (the first timed run
+        of the configuration in the second place can run slower than its later ones), so that no side always
+        takes that place."""
         options = experiment_options(first.params, first.key)
         assert options == experiment_options(second.params, second.key), "pairs are of experiments alike"
         timeout = self._timeout(dataset.name, 2 * (pairs + 1))

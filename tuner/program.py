@@ -86,9 +86,9 @@ class Program:
         check: Callable[[bytes], str | None] | None = None,
     ) -> RunResult:
         """Run `dataset` once (or `timing_runs` times with `-r`/`-t`); params None means no `--param` at all.
-        Its results are written in binary (`-b`): printing a large result as text takes longer than the runs (13
-        million f32s of backprop's weights: 33 s, against 1.6 ms a run on a GPU). They are discarded, or given to
-        `check`, which says what is wrong with them (a failure: "wrong result: ...") or returns None."""
+        Its results are written in binary (`-b`): printing a large result as text can take far longer than the
+        runs themselves. They are discarded, or given to `check`, which says what is wrong with them (a failure:
+        "wrong result: ...") or returns None."""
         if timing_runs is None:
             args = ["-e", dataset.entry, "-b", *options, *param_args(params or {})]
             return _checked(*self._invoke(args, dataset, timeout, keep_stdout=check is not None), check)

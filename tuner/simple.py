@@ -13,9 +13,9 @@ end; where the program's default is known, the tuner takes the preferred value n
 threshold moves only as far as the results require and a dataset they did not measure keeps the default's
 outcome beyond them. If the intersection is empty, the faster of its two ends (mean runtime summed over the
 datasets), or with a known default the value nearest it that sends every dataset the way that end does.
-Starting from the defaults matters where guards interact: on the H200, OptionPricing's train-D1 ran 15% faster
-with two guards of different trees both true (their defaults) than with either alone, and from never each,
-compared with the other at never, tied, so both stayed never. Experiments are cached by each dataset's path,
+Starting from the defaults matters where guards interact: two guards of different trees may run faster both
+true (their defaults) than either alone, and from never each, compared with the other at never, ties, so both
+would stay never. Experiments are cached by each dataset's path,
 so a subtree already measured is never run again: with a consistent set of datasets, each dataset runs once
 per code version.
 
@@ -298,8 +298,8 @@ def _by_tied_means(experiment: _Experiment, tied: Sequence[Probed], lo: int, hi:
     """Of the values in [lo, hi], the span that sends the datasets whose two outcomes tied the ways with the
     least summed mean runtime (the value the threshold has breaking a tie of sums). A tie is no evidence that
     the two outcomes differ, but the faster mean is the better bet: keeping the value on every tie gives up
-    each gain the noise hides (on heston32, on an H100, `tree` kept the untuned program, 1.32x `random`'s
-    result, every comparison a tie under an invocation noise of 20%). The runs are those of the comparisons."""
+    each gain the noise hides (under a large invocation noise every comparison can tie, and the search would
+    keep the untuned program). The runs are those of the comparisons."""
     name = experiment.node.name
     if not tied:
         return lo, hi
@@ -329,10 +329,9 @@ def _near_default(experiment: _Experiment, end: int, low: int, high: int, note: 
     """Of the values in [low, high], which the datasets' results allow alike, the one nearest the program's
     default; `end`, the one Alg. 2 takes, where the default is not known. A threshold moves from the default
     only as far as the results require, so that a dataset they did not measure (a held-out one, a user's)
-    keeps the default's outcome wherever it lies beyond what was measured: Alg. 2's upper end put heston32's
-    `suff_outer_par_4` at never, where a training dataset's tie had allowed any value above 46,480, and so sent
-    the held-out 10000 quotes down a path no tuning dataset had measured. (That result's held-out slowdown on
-    an H100 turned out to be mostly the invocations' noise: docs/tuning.md, "invocation noise".)"""
+    keeps the default's outcome wherever it lies beyond what was measured: Alg. 2's upper end, where a training
+    dataset's tie allows any value above its ePar, puts the threshold at never, and can so send a held-out
+    dataset down a path no tuning dataset measured."""
     value = _nearest_default(experiment, end, low, high)
     if value != end:
         note(f"{experiment.node.name}: moved from the default, {experiment.show(experiment.default)}, only as far "

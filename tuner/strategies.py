@@ -51,8 +51,8 @@ def tree(space: Space, objective: Objective, rng: np.random.Generator, log: Log)
     start). The thresholds of a tree that holds a loop guard keep what the profiled runs gave: the loop guard's
     breakpoint is computed from them as Alg. 2's loop-node strategy would, and the tree's other guards are
     decided inside the same loop, where the profiles cost each decision of each version while a whole run's time
-    mixes them all with the loop's noise (on the H200, LUD's timed rounds moved such guards on differences
-    inside it). Where the values after an earlier round, or the pass, run faster than the last round's, they
+    mixes them all with the loop's noise (timed rounds can move such guards on differences inside it). Where
+    the values after an earlier round, or the pass, run faster than the last round's, they
     are kept (_best_round); and a loop guard's computed breakpoint that splits a dataset's comparisons gives
     way to the end of its range most of them take where that runs faster, timed in turn (_ends_checked)."""
     trees = _trees(space)
@@ -94,8 +94,7 @@ def _best_round(tuned: Outcome, earlier: Sequence[tuple[str, Mapping[str, int]]]
     search did not start from them, the pass it started from, the rounds' ends) run significantly faster on
     some tuning dataset and slower on none. Each of the rounds' comparisons is a test at 5%, and a few dozen of
     them (one per guard, dataset and round) can move guards on noise alone, or back and forth where guards
-    interact: on an H100, backprop's third round put back what its second had moved and ended 1.08 of the
-    second's values (each invocation's median, judged in turn). Each dataset compares the two in turn
+    interact, so that a later round can end slower than an earlier one. Each dataset compares the two in turn
     (measure.dominates, in_turn: the points were measured far apart in the run, where a host's drift can pass
     for a difference), the latest point first; the faster goes on to the next."""
     kept, kept_label = space.start() | tuned.assignment, "after the last round"
@@ -127,10 +126,9 @@ def _ends_checked(tuned: Outcome, loops: Collection[str], space: Space, objectiv
     at every comparison; never: the false one), timed in turn with the other thresholds as tuned. The profiles
     cost a comparison by its own commands only (what a version leaves to the commands after it, its result's
     layout say, falls to theirs), from runs of their own; a split puts the few comparisons at one end of a
-    dataset's range the other way, a difference their sum may not hold: on an H200, nw's profiles put 9 of the
-    127 comparisons of `suff_outer_par_0` on train-D1 on the true side (60), whose program ran the paper's D2
-    (train-D1's shape) 1.2-1.6x and D1 8-10x slower than never's (docs/benchmarks.md). A guard the profiles
-    send one way on every comparison is their comparison of two whole versions, and stands."""
+    dataset's range the other way, a difference their sum may not hold, and the program the split makes can
+    run much slower than the one whose guard sends every comparison one way. A guard the profiles send one way
+    on every comparison is their comparison of two whole versions, and stands."""
     start = space.start() | tuned.assignment
     kept, notes, announced = dict(start), list(tuned.notes), False
     try:
