@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 
-from incflat.harness import compile_cached
+from incflat.compiled import compile_cached
 
 study_path, fut, data, out_path = sys.argv[1:5]
 study = json.load(open(study_path))[0]
