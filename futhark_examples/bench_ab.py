@@ -2,10 +2,10 @@
 timed in turn on the same device.
 
 Compiled programs need only numpy and pyopencl, so the programs of both compilers load in one process, and
-the host's noise from one process to the next (several microseconds a call on the H200's host) stays out of
+the host's noise from one process to the next (several microseconds a call on a GPU's host) stays out of
 the comparison. Each version runs in blocks of calls, one compiler's block then the other's, six blocks each
-(alternating every call would add a switch between the two programs' OpenCL contexts to each call, about
-130 us on the H200); the first two calls of a block are dropped. The table gives the median and the fastest
+(alternating every call would add a switch between the two programs' OpenCL contexts to each call, which costs
+more than a small kernel); the first two calls of a block are dropped. The table gives the median and the fastest
 call of each side.
 
     python futhark_examples/bench_ab.py --a "python3 OTHER/incflat.py" --b "python3 -m incflat" [-d DEVICE]

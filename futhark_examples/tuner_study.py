@@ -120,7 +120,7 @@ def side_by_side(fut: pathlib.Path, programs: dict[str, tuple[pathlib.Path, dict
     (`--alternate-tuning`), run by run, so that they share the host's state of the moment (which on a GPU's
     shared host moves their invocations' means by a third: `together` names them); a program's invocation
     that fails is measured again a configuration at a time. Each round puts another configuration of a group
-    first, so that no place's own effect on its runs (on an H100's host, the second's first timed run) falls
+    first, so that no place's own effect on its runs (the second's first timed run may run long) falls
     on one configuration alone. Configurations that run the same code versions on every dataset are one
     program, measured once (`incremental`: the IF program whose thresholds the --params set, and its
     parameter listing; its datasets are probed for their ePars first). Returns the trimmed mean µs per
@@ -158,10 +158,8 @@ def side_by_side(fut: pathlib.Path, programs: dict[str, tuple[pathlib.Path, dict
 
 def in_turn(bench: Bench, dataset, configurations: list[dict | None], args) -> list[list[float]]:
     """The timed runs of each configuration in one invocation of `dataset`, taken in turn after two warm-up
-    runs of each, one in each order: the first runs in the other order still ran long on this CPU (LUD,
-    four configurations: one's first timed run 18.2 ms where its later ones took 16.4-16.8; an H100's host:
-    the second of two, 5-15% over). Where that invocation fails, one measurement of each apart (a failure:
-    [inf])."""
+    runs of each, one in each order: the first runs in the other order can still run long (docs/tuner-study.md,
+    "invocation noise"). Where that invocation fails, one measurement of each apart (a failure: [inf])."""
     if len(configurations) > 1:
         ran = bench.program.run_in_turn(dataset, configurations, timeout=args.timeout, timing_runs=args.runs + 2)
         if ran.ok:
