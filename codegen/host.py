@@ -26,6 +26,11 @@ FRESH_ARRAYS = (S.Replicate, S.ArrayLit, S.Concat, S.Update, S.Scatter, S.Hist, 
                 T.SegScan)
 
 
+def constant_literal(e) -> bool:
+    """An array literal of constants: made once on the device (runtime's constant_array), so not fresh."""
+    return isinstance(e, S.ArrayLit) and all(isinstance(a, S.Const) for a in e.elems)
+
+
 def numpy_type(t) -> str:
     """The numpy scalar type of a scalar type, or of an array type's elements, as generated code spells it."""
     return PRIMS[t.elem.name if isinstance(t, Array) else t.name].numpy_spelling
@@ -128,7 +133,7 @@ class HostWriter:
         outer_iotas = self.host_iotas
         for stm in body.stms:
             self.stm(stm)
-            if isinstance(stm.exp, FRESH_ARRAYS):
+            if isinstance(stm.exp, FRESH_ARRAYS) and not constant_literal(stm.exp):
                 self.fresh_arrays |= {p.name for p in stm.pat}
             elif isinstance(stm.exp, S.Iota):
                 self.host_iotas = self.host_iotas | {stm.pat[0].name}
@@ -199,7 +204,9 @@ class HostWriter:
         self.emit(f"check_assertion({self.atom(e.cond)}, {e.message!r}, ({values}), {where(loc)})")
 
     def array_lit(self, e: S.ArrayLit, pat, loc) -> str:
-        elems = ", ".join(self.atom(a) for a in e.elems)
+        if constant_literal(e):
+            return f"constant_array(ctx, ({''.join(self.atom(a) + ', ' for a in e.elems)}), {numpy_type(pat[0].type)})"
+        elems = ", ".join(self.kept(a) for a in e.elems)
         return f"array_literal(ctx, [{elems}], {numpy_type(pat[0].type)}, {where(loc)})"
 
     def concat(self, e: S.Concat, pat, loc) -> str:

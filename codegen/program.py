@@ -170,7 +170,7 @@ def program_text(program: GeneratedProgram, tuned: dict = None, provenance: dict
         for k in program.kernels:
             out.line(f"({k.name!r}, {python_string(k.source())}, {k.scalar_prims()!r}),")
     out.line(")")
-    out.line("PARAMS = (  # the fields of codegen.runtime.tuning.Param")
+    out.line("PARAMS = (  # the fields of the runtime's tuning.Param")
     with out.indented():
         for p in program.params:
             out.line(f"{dataclasses.astuple(p)!r},")

@@ -1,8 +1,9 @@
 """Arrays in device memory and the host-level operations of generated code, with Futhark's semantics.
 
 Part of the runtime every compiled program carries. The generated host code calls the functions of
-`__all__`; those that move data through the host (concat, rotate, array literals of arrays) are
-correct but slow: they are meant for small host-level glue, not for the parallel work.
+`__all__`. They work on the device: an array passes through the host only where the program reads or writes
+it there (an entry point's arguments and results) and in compact (filter's second half); Context.upload and
+Context.download count every transfer (-P prints them).
 """
 
 import math
@@ -15,7 +16,7 @@ from .prims import PRIMS
 from .scalars import prelude_function
 
 __all__ = ["DeviceArray", "array_literal", "ceil_div", "check_assertion", "check_coercion", "check_size", "coalesced",
-           "compact",
+           "compact", "constant_array",
            "concat", "groups_per_segment", "index", "int_div", "int_pow", "iota", "manifest", "prim_call", "replicate", "reshape",
            "rotate", "scatter", "segment_group_size", "thread_parts", "to_host", "update", "wrap"]
 
@@ -117,7 +118,9 @@ def _copy_source() -> str:
             "long count) {\n"
             "  long g = get_global_id(0); if (g >= count * row) return;\n"
             "  long k = g / row, e = g % row, i = idx[idx_off + k * idx_stride];\n"
-            "  if (i >= 0 && i < n) dst[dst_off + i * row + e] = src[src_off + k * row + e];\n}\n")
+            "  if (i >= 0 && i < n) dst[dst_off + i * row + e] = src[src_off + k * row + e];\n}\n"
+            f"__kernel void incflat_iota_{size}(__global {ctype} *dst, long n) {{\n"
+            f"  long g = get_global_id(0); if (g < n) dst[g] = ({ctype}) g;\n}}\n")
     return "".join(out)
 
 
@@ -130,9 +133,12 @@ def copy_into(ctx, src, dst):
     if n == 0:
         return
     size = src.dtype.itemsize
-    if rank > COPY_RANK or size not in _COPY_TYPES:
-        cl.enqueue_copy(ctx.queue, dst.buf, np.ascontiguousarray(ctx.from_device(src)))  # not expected
+    if src.buf is not dst.buf and _contiguous(src) and _contiguous(dst):  # one command, no kernel's arguments
+        ctx.timed("incflat_copy_buffer", cl.enqueue_copy(ctx.queue, dst.buf, src.buf, byte_count=n * size,
+                                                         src_offset=src.offset * size, dst_offset=dst.offset * size))
         return
+    if rank > COPY_RANK or size not in _COPY_TYPES:  # not expected: no element type has another size
+        raise ProgramError(f"copy of {rank}-dimensional {src.dtype} elements")
     # the destination's smallest stride last: consecutive threads write consecutive addresses
     order = sorted(range(rank), key=lambda k: -abs(dst.strides[k]))
     pad = COPY_RANK - rank
@@ -143,6 +149,16 @@ def copy_into(ctx, src, dst):
     _run_copy_kernel(ctx, f"incflat_copy_{size}", (ceil_div(n, group) * group,), (group,), src.buf,
                      np.int64(src.offset), dst.buf, np.int64(dst.offset), np.int64(n),
                      *(np.int64(v) for v in dims + sstr + dstr))
+
+
+def _contiguous(arr):
+    return arr.strides == row_major_strides(arr.shape)
+
+
+def rows_of(arr, start, count):
+    """The view of `count` rows of arr from row `start`."""
+    return DeviceArray(arr.buf, (count,) + arr.shape[1:], arr.dtype, arr.strides,
+                       arr.offset + start * arr.strides[0])
 
 
 def transpose_into(ctx, src, rows, cols, dst):
@@ -253,8 +269,12 @@ def iota(ctx, n, dtype, where=""):
     if found is not None:
         return found
     out = ctx.empty((n,), dtype, where, "iota")
-    if n:
-        cl.enqueue_copy(ctx.queue, out.buf, np.arange(n, dtype=dtype))
+    size = out.dtype.itemsize
+    if n and out.dtype.kind in "iu" and size in _COPY_TYPES:
+        group = 256
+        _run_copy_kernel(ctx, f"incflat_iota_{size}", (ceil_div(n, group) * group,), (group,), out.buf, np.int64(n))
+    elif n:  # not expected: iota's elements are integers
+        ctx.upload(out.buf, np.arange(n, dtype=dtype))
     if n <= IOTA_KEPT_ELEMENTS:
         if len(kept) >= IOTAS_KEPT:
             kept.pop(next(iter(kept)))
@@ -269,8 +289,11 @@ def replicate(ctx, x, shape, dtype, where=""):
         return out
     if isinstance(x, DeviceArray):  # copied on the device from a view that repeats x (stride 0), not read back
         copy_into(ctx, DeviceArray(x.buf, out.shape, x.dtype, (0,) + tuple(x.strides), x.offset), out)
-    else:
-        cl.enqueue_copy(ctx.queue, out.buf, np.ascontiguousarray(np.broadcast_to(np.asarray(x, dtype), out.shape)))
+    elif np.ndim(x) == 0:  # a host scalar: the device fills the buffer with it
+        ctx.timed("incflat_fill", cl.enqueue_fill_buffer(ctx.queue, out.buf, np.asarray(x, out.dtype).reshape(1), 0,
+                                                         math.prod(out.shape) * out.dtype.itemsize))
+    else:  # not expected: a host array (generated code holds arrays on the device)
+        ctx.upload(out.buf, np.broadcast_to(np.asarray(x, dtype), out.shape))
     return out
 
 
@@ -313,7 +336,7 @@ def index(ctx, arr, idxs, where=""):
     if shape:
         return DeviceArray(arr.buf, shape, arr.dtype, strides, offset)
     host = np.empty(1, arr.dtype)
-    cl.enqueue_copy(ctx.queue, host, arr.buf, src_offset=offset * arr.dtype.itemsize)
+    ctx.download(host, arr.buf, offset * arr.dtype.itemsize)
     return host[0]
 
 
@@ -360,7 +383,7 @@ def update(ctx, arr, idxs, value, where="", in_place=False):
     size = arr.dtype.itemsize
     if not on_device:
         if row.size:
-            cl.enqueue_copy(ctx.queue, out.buf, np.ascontiguousarray(row), dst_offset=offset * size)
+            ctx.upload(out.buf, row, offset * size)
     elif not row_shape:
         cl.enqueue_copy(ctx.queue, out.buf, row.buf, byte_count=size, src_offset=row.offset * size,
                         dst_offset=offset * size)
@@ -388,25 +411,65 @@ def update_slice(ctx, arr, idxs, value, where="", in_place=False):
 
 
 def array_literal(ctx, elems, dtype, where=""):
-    rows = [np.asarray(to_host(ctx, e), dtype=dtype) for e in elems]
-    if any(r.shape != rows[0].shape for r in rows):
+    """[e0, e1, ...]: elements on the host are uploaded (all at once where all are), those on the device
+    (scalars and rows) copied there."""
+    shapes = [tuple(e.shape) if isinstance(e, DeviceArray) else np.shape(e) for e in elems]
+    if any(s != shapes[0] for s in shapes):
         fail(where, "the elements of an array literal have different shapes: "
-             + ", ".join(shape_text(r.shape) for r in rows) + ".")
-    return ctx.to_device(np.stack(rows))
+             + ", ".join(shape_text(s) for s in shapes) + ".")
+    if not any(isinstance(e, DeviceArray) for e in elems):
+        return ctx.to_device(np.array(elems, dtype=dtype))
+    out = ctx.empty((len(elems),) + shapes[0], dtype)
+    for k, e in enumerate(elems):
+        row = rows_of(out, k, 1)
+        if isinstance(e, DeviceArray):  # (the stride of the row's one-long dimension does not matter)
+            copy_into(ctx, DeviceArray(e.buf, row.shape, e.dtype, row.strides[:1] + e.strides, e.offset), row)
+        elif math.prod(shapes[0]):
+            ctx.upload(out.buf, np.asarray(e, dtype), row.offset * out.dtype.itemsize)
+    return out
+
+
+CONSTANTS_KEPT = 256
+
+
+def constant_array(ctx, values, dtype):
+    """An array literal of constants, uploaded once per program and device (no statement writes into it:
+    codegen.host.constant_literal)."""
+    kept = ctx.device_state.constants
+    found = kept.get((values, dtype))
+    if found is None:
+        found = ctx.to_device(np.array(values, dtype=dtype))
+        if len(kept) < CONSTANTS_KEPT:
+            kept[values, dtype] = found
+    return found
 
 
 def concat(ctx, arrs, size, where=""):
-    parts = [to_host(ctx, a) for a in arrs]
-    if any(p.shape[1:] != parts[0].shape[1:] for p in parts):
-        fail(where, "cannot concatenate arrays of shapes " + ", ".join(shape_text(p.shape) for p in parts) + ".")
-    out = np.concatenate(parts)
-    if len(out) != int(size):
-        fail(where, f"size mismatch: the concatenation has {len(out)} elements, not {int(size)}.")
-    return ctx.to_device(out)
+    """The arrays one after another, copied on the device."""
+    if any(a.shape[1:] != arrs[0].shape[1:] for a in arrs):
+        fail(where, "cannot concatenate arrays of shapes " + ", ".join(shape_text(a.shape) for a in arrs) + ".")
+    total = sum(a.shape[0] for a in arrs)
+    if total != int(size):
+        fail(where, f"size mismatch: the concatenation has {total} elements, not {int(size)}.")
+    out = ctx.empty((total,) + arrs[0].shape[1:], arrs[0].dtype)
+    start = 0
+    for a in arrs:
+        if a.shape[0]:
+            copy_into(ctx, a, rows_of(out, start, a.shape[0]))
+        start += a.shape[0]
+    return out
 
 
 def rotate(ctx, amount, arr):
-    return ctx.to_device(np.roll(to_host(ctx, arr), -int(amount), axis=0)) if arr.shape[0] else arr
+    """arr's rows rotated left by amount (right where negative), copied on the device in two parts."""
+    n = arr.shape[0]
+    k = int(amount) % n if n else 0
+    if k == 0:
+        return arr
+    out = ctx.empty(arr.shape, arr.dtype)
+    copy_into(ctx, rows_of(arr, k, n - k), rows_of(out, 0, n - k))
+    copy_into(ctx, rows_of(arr, 0, k), rows_of(out, n - k, k))
+    return out
 
 
 def reshape(ctx, shape, arr, where=""):

@@ -147,6 +147,7 @@ class DeviceState:
         self.finished, self.finished_size = None, 0
         self.copy_kernels = None  # the runtime's own layout copies (arrays.COPY_SOURCE), built when first used
         self.iotas = {}  # (length, dtype) -> the program's iota of that length (arrays.iota)
+        self.constants = {}  # (values, dtype) -> the array of a literal of constants (arrays.constant_array)
 
     def copy_kernel(self, name):
         if self.copy_kernels is None:
@@ -178,6 +179,39 @@ class DeviceState:
             self.scan_epoch = 0
         self.scan_epoch += 1
         return [self.scan_status, self.scan_counters]
+
+
+class Transfers:
+    """What crossed between the host and the device: arrays (more than one element) and single values, each
+    way. Generated code moves arrays only through Context.upload and Context.download, which count them."""
+    __slots__ = ("arrays_up", "bytes_up", "arrays_down", "bytes_down", "values_up", "values_down")
+
+    def __init__(self):
+        self.arrays_up = self.bytes_up = self.arrays_down = self.bytes_down = self.values_up = self.values_down = 0
+
+    def count(self, up: bool, elements: int, nbytes: int):
+        if up:
+            if elements > 1:
+                self.arrays_up += 1
+                self.bytes_up += nbytes
+            else:
+                self.values_up += 1
+        elif elements > 1:
+            self.arrays_down += 1
+            self.bytes_down += nbytes
+        else:
+            self.values_down += 1
+
+    def as_json(self):
+        return {"to_device": {"arrays": self.arrays_up, "bytes": self.bytes_up},
+                "from_device": {"arrays": self.arrays_down, "bytes": self.bytes_down},
+                "scalars_written": self.values_up, "scalars_read": self.values_down}
+
+    def line(self, runs: int) -> str:
+        runs = max(runs, 1)
+        return (f"host-device transfers per run: {self.arrays_up / runs:g} arrays to the device "
+                f"({self.bytes_up / runs:g} bytes), {self.arrays_down / runs:g} from it ({self.bytes_down / runs:g} "
+                f"bytes); {self.values_up / runs:g} scalars written, {self.values_down / runs:g} read")
 
 
 _DEVICE_STATES = {}
@@ -239,6 +273,9 @@ class Context:
         # they finish), and the decisions done whose times are still to be read from them.
         self.commands, self.unsettled = [], []
         self.warned = set()
+        # host-device traffic since the last count_transfers(), and the runs (begin_run) since then
+        self.transfers, self.runs = Transfers(), 0
+        self.timed_transfers = None  # (Transfers, runs) of the timed runs, for -P (end_timed_runs)
 
     # ---- thresholds ----
 
@@ -323,11 +360,31 @@ class Context:
             self.device_state.widest = count
         return self.pool.allocate(max(count * np.dtype(dtype).itemsize, 1))
 
+    def upload(self, buf, host, byte_offset=0):
+        """Copies a host value (a numpy array or scalar) into a buffer; counted in the transfers."""
+        host = np.ascontiguousarray(host)
+        self.transfers.count(True, host.size, host.nbytes)
+        cl.enqueue_copy(self.queue, buf, host, dst_offset=byte_offset)
+
+    def download(self, host, buf, byte_offset=0):
+        """Fills a host numpy array from a buffer (blocking); counted in the transfers."""
+        self.transfers.count(False, host.size, host.nbytes)
+        cl.enqueue_copy(self.queue, host, buf, src_offset=byte_offset)
+
+    def count_transfers(self):
+        """The transfers and runs counted so far; the count starts again."""
+        counted, self.transfers, runs, self.runs = self.transfers, Transfers(), self.runs, 0
+        return counted, runs
+
+    def end_timed_runs(self):
+        """Keeps the transfers of the runs since the last count (the timed runs) for -P."""
+        self.timed_transfers = self.count_transfers()
+
     def to_device(self, a):
         a = np.ascontiguousarray(a)
         arr = self.empty(a.shape, a.dtype)
         if a.size:
-            cl.enqueue_copy(self.queue, arr.buf, a)
+            self.upload(arr.buf, a)
         return arr
 
     def from_device(self, arr):
@@ -336,14 +393,14 @@ class Context:
             return np.empty(arr.shape, arr.dtype)
         if arr.strides == row_major_strides(arr.shape):  # contiguous: only its own elements are read
             host = np.empty(arr.shape, arr.dtype)
-            cl.enqueue_copy(self.queue, host, arr.buf, src_offset=arr.offset * arr.dtype.itemsize)
+            self.download(host, arr.buf, arr.offset * arr.dtype.itemsize)
             return host[()] if host.ndim == 0 else host
         # a view may run backwards (negative strides): read the span between its lowest and highest element
         reach = [(d - 1) * s for d, s in zip(arr.shape, arr.strides)]
         lowest = arr.offset + sum(r for r in reach if r < 0)
         highest = arr.offset + sum(r for r in reach if r > 0)
         host = np.empty(highest - lowest + 1, arr.dtype)
-        cl.enqueue_copy(self.queue, host, arr.buf, src_offset=lowest * arr.dtype.itemsize)
+        self.download(host, arr.buf, lowest * arr.dtype.itemsize)
         out = np.array(np.lib.stride_tricks.as_strided(host[arr.offset - lowest:], arr.shape,
                                                        [s * arr.dtype.itemsize for s in arr.strides]))
         return out[()] if out.ndim == 0 else out
@@ -395,6 +452,7 @@ class Context:
         """A run of an entry point starts: its first decision's span starts at its own first command."""
         self.settle()
         self.commands.clear()
+        self.runs += 1
 
     def settle(self):
         """Waits for the commands launched so far and adds their times to the kernels' totals and to the
@@ -514,15 +572,22 @@ class Context:
         for key, (count, total, host, span, epars) in sorted(summary.items()):
             shown = ", ".join(map(str, sorted(epars)[:8])) + (", ..." if len(epars) > 8 else "")
             print(f"{key:<48} {count:>6} {total:>12.1f} {host:>12.1f} {span:>12.1f}  {shown}", file=out)
+        if self.timed_transfers is not None:
+            moved, runs = self.timed_transfers
+            print(moved.line(runs), file=out)
 
     def profile_json(self):
         """Per kernel: runs and total time; per guard decision, in order: the ePar, the version it chose,
         its kernels' time, the host's time in it and its span (see enter: what the instrumentation tuner
-        costs it)."""
+        costs it); after timed runs, their number and their host-device transfers (Transfers.as_json)."""
         self.settle()
-        return {"kernels": {name: {"runs": count, "total_us": round(total, 3)}
-                            for name, (total, count) in sorted(self.kernel_times.items())},
-                "versions": self.version_log}
+        out = {"kernels": {name: {"runs": count, "total_us": round(total, 3)}
+                           for name, (total, count) in sorted(self.kernel_times.items())},
+               "versions": self.version_log}
+        if self.timed_transfers is not None:
+            moved, out["runs"] = self.timed_transfers
+            out["transfers"] = moved.as_json()
+        return out
 
 
 # A scalar (by its type's name) as the bytes that set it, where the packing of a whole struct failed.

@@ -278,9 +278,11 @@ def _run(args, program: Program, tuned_defaults, provenance):
     except ValueError as e:
         raise ProgramError(f"reading input: {e}")
     device_inputs = entry.upload(ctx, inputs)
+    ctx.count_transfers()  # the inputs' upload is not the runs'
     times = [[] for _ in contexts]
     with collector_paused():
         results = _timed_runs(args, entry, contexts, device_inputs, times)
+    ctx.end_timed_runs()
     if args.debug:
         blocks = ctx.pool.held_blocks + ctx.pool.active_blocks
         print(f"Device memory: {blocks} blocks, {ctx.pool.managed_bytes} bytes", file=sys.stderr)
@@ -302,10 +304,8 @@ def _run(args, program: Program, tuned_defaults, provenance):
 @contextlib.contextmanager
 def collector_paused():
     """The garbage collector off through timed runs, whose loop collects between them (gc.collect(), outside
-    the timing) instead: its pauses came at the same call of every invocation, so on the same configuration of
-    runs taken in turn (PoCL, backprop: 0.7-1 ms on a run of 0.1 ms, the second of two identical configurations
-    timed 1.7x the first; an H100's host: 5-9% on a run of 0.3-0.5 ms). What the set-up made is frozen, out of
-    those collections' way."""
+    the timing) instead: a collection's pause otherwise falls inside some runs and not others. What the set-up
+    made is frozen, out of those collections' way."""
     gc.collect()
     gc.freeze()
     gc.disable()
@@ -326,8 +326,7 @@ def _timed_runs(args, entry, contexts, device_inputs, times) -> list:
         # at a time, on a GPU's shared host), and none is always the one after another.
         for which in (range(len(contexts)) if run % 2 == 0 else reversed(range(len(contexts)))):
             # the last run's results go back to the memory pool first, as every run's temporaries do: kept
-            # alive through the call, they made the second run, the first timed one, allocate afresh (PoCL,
-            # backprop's training input: 1.41x the median of the later runs, 1.15x without)
+            # alive through the call, they would make each run allocate afresh
             if which == 0:
                 results = None
             gc.collect()  # (between runs, off while one is timed: collector_paused)

@@ -1,0 +1,85 @@
+"""No array passes through the host inside an entry point: the runtime's array operations (rotate, concat,
+array literals, replicate, iota) work on the device, and Context.upload/download count what crosses (-P
+prints it). Each result is checked against the reference interpreter."""
+
+import json
+
+import numpy as np
+import pytest
+
+from conftest import compile_program, run_program
+from incflat.datasets import compare_values
+from incflat.ir.interp.interpreter import run_entry
+from incflat.pipeline import source_program
+from test_kernel_shapes import compile_library
+
+# Every host-level array operation of the runtime, on arrays that kernels made (so on the device).
+ARRAY_OPS = """
+entry main [n] (xs: [n]i32) (k: i64) : ([n]i32, []i32, [2][n]i32, [3]i32, [5]i32, [n]i64, [4]f32, [2][n]i32) =
+  let ys = map (\\x -> x * 2) xs
+  let r = rotate k ys
+  let c = concat ys r
+  let m = [ys, r]
+  let a = reduce (+) 0 ys
+  let lit = [a, a + 1, 3]
+  let rep = replicate 5 7i32
+  let is = map (+ 1) (iota n)
+  let consts = [1.5f32, 2, 3, 4]
+  let rows = replicate 2 ys
+  in (r, c, m, lit, rep, is, consts, rows)
+"""
+
+
+@pytest.fixture(scope="module")
+def module(tmp_path_factory):
+    return compile_library(tmp_path_factory.mktemp("transfers"), "array_ops", ARRAY_OPS)
+
+
+@pytest.mark.parametrize("n, k", [(1, 0), (7, 3), (7, -2), (7, 16), (1000, 999)])
+def test_array_operations_stay_on_the_device(module, device, n, k):
+    lib = module.load(device=device)
+    xs = (np.arange(n, dtype=np.int32) * 7919) % 13 - 6
+    ctx = lib.ctx
+    lib.main(xs, np.int64(k))  # (the first call uploads the literal of constants)
+    inputs = lib._program.entry_points["main"].upload(ctx, [xs, np.int64(k)])
+    ctx.count_transfers()
+    results = ctx.call(lib._program.entry_points["main"].fn, inputs)
+    ctx.queue.finish()
+    moved, _ = ctx.count_transfers()
+    assert (moved.arrays_up, moved.arrays_down) == (0, 0), moved.as_json()
+    got = [ctx.from_device(r) for r in results]
+    expected = list(run_entry(source_program(ARRAY_OPS), "main", [xs, np.int64(k)]))
+    assert compare_values(got, expected) is None
+
+
+def test_a_literal_of_constants_is_uploaded_once(module, device):
+    lib = module.load(device=device)
+    xs = np.arange(5, dtype=np.int32)
+    for _ in range(2):
+        lib.main(xs, np.int64(1))
+    lib.ctx.count_transfers()
+    lib.main(xs, np.int64(1))
+    moved, _ = lib.ctx.count_transfers()
+    # the call's arguments (one array up) and its eight results (down), nothing else
+    assert (moved.arrays_up, moved.arrays_down) == (1, 8), moved.as_json()
+
+
+def test_profile_reports_the_transfers_of_the_timed_runs(tmp_path, device):
+    source = "entry main (xs: []i32) : []i32 = let ys = map (+1) xs in concat ys (rotate 1 ys)"
+    program = compile_program(source, tmp_path)
+    proc = run_program(program, b"[1, 2, 3]", "-d", device, "-r", "3", "-P", "--profile-json",
+                       str(tmp_path / "profile.json"))
+    assert "host-device transfers per run: 0 arrays to the device (0 bytes), 0 from it (0 bytes)" in \
+        proc.stderr.decode()
+    profile = json.loads((tmp_path / "profile.json").read_text())
+    assert profile["runs"] == 3
+    assert profile["transfers"]["to_device"] == {"arrays": 0, "bytes": 0}
+    assert profile["transfers"]["from_device"] == {"arrays": 0, "bytes": 0}
+
+
+def test_rotate_of_an_array_on_the_host_before_counting_changes_nothing(module, device):
+    """The old host path (np.roll) is gone: a rotation by a multiple of the length returns the array."""
+    lib = module.load(device=device)
+    xs = np.arange(6, dtype=np.int32)
+    out = lib.main(xs, np.int64(12))
+    assert (out[0] == xs * 2).all()
