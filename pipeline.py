@@ -75,6 +75,7 @@ STAGES = (
     Stage("check", check, Syntax, S.Program),  # types, sizes, uniqueness; lowered to A-normal form
     _normalisation(N.inline_calls),
     _normalisation(N.propagate_copies),
+    _normalisation(N.index_rotations),  # a map reads a rotated array through its index function
     _normalisation(N.hoist_invariants),
     _normalisation(N.fuse_into_reductions),  # map into map, map into reduce/scan: redomap / scanomap
     _normalisation(N.reductions_to_redomaps),

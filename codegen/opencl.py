@@ -231,16 +231,17 @@ class KernelWriter(KernelBase):
 
     def loop(self, e: S.Loop, pat, dests, group, loc) -> bool:
         """A sequential loop. Array-valued state lives in scratch memory: each iteration writes the new
-        values into a second buffer and copies them back, so the body may read all of the old ones."""
+        values into a second buffer, so the body may read all of the old ones, and the two buffers change
+        roles (pointers swapped, not the elements copied)."""
         if e.size_params:
             raise Unsupported("a loop whose arrays change size inside a kernel", loc)
         state, spare = [], []
         for p, a in zip(e.params, e.init):
             if isinstance(p.type, Array):
-                buf = self.scratch(p.type, loc)
+                buf, other = self.scratch(p.type, loc), self.scratch(p.type, loc)
                 self.copy(self.atom(a), buf, group)
-                state.append(buf)
-                spare.append(self.scratch(p.type, loc))
+                state.append(replace(buf, mem=self.declare(self.pointer_type(buf), buf.mem, "state")))
+                spare.append(replace(other, mem=self.declare(self.pointer_type(other), other.mem, "spare")))
             else:
                 state.append(self.declare(CTYPES[p.type.name], self.atom(a), p.name))
                 spare.append(None)
@@ -263,9 +264,15 @@ class KernelWriter(KernelBase):
                 if tmp is None:
                     self.emit(f"{v} = {r};")
                 else:
-                    self.copy(tmp, v, group)
+                    self.emit(f"{{ {self.pointer_type(v)} swapped = {v.mem}; {v.mem} = {tmp.mem}; "
+                              f"{tmp.mem} = swapped; }}")
+            if group and any(tmp is not None for tmp in spare):  # all have written before any reads
+                self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
         self.bind(pat, state)
         return False
+
+    def pointer_type(self, view) -> str:
+        return f"{'__local' if self.shared else '__global'} {view.ctype} *"
 
     def if_(self, e: S.If, pat, dests, group, loc) -> bool:
         """Scalar results in variables; array results written by either branch into one destination."""
@@ -489,6 +496,22 @@ class KernelWriter(KernelBase):
         """Copies an array value (a view) into a destination view, element by element."""
         if not isinstance(src, View):
             self.emit(f"{dst.elem([])} = {src};")
+            return
+        if group and len(src.dims) > 1:
+            # the workgroup's threads take consecutive elements of the innermost dimension: the accesses of a
+            # warp are coalesced (global memory) and hit distinct banks (local memory), where a thread per
+            # row made a warp's accesses a row apart
+            flat = self.fresh("c")
+            with self.block(f"for (long {flat} = get_local_id(0); {flat} < {' * '.join(f'({d})' for d in src.dims)}; "
+                            f"{flat} += get_local_size(0))"):
+                idxs, rest = [], flat
+                for k in range(len(src.dims)):
+                    inner = " * ".join(f"({d})" for d in src.dims[k + 1:]) or "1"
+                    idxs.append(self.declare("long", f"({rest}) / ({inner})", "c"))
+                    if k + 1 < len(src.dims):
+                        rest = self.declare("long", f"({rest}) % ({inner})", "c")
+                self.emit(f"{dst.elem(idxs)} = {src.elem(idxs)};")
+            self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
             return
         idxs = []
         with ExitStack() as loops:

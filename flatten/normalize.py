@@ -11,7 +11,7 @@ from incflat.ir import source as S
 from incflat.ir.analysis import free_in_body, free_in_exp, has_assertions, has_inner_soacs, type_size_names, use_counts
 from incflat.ir.rename import NameSource, Renamer, all_names
 from incflat.ir.traverse import map_bodies, map_nested
-from incflat.ir.types import BOOL, Array, Scalar, array_of, shape_of
+from incflat.ir.types import BOOL, I64, Array, Scalar, array_of, shape_of
 
 
 # ---- inlining ----
@@ -49,7 +49,6 @@ def _inline_body(body: S.Body, funs: dict, names: NameSource) -> S.Body:
 
 
 def _dim_atom(d):
-    from incflat.ir.types import I64
     return S.Const(d, I64) if isinstance(d, int) else S.Var(d, I64)
 
 
@@ -488,6 +487,51 @@ def _g5_body(body: S.Body) -> S.Body:
                 e = S.Rearrange((0,) + tuple(1 + k for k in inner.exp.perm), e.arrs[0])
         stms.append(S.Stm(stm.pat, e, stm.loc))
     return S.Body(tuple(stms), body.result)
+
+
+# ---- rotations read through their index function ----
+
+def index_rotations(prog: S.Program) -> S.Program:
+    """A map over `rotate k a` maps over `iota n` instead and reads `a[(i + k) % n]`: the rotation is an
+    index function of the kernel's reads, as in Futhark, not a copy (the rotate left unused goes with the
+    dead code). Other uses of a rotation keep it (the runtime rotates on the device)."""
+    names = NameSource(all_names(prog))
+    return map_bodies(prog, lambda body: _rotations_body(body, {}, names))
+
+
+def _rotations_body(body: S.Body, rotations: dict, names: NameSource) -> S.Body:
+    rotations = dict(rotations)  # name -> its Rotate, for the rotations bound here and around here
+    stms = []
+    for stm in body.stms:
+        e = map_nested(stm.exp, lambda inner: _rotations_body(inner, rotations, names))
+        if isinstance(e, S.Rotate):
+            rotations[stm.pat[0].name] = e
+        elif isinstance(e, S.Map) and any(a.name in rotations for a in e.arrs):
+            e = _read_rotations(e, rotations, names, stms)
+        stms.append(S.Stm(stm.pat, e, stm.loc))
+    return S.Body(tuple(stms), body.result)
+
+
+def _read_rotations(e: S.Map, rotations: dict, names: NameSource, stms: list) -> S.Map:
+    """The map with each rotated input replaced by an iota of its width (bound in stms) and read by index."""
+    positions = S.Var(names.fresh("rotated_i"), array_of(I64, (S.dim_of(e.width),)))
+    stms.append(S.Stm((positions,), S.Iota(e.width, I64)))
+    arrs, params, reads = [], [], []
+    for arr, param in zip(e.arrs, e.lam.params):
+        rotation = rotations.get(arr.name)
+        if rotation is None:
+            arrs.append(arr)
+            params.append(param)
+            continue
+        i = S.Var(names.fresh("i"), I64)
+        shifted, wrapped = S.Var(names.fresh("j"), I64), S.Var(names.fresh("j"), I64)
+        reads += [S.Stm((shifted,), S.BinOp("+", i, rotation.amount, I64)),
+                  S.Stm((wrapped,), S.BinOp("%", shifted, e.width, I64)),  # i < n: n is not 0 here
+                  S.Stm((param,), S.Index(rotation.arr, (wrapped,)))]
+        arrs.append(positions)
+        params.append(i)
+    body = S.Body(tuple(reads) + e.lam.body.stms, e.lam.body.result)
+    return dataclasses.replace(e, lam=dataclasses.replace(e.lam, params=tuple(params), body=body), arrs=tuple(arrs))
 
 
 # ---- copy propagation ----

@@ -4,7 +4,7 @@ Each guard is `threshold <= par`: true takes the less flattened version, false g
 ancestors are the guards on the path to it, with the outcome that leads there.
 """
 
-from incflat.ir.runtime.tuning import Param, parse_threshold_name
+from incflat.ir.runtime.tuning import INTRA_DEFAULT, Param, parse_threshold_name
 from incflat.ir import target as T
 from incflat.ir.traverse import nested
 
@@ -17,7 +17,8 @@ def thresholds(prog: T.Program) -> list:
         for stm in body.stms:
             e = stm.exp
             if isinstance(e, T.Guard):
-                found.append(Param(e.threshold, ancestors=path))
+                found.append(Param(e.threshold, default=INTRA_DEFAULT if e.kind == "intra" else None,
+                                   ancestors=path))
                 visit(e.then, path + ((e.threshold, True),))
                 visit(e.else_, path + ((e.threshold, False),))
             else:

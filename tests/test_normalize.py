@@ -168,3 +168,24 @@ def test_adjacent_maps_without_inner_parallelism_are_fused_side_by_side():
     nested = fused_main("entry main [n][m] (xss: [n][m]f32): ([n]f32, [n][m]f32) =\n"
                         "  (map (\\xs -> f32.sum xs) xss, map (\\xs -> map (\\x -> x * 2) xs) xss)")
     assert sum(isinstance(e, S.Map) for e in nested) == 2, "maps holding parallelism keep their own nests"
+
+
+def test_a_map_over_rotations_reads_them_through_their_index_function():
+    """Pathfinder's step: the map reads its neighbours from rotations of the row. After index_rotations no
+    rotation is left (each is read as `a[(i + k) % n]`, as Futhark's index functions do) and the results do
+    not change, for any amount (negative, beyond the length) and for an empty row; a rotation used otherwise
+    stays."""
+    source = ("entry main [n] (xs: [n]i32) (k: i64): ([n]i32, [n]i32) =\n"
+              "  let r = rotate k xs\n"
+              "  let ys = map3 (\\l c x -> l + 10 * c + 100 * x) (rotate (-1) xs) xs r\n"
+              "  let rows = map (\\row -> row[0]) (rotate k (unflatten (xs :> [n * 1]i32) :> [n][1]i32))\n"
+              "  in (map2 (+) ys rows, r)\n")
+    prog = pipeline.compile(source, "t.fut", until="remove_dead_code")
+    rotations = [s for s in prog.funs[0].body.stms if isinstance(s.exp, S.Rotate)]
+    assert [s.pat[0].name for s in rotations] == [s.pat[0].name for s in rotations if s.exp.arr.name.startswith("xs")]
+    assert len(rotations) == 1, "the rotation that is also a result stays"
+    reference = source_program(source, "t.fut")
+    for n, k in [(0, 3), (1, -1), (5, 0), (5, 2), (5, -7), (6, 13)]:
+        args = [np.arange(n, dtype=np.int32) * 3 - 4, np.int64(k)]
+        want, got = run_entry(reference, "main", args), run_entry(prog, "main", args)
+        assert all(np.array_equal(g, w) for g, w in zip(got, want)), (n, k)

@@ -14,14 +14,16 @@ from incflat.ir import target as T
 from incflat.ir.analysis import exp_types
 from incflat.ir.interp.interpreter import run_entry
 from incflat.ir.rename import NameSource, all_names
+from incflat.ir.runtime.tuning import INTRA_DEFAULT
 from incflat.ir.traverse import map_nested
 from incflat.ir.types import BOOL, I64, array_of
 
 
 def run_target(prog: S.Program, entry: str, args: list, assignment: dict, max_group_size: int = 1024,
                default: int = 32768) -> tuple:
-    """The results of `entry` with the thresholds in `assignment` (others at `default`); an intra-group
-    guard is also false when its parallelism exceeds `max_group_size`, as on a device."""
+    """The results of `entry` with the thresholds in `assignment` (others at `default`, an intra guard at
+    INTRA_DEFAULT); an intra-group guard is also false when its parallelism exceeds `max_group_size`, as on a
+    device."""
     lowering = _Lowering(NameSource(all_names(prog)), assignment, max_group_size, default)
     funs = tuple(dataclasses.replace(f, body=lowering.body(f.body)) for f in prog.funs)
     return run_entry(S.Program(funs, prog.file), entry, args)
@@ -58,7 +60,7 @@ class _Lowering:
             v = S.Var(self.names.fresh("par"), I64)
             stms.append(S.Stm((v,), S.BinOp("*", par, a, I64)))
             par = v
-        value = self.assignment.get(e.threshold, self.default)
+        value = self.assignment.get(e.threshold, INTRA_DEFAULT if e.kind == "intra" else self.default)
         cond = S.Var(self.names.fresh("chosen"), BOOL)
         stms.append(S.Stm((cond,), S.BinOp("<=", S.Const(value, I64), par, BOOL)))
         if e.kind == "intra":

@@ -438,7 +438,10 @@ def constant_array(ctx, values, dtype):
     kept = ctx.device_state.constants
     found = kept.get((values, dtype))
     if found is None:
-        found = ctx.to_device(np.array(values, dtype=dtype))
+        host = np.array(values, dtype=dtype)
+        found = ctx.empty(host.shape, host.dtype)
+        if host.size:
+            ctx.upload(found.buf, host, constant=True)
         if len(kept) < CONSTANTS_KEPT:
             kept[values, dtype] = found
     return found

@@ -183,14 +183,18 @@ class DeviceState:
 
 class Transfers:
     """What crossed between the host and the device: arrays (more than one element) and single values, each
-    way. Generated code moves arrays only through Context.upload and Context.download, which count them."""
-    __slots__ = ("arrays_up", "bytes_up", "arrays_down", "bytes_down", "values_up", "values_down")
+    way, and the program's constant arrays, uploaded once. Generated code moves arrays only through
+    Context.upload and Context.download, which count them."""
+    __slots__ = ("arrays_up", "bytes_up", "arrays_down", "bytes_down", "values_up", "values_down", "constants")
 
     def __init__(self):
         self.arrays_up = self.bytes_up = self.arrays_down = self.bytes_down = self.values_up = self.values_down = 0
+        self.constants = 0
 
-    def count(self, up: bool, elements: int, nbytes: int):
-        if up:
+    def count(self, up: bool, elements: int, nbytes: int, constant=False):
+        if constant:
+            self.constants += 1
+        elif up:
             if elements > 1:
                 self.arrays_up += 1
                 self.bytes_up += nbytes
@@ -205,13 +209,14 @@ class Transfers:
     def as_json(self):
         return {"to_device": {"arrays": self.arrays_up, "bytes": self.bytes_up},
                 "from_device": {"arrays": self.arrays_down, "bytes": self.bytes_down},
-                "scalars_written": self.values_up, "scalars_read": self.values_down}
+                "scalars_written": self.values_up, "scalars_read": self.values_down, "constants": self.constants}
 
     def line(self, runs: int) -> str:
         runs = max(runs, 1)
         return (f"host-device transfers per run: {self.arrays_up / runs:g} arrays to the device "
                 f"({self.bytes_up / runs:g} bytes), {self.arrays_down / runs:g} from it ({self.bytes_down / runs:g} "
-                f"bytes); {self.values_up / runs:g} scalars written, {self.values_down / runs:g} read")
+                f"bytes); {self.values_up / runs:g} scalars written, {self.values_down / runs:g} read; "
+                f"{self.constants} constant arrays uploaded")
 
 
 _DEVICE_STATES = {}
@@ -253,9 +258,12 @@ class Context:
         self.default_tile_size = default_tile_size or DEFAULT_TILE_SIZE
         self.values = {}
         for param in program.params:
-            # a user parameter is unset (None) until a tuning file or --param sets it
-            self.values[param.name] = (self.default_threshold if param.is_threshold else
-                                       None if param.cls == USER_PARAM else 0)
+            # a threshold takes its listed default, or the device's; a user parameter is unset (None) until a
+            # tuning file or --param sets it
+            if param.is_threshold:
+                self.values[param.name] = self.default_threshold if param.default is None else param.default
+            else:
+                self.values[param.name] = None if param.cls == USER_PARAM else 0
         for src in (tuned_defaults, overrides or {}):
             for name, value in src.items():
                 if name not in self.values:
@@ -360,10 +368,11 @@ class Context:
             self.device_state.widest = count
         return self.pool.allocate(max(count * np.dtype(dtype).itemsize, 1))
 
-    def upload(self, buf, host, byte_offset=0):
-        """Copies a host value (a numpy array or scalar) into a buffer; counted in the transfers."""
+    def upload(self, buf, host, byte_offset=0, constant=False):
+        """Copies a host value (a numpy array or scalar) into a buffer; counted in the transfers (`constant`:
+        one of the program's constant arrays, made once)."""
         host = np.ascontiguousarray(host)
-        self.transfers.count(True, host.size, host.nbytes)
+        self.transfers.count(True, host.size, host.nbytes, constant)
         cl.enqueue_copy(self.queue, buf, host, dst_offset=byte_offset)
 
     def download(self, host, buf, byte_offset=0):

@@ -3,7 +3,7 @@
 - Tuning parameters (`Param`): thresholds, named `<entry>.suff_outer_par_<k>` / `<entry>.suff_intra_par_<k>`,
   each guard being `threshold <= par` (true takes the less flattened version), and each kernel's workgroup
   size, grid size and tile size, and the program's `#[param(NAME)]` parameters. `--print-params` lists them one a line as `name (class)`; a threshold's class
-  is `threshold(<default or def>, <ancestors>)`, each ancestor `name` or `!name` (reached when that guard was
+  is `threshold(<default or def>, <ancestors>)` (an intra guard's default is INTRA_DEFAULT), each ancestor `name` or `!name` (reached when that guard was
   false). `listing` writes it; `parse_listing` is its only parser.
 - The version tree (`build_forest`): the thresholds as nodes, each under the outcome of its parent, rebuilt the
   same way from the target IR (the compiler) and from a listing (the tuner); `version_assignments` enumerates
@@ -15,7 +15,7 @@
   `parse_no_fallback`), which tells the tuner that at this ePar the guard's true side runs its false side.
 - Log lines: `-L` prints `Compared <threshold> <= <par>: true.` (`comparison_line`, `parse_comparisons`) and
   `-D` prints `Device: <name> (<platform>)` (`device_line`, `parse_device`) and `Default threshold: <n>`, the
-  value of every threshold that no tuned default, tuning file or --param sets (`default_threshold_line`,
+  value of every threshold that lists no default and that no tuned default, tuning file or --param sets (`default_threshold_line`,
   `parse_default_threshold`).
 - The tuned-defaults block of a compiled program, between two marker lines: `defaults_block` writes it (the
   compiler, at first empty) and `with_defaults` replaces it (the tuner).
@@ -30,6 +30,9 @@ from dataclasses import dataclass
 from typing import Optional
 
 NEVER = 2 ** 31 - 1  # a threshold this large is false for every realistic degree of parallelism
+# An intra-group guard's listed default, as in Futhark: a workgroup version runs by default when its inner
+# parallelism fills at least a warp. Outer guards list none ("def": the device's default threshold).
+INTRA_DEFAULT = 32
 
 THRESHOLD = "threshold"
 THREAD_BLOCK_SIZE = "thread_block_size"
