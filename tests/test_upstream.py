@@ -1,0 +1,132 @@
+"""futhark_examples/upstream.py on a fake futhark-benchmarks checkout and anchors folder made here: it times a
+program compiled as written, reports one that does not compile, writes nothing into the checkout, resumes from
+its saved results, tunes on a copy with its own block of training datasets, and says what is wrong with a bad
+option without a traceback."""
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "futhark_examples" / "upstream.py"
+sys.path.insert(0, str(SCRIPT.parent))
+
+import upstream  # noqa: E402
+from conftest import needs_device  # noqa: E402
+from incflat.datasets import ValuesFile, parse_test_cases  # noqa: E402
+
+# As futhark-benchmarks' programs do, the block names data files that the checkout does not hold.
+TINY = """-- ==
+-- compiled input @ data/large.in
+
+def main [n][m] (xss: [n][m]f32) : [n]f32 = map (\\xs -> reduce (+) 0 xs) xss
+"""
+BROKEN = 'import "lib/github.com/diku-dk/cpprandom/random"\n\ndef main (x: i32) : i32 = x\n'
+INPUTS = """import os
+import sys
+
+import numpy as np
+
+small = "--small" in sys.argv
+out, *names = [a for a in sys.argv[1:] if a != "--small"]
+os.makedirs(out, exist_ok=True)
+xss = np.arange(12 if small else 40, dtype=np.float32).reshape(-1, 4)
+if "tiny" in names:
+    with open(os.path.join(out, "tiny-D1.in"), "wb") as f:
+        f.write(b"b\\x02\\x02 f32" + np.asarray(xss.shape, dtype="<u8").tobytes() + xss.astype("<f4").tobytes())
+"""
+ANCHORS = {"about": "a fake of futhark-*.json", "programs": {
+    "tiny": {"file": "misc/tiny.fut", "datasets": {"D1": {"input": ["f32[10, 4]"], "default_us": 50.0,
+                                                          "best_version_us": 40.0}}},
+    "broken": {"file": "misc/broken.fut", "datasets": {"D1": {"input": ["i32[]=1"], "default_us": 10.0,
+                                                              "best_version_us": 10.0}}}}}
+
+
+@pytest.fixture
+def folders(tmp_path):
+    checkout, anchors = tmp_path / "futhark-benchmarks", tmp_path / "anchors"
+    (checkout / "misc").mkdir(parents=True)
+    (checkout / "misc" / "tiny.fut").write_text(TINY)
+    (checkout / "misc" / "broken.fut").write_text(BROKEN)
+    anchors.mkdir()
+    (anchors / "futhark-test.json").write_text(json.dumps(ANCHORS))
+    (anchors / "inputs.py").write_text(INPUTS)
+    return checkout, anchors, tmp_path / "out"
+
+
+def listing(folder: pathlib.Path) -> dict:
+    return {p: p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@needs_device
+def test_run_times_the_program_and_render_tabulates_it(folders):
+    checkout, anchors, out = folders
+    before = listing(checkout)
+    run = ["run", str(checkout), "--anchors", str(anchors), "--out", str(out), "--parts", "untuned"]
+    assert upstream.main(run) == 0
+    assert listing(checkout) == before, "nothing is written into the checkout"
+    saved = (out / "tiny.D1.untuned.json").read_text()
+    result = json.loads(saved)
+    assert result["error"] is None and len(result["times_us"]) == upstream.RUNS
+    assert result["futhark_default_us"] == 50.0 and result["median_us"] > 0
+    assert result["launches_per_run"] >= 1 and result["kernels_us_per_run"] > 0
+    assert json.loads((out / "broken.compile.json").read_text())["error"].startswith("broken.fut:1:1: error:")
+    assert upstream.main(run) == 0  # resumed: every result is there, so nothing is measured again
+    assert (out / "tiny.D1.untuned.json").read_text() == saved
+
+    table = out / "report" / "TABLE.md"
+    table.parent.mkdir()
+    assert upstream.main(["render", "--out", str(out), "--markdown", str(table)]) == 0
+    lines = table.read_text().splitlines()
+    assert lines[0] == upstream.HEADER
+    (row,) = [line for line in lines if line.startswith("| tiny | D1 |")]
+    ratio = result["median_us"] / 50
+    assert row.startswith(f"| tiny | D1 | 50 | {result['median_us']:,.0f} | {ratio:.2f} | – | – | – | – |")
+    assert f"over the 1 datasets that ran: {ratio:.2f}" in table.read_text()
+    assert '- broken (misc/broken.fut): broken.fut:1:1: error: "import" is not supported by incflat.' in lines
+    combined = json.loads((table.parent / "results.json").read_text())
+    assert combined["programs"]["tiny"]["datasets"]["D1"]["untuned"] == result
+    assert combined["untuned_datasets"] == 1 and combined["not_compiled"] == [lines[-1].removeprefix("- ")]
+
+
+def test_the_tuning_copy_has_only_the_training_datasets(tmp_path):
+    text = upstream.training_source(TINY, "tiny", ["D1", "D2"])
+    cases = parse_test_cases(text, tmp_path / "tuned" / "tiny.fut")
+    assert [c.name for c in cases] == ["train-D1", "train-D2"]
+    assert cases[0].input == ValuesFile("../inputs-small/tiny-D1.in", tmp_path / "tuned" / "../inputs-small/tiny-D1.in")
+    assert upstream.DISABLED_BLOCK in text.splitlines() and "data/large.in" in text
+
+
+@needs_device
+def test_the_tuned_part_tunes_on_the_small_inputs_and_times_the_tuned_program(folders):
+    checkout, anchors, out = folders
+    assert upstream.main(["run", str(checkout), "tiny", "--anchors", str(anchors), "--out", str(out),
+                          "--parts", "tuned", "--tune-seconds", "5"]) == 0
+    tuning = json.loads((out / "tiny.tuning.json").read_text())
+    assert tuning["error"] is None and tuning["training"] == {"train-D1": "f32[3, 4]"}
+    assert (out / "tuned" / "tiny.fut.tuning").is_file()
+    result = json.loads((out / "tiny.D1.tuned.json").read_text())
+    assert result["error"] is None and result["training"] == ["train-D1"] and result["kernels_us_per_run"] > 0
+    assert not (out / "tiny.D1.untuned.json").exists()
+
+
+@pytest.mark.parametrize("options, message", [
+    (["FB_NOWHERE", "--anchors", "ANCHORS"], "FB_DIR FB_NOWHERE: not a folder"),
+    (["FB", "--anchors", "FB"], "--anchors FB: holds no futhark-*.json"),
+    (["FB", "--anchors", "ANCHORS", "nw"], "no program 'nw' in futhark-test.json (known: tiny, broken)"),
+    (["FB", "--anchors", "ANCHORS", "--parts", "untuned,fast"], "argument --parts: 'untuned,fast': the parts are"),
+    (["FB", "--anchors", "ANCHORS", "--tune-seconds", "-3"], "argument --tune-seconds: '-3': a number of seconds"),
+    (["FB", "--anchors", "ANCHORS", "--sma11"], "unrecognized arguments: --sma11"),
+])
+def test_a_bad_option_is_named_without_a_traceback(folders, options, message):
+    checkout, anchors, out = folders
+    names = {"FB": str(checkout), "ANCHORS": str(anchors)}
+    argv = [names.get(o, o) for o in options]
+    done = subprocess.run([sys.executable, str(SCRIPT), "run", *argv, "--out", str(out)], capture_output=True,
+                          text=True)
+    expected = message.replace("--anchors FB", f"--anchors {checkout}")
+    assert done.returncode != 0 and expected in done.stderr and "Traceback" not in done.stderr
+    assert not out.exists()
