@@ -11,6 +11,7 @@ import contextlib
 from contextlib import ExitStack
 from dataclasses import replace
 
+from incflat.codegen.in_place import in_place_updates
 from incflat.codegen.cscalar import CTYPES, WRAPPING, binop, dim_expr, neutral_ctypes, primcall
 from incflat.codegen.kernel import INDEX, CExpr, View, iota_view
 from incflat.codegen.kernel_base import KernelBase
@@ -71,6 +72,7 @@ class KernelWriter(KernelBase):
     def __init__(self, name: str, errors):
         super().__init__(name, errors)
         self.unrolled = False  # inside a round of elements unrolled by hand (fold_loop)
+        self.in_place = set()  # the names bound by updates that write into their array (codegen.in_place)
 
     def element_loop(self, e):
         """The loop of a sequential SOAC over its elements. An innermost one is unrolled UNROLL times, so
@@ -246,6 +248,10 @@ class KernelWriter(KernelBase):
                 state.append(self.declare(CTYPES[p.type.name], self.atom(a), p.name))
                 spare.append(None)
         self.bind(e.params, state)
+        in_place = in_place_updates(e)
+        self.in_place |= in_place
+        # a result that its updates write into the state needs no second buffer
+        dests = tuple(None if isinstance(r, S.Var) and r.name in in_place else tmp for r, tmp in zip(e.body.result, spare))
         if isinstance(e.form, S.ForLoop):
             i = e.form.i
             c = self.fresh(i.name)
@@ -257,13 +263,16 @@ class KernelWriter(KernelBase):
             if isinstance(e.form, S.WhileLoop):
                 (cond,) = self.body(e.form.cond, None, group)
                 self.emit(f"if (!{cond}) break;")
-            results = self.body(e.body, tuple(spare), group)
+            results = self.body(e.body, dests, group)
             fresh = [None if isinstance(p.type, Array) else self.declare(CTYPES[p.type.name], r, "next")
                      for p, r in zip(e.params, results)]
-            for v, r, tmp in zip(state, fresh, spare):
+            for v, r, fresh_value, tmp, d in zip(state, results, fresh, spare, dests):
                 if tmp is None:
-                    self.emit(f"{v} = {r};")
-                else:
+                    self.emit(f"{v} = {fresh_value};")
+                    continue
+                if d is None and r is not v:  # (not expected: the updates wrote into the state)
+                    self.copy(r, tmp, group)
+                if d is not None or r is not v:
                     self.emit(f"{{ {self.pointer_type(v)} swapped = {v.mem}; {v.mem} = {tmp.mem}; "
                               f"{tmp.mem} = swapped; }}")
             if group and any(tmp is not None for tmp in spare):  # all have written before any reads
@@ -424,8 +433,25 @@ class KernelWriter(KernelBase):
             self.copy(src, part, group)
             offset = f"({offset} + {src.dims[0]})"
 
+    def update(self, e: S.Update, pat, dests, group, loc) -> bool:
+        """An update writes into a copy of its array, or into the array itself where in_place_updates allows
+        (a loop's state that nothing reads any more)."""
+        if pat[0].name not in self.in_place:
+            return filling(KernelWriter.fill_update)(self, e, pat, dests, group, loc)
+        if group:  # every thread has read what it reads of the array before one writes into it
+            self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+        self.write_update(e, self.env[e.arr.name], group, loc)
+        if group:
+            self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+        self.env[pat[0].name] = self.env[e.arr.name]
+        return False
+
     def fill_update(self, e: S.Update, dst: View, i: str, group: bool, loc):
         self.copy(self.env[e.arr.name], dst, group)
+        self.write_update(e, dst, group, loc)
+
+    def write_update(self, e: S.Update, dst: View, group: bool, loc):
+        """Writes an update's value into dst, which holds the array's elements."""
         if any(isinstance(x, S.DimSlice) for x in e.idxs):
             target = self.selection(dst, e.idxs)
             self.check_update(e, self.env[e.arr.name], target, loc)
@@ -719,7 +745,7 @@ TABLE = nodes.Table(f"{__name__}.TABLE", "target", {
     S.Iota: iota_or_view, S.Replicate: filling(KernelWriter.fill_replicate),
     S.Rotate: filling(KernelWriter.fill_rotate), S.Reshape: filling(KernelWriter.fill_reshape),
     S.ArrayLit: filling(KernelWriter.fill_array_lit), S.Concat: filling(KernelWriter.fill_concat),
-    S.Update: filling(KernelWriter.fill_update),
+    S.Update: KernelWriter.update,
     T.SegMap: level0(into_dests(KernelWriter.segmap0)), T.SegRed: level0(KernelWriter.segred0),
     T.SegScan: level0(into_dests(KernelWriter.block_scan)),
     S.TuningParam: unsupported, S.Scatter: unsupported, S.Filter: unsupported,

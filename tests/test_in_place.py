@@ -83,3 +83,68 @@ def test_scatter_and_updates_agree_with_numpy(library, device):
     want[0, 0:2] = (xss + 1)[1, 1:3] * 10
     np.testing.assert_array_equal(updated, want)
     np.testing.assert_array_equal(plus_one, xss + 1)
+
+
+# Inside kernels: a loop whose state is updated and then read no more writes into the state (OptionPricing's
+# Brownian bridge, LU's diagonal block), at the thread level and at the workgroup level.
+KERNEL_LOOPS = """
+entry bridge [n][m] (xss: [n][m]f32) (order: [m]i64): [n][m]f32 =
+  map (\\xs -> loop acc = copy xs for t < m do
+                 let j = order[t]
+                 let v = acc[j] + acc[(j + 1) % m]
+                 in acc with [j] = v) xss
+entry diagonal [n][b] (blocks: [n][b][b]f32): [n][b][b]f32 =
+  map (\\blk -> loop mat = copy blk for i < b - 1 do
+                  let col = map (\\j -> if j > i then mat[j, i] / (mat[i, i] + 1) else mat[j, i]) (iota b)
+                  let mat[:, i] = col
+                  let row = map (\\j -> if j > i then mat[i + 1, j] - mat[i + 1, i] else mat[i + 1, j]) (iota b)
+                  let mat[i + 1] = row
+                  in mat) blocks
+"""
+
+
+@pytest.fixture(scope="module")
+def kernel_loops(tmp_path_factory):
+    return compile_library(tmp_path_factory.mktemp("kernel_loops"), "kernel_loops", KERNEL_LOOPS)
+
+
+def test_a_loop_whose_state_is_updated_writes_into_it(kernel_loops):
+    """No kernel swaps or copies a loop's state at each step: the updates write into it."""
+    sources = "".join(k.source for k in kernel_loops.PROGRAM.kernels.values())
+    assert "swapped" not in sources
+
+
+@pytest.mark.parametrize("entry", ["bridge", "diagonal"])
+def test_every_version_of_a_loop_updated_in_place_agrees_with_the_interpreter(kernel_loops, device, entry):
+    from incflat.compiled import version_assignments
+    from incflat.datasets import compare_values
+    from incflat.ir.interp.interpreter import run_entry
+    from incflat.pipeline import source_program
+    rng = np.random.default_rng(5)
+    if entry == "bridge":
+        args = [rng.random((7, 11), dtype=np.float32), rng.permutation(11).astype(np.int64)]
+    else:
+        args = [rng.random((3, 6, 6), dtype=np.float32)]
+    want = list(run_entry(source_program(KERNEL_LOOPS), entry, args))
+    for assignment in version_assignments(kernel_loops):
+        lib = kernel_loops.load(device=device, overrides=assignment)
+        got = getattr(lib, entry)(*args)
+        assert compare_values([got], want) is None, assignment
+
+
+def test_an_update_read_afterwards_is_not_in_place():
+    """The analysis: a later read of the updated array (or of a view of it) keeps the copy."""
+    import dataclasses
+    from incflat import pipeline
+    from incflat.codegen.in_place import in_place_updates
+    from incflat.ir import source as S
+    from incflat.ir.traverse import walk_exps
+    from incflat.ir.types import I64
+    prog = pipeline.compile(KERNEL_LOOPS, "t.fut", until="remove_dead_code")
+    bridge = next(f for f in prog.funs if f.name == "bridge")
+    (loop,) = [e for e in walk_exps(bridge.body) if isinstance(e, S.Loop)]
+    assert in_place_updates(loop)
+    state = loop.params[0]
+    reread = S.Stm((S.Var("late", state.type.elem),), S.Index(state, (S.Const(0, I64),)))
+    body = dataclasses.replace(loop.body, stms=loop.body.stms + (reread,))
+    assert not in_place_updates(dataclasses.replace(loop, body=body))
