@@ -74,9 +74,9 @@ def test_print_params_lists_the_chain(program):
     assert "main.segmap_2_tile_size (tile_size)" in sizes  # V3 is tiled
     assert out[:4] == [
         f"{T1} (threshold(def, ))",
-        f"{T2} (threshold(def, !{T1}))",
+        f"{T2} (threshold(32, !{T1}))",  # an intra guard lists Futhark's default
         f"{T3} (threshold(def, !{T1} !{T2}))",
-        f"{T4} (threshold(def, !{T1} !{T2} !{T3}))",
+        f"{T4} (threshold(32, !{T1} !{T2} !{T3}))",
     ]
 
 

@@ -85,3 +85,16 @@ def test_rotate_of_an_array_on_the_host_before_counting_changes_nothing(module, 
     xs = np.arange(6, dtype=np.int32)
     out = lib.main(xs, np.int64(12))
     assert (out[0] == xs * 2).all()
+
+
+def test_a_workgroup_version_that_failed_to_launch_is_not_tried_again(module, device, capsys):
+    """A version whose kernel the driver refused (OUT_OF_RESOURCES: too many registers for so many threads)
+    falls back at once in later runs, for as many threads or more, instead of failing again at each run."""
+    import pyopencl as cl
+    ctx = module.load(device=device).ctx
+    ctx.device_state.failed_groups.clear()
+    assert ctx.fits_group("main.suff_intra_par_9", 64)
+    ctx.warn_once("main.suff_intra_par_9", 64, cl.RuntimeError("clEnqueueNDRangeKernel failed: OUT_OF_RESOURCES"))
+    assert "could not be run" in capsys.readouterr().err
+    assert not ctx.fits_group("main.suff_intra_par_9", 64) and not ctx.fits_group("main.suff_intra_par_9", 128)
+    assert ctx.fits_group("main.suff_intra_par_9", 32)

@@ -148,6 +148,7 @@ class DeviceState:
         self.copy_kernels = None  # the runtime's own layout copies (arrays.COPY_SOURCE), built when first used
         self.iotas = {}  # (length, dtype) -> the program's iota of that length (arrays.iota)
         self.constants = {}  # (values, dtype) -> the array of a literal of constants (arrays.constant_array)
+        self.failed_groups = {}  # threshold -> the fewest threads with which its workgroup version failed to launch
 
     def copy_kernel(self, name):
         if self.copy_kernels is None:
@@ -314,6 +315,8 @@ class Context:
         """A version that failed to launch; the program goes on with the next version (a warning once, or,
         for a workgroup too large for the device, a line of the -L log), or with --no-fallback stops."""
         self.falling_back(threshold, par, str(failure))
+        failed = self.device_state.failed_groups  # later runs fall back without trying again
+        failed[threshold] = min(int(par), failed.get(threshold, int(par)))
         if not isinstance(failure, WorkgroupTooLarge) and threshold not in self.warned:
             self.warned.add(threshold)
             print(f"Warning: the version guarded by {threshold} could not be run on {self.device.name} "
@@ -322,6 +325,9 @@ class Context:
     def fits_group(self, threshold, par, local_bytes_per_thread=0):
         """Whether one workgroup can hold par threads and their local memory (if not, the guard falls back)."""
         fits = 0 < int(par) <= self.max_group_size and int(par) * local_bytes_per_thread <= self.local_mem_size
+        if fits and int(par) >= self.device_state.failed_groups.get(threshold, math.inf):
+            self.falling_back(threshold, par, f"a workgroup of {int(par)} threads failed to launch before")
+            return False
         if not fits:
             self.falling_back(threshold, par, f"a workgroup of {int(par)} threads and {local_bytes_per_thread} bytes of "
                               f"local memory each; {self.device.name.strip()} has at most {self.max_group_size} "
