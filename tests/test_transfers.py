@@ -92,7 +92,6 @@ def test_a_workgroup_version_that_failed_to_launch_is_not_tried_again(module, de
     falls back at once in later runs, for as many threads or more, instead of failing again at each run."""
     import pyopencl as cl
     ctx = module.load(device=device).ctx
-    ctx.device_state.failed_groups.clear()
     assert ctx.fits_group("main.suff_intra_par_9", 64)
     ctx.warn_once("main.suff_intra_par_9", 64, cl.RuntimeError("clEnqueueNDRangeKernel failed: OUT_OF_RESOURCES"))
     assert "could not be run" in capsys.readouterr().err

@@ -148,7 +148,6 @@ class DeviceState:
         self.copy_kernels = None  # the runtime's own layout copies (arrays.COPY_SOURCE), built when first used
         self.iotas = {}  # (length, dtype) -> the program's iota of that length (arrays.iota)
         self.constants = {}  # (values, dtype) -> the array of a literal of constants (arrays.constant_array)
-        self.failed_groups = {}  # threshold -> the fewest threads with which its workgroup version failed to launch
 
     def copy_kernel(self, name):
         if self.copy_kernels is None:
@@ -282,6 +281,7 @@ class Context:
         # they finish), and the decisions done whose times are still to be read from them.
         self.commands, self.unsettled = [], []
         self.warned = set()
+        self.failed_groups = {}  # threshold -> the fewest threads with which its workgroup version failed to launch
         # host-device traffic since the last count_transfers(), and the runs (begin_run) since then
         self.transfers, self.runs = Transfers(), 0
         self.timed_transfers = None  # (Transfers, runs) of the timed runs, for -P (end_timed_runs)
@@ -315,7 +315,7 @@ class Context:
         """A version that failed to launch; the program goes on with the next version (a warning once, or,
         for a workgroup too large for the device, a line of the -L log), or with --no-fallback stops."""
         self.falling_back(threshold, par, str(failure))
-        failed = self.device_state.failed_groups  # later runs fall back without trying again
+        failed = self.failed_groups  # later runs fall back without trying again
         failed[threshold] = min(int(par), failed.get(threshold, int(par)))
         if not isinstance(failure, WorkgroupTooLarge) and threshold not in self.warned:
             self.warned.add(threshold)
@@ -325,7 +325,7 @@ class Context:
     def fits_group(self, threshold, par, local_bytes_per_thread=0):
         """Whether one workgroup can hold par threads and their local memory (if not, the guard falls back)."""
         fits = 0 < int(par) <= self.max_group_size and int(par) * local_bytes_per_thread <= self.local_mem_size
-        if fits and int(par) >= self.device_state.failed_groups.get(threshold, math.inf):
+        if fits and int(par) >= self.failed_groups.get(threshold, math.inf):
             self.falling_back(threshold, par, f"a workgroup of {int(par)} threads failed to launch before")
             return False
         if not fits:
