@@ -171,7 +171,7 @@ def transpose_into(ctx, src, rows, cols, dst):
 
 def _run_copy_kernel(ctx, name, global_size, local_size, *args):
     """Launches one of the runtime's copy kernels; `-P` counts it with the program's kernels."""
-    ctx.timed(name, ctx.device_state.copy_kernel(name)(ctx.queue, global_size, local_size, *args))
+    ctx.launch_runtime_kernel(name, global_size, local_size, args)
 
 
 def coalesced(ctx, arr, inner):

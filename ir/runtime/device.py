@@ -150,10 +150,11 @@ class DeviceState:
         self.constants = {}  # (values, dtype) -> the array of a literal of constants (arrays.constant_array)
 
     def copy_kernel(self, name):
+        """One of the runtime's own kernels (arrays.COPY_SOURCE) and the keys of its last arguments."""
         if self.copy_kernels is None:
             with compiler_quiet():
                 built = cl.Program(self.cl_ctx, COPY_SOURCE).build(options=["-w"])
-            self.copy_kernels = {k.function_name: k for k in built.all_kernels()}
+            self.copy_kernels = {k.function_name: (k, {}) for k in built.all_kernels()}
         return self.copy_kernels[name]
 
     def kernels(self, wide: bool) -> tuple:
@@ -455,6 +456,17 @@ class Context:
             raise WorkgroupTooLarge(f"kernel {name}'s workgroups need {local_bytes} bytes of local memory; "
                                     f"{self.device.name.strip()} has {self.local_mem_size}")
         self.timed(name, cl.enqueue_nd_range_kernel(self.queue, kernel, (int(global_size),), (int(local_size),)))
+
+    def launch_runtime_kernel(self, name, global_size, local_size, args):
+        """Launches one of the runtime's kernels (buffers and numpy scalars), setting only the arguments that
+        changed since its last launch (pyopencl's call sets them all, several microseconds each)."""
+        kernel, last = self.device_state.copy_kernel(name)
+        for i, arg in enumerate(args):
+            key = arg.int_ptr if isinstance(arg, cl.MemoryObjectHolder) else (arg.dtype, arg.item())
+            if last.get(i) != key:
+                kernel.set_arg(i, arg)
+                last[i] = key
+        self.timed(name, cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size))
 
     def timed(self, name, event):
         """With profiling, keeps a launched command (the program's kernels and the runtime's copies) for
