@@ -362,9 +362,11 @@ class HostWriter:
         outs = self.alloc_outputs(pat, e.types, loc, len(e.ctx), coalescing.interleaved_results(e))
         self.emit("space = " + " * ".join(f"int({self.atom(b.width)})" for b in e.ctx))
         level0 = T.level0_segops(e.body)  # the intra-group version
-        if level0:  # a workgroup per point, as wide as the widest level-0 segop
+        if level0:  # a workgroup per point, as wide as the widest level-0 segop or as the kernel can be
+            # (its registers may allow fewer threads than the device's most: its threads then take several
+            # elements each)
             widths = ", ".join(" * ".join(f"int({self.atom(b.width)})" for b in op.ctx) for op in level0)
-            self.emit(f"group_size = min(max({widths}, 1), ctx.max_group_size)")
+            self.emit(f"group_size = ctx.kernel_group_size({[k.name]!r}, min(max({widths}, 1), ctx.max_group_size))")
             self.launch(k, "space * group_size", self.args(k, outs), "space")
         else:
             self.emit(self.group_size(name, [k]))

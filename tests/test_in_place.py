@@ -148,3 +148,32 @@ def test_an_update_read_afterwards_is_not_in_place():
     reread = S.Stm((S.Var("late", state.type.elem),), S.Index(state, (S.Const(0, I64),)))
     body = dataclasses.replace(loop.body, stms=loop.body.stms + (reread,))
     assert not in_place_updates(dataclasses.replace(loop, body=body))
+
+
+@pytest.mark.parametrize("entry", ["bridge", "diagonal"])
+def test_a_workgroup_version_runs_with_fewer_threads_than_its_width(kernel_loops, device, entry, monkeypatch, capsys):
+    """A kernel whose registers allow fewer threads than the level-0 width (LU's 32 x 32 block on an H200)
+    runs with what it allows, each thread taking several elements, instead of failing to launch. Here the
+    driver is made to allow 3 threads and to refuse more, as NVIDIA's does (OUT_OF_RESOURCES)."""
+    import pyopencl as cl
+    from incflat.compiled import version_assignments
+    from incflat.datasets import compare_values
+    from incflat.ir.interp.interpreter import run_entry
+    from incflat.pipeline import source_program
+    rng = np.random.default_rng(6)
+    args = ([rng.random((5, 9), dtype=np.float32), rng.permutation(9).astype(np.int64)] if entry == "bridge"
+            else [rng.random((2, 7, 7), dtype=np.float32)])
+    want = list(run_entry(source_program(KERNEL_LOOPS), entry, args))
+    for assignment in version_assignments(kernel_loops):
+        lib = kernel_loops.load(device=device, overrides=assignment)
+        launch = lib.ctx.launch
+
+        def limited(name, global_size, local_size, *rest):
+            if local_size > 3:
+                raise cl.RuntimeError("clEnqueueNDRangeKernel failed: OUT_OF_RESOURCES")
+            return launch(name, global_size, local_size, *rest)
+        monkeypatch.setattr(lib.ctx, "kernel_group_size", lambda names, size: min(size, 3))
+        monkeypatch.setattr(lib.ctx, "launch", limited)
+        got = getattr(lib, entry)(*args)
+        assert compare_values([got], want) is None, assignment
+    assert "could not be run" not in capsys.readouterr().err
