@@ -28,27 +28,35 @@ datasets' inputs (`inputs.py OUTDIR PROGRAM ... [--small]` writes OUTDIR/PROGRAM
    The profile gives totals, so the kernels' µs per run is a mean, over another invocation, where the runtime
    is a median: a slow first run (a cold device) raises the one and not the other, and host µs per launch can
    then come out small or even negative (seen on PoCL; one launch a run shows it most).
-4. tuned: `incflat autotune` tunes a program on the datasets of its own `-- ==` block, and writes PROG.fut.tuning
-   and the tuned program beside the .fut file; futhark-benchmarks' blocks name data files the checkout does not
-   hold, and nothing may be written into FB_DIR. So the program's source is copied to OUT/tuned/PROGRAM.fut with
-   its own blocks disabled (their `==` lines become plain comments) and a block appended whose cases are the
-   training datasets: the inputs of `inputs.py --small` (OUT/inputs-small), other shapes than the timed ones,
-   named train-DATASET. `incflat autotune --no-moderate --stop-after N` (--tune-seconds, default 75) tunes it;
-   the program it writes, OUT/tuned/PROGRAM (the same code, the tuned values baked in), is timed and profiled on
-   the timed datasets as in 3. Its store (OUT/tuned/PROGRAM.fut.tuning.db) makes an interrupted tuning resume.
-   With --small, the training inputs are the timed ones: a smoke run of the machinery, not a measurement.
+4. tuned, leave-one-out, as the PPoPP'19 paper's autotuner trains on other datasets than the ones reported: a
+   program of two or more timed datasets is tuned once per dataset D, on its other timed datasets (the inputs of
+   2.), and D's tuned figure is that tuned program's, timed on D (so n datasets cost n tunings). A program of one
+   timed dataset is tuned once, on the inputs of `inputs.py --small` (OUT/inputs-small: other shapes than the
+   timed one), the records and the table saying so. `incflat autotune` tunes a program on the datasets of its own
+   `-- ==` block and writes PROG.fut.tuning and the tuned program beside the .fut file; futhark-benchmarks'
+   blocks name data files the checkout does not hold, and nothing may be written into FB_DIR. So the program's
+   source is copied to OUT/tuned/PROGRAM-without-D/PROGRAM.fut (one dataset: OUT/tuned/PROGRAM-small-inputs/)
+   with its own blocks disabled (their `==` lines become plain comments) and a block appended whose cases are the
+   training datasets (named as the anchors name them; small-DATASET for --small's inputs). `incflat autotune
+   --no-moderate --stop-after N` (--tune-seconds, default 75, per tuning) tunes it; the program it writes beside
+   (OUT/tuned/PROGRAM-without-D/PROGRAM: the same code, the tuned values baked in) is timed and profiled on D as
+   in 3. Its store (PROGRAM.fut.tuning.db, beside) makes an interrupted tuning resume. With --small, the same
+   leave-one-out on the small inputs, training and timed alike (a program of one dataset is then tuned on the
+   input it is timed on): a smoke run of the machinery, not a measurement.
 
-Each result is saved as soon as it is done (OUT/PROGRAM.compile.json, OUT/PROGRAM.tuning.json,
-OUT/PROGRAM.DATASET.PART.json) and skipped when its file exists, so that a run that is cut off resumes where it
-stopped; a failure is a result too (delete its file to try again). An --out folder holds runs of one kind of
-inputs: --small and full-size results are never mixed.
+Each result is saved as soon as it is done (OUT/PROGRAM.compile.json, OUT/PROGRAM.without-D.tuning.json or
+OUT/PROGRAM.tuning.json, OUT/PROGRAM.DATASET.PART.json, a tuned one naming its training datasets) and skipped when
+its file exists, so that a run that is cut off resumes where it stopped; a failure is a result too (delete its
+file to try again). An --out folder holds runs of one kind of inputs and of tuning: --small and full-size results
+are never mixed, nor this tuning's with those of the earlier one tuning per program on --small's inputs.
 
 `render` writes a Markdown table (to --markdown, else stdout) of every dataset: Futhark's default µs, incflat's
 untuned and tuned median µs and their ratios to Futhark's, the tuned kernels' µs per run and its ratio to
 Futhark's, and launches per run, host µs per launch and host-device bytes per run (of the tuned program; of the
 untuned one, marked †, where no tuned run exists); then the geometric means of untuned ÷ Futhark and tuned ÷
-Futhark over the datasets that ran, the training datasets, the programs that did not compile and the runs that
-failed. results.json, beside the table (or in --out), holds it all.
+Futhark over the datasets that ran, what each dataset's tuned program was tuned on ("lud 2048: tuned on 64, 256,
+1024"), the programs that did not compile and the runs that failed. results.json, beside the table (or in
+--out), holds it all.
 """
 
 from __future__ import annotations
@@ -256,56 +264,78 @@ def measure(executable: pathlib.Path, input_path: pathlib.Path, device: str | No
     return {"times_us": times, "median_us": median, **per_run(profile, median)}
 
 
-def time_datasets(program: str, part: str, executable: pathlib.Path, compile_record: dict, args,
-                  extra: dict | None = None, error: str | None = None) -> None:
-    """Each dataset's result for one part, saved as it is done; `error` fails every dataset (a failed tuning)."""
-    for dataset, figures in compile_record["datasets"].items():
-        path = result_path(args.out, program, dataset, part)
-        if path.exists():
-            continue
-        record = {"program": program, "dataset": dataset, "part": part, "small": args.small,
-                  "futhark_default_us": figures.get("default_us"),
-                  "futhark_best_version_us": figures.get("best_version_us"), "error": error, **(extra or {})}
-        if error is None:
-            try:
-                record.update(measure(executable, input_folder(args.out, args.small) / f"{program}-{dataset}.in",
-                                      args.device, args.timeout))
-            except Failed as e:
-                record["error"] = str(e)
-        save_json(path, record)
-        shown = f"failed: {record['error']}" if record["error"] else f"{record['median_us']:,.0f} µs"
-        print(f"{program} {dataset} {part}: {shown}", flush=True)
+def time_dataset(program: str, dataset: str, part: str, executable: pathlib.Path, compile_record: dict, args,
+                 extra: dict | None = None, error: str | None = None) -> None:
+    """A dataset's result for one part, saved when done; skipped where saved; `error` fails it (a failed tuning)."""
+    path = result_path(args.out, program, dataset, part)
+    if path.exists():
+        return
+    figures = compile_record["datasets"][dataset]
+    record = {"program": program, "dataset": dataset, "part": part, "small": args.small,
+              "futhark_default_us": figures.get("default_us"),
+              "futhark_best_version_us": figures.get("best_version_us"), "error": error, **(extra or {})}
+    if error is None:
+        try:
+            record.update(measure(executable, input_folder(args.out, args.small) / f"{program}-{dataset}.in",
+                                  args.device, args.timeout))
+        except Failed as e:
+            record["error"] = str(e)
+    save_json(path, record)
+    shown = f"failed: {record['error']}" if record["error"] else f"{record['median_us']:,.0f} µs"
+    print(f"{program} {dataset} {part}: {shown}", flush=True)
 
 
 # ---- tuning ----
 
-def training_source(source_text: str, program: str, datasets: list[str]) -> str:
-    """The program with its own test blocks disabled and one of the training datasets appended."""
+def held_out_of(dataset: str, datasets) -> str | None:
+    """The dataset left out of the tuning that `dataset` is timed with: itself where the program has two or more
+    timed datasets (leave-one-out), else None (the one tuning on inputs.py --small's inputs)."""
+    return dataset if len(datasets) > 1 else None
+
+
+def tuning_name(program: str, held_out: str | None) -> str:
+    """The tuning's folder under OUT/tuned/."""
+    return f"{program}-without-{held_out}" if held_out is not None else f"{program}-small-inputs"
+
+
+def tuning_path(out: pathlib.Path, program: str, held_out: str | None) -> pathlib.Path:
+    return out / (f"{program}.without-{held_out}.tuning.json" if held_out is not None else f"{program}.tuning.json")
+
+
+def training_source(source_text: str, cases: dict[str, str], title: str) -> str:
+    """The program with its own test blocks disabled and one of the training cases ({name: input path}) appended."""
     lines = [DISABLED_BLOCK if line.startswith("--") and line[2:].strip() == "==" else line
              for line in source_text.splitlines()]
-    block = ["", "-- Training datasets: inputs.py --small.", "-- =="]
-    block += [f'-- "train-{d}" input @ ../inputs-small/{program}-{d}.in' for d in datasets]
+    block = ["", f"-- Training datasets: {title}.", "-- =="]
+    block += [f'-- "{name}" input @ {path}' for name, path in cases.items()]
     return "\n".join(lines + block) + "\n"
 
 
-def tune(program: str, compile_record: dict, args) -> dict:
-    """autotune on the training datasets; the record names them and the tuned program (or the failure)."""
-    folder = args.out / "tuned"
+def tune(program: str, compile_record: dict, held_out: str | None, args) -> dict:
+    """autotune on the training datasets: the program's timed datasets but `held_out` (leave-one-out), or, where
+    held_out is None, inputs.py --small's; the record names them and the tuned program (or the failure)."""
+    folder = args.out / "tuned" / tuning_name(program, held_out)
     folder.mkdir(parents=True, exist_ok=True)
-    datasets = list(compile_record["datasets"])
-    training = input_folder(args.out, True)
-    record = {"program": program, "tune_seconds": args.tune_seconds, "training": {}, "error": None,
-              "tuned_program": str(folder / program), "tuning_file": str(folder / f"{program}.fut.tuning"),
-              "log": str(folder / f"{program}.autotune.txt")}
-    for d in datasets:
-        path = training / f"{program}-{d}.in"
-        record["training"][f"train-{d}"] = describe_values(path) if path.is_file() else None
-    if None in record["training"].values():
-        record["error"] = "inputs.py --small wrote no training input for some dataset"
+    small = held_out is None or args.small
+    inputs = input_folder(args.out, small)
+    datasets = [d for d in compile_record["datasets"] if d != held_out]
+    cases = {(d if held_out is not None else f"small-{d}"): d for d in datasets}
+    source = "inputs.py --small" if small else "inputs.py"
+    title = f"{source}'s {'datasets but ' + held_out if held_out is not None else 'inputs'}"
+    record = {"program": program, "held_out": held_out, "training_inputs": source, "training": {},
+              "tune_seconds": args.tune_seconds, "error": None, "tuned_program": str(folder / program),
+              "tuning_file": str(folder / f"{program}.fut.tuning"), "log": str(folder / f"{program}.autotune.txt")}
+    for case, d in cases.items():
+        path = inputs / f"{program}-{d}.in"
+        record["training"][case] = describe_values(path) if path.is_file() else None
+    missing = [case for case, shape in record["training"].items() if shape is None]
+    if missing:
+        record["error"] = f"{source} wrote no training input for {', '.join(missing)}"
         return record
     fut = folder / f"{program}.fut"
-    fut.write_text(training_source(pathlib.Path(compile_record["source"]).read_text(encoding="utf-8"), program,
-                                   datasets), encoding="utf-8")
+    fut.write_text(training_source(pathlib.Path(compile_record["source"]).read_text(encoding="utf-8"),
+                                   {case: f"../../{inputs.name}/{program}-{d}.in" for case, d in cases.items()},
+                                   title), encoding="utf-8")
     command = [sys.executable, "-m", "incflat", "autotune", "--no-moderate", "--stop-after", f"{args.tune_seconds:g}",
                *([f"--pass-option=-d{args.device}"] if args.device else []), fut.name]
     print(f"$ cd {folder} && incflat", " ".join(command[3:]), flush=True)
@@ -321,16 +351,24 @@ def tune(program: str, compile_record: dict, args) -> dict:
 
 # ---- run ----
 
+TUNING = "leave-one-out"  # settings.json's "tuning": how an --out folder's tuned results were trained
+
+
 def check_settings(out: pathlib.Path, small: bool) -> None:
-    """An --out folder holds results of one kind of inputs, so that a resumed run never mixes them."""
+    """An --out folder holds results of one kind of inputs and of one kind of tuning, so that a resumed run never
+    mixes them."""
     path = out / "settings.json"
-    if path.exists():
-        settings = read_json(path)
-        if settings.get("small") != small:
-            held = "--small" if settings.get("small") else "full-size"
-            raise SystemExit(f"upstream.py run: --out {out}: holds results of {held} inputs; use another --out")
-    else:
-        save_json(path, {"small": small})
+    settings = read_json(path) if path.exists() else {"small": small}
+    if settings.get("small") != small:
+        held = "--small" if settings.get("small") else "full-size"
+        raise SystemExit(f"upstream.py run: --out {out}: holds results of {held} inputs; use another --out")
+    if settings.get("tuning") != TUNING:
+        if any(out.glob("*.tuning.json")):
+            raise SystemExit(f"upstream.py run: --out {out}: holds tuned results of the earlier tuning (once per "
+                             f"program, on inputs.py --small's inputs); use another --out, or delete its "
+                             f"*.tuning.json, *.tuned.json and tuned/")
+        settings["tuning"] = TUNING
+        save_json(path, settings)
 
 
 def cmd_run(args) -> int:
@@ -360,19 +398,27 @@ def cmd_run(args) -> int:
                 print(f"{program}: {note}", flush=True)
     names = [p for p, _ in compiled]
     write_inputs(args.anchors, input_folder(args.out, args.small), anchors, names, args.small)
-    if "tuned" in args.parts and not args.small:
-        write_inputs(args.anchors, input_folder(args.out, True), anchors, names, True)
+    single = [p for p, record in compiled if len(record["datasets"]) < 2]  # tuned on inputs.py --small's inputs
+    if "tuned" in args.parts and not args.small and single:
+        write_inputs(args.anchors, input_folder(args.out, True), anchors, single, True)
     for program, record in compiled:
         if "untuned" in args.parts:
-            time_datasets(program, "untuned", pathlib.Path(record["compiled"]), record, args)
-        if "tuned" in args.parts:
-            path = args.out / f"{program}.tuning.json"
+            for dataset in record["datasets"]:
+                time_dataset(program, dataset, "untuned", pathlib.Path(record["compiled"]), record, args)
+        if "tuned" not in args.parts:
+            continue
+        for dataset in record["datasets"]:
+            if result_path(args.out, program, dataset, "tuned").exists():
+                continue
+            held_out = held_out_of(dataset, record["datasets"])
+            path = tuning_path(args.out, program, held_out)
             if not path.exists():
-                save_json(path, tune(program, record, args))
+                save_json(path, tune(program, record, held_out, args))
             tuning = read_json(path)
-            extra = {"training": list(tuning["training"])}
-            time_datasets(program, "tuned", pathlib.Path(tuning["tuned_program"]), record, args, extra,
-                          error=tuning["error"] and f"tuning failed: {tuning['error']}")
+            extra = {"held_out": held_out, "training": list(tuning["training"]),
+                     "training_inputs": tuning["training_inputs"], "tuned_program": tuning["tuned_program"]}
+            time_dataset(program, dataset, "tuned", pathlib.Path(tuning["tuned_program"]), record, args, extra,
+                         error=tuning["error"] and f"tuning failed: {tuning['error']}")
     return 0
 
 
@@ -388,9 +434,9 @@ def load_results(out: pathlib.Path) -> dict:
     programs = {}
     for record in compiles:
         program = record["program"]
-        tuning_path = out / f"{program}.tuning.json"
+        tunings = [tuning_path(out, program, held_out) for held_out in (None, *record["datasets"])]
         programs[program] = {
-            "compile": record, "tuning": read_json(tuning_path) if tuning_path.exists() else None,
+            "compile": record, "tunings": [read_json(path) for path in tunings if path.exists()],
             "datasets": {d: {part: read_json(result_path(out, program, d, part))
                              for part in PARTS if result_path(out, program, d, part).exists()}
                          for d in record["datasets"]}}
@@ -442,6 +488,23 @@ def table_row(program: str, dataset: str, parts: dict) -> tuple[str, float | Non
     return "| " + " | ".join(cells) + " |", untuned_ratio, tuned_ratio
 
 
+TUNED_ON = ("tuned on (a program of two or more datasets is tuned once per dataset, on its other datasets, and "
+            "timed on the one left out; a program of one, on inputs.py --small's inputs)")
+
+
+def tuned_on(program: str, datasets: list[str], tuning: dict) -> str:
+    """A tuning's line: the dataset it is timed on and the datasets it was tuned on."""
+    held_out = tuning.get("held_out")
+    stopped = f"; autotune stopped early: {tuning['stopped_early']}" if tuning.get("stopped_early") else ""
+    failed = f"; failed: {tuning['error']}" if tuning.get("error") else ""
+    if held_out is not None:
+        small = " (inputs.py --small's)" if tuning["training_inputs"].endswith("--small") else ""
+        return f"{program} {held_out}: tuned on {', '.join(tuning['training'])}{small}{stopped}{failed}"
+    shapes = ", ".join(f"{name} ({shape})" for name, shape in tuning["training"].items()) or "none"
+    why = ", its only timed dataset" if len(datasets) == 1 else ""
+    return f"{program} {', '.join(datasets)}: tuned on inputs.py --small's {shapes}{why}{stopped}{failed}"
+
+
 def render(results: dict) -> tuple[str, dict]:
     """The Markdown table and its lines, and the summary for results.json."""
     rows, untuned_ratios, tuned_ratios, failures, not_compiled, notes, training = [], [], [], [], [], [], []
@@ -451,11 +514,7 @@ def render(results: dict) -> tuple[str, dict]:
             not_compiled.append(f"{program} ({record['file']}): {record['error']}")
             continue
         notes += [f"{program}: {note}" for note in record["notes"]]
-        if entry["tuning"]:
-            tuning = entry["tuning"]
-            shapes = "; ".join(f"{name} ({shape})" for name, shape in tuning["training"].items()) or "none"
-            stopped = f"; autotune stopped early: {tuning['stopped_early']}" if tuning.get("stopped_early") else ""
-            training.append(f"{program}: {shapes}{stopped}")
+        training += [tuned_on(program, list(record["datasets"]), tuning) for tuning in entry["tunings"]]
         for dataset, parts in entry["datasets"].items():
             row, untuned_ratio, tuned_ratio = table_row(program, dataset, parts)
             rows.append(row)
@@ -473,7 +532,7 @@ def render(results: dict) -> tuple[str, dict]:
               f"{number(tuned_mean, 2)}",
               "- launches/run, host µs/launch and bytes/run are the tuned program's; † marks the untuned "
               "program's, where no tuned run exists"]
-    for title, items in (("tuned on (training datasets: inputs.py --small)", training),
+    for title, items in ((TUNED_ON, training),
                          ("did not compile", not_compiled), ("failed", failures), ("notes", notes)):
         if items:
             lines += ["", f"{title}:", *[f"- {item}" for item in items]]
@@ -527,7 +586,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-d", "--device", help="OpenCL device name substring, passed to the compiled programs")
     p.add_argument("--parts", type=parts_option, default=PARTS, help=f"default {','.join(PARTS)}")
     p.add_argument("--tune-seconds", type=seconds_option, default=TUNE_SECONDS,
-                   help=f"autotune's --stop-after per program (default {TUNE_SECONDS:g})")
+                   help=f"autotune's --stop-after per tuning (default {TUNE_SECONDS:g})")
     p.add_argument("--small", action="store_true", help="inputs.py --small's inputs: a smoke run on a CPU")
     p.add_argument("--timeout", type=seconds_option, default=TIMEOUT,
                    help=f"seconds per program invocation (default {TIMEOUT:g})")

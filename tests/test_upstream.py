@@ -1,7 +1,8 @@
 """futhark_examples/upstream.py on a fake futhark-benchmarks checkout and anchors folder made here: it times a
 program compiled as written, reports one that does not compile, writes nothing into the checkout, resumes from
-its saved results, tunes on a copy with its own block of training datasets, and says what is wrong with a bad
-option without a traceback."""
+its saved results, tunes each dataset of a program of two on a copy whose block holds the other dataset
+(leave-one-out) and a program of one on --small's inputs, and says what is wrong with a bad option without a
+traceback."""
 
 import json
 import pathlib
@@ -33,14 +34,19 @@ import numpy as np
 small = "--small" in sys.argv
 out, *names = [a for a in sys.argv[1:] if a != "--small"]
 os.makedirs(out, exist_ok=True)
-xss = np.arange(12 if small else 40, dtype=np.float32).reshape(-1, 4)
-if "tiny" in names:
-    with open(os.path.join(out, "tiny-D1.in"), "wb") as f:
-        f.write(b"b\\x02\\x02 f32" + np.asarray(xss.shape, dtype="<u8").tobytes() + xss.astype("<f4").tobytes())
+for name, dataset, rows in [("tiny", "D1", 10), ("tiny", "D2", 16), ("one", "D1", 10)]:
+    xss = np.arange(rows // 3 * 4 if small else rows * 4, dtype=np.float32).reshape(-1, 4)
+    if name in names:
+        with open(os.path.join(out, f"{name}-{dataset}.in"), "wb") as f:
+            f.write(b"b\\x02\\x02 f32" + np.asarray(xss.shape, dtype="<u8").tobytes() + xss.astype("<f4").tobytes())
 """
 ANCHORS = {"about": "a fake of futhark-*.json", "programs": {
     "tiny": {"file": "misc/tiny.fut", "datasets": {"D1": {"input": ["f32[10, 4]"], "default_us": 50.0,
-                                                          "best_version_us": 40.0}}},
+                                                          "best_version_us": 40.0},
+                                                   "D2": {"input": ["f32[16, 4]"], "default_us": 60.0,
+                                                          "best_version_us": 50.0}}},
+    "one": {"file": "misc/tiny.fut", "datasets": {"D1": {"input": ["f32[10, 4]"], "default_us": 50.0,
+                                                         "best_version_us": 40.0}}},
     "broken": {"file": "misc/broken.fut", "datasets": {"D1": {"input": ["i32[]=1"], "default_us": 10.0,
                                                               "best_version_us": 10.0}}}}}
 
@@ -65,7 +71,7 @@ def listing(folder: pathlib.Path) -> dict:
 def test_run_times_the_program_and_render_tabulates_it(folders):
     checkout, anchors, out = folders
     before = listing(checkout)
-    run = ["run", str(checkout), "--anchors", str(anchors), "--out", str(out), "--parts", "untuned"]
+    run = ["run", str(checkout), "tiny", "broken", "--anchors", str(anchors), "--out", str(out), "--parts", "untuned"]
     assert upstream.main(run) == 0
     assert listing(checkout) == before, "nothing is written into the checkout"
     saved = (out / "tiny.D1.untuned.json").read_text()
@@ -85,38 +91,67 @@ def test_run_times_the_program_and_render_tabulates_it(folders):
     (row,) = [line for line in lines if line.startswith("| tiny | D1 |")]
     ratio = result["median_us"] / 50
     assert row.startswith(f"| tiny | D1 | 50 | {result['median_us']:,.0f} | {ratio:.2f} | – | – | – | – |")
-    assert f"over the 1 datasets that ran: {ratio:.2f}" in table.read_text()
+    ratio2 = json.loads((out / "tiny.D2.untuned.json").read_text())["median_us"] / 60
+    assert f"over the 2 datasets that ran: {(ratio * ratio2) ** 0.5:.2f}" in table.read_text()
     assert '- broken (misc/broken.fut): broken.fut:1:1: error: "import" is not supported by incflat.' in lines
     combined = json.loads((table.parent / "results.json").read_text())
     assert combined["programs"]["tiny"]["datasets"]["D1"]["untuned"] == result
-    assert combined["untuned_datasets"] == 1 and combined["not_compiled"] == [lines[-1].removeprefix("- ")]
+    assert combined["untuned_datasets"] == 2 and combined["not_compiled"] == [lines[-1].removeprefix("- ")]
 
 
 def test_the_tuning_copy_has_only_the_training_datasets(tmp_path):
-    text = upstream.training_source(TINY, "tiny", ["D1", "D2"])
-    cases = parse_test_cases(text, tmp_path / "tuned" / "tiny.fut")
-    assert [c.name for c in cases] == ["train-D1", "train-D2"]
-    assert cases[0].input == ValuesFile("../inputs-small/tiny-D1.in", tmp_path / "tuned" / "../inputs-small/tiny-D1.in")
+    text = upstream.training_source(TINY, {"D2": "../../inputs/tiny-D2.in"}, "inputs.py's datasets but D1")
+    fut = tmp_path / "tuned" / "tiny-without-D1" / "tiny.fut"
+    (case,) = parse_test_cases(text, fut)
+    path = "../../inputs/tiny-D2.in"
+    assert case.name == "D2" and case.input == ValuesFile(path, fut.parent / path)
     assert upstream.DISABLED_BLOCK in text.splitlines() and "data/large.in" in text
 
 
 @needs_device
-def test_the_tuned_part_tunes_on_the_small_inputs_and_times_the_tuned_program(folders):
+def test_the_tuned_part_tunes_each_dataset_on_the_others_and_times_its_own_tuned_program(folders):
     checkout, anchors, out = folders
-    assert upstream.main(["run", str(checkout), "tiny", "--anchors", str(anchors), "--out", str(out),
-                          "--parts", "tuned", "--tune-seconds", "5"]) == 0
-    tuning = json.loads((out / "tiny.tuning.json").read_text())
-    assert tuning["error"] is None and tuning["training"] == {"train-D1": "f32[3, 4]"}
-    assert (out / "tuned" / "tiny.fut.tuning").is_file()
-    result = json.loads((out / "tiny.D1.tuned.json").read_text())
-    assert result["error"] is None and result["training"] == ["train-D1"] and result["kernels_us_per_run"] > 0
+    assert upstream.main(["run", str(checkout), "tiny", "one", "--anchors", str(anchors), "--out", str(out),
+                          "--parts", "tuned", "--tune-seconds", "3"]) == 0
+    programs = set()
+    for dataset, other, shape in (("D1", "D2", "f32[16, 4]"), ("D2", "D1", "f32[10, 4]")):
+        tuning = json.loads((out / f"tiny.without-{dataset}.tuning.json").read_text())
+        assert tuning["error"] is None and tuning["held_out"] == dataset and tuning["training"] == {other: shape}
+        folder = out / "tuned" / f"tiny-without-{dataset}"
+        assert tuning["tuned_program"] == str(folder / "tiny") and (folder / "tiny.fut.tuning").is_file()
+        result = json.loads((out / f"tiny.{dataset}.tuned.json").read_text())
+        assert result["error"] is None and result["kernels_us_per_run"] > 0
+        assert result["held_out"] == dataset and result["training"] == [other]
+        programs.add(result["tuned_program"])
+    assert len(programs) == 2, "each dataset is timed with its own tuned program"
+    tuning = json.loads((out / "one.tuning.json").read_text())  # one dataset: tuned on --small's inputs
+    assert tuning["error"] is None and tuning["held_out"] is None and tuning["training"] == {"small-D1": "f32[3, 4]"}
+    result = json.loads((out / "one.D1.tuned.json").read_text())
+    assert result["error"] is None and result["training"] == ["small-D1"]
+    assert result["training_inputs"] == "inputs.py --small"
     assert not (out / "tiny.D1.untuned.json").exists()
+
+    table = out / "TABLE.md"
+    assert upstream.main(["render", "--out", str(out), "--markdown", str(table)]) == 0
+    assert json.loads((out / "results.json").read_text())["tuned_datasets"] == 3
+    lines = table.read_text().splitlines()
+    assert "- tiny D1: tuned on D2" in lines and "- tiny D2: tuned on D1" in lines
+    assert "- one D1: tuned on inputs.py --small's small-D1 (f32[3, 4]), its only timed dataset" in lines
+
+
+def test_an_out_folder_of_the_earlier_tuning_is_refused(folders):
+    checkout, anchors, out = folders
+    out.mkdir()
+    (out / "settings.json").write_text(json.dumps({"small": False}))
+    (out / "tiny.tuning.json").write_text("{}")
+    with pytest.raises(SystemExit, match="holds tuned results of the earlier tuning"):
+        upstream.main(["run", str(checkout), "tiny", "--anchors", str(anchors), "--out", str(out)])
 
 
 @pytest.mark.parametrize("options, message", [
     (["FB_NOWHERE", "--anchors", "ANCHORS"], "FB_DIR FB_NOWHERE: not a folder"),
     (["FB", "--anchors", "FB"], "--anchors FB: holds no futhark-*.json"),
-    (["FB", "--anchors", "ANCHORS", "nw"], "no program 'nw' in futhark-test.json (known: tiny, broken)"),
+    (["FB", "--anchors", "ANCHORS", "nw"], "no program 'nw' in futhark-test.json (known: tiny, one, broken)"),
     (["FB", "--anchors", "ANCHORS", "--parts", "untuned,fast"], "argument --parts: 'untuned,fast': the parts are"),
     (["FB", "--anchors", "ANCHORS", "--tune-seconds", "-3"], "argument --tune-seconds: '-3': a number of seconds"),
     (["FB", "--anchors", "ANCHORS", "--sma11"], "unrecognized arguments: --sma11"),
