@@ -11,6 +11,8 @@ nest is a view of that array, not a kernel copying rows.
 `nest` (flatten.maps), the loop rule G7 (flatten.loops) and the branch rule G8 (flatten.branches).
 """
 
+import dataclasses
+
 from incflat.flatten.nests import bind, bound_in, names_of
 from incflat.ir import source as S
 from incflat.ir import target as T
@@ -77,6 +79,7 @@ class DistributionRule:
                 # what is the same for every point of the nest is computed once, on the host
                 hoisted, group = _hoisted(group, variant)
                 stms.extend(hoisted)
+                stms.extend(self.hoisted_iotas(ctx, group, variant))
                 # a row of the nest's array is a view of it, whatever else the run does (pathfinder_batch's
                 # `wall[0]` beside its range check): not a kernel whose threads copy whole rows
                 if len(group) > 1:
@@ -117,13 +120,54 @@ class DistributionRule:
             pat = tuple(S.Var(self.names.fresh(p.name), t) for p, t in zip(outputs, out_types))
             expanded.update((p.name, v) for p, v in zip(outputs, pat))
             stms.extend(bind(pat, e, group[0].loc))
-        if all(isinstance(a, S.Var) and a.name in expanded for a in body.result):
+        # an array result the same at every point (a free variable, or made once on the host) is replicated
+        # over the nest on the host: one copy on the device, not each point copying it alone
+        for a in body.result:
+            if isinstance(a, S.Var) and isinstance(a.type, Array) and a.name not in expanded and a.name not in variant:
+                v = a
+                for b in reversed(ctx):
+                    wider = S.Var(self.names.fresh(a.name), array_of(v.type, (S.dim_of(b.width),)))
+                    stms.append(S.Stm((wider,), S.Replicate(b.width, v), body.stms[-1].loc if body.stms else None))
+                    v = wider
+                expanded[a.name] = v
+        rest = [k for k, a in enumerate(body.result) if not (isinstance(a, S.Var) and a.name in expanded)]
+        if not rest:
             return S.Body(tuple(stms), tuple(expanded[a.name] for a in body.result))
-        # results that no group computes (parameters, free variables, constants): one more nest copies them
-        copy_body = S.Body((), body.result)
-        copy = T.SegMap(level, self.extend_ctx(ctx, copy_body, expanded), copy_body, types)
-        pat = tuple(S.Var(self.names.fresh("res"), t) for t in types)
-        return S.Body(tuple(stms) + (S.Stm(pat, copy),), pat)
+        # results that no group computes (parameters, constants): one more nest copies them
+        copy_body = S.Body((), tuple(body.result[k] for k in rest))
+        copy = T.SegMap(level, self.extend_ctx(ctx, copy_body, expanded), copy_body, tuple(types[k] for k in rest))
+        pat = tuple(S.Var(self.names.fresh("res"), types[k]) for k in rest)
+        copied = dict(zip(rest, pat))
+        results = tuple(copied[k] if k in copied else expanded[a.name] for k, a in enumerate(body.result))
+        return S.Body(tuple(stms) + (S.Stm(pat, copy),), results)
+
+    def hoisted_iotas(self, ctx: tuple, group: list, variant: set) -> list:
+        """The iotas of a run whose length is the same at every point, taken out of the run (in place) and made
+        once on the host, their length checked only where the nest has points (as the run would): the later
+        nests read them whole, not an iota per point written into an array over the nest."""
+        found, bound = [], set(variant)
+        for stm in list(group):
+            if isinstance(stm.exp, S.Iota) and not set(free_in_exp(stm.exp)) & bound:
+                group.remove(stm)
+                found.append(stm)
+            else:
+                bound |= {p.name for p in stm.pat}
+        if not found:
+            return []
+        stms, count = [], ctx[0].width
+        for b in ctx[1:]:
+            product = S.Var(self.names.fresh("points"), I64)
+            stms.append(S.Stm((product,), S.BinOp("*", count, b.width, I64), found[0].loc))
+            count = product
+        points = S.Var(self.names.fresh("points"), BOOL)
+        stms.append(S.Stm((points,), S.BinOp("!=", count, S.Const(0, I64), BOOL), found[0].loc))
+        for stm in found:
+            checked = points
+            if stm.exp.checked is not None:
+                checked = S.Var(self.names.fresh("runs"), BOOL)
+                stms.append(S.Stm((checked,), S.BinOp("&&", stm.exp.checked, points, BOOL), stm.loc))
+            stms.append(S.Stm(stm.pat, dataclasses.replace(stm.exp, checked=checked), stm.loc))
+        return stms
 
     def context_view(self, ctx: tuple, level: int, stm: S.Stm, view, expanded: dict, widths: tuple) -> list:
         """A transpose or a slice of each point's part of an array over the nest is a transpose or a slice of

@@ -489,6 +489,32 @@ def _g5_body(body: S.Body) -> S.Body:
     return S.Body(tuple(stms), body.result)
 
 
+# ---- replicates inside maps are maps ----
+
+def replicates_as_maps(prog: S.Program) -> S.Program:
+    """Inside a map's lambda, `replicate n x` becomes `map (\\_ -> x) (iota n)`: a parallel statement that
+    distribution (G6) makes a nest of its own, one thread an element, where a replicate would be run by each
+    point of the enclosing nest alone (LocVolCalib's per-strike grids: 256 threads each writing 65,536
+    elements). At the host level a replicate stays a fill."""
+    names = NameSource(all_names(prog))
+    return map_bodies(prog, lambda body: _replicates_body(body, names, False))
+
+
+def _replicates_body(body: S.Body, names: NameSource, in_map: bool) -> S.Body:
+    stms = []
+    for stm in body.stms:
+        e = stm.exp
+        inner = in_map or isinstance(e, S.Map)
+        e = map_nested(e, lambda b: _replicates_body(b, names, inner))
+        if in_map and isinstance(e, S.Replicate):
+            positions = S.Var(names.fresh("replicated_i"), array_of(I64, (S.dim_of(e.n),)))
+            stms.append(S.Stm((positions,), S.Iota(e.n, I64, e.checked), stm.loc))
+            ignored = S.Var(names.fresh("i"), I64)
+            e = S.Map(e.n, S.Lambda((ignored,), S.Body((), (e.x,)), (e.x.type,)), (positions,))
+        stms.append(S.Stm(stm.pat, e, stm.loc))
+    return S.Body(tuple(stms), body.result)
+
+
 # ---- rotations read through their index function ----
 
 def index_rotations(prog: S.Program) -> S.Program:

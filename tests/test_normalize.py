@@ -8,6 +8,8 @@ import pytest
 
 from incflat import pipeline
 from incflat.ir import source as S
+from incflat.ir import target as T
+from incflat.ir.traverse import walk_exps
 from incflat.ir.analysis import has_assertions
 from incflat.ir.errors import CompileError
 from incflat.pipeline import source_program
@@ -189,3 +191,24 @@ def test_a_map_over_rotations_reads_them_through_their_index_function():
         args = [np.arange(n, dtype=np.int32) * 3 - 4, np.int64(k)]
         want, got = run_entry(reference, "main", args), run_entry(prog, "main", args)
         assert all(np.array_equal(g, w) for g, w in zip(got, want)), (n, k)
+
+
+def test_a_replicate_inside_a_map_becomes_a_map_that_distribution_parallelises():
+    """LocVolCalib's per-strike grids: `replicate m x` inside a map is `map (\\_ -> x) (iota m)`, a nest of its
+    own after distribution (one thread an element), not a loop each point of the outer nest runs alone. A
+    replicate at the host level stays a fill; a negative size is still an error only where it is checked."""
+    source = ("entry main [n] (xs: [n]f32) (m: i64): ([n][m]f32, [m]f32) =\n"
+              "  (map (\\x -> let r = replicate m (x * 2) in map (+ 1) r) xs, replicate m 0)\n")
+    prog = pipeline.compile(source, "t.fut", until="replicates_as_maps")
+    body = prog.funs[0].body
+    assert [type(s.exp).__name__ for s in body.stms if isinstance(s.exp, (S.Replicate, S.Map))] == ["Map", "Replicate"]
+    outer = next(s.exp for s in body.stms if isinstance(s.exp, S.Map))
+    assert not any(isinstance(s.exp, S.Replicate) for s in outer.lam.body.stms)
+    reference = source_program(source, "t.fut")
+    for n, m in [(0, 3), (3, 0), (4, 5)]:
+        args = [np.arange(n, dtype=np.float32), np.int64(m)]
+        want, got = run_entry(reference, "main", args), run_entry(prog, "main", args)
+        assert all(np.array_equal(g, w) for g, w in zip(got, want)), (n, m)
+    versions = pipeline.compile(source, "t.fut", until="flatten")
+    kernels = [e for f in versions.funs for e in walk_exps(f.body) if isinstance(e, T.SegMap) and e.level == 1]
+    assert any(len(k.ctx) == 2 for k in kernels), "some version runs a thread per element of the replicate"
