@@ -20,6 +20,18 @@ from incflat.ir import target as T
 from incflat.ir.types import I64
 
 
+def nested_widths(body: S.Body, bound: set) -> tuple:
+    """The widths of the first nest of maps in a body (a map, the first map in its lambda, ...) that are the
+    same at every point (not bound in the body); () where it has none. (A thread's reduction or scan is its
+    own sequential work, as a thread-level version's is.)"""
+    for stm in body.stms:
+        e = stm.exp
+        if isinstance(e, S.Map):
+            own = (e.width,) if not names_of((e.width,)) & bound else ()
+            return own + nested_widths(e.lam.body, bound | {p.name for s in e.lam.body.stms for p in s.pat})
+    return ()
+
+
 class GuardRules:
     """Thresholds, guards and the bodies of versions."""
 
@@ -32,9 +44,15 @@ class GuardRules:
         """G3: e_top (a segmap over ctx, the map's context, of the sequential body), e_middle and e_flat under
         guards; e_top alone where the other versions would equal it."""
         e_middle_body = intra_body(body)
+        bound = bound_anywhere(ctx, body)
         intra_pars = [T.par_of_ctx(op.ctx) for op in T.level0_segops(e_middle_body)]
-        if any(names_of(par) & bound_anywhere(ctx, body) for par in intra_pars):
+        if any(names_of(par) & bound for par in intra_pars):
             intra_pars = []  # the workgroup size must be known before the kernel starts
+        # as Futhark's, the parallelism an intra-group version has is all of its body's: a workgroup segop
+        # whose threads each run a nest of maps (LUD's map over blocks, each a 32 x 32 product) is one that
+        # needs more threads than it has (the guard's `fits` then goes on to a version that gives them)
+        intra_pars = [par + nested_widths(op.body, bound) for op, par in zip(T.level0_segops(e_middle_body),
+                                                                            intra_pars)]
         flattens = self.nest_rule_applies(ctx, body)
         if not intra_pars and not flattens:
             return e_top

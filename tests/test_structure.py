@@ -10,6 +10,7 @@ from incflat.pipeline import target_program
 from incflat.flatten.versions import segop_counts
 from incflat.ir import source as S
 from incflat.ir import target as T
+from incflat.ir.traverse import walk_exps
 
 CASES = [
     # (program, segop counts, number of thresholds)
@@ -99,7 +100,6 @@ entry b [n][m] (xss: [n][m]f32): [n]f32 = map (\\xs -> reduce (*) 1 xs) xss
 
 def _level0_contexts(source: str) -> list:
     """The widths of each workgroup-level segmap's context, as the flattener emits them."""
-    from incflat.flatten.versions import walk_exps
     from incflat.ir import target as T
     target = target_program(source, "t.fut")
     return [tuple(str(b.width) for b in e.ctx) for f in target.funs for e in walk_exps(f.body)
@@ -159,3 +159,16 @@ def test_a_batch_of_grids_reads_its_rows_where_they_lie():
     assert check.pat == () and all(isinstance(s.exp, S.Assert) for s in check.exp.body.stms)
     loop = next(s.exp for s in flat.stms if isinstance(s.exp, S.Loop))
     assert loop.init[0].name == next(s for s in flat.stms if isinstance(s.exp, S.If)).pat[0].name
+
+
+def test_an_intra_group_guard_counts_the_maps_each_thread_would_run():
+    """LUD's internal blocks: a workgroup per row of blocks, a thread per block, would leave each thread a
+    32 x 32 nest of maps. Its guard's parallelism counts them (m * 32 * 32: it does not fit a workgroup, and
+    the version with a workgroup per block runs), as Futhark's does; a thread's own reduction is not counted
+    (the workgroup per block: 32 * 32, each thread a sum of 32)."""
+    source = ("entry main [m] (a: [m][m][32][32]f32) (b: [32][32]f32): [m][m][32][32]f32 =\n"
+              "  map (\\row -> map (\\blk -> map (\\r -> map (\\c -> f32.sum (map2 (*) r c)) b) blk) row) a\n")
+    guards = [e for f in target_program(source).funs for e in walk_exps(f.body)
+              if isinstance(e, T.Guard) and e.kind == "intra"]
+    pars = [tuple(a.value if isinstance(a, S.Const) else a.name.split("_")[0] for a in g.par) for g in guards]
+    assert ("m", 32, 32) in pars and (32, 32) in pars, pars
