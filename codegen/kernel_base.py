@@ -2,6 +2,8 @@
 extends): the kernel's parameters (its inputs, outputs, index numbers, local and scratch memory), its lines and
 fresh names, the run-time checks it records, and atoms as C text."""
 
+import math
+
 from incflat.codegen.cscalar import CTYPES, c_const, dim_expr
 from incflat.codegen.kernel import (INDEX, ArrayParam, CExpr, ErrorBuffer, IndexParam, Kernel, LocalParam,
                                     ScalarParam, ScratchParam, View, iota_view)
@@ -9,6 +11,10 @@ from incflat.ir.runtime.prims import CTYPE_SIZES, PRIMS
 from incflat.ir import source as S
 from incflat.ir.errors import Unsupported
 from incflat.ir.types import Array, Scalar
+
+
+# The most elements of a thread's intermediate array (of constant size) that its private memory holds.
+PRIVATE_ELEMENTS = 64
 
 
 class KernelBase:
@@ -22,6 +28,7 @@ class KernelBase:
         self.errors = errors  # the program's run-time error table: (where, message template)
         self.inputs = set()  # names of the kernel's scalar inputs: host values too
         self.shared = False  # whether intermediate arrays belong to the workgroup (the intra-group level)
+        self.spaces = {}  # the name of each intermediate array's memory (or pointer to it) -> its address space
         self.checks = errors.checks  # bounds, division and coercion checks
         self.k.params.append(ErrorBuffer())
 
@@ -116,7 +123,18 @@ class KernelBase:
         if any(isinstance(d, str) and d not in self.inputs for d in t.shape):
             raise Unsupported("an intermediate array inside a kernel whose size is computed in the kernel", loc)
         prim = PRIMS[t.elem.name]
+        elements = math.prod(t.shape) if all(isinstance(d, int) for d in t.shape) else None
+        if not self.shared and elements is not None and elements <= PRIVATE_ELEMENTS:
+            # a thread's small array of constant size lives in its private memory (registers, or the L1
+            # cache), as Futhark's do: not in global memory, whose latency a thread's sequential loop waits on
+            mem = self.fresh("private")
+            self.k.preamble.append(f"{prim.ctype} {mem}[{max(elements, 1)}];")
+            self.spaces[mem] = ""
+            dims = tuple(dim_expr(d) for d in t.shape)
+            return View(mem, prim.ctype, "0", dims,
+                        tuple(" * ".join(f"({d})" for d in dims[k + 1:]) or "1" for k in range(len(dims))))
         mem = self.fresh("scratch")
+        self.spaces[mem] = "__local" if self.shared else "__global"
         self.k.params.append(ScratchParam(mem, prim.ctype, prim.numpy_spelling, tuple(t.shape), self.shared))
         dims = tuple(dim_expr(d) for d in t.shape)
         strides = [" * ".join(f"({d})" for d in dims[k + 1:]) or "1" for k in range(len(dims))]

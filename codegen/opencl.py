@@ -242,8 +242,10 @@ class KernelWriter(KernelBase):
             if isinstance(p.type, Array):
                 buf, other = self.scratch(p.type, loc), self.scratch(p.type, loc)
                 self.copy(self.atom(a), buf, group)
-                state.append(replace(buf, mem=self.declare(self.pointer_type(buf), buf.mem, "state")))
-                spare.append(replace(other, mem=self.declare(self.pointer_type(other), other.mem, "spare")))
+                for views, view, base in ((state, buf, "state"), (spare, other, "spare")):
+                    pointer = self.declare(self.pointer_type(view), view.mem, base)
+                    self.spaces[pointer] = self.spaces[view.mem]
+                    views.append(replace(view, mem=pointer))
             else:
                 state.append(self.declare(CTYPES[p.type.name], self.atom(a), p.name))
                 spare.append(None)
@@ -281,7 +283,8 @@ class KernelWriter(KernelBase):
         return False
 
     def pointer_type(self, view) -> str:
-        return f"{'__local' if self.shared else '__global'} {view.ctype} *"
+        """The C type of a pointer to an intermediate array's memory, in its address space."""
+        return f"{self.spaces[view.mem]} {view.ctype} *".lstrip()
 
     def if_(self, e: S.If, pat, dests, group, loc) -> bool:
         """Scalar results in variables; array results written by either branch into one destination."""

@@ -177,3 +177,30 @@ def test_a_workgroup_version_runs_with_fewer_threads_than_its_width(kernel_loops
         got = getattr(lib, entry)(*args)
         assert compare_values([got], want) is None, assignment
     assert "could not be run" not in capsys.readouterr().err
+
+
+PRIVATE = """
+entry main [n] (xs: [n]f32): [n][8]f32 =
+  map (\\x -> loop acc = replicate 8 x for i < 8 do acc with [i] = acc[(i + 1) % 8] * 2 + f32.i64 i) xs
+entry wide [n] (xs: [n]f32): [n][100]f32 =
+  map (\\x -> loop acc = replicate 100 x for i < 100 do acc with [i] = acc[(i + 1) % 100] * 2) xs
+"""
+
+
+def test_a_threads_small_array_of_constant_size_is_private(tmp_path, device):
+    """A thread's array of at most PRIVATE_ELEMENTS elements of constant size lives in its private memory (no
+    global scratch buffer); a larger one keeps its global scratch; both agree with the interpreter."""
+    from incflat.codegen.kernel_base import PRIVATE_ELEMENTS
+    from incflat.datasets import compare_values
+    from incflat.ir.interp.interpreter import run_entry
+    from incflat.pipeline import source_program
+    module = compile_library(tmp_path, "private", PRIVATE)
+    assert 8 <= PRIVATE_ELEMENTS < 100
+    sources = {k.name: k.source for k in module.PROGRAM.kernels.values()}
+    assert any("float private_" in s for s in sources.values())
+    assert any("scratch" in s and "private" not in s for s in sources.values())
+    xs = np.linspace(-1, 1, 13, dtype=np.float32)
+    lib = module.load(device=device)
+    for entry in ("main", "wide"):
+        want = list(run_entry(source_program(PRIVATE), entry, [xs]))
+        assert compare_values([getattr(lib, entry)(xs)], want) is None, entry
