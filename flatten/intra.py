@@ -45,22 +45,27 @@ def intra_body(body: S.Body) -> S.Body:
 def map_nest(e: S.Map) -> tuple:
     """A perfect nest of maps as one context and the innermost body: `map (\\i -> map (\\j -> f i j) ys) xs`
     gives (i in xs, j in ys) and f, so that a workgroup runs every point of the nest (NW's and LUD's blocks),
-    not a thread per row. Only where every width is a constant and the points fit a workgroup: a nest of
-    run-time widths may not fit, and its version with a thread per row is the one that runs then
-    (LocVolCalib's explicit steps). Scalar statements of an outer body (what normalisation hoisted out of
-    the inner map: `r > i`, `blk[r, i]`) move into the inner body, computed at each point."""
+    not a thread per row. Where the widths are constants, only while the points fit a workgroup (NEST_POINTS);
+    a run-time width joins when it is the same at every point of the nest (the intra-group guard counts it,
+    flatten.guards.nested_widths, and takes the version only where the points fit). Scalar statements of an
+    outer body (what normalisation hoisted out of the inner map: `r > i`, `blk[r, i]`) move into the inner
+    body, computed at each point; with a run-time width (which may be 0) only those that cannot fail."""
     ctx, body = (T.Binding(e.width, e.lam.params, e.arrs),), e.lam.body
     points = e.width.value if isinstance(e.width, S.Const) else None
-    while points is not None and body.stms and body.stms[-1].pat == body.result \
-            and isinstance(body.stms[-1].exp, S.Map):
+    bound = {p.name for p in e.lam.params}
+    while body.stms and body.stms[-1].pat == body.result and isinstance(body.stms[-1].exp, S.Map):
         lead, inner = body.stms[:-1], body.stms[-1].exp
-        # (a width of at least 1: a statement moved in still runs, and fails, wherever it did)
-        if not isinstance(inner.width, S.Const) or not 0 < points * inner.width.value <= NEST_POINTS \
-                or not all(_per_point(stm) for stm in lead) \
-                or names_of(inner.arrs) & {p.name for stm in lead for p in stm.pat}:
+        bound |= {p.name for stm in lead for p in stm.pat}
+        if isinstance(inner.width, S.Const) and points is not None:
+            # (a width of at least 1: a statement moved in still runs, and fails, wherever it did)
+            fits = 0 < points * inner.width.value <= NEST_POINTS and all(_per_point(stm) for stm in lead)
+        else:
+            fits = not names_of((inner.width,)) & bound and all(_cannot_fail(stm) for stm in lead)
+        if not fits or names_of(inner.arrs) & {p.name for stm in lead for p in stm.pat}:
             break
-        points *= inner.width.value
+        points = points * inner.width.value if points is not None and isinstance(inner.width, S.Const) else None
         ctx = ctx + (T.Binding(inner.width, inner.lam.params, inner.arrs),)
+        bound |= {p.name for p in inner.lam.params}
         body = S.Body(lead + inner.lam.body.stms, inner.lam.body.result)
     return ctx, body
 
@@ -69,6 +74,12 @@ def _per_point(stm: S.Stm) -> bool:
     """A statement that may as well run at each point of an inner map: scalar arithmetic or a load."""
     return isinstance(stm.exp, (S.BinOp, S.UnOp, S.PrimCall, S.AtomExp, S.Index)) \
         and not any(isinstance(p.type, Array) for p in stm.pat)
+
+
+def _cannot_fail(stm: S.Stm) -> bool:
+    """A per-point statement that cannot fail (no load, no division): it may run at no point at all."""
+    return _per_point(stm) and not isinstance(stm.exp, S.Index) \
+        and not (isinstance(stm.exp, S.BinOp) and stm.exp.op in ("/", "%", "//", "%%", "**"))
 
 
 def local_bytes(intra: S.Body) -> int:

@@ -108,8 +108,9 @@ def _level0_contexts(source: str) -> list:
 
 def test_a_constant_nest_of_maps_is_one_workgroup_level_segmap():
     """NW's blocks: a map over 16 rows of a map over 16 columns runs as 256 points in the intra-group
-    version (a thread each), not 16 threads each walking a row; a nest of run-time widths keeps a thread per
-    row (its points may not fit a workgroup), and so does one wider than NEST_POINTS."""
+    version (a thread each), not 16 threads each walking a row; so is a nest of run-time widths the same at
+    every point (its guard counts r * c and takes it only where they fit a workgroup); one of constant widths
+    wider than NEST_POINTS keeps a thread per row."""
     block = ("entry main [n] (xss: [n][16][16]i32): [n][16][16]i32 =\n"
              "  map (\\b -> loop b = b for k < 3 do\n"
              "                map (\\i -> map (\\j -> b[i, j] + b[j, i] + i32.i64 k) (iota 16)) (iota 16)) xss")
@@ -117,7 +118,7 @@ def test_a_constant_nest_of_maps_is_one_workgroup_level_segmap():
     assert _level0_contexts(block) == [("16i64", "16i64"), ("16i64",)]
     runtime = ("entry main [n][r][c] (xss: [n][r][c]i32): [n][r][c]i32 =\n"
                "  map (\\b -> loop b = b for k < 3 do map (\\row -> map (\\x -> x + 1) row) b) xss")
-    assert [len(widths) for widths in _level0_contexts(runtime)] == [1, 1]
+    assert [len(widths) for widths in _level0_contexts(runtime)] == [2, 1]
     wide = block.replace("16", "64")
     assert _level0_contexts(wide) == [("64i64",), ("64i64",)]
 
