@@ -126,34 +126,6 @@ def test_no_platform_or_no_matching_device_says_what_there_is(monkeypatch):
         dev.choose_device(device_sub="gpu")
 
 
-def test_a_filter_the_host_has_no_memory_for_is_an_error_not_a_kill(monkeypatch):
-    """filter compacts on the host: with too little host memory for the copies (a filter of 1.5 billion
-    elements on a 24 GiB machine whose CPU device holds them already: the fuzzer's case), an out-of-memory
-    error at the filter's position, before anything is copied."""
-    from incflat.ir.runtime import arrays
-    monkeypatch.setattr(arrays, "host_available_bytes", lambda: 10 ** 9)
-    n = 1_526_726_675
-    flags, xs = arrays.DeviceArray(None, (n,), np.bool_), arrays.DeviceArray(None, (n,), np.int64)
-    with pytest.raises(ProgramError, match=r"^t\.fut:1:41: Out of memory: filter would copy \d+ bytes to the host "
-                                           r"\(arrays of shape \[1526726675\]\), which has 1000000000 bytes"):
-        arrays.compact(None, flags, [xs], "t.fut:1:41")
-
-
-def test_the_host_s_available_memory_is_known_on_linux(monkeypatch):
-    """Linux's MemAvailable; where /proc/meminfo is absent, it is not known (None)."""
-    from incflat.ir.runtime import arrays
-    available = arrays.host_available_bytes()
-    if sys.platform.startswith("linux"):
-        assert 0 < available <= os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    else:
-        assert available is None
-
-    def no_meminfo(path, *args, **kwargs):
-        raise FileNotFoundError(path)
-    monkeypatch.setattr(arrays, "open", no_meminfo, raising=False)
-    assert arrays.host_available_bytes() is None
-
-
 def test_timed_runs_pause_the_garbage_collector_and_collect_between_runs():
     """The collector's pauses came at the same call of every invocation, so on the same configuration of runs
     taken in turn (PoCL, backprop: the second of two identical configurations timed 1.7x the first): off

@@ -97,3 +97,35 @@ def test_a_workgroup_version_that_failed_to_launch_is_not_tried_again(module, de
     assert "could not be run" in capsys.readouterr().err
     assert not ctx.fits_group("main.suff_intra_par_9", 64) and not ctx.fits_group("main.suff_intra_par_9", 128)
     assert ctx.fits_group("main.suff_intra_par_9", 32)
+
+
+FILTERS = """
+entry main [n] (xs: [n]i32) (k: i32): ([]i32, []bool, [][2]f32) =
+  let kept = filter (\\x -> x % k == 0) (map (+ 1) xs)
+  let flags = filter (\\b -> b) (map (\\x -> x > 0) xs)
+  let rows = filter (\\r -> r[0] > 0) (map (\\x -> [f32.i32 x, f32.i32 (x * 2)]) xs)
+  in (kept, flags, rows)
+"""
+
+
+@pytest.fixture(scope="module")
+def filters(tmp_path_factory):
+    return compile_library(tmp_path_factory.mktemp("filters"), "filters", FILTERS)
+
+
+@pytest.mark.parametrize("n, k", [(0, 2), (1, 1), (7, 3), (300, 1), (3000, 5), (70000, 7), (5000, 100000)])
+def test_filter_compacts_on_the_device(filters, device, n, k):
+    """filter's compaction runs on the device (counts per workgroup, their offsets, the positions in order,
+    then a scatter), whatever the sizes: nothing but the kept count is read back, and the results are the
+    interpreter's (in order: a filter keeps its elements' order)."""
+    lib = filters.load(device=device)
+    xs = ((np.arange(n, dtype=np.int64) * 7919) % 201 - 100).astype(np.int32)
+    entry = lib._program.entry_points["main"]
+    inputs = entry.upload(lib.ctx, [xs, np.int32(k)])
+    lib.ctx.count_transfers()
+    results = lib.ctx.call(entry.fn, inputs)
+    lib.ctx.queue.finish()
+    moved, _ = lib.ctx.count_transfers()
+    assert (moved.arrays_up, moved.arrays_down) == (0, 0), moved.as_json()
+    got = [lib.ctx.from_device(r) for r in results]
+    assert compare_values(got, list(run_entry(source_program(FILTERS), "main", [xs, np.int32(k)]))) is None

@@ -2,8 +2,8 @@
 
 Part of the runtime every compiled program carries. The generated host code calls the functions of
 `__all__`. They work on the device: an array passes through the host only where the program reads or writes
-it there (an entry point's arguments and results) and in compact (filter's second half); Context.upload and
-Context.download count every transfer (-P prints them).
+it there (an entry point's arguments and results); Context.upload and Context.download count every transfer
+(-P prints them).
 """
 
 import math
@@ -121,7 +121,55 @@ def _copy_source() -> str:
             "  if (i >= 0 && i < n) dst[dst_off + i * row + e] = src[src_off + k * row + e];\n}\n"
             f"__kernel void incflat_iota_{size}(__global {ctype} *dst, long n) {{\n"
             f"  long g = get_global_id(0); if (g < n) dst[g] = ({ctype}) g;\n}}\n")
-    return "".join(out)
+    return "".join(out) + _COMPACT_SOURCE
+
+
+# filter's compaction, in three kernels: each workgroup counts the kept elements of its chunk (counts), one
+# thread turns the counts into the chunks' first positions and the total (offsets), and each workgroup gives
+# every element of its chunk its position among the kept ones, in order, or -1 (positions), which the scatter
+# kernel then writes by. The group size is a power of two, at most COMPACT_GROUP.
+COMPACT_GROUP = 256
+_COMPACT_SOURCE = f"""
+__kernel void incflat_compact_counts(__global const uchar *flags, long n, long per_group, __global long *counts) {{
+  __local long sums[{COMPACT_GROUP}];
+  long g = get_group_id(0), start = g * per_group, end = min(n, start + per_group), c = 0;
+  int l = get_local_id(0), size = get_local_size(0);
+  for (long i = start + l; i < end; i += size) c += flags[i] != 0;
+  sums[l] = c;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = size / 2; s > 0; s >>= 1) {{
+    if (l < s) sums[l] += sums[l + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }}
+  if (l == 0) counts[g] = sums[0];
+}}
+__kernel void incflat_compact_offsets(__global long *counts, long groups) {{
+  if (get_global_id(0) != 0) return;
+  long acc = 0;
+  for (long g = 0; g < groups; g++) {{ long c = counts[g]; counts[g] = acc; acc += c; }}
+  counts[groups] = acc;
+}}
+__kernel void incflat_compact_positions(__global const uchar *flags, long n, long per_group,
+                                        __global const long *counts, __global long *pos) {{
+  __local long sums[{COMPACT_GROUP}];
+  long g = get_group_id(0), start = g * per_group, end = min(n, start + per_group), base = counts[g];
+  int l = get_local_id(0), size = get_local_size(0);
+  for (long t = start; t < end; t += size) {{
+    long i = t + l, f = (i < end && flags[i] != 0) ? 1 : 0;
+    sums[l] = f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int d = 1; d < size; d <<= 1) {{
+      long v = l >= d ? sums[l - d] : 0;
+      barrier(CLK_LOCAL_MEM_FENCE);
+      sums[l] += v;
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }}
+    if (i < end) pos[i] = f ? base + sums[l] - 1 : -1;
+    base += sums[size - 1];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }}
+}}
+"""
 
 
 COPY_SOURCE = _copy_source()
@@ -505,32 +553,30 @@ def scatter(ctx, dest, idxs, vals, in_place=False):
     return out
 
 
-CHECKED_HOST_COPY = 2 ** 28  # bytes of host copies above which compact checks the host's available memory
-
-
 def compact(ctx, flags, arrs, where=""):
-    """The count and the elements of each array where flags hold (filter's second half). It runs on the host:
-    where the host has too little memory for the copies, that is the program's error, not the system's kill
-    (on a CPU device the arrays already take the host's memory)."""
-    need = sum(math.prod(a.shape) * a.dtype.itemsize * 2 for a in arrs) + math.prod(flags.shape) * 2
-    available = host_available_bytes() if need > CHECKED_HOST_COPY else None  # a file read: not every call
-    if available is not None and need > available:
-        fail(where, f"Out of memory: filter would copy {need} bytes to the host (arrays of shape "
-             f"{shape_text(flags.shape)}), which has {available} bytes available.")
-    keep = to_host(ctx, flags).astype(bool)
-    return [np.int64(keep.sum())] + [ctx.to_device(to_host(ctx, a)[keep]) for a in arrs]
-
-
-def host_available_bytes():
-    """The memory the host can still give (Linux's MemAvailable), or None where that is not known."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+    """The count and the elements of each array where flags hold (filter's second half), on the device: the
+    count is read back (the arrays' size), nothing else."""
+    n = flags.shape[0]
+    if n == 0:
+        return [np.int64(0)] + [ctx.empty((0,) + a.shape[1:], a.dtype, where, "filter") for a in arrs]
+    if flags.offset or flags.strides != row_major_strides(flags.shape):  # (the kernels read it from element 0)
+        flags = manifest(ctx, flags)
+    group = 1 << (min(COMPACT_GROUP, ctx.max_group_size).bit_length() - 1)
+    groups = min(ceil_div(n, group), 1024)
+    per_group = ceil_div(ceil_div(n, groups), group) * group
+    counts = ctx.empty((groups + 1,), np.int64, where, "filter")
+    positions = ctx.empty((n,), np.int64, where, "filter")
+    args = (flags.buf, np.int64(n), np.int64(per_group))
+    _run_copy_kernel(ctx, "incflat_compact_counts", (groups * group,), (group,), *args, counts.buf)
+    _run_copy_kernel(ctx, "incflat_compact_offsets", (1,), (1,), counts.buf, np.int64(groups))
+    _run_copy_kernel(ctx, "incflat_compact_positions", (groups * group,), (group,), *args, counts.buf,
+                     positions.buf)
+    kept = np.int64(index(ctx, counts, (groups,), where))
+    out = [kept]
+    for a in arrs:
+        dest = ctx.empty((int(kept),) + a.shape[1:], a.dtype, where, "filter")
+        out.append(scatter(ctx, dest, positions, a, in_place=True) if kept else dest)
+    return out
 
 
 def prim_call(fn, result_type, *args):
