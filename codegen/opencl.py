@@ -449,6 +449,19 @@ class KernelWriter(KernelBase):
         self.env[pat[0].name] = self.env[e.arr.name]
         return False
 
+    def fill_scatter(self, e: S.Scatter, dst: View, i: str, group: bool, loc):
+        """dest with dest[is[k]] = vs[k] for every in-bounds is[k], into a copy (out-of-bounds writes are
+        ignored; of several writes to one row, one wins, as in Futhark)."""
+        self.copy(self.env[e.dest.name], dst, group)
+        idxs, vals = self.env[e.idxs.name], self.env[e.vals.name]
+        with self.row_loop(i, idxs.dims[0], group):
+            k = self.declare("long", idxs.elem([i]), "k")
+            with self.block(f"if ({k} >= 0 && {k} < {dst.dims[0]})"):
+                if len(dst.dims) > 1:
+                    self.copy(vals.slice([i]), dst.slice([k]), False)
+                else:
+                    self.emit(f"{dst.elem([k])} = {vals.elem([i])};")
+
     def fill_update(self, e: S.Update, dst: View, i: str, group: bool, loc):
         self.copy(self.env[e.arr.name], dst, group)
         self.write_update(e, dst, group, loc)
@@ -751,7 +764,7 @@ TABLE = nodes.Table(f"{__name__}.TABLE", "target", {
     S.Update: KernelWriter.update,
     T.SegMap: level0(into_dests(KernelWriter.segmap0)), T.SegRed: level0(KernelWriter.segred0),
     T.SegScan: level0(into_dests(KernelWriter.block_scan)),
-    S.TuningParam: unsupported, S.Scatter: unsupported, S.Filter: unsupported,
+    S.Scatter: filling(KernelWriter.fill_scatter), S.TuningParam: unsupported, S.Filter: unsupported,
 }, absent={
     **SOURCE_ONLY,
     T.Guard: "guards stand at the host level only: flattening puts none in a segop's body (ir.verify checks)",

@@ -204,3 +204,42 @@ def test_a_threads_small_array_of_constant_size_is_private(tmp_path, device):
     for entry in ("main", "wide"):
         want = list(run_entry(source_program(PRIVATE), entry, [xs]))
         assert compare_values([getattr(lib, entry)(xs)], want) is None, entry
+
+
+KERNEL_SCATTERS = """
+entry rows [n][m] (xss: [n][m]i32) (is: [m]i64): [n][m]i32 =
+  map (\\xs -> loop acc = copy xs for t < 3 do scatter acc is (map (\\x -> x * 2 + i32.i64 t) acc)) xss
+entry blocks [n] (bs: [n][4][4]i32): [n][4][4]i32 =
+  map (\\b -> scatter_2d (copy b) [(0, 3), (3, 0), (5, 1), (-1, 0)] [b[1, 1], b[2, 2], 7, 8]) bs
+entry whole_rows [n] (bs: [n][4][3]f32) (is: [2]i64): [n][4][3]f32 =
+  map (\\b -> scatter (copy b) is [b[3], map (+ 1) b[0]]) bs
+"""
+
+
+@pytest.fixture(scope="module")
+def kernel_scatters(tmp_path_factory):
+    return compile_library(tmp_path_factory.mktemp("kernel_scatters"), "kernel_scatters", KERNEL_SCATTERS)
+
+
+@pytest.mark.parametrize("entry", ["rows", "blocks", "whole_rows"])
+def test_every_version_of_a_scatter_inside_a_kernel_agrees_with_the_interpreter(kernel_scatters, device, entry):
+    """NW's blocks: scatter (and scatter_2d, a scatter of the flattened array) inside a kernel, at the thread
+    level and by a workgroup, into a copy of its destination; out-of-bounds indices are ignored; rows of a
+    multi-dimensional destination too."""
+    from incflat.compiled import version_assignments
+    from incflat.datasets import compare_values
+    from incflat.ir.interp.interpreter import run_entry
+    from incflat.pipeline import source_program
+    rng = np.random.default_rng(7)
+    if entry == "rows":
+        args = [rng.integers(-9, 9, (5, 6), dtype=np.int32), np.array([5, -1, 0, 6, 2, 3], dtype=np.int64)]
+    elif entry == "blocks":
+        args = [rng.integers(-9, 9, (3, 4, 4), dtype=np.int32)]
+    else:
+        args = [rng.random((3, 4, 3), dtype=np.float32), np.array([1, 9], dtype=np.int64)]
+    want = list(run_entry(source_program(KERNEL_SCATTERS), entry, args))
+    assignments = version_assignments(kernel_scatters)
+    assert len(assignments) > 1
+    for assignment in assignments:
+        lib = kernel_scatters.load(device=device, overrides=assignment)
+        assert compare_values([getattr(lib, entry)(*args)], want) is None, assignment
