@@ -15,6 +15,24 @@ from incflat.ir.types import Array, Scalar
 
 # The most elements of a thread's intermediate array (of constant size) that its private memory holds.
 PRIVATE_ELEMENTS = 64
+# A thread's intermediate arrays in global memory are interleaved: element f at f * THREADS + the thread.
+THREADS = f"(({INDEX})get_global_size(0))"
+
+
+def row_major(dims, factor=None) -> tuple:
+    """The strides (C) of an array of `dims` laid out row-major, each a multiple of `factor` (the distance of
+    consecutive elements; None: 1)."""
+    strides = tuple(" * ".join(f"({d})" for d in dims[k + 1:]) or "1" for k in range(len(dims)))
+    return strides if factor is None else tuple(f"({s}) * {factor}" for s in strides)
+
+
+def reshaped(view: View, dims) -> "View | None":
+    """The same elements in row-major order as an array of `dims`, as a view of the same memory, where `view` is
+    laid out row-major (an intermediate array, or a row or a slice of rows of one); else None."""
+    for factor in (None, THREADS):
+        if type(view) is View and tuple(view.strides) == row_major(view.dims, factor):
+            return View(view.mem, view.ctype, view.offset, tuple(dims), row_major(tuple(dims), factor))
+    return None
 
 
 class KernelBase:
@@ -131,18 +149,14 @@ class KernelBase:
             self.k.preamble.append(f"{prim.ctype} {mem}[{max(elements, 1)}];")
             self.spaces[mem] = ""
             dims = tuple(dim_expr(d) for d in t.shape)
-            return View(mem, prim.ctype, "0", dims,
-                        tuple(" * ".join(f"({d})" for d in dims[k + 1:]) or "1" for k in range(len(dims))))
+            return View(mem, prim.ctype, "0", dims, row_major(dims))
         mem = self.fresh("scratch")
         self.spaces[mem] = "__local" if self.shared else "__global"
         self.k.params.append(ScratchParam(mem, prim.ctype, prim.numpy_spelling, tuple(t.shape), self.shared))
         dims = tuple(dim_expr(d) for d in t.shape)
-        strides = [" * ".join(f"({d})" for d in dims[k + 1:]) or "1" for k in range(len(dims))]
         if self.shared:  # in the workgroup's local memory
-            return View(mem, prim.ctype, "0", dims, tuple(strides))
-        threads = f"(({INDEX})get_global_size(0))"
-        return View(mem, prim.ctype, f"(({INDEX})get_global_id(0))", dims,
-                    tuple(f"({s}) * {threads}" for s in strides))
+            return View(mem, prim.ctype, "0", dims, row_major(dims))
+        return View(mem, prim.ctype, f"(({INDEX})get_global_id(0))", dims, row_major(dims, THREADS))
 
     # ---- atoms ----
 

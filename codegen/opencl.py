@@ -14,7 +14,7 @@ from dataclasses import replace
 from incflat.codegen.in_place import in_place_updates
 from incflat.codegen.cscalar import CTYPES, WRAPPING, binop, dim_expr, neutral_ctypes, primcall
 from incflat.codegen.kernel import INDEX, CExpr, View, iota_view
-from incflat.codegen.kernel_base import KernelBase
+from incflat.codegen.kernel_base import KernelBase, reshaped
 from incflat.codegen.lifted import Lifted
 from incflat.ir import nodes
 from incflat.ir import source as S
@@ -272,9 +272,9 @@ class KernelWriter(KernelBase):
                 if tmp is None:
                     self.emit(f"{v} = {fresh_value};")
                     continue
-                if d is None and r is not v:  # (not expected: the updates wrote into the state)
+                if d is None and r != v:  # (not expected: the updates wrote into the state)
                     self.copy(r, tmp, group)
-                if d is not None or r is not v:
+                if d is not None or r != v:
                     self.emit(f"{{ {self.pointer_type(v)} swapped = {v.mem}; {v.mem} = {tmp.mem}; "
                               f"{tmp.mem} = swapped; }}")
             if group and any(tmp is not None for tmp in spare):  # all have written before any reads
@@ -441,18 +441,33 @@ class KernelWriter(KernelBase):
         (a loop's state that nothing reads any more)."""
         if pat[0].name not in self.in_place:
             return filling(KernelWriter.fill_update)(self, e, pat, dests, group, loc)
+        self.in_place_write(pat, e.arr, group, lambda dst: self.write_update(e, dst, group, loc))
+        return False
+
+    def in_place_write(self, pat, arr: S.Var, group: bool, write):
+        """An update's or a scatter's writes into its array itself, which pat then names."""
         if group:  # every thread has read what it reads of the array before one writes into it
             self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
-        self.write_update(e, self.env[e.arr.name], group, loc)
+        write(self.env[arr.name])
         if group:
             self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
-        self.env[pat[0].name] = self.env[e.arr.name]
+        self.env[pat[0].name] = self.env[arr.name]
+
+    def scatter(self, e: S.Scatter, pat, dests, group, loc) -> bool:
+        """A scatter writes into a copy of its destination, or into the destination itself where
+        in_place_updates allows (a loop's state that nothing reads any more)."""
+        if pat[0].name not in self.in_place:
+            return filling(KernelWriter.fill_scatter)(self, e, pat, dests, group, loc)
+        self.in_place_write(pat, e.dest, group, lambda dst: self.write_scatter(e, dst, self.fresh("i"), group))
         return False
 
     def fill_scatter(self, e: S.Scatter, dst: View, i: str, group: bool, loc):
-        """dest with dest[is[k]] = vs[k] for every in-bounds is[k], into a copy (out-of-bounds writes are
-        ignored; of several writes to one row, one wins, as in Futhark)."""
         self.copy(self.env[e.dest.name], dst, group)
+        self.write_scatter(e, dst, i, group)
+
+    def write_scatter(self, e: S.Scatter, dst: View, i: str, group: bool):
+        """dst[is[k]] = vs[k] for every in-bounds is[k] (out-of-bounds writes are ignored; of several writes
+        to one row, one wins, as in Futhark)."""
         idxs, vals = self.env[e.idxs.name], self.env[e.vals.name]
         with self.row_loop(i, idxs.dims[0], group):
             k = self.declare("long", idxs.elem([i]), "k")
@@ -730,6 +745,16 @@ def iota_or_view(w: KernelWriter, e: S.Iota, pat, dests, group, loc) -> bool:
     return filling(KernelWriter.fill_iota)(w, e, pat, dests, group, loc)
 
 
+def reshape_or_view(w: KernelWriter, e: S.Reshape, pat, dests, group, loc) -> bool:
+    """A reshape of an array laid out row-major that no destination awaits is a view of the same memory (an
+    intermediate array's, which no statement writes into but an update in place: codegen.in_place)."""
+    view = reshaped(w.env[e.arr.name], tuple(dim_expr(d) for d in pat[0].type.shape)) if dests[0] is None else None
+    if view is None:
+        return filling(KernelWriter.fill_reshape)(w, e, pat, dests, group, loc)
+    w.env[pat[0].name] = view
+    return False
+
+
 def unsupported(w: KernelWriter, e, pat, dests, group, loc):
     """A construct that has no code inside a kernel yet: the versions that hold one are pruned (codegen.host's
     supports, for codegen.lower.prune)."""
@@ -759,12 +784,12 @@ TABLE = nodes.Table(f"{__name__}.TABLE", "target", {
     S.Redomap: KernelWriter.seq_redomap, S.Map: into_dests(KernelWriter.seq_map),
     S.Scanomap: into_dests(KernelWriter.seq_scanomap), S.Hist: into_dests(KernelWriter.seq_hist),
     S.Iota: iota_or_view, S.Replicate: filling(KernelWriter.fill_replicate),
-    S.Rotate: filling(KernelWriter.fill_rotate), S.Reshape: filling(KernelWriter.fill_reshape),
+    S.Rotate: filling(KernelWriter.fill_rotate), S.Reshape: reshape_or_view,
     S.ArrayLit: filling(KernelWriter.fill_array_lit), S.Concat: filling(KernelWriter.fill_concat),
     S.Update: KernelWriter.update,
     T.SegMap: level0(into_dests(KernelWriter.segmap0)), T.SegRed: level0(KernelWriter.segred0),
     T.SegScan: level0(into_dests(KernelWriter.block_scan)),
-    S.Scatter: filling(KernelWriter.fill_scatter), S.TuningParam: unsupported, S.Filter: unsupported,
+    S.Scatter: KernelWriter.scatter, S.TuningParam: unsupported, S.Filter: unsupported,
 }, absent={
     **SOURCE_ONLY,
     T.Guard: "guards stand at the host level only: flattening puts none in a segop's body (ir.verify checks)",
