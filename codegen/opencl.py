@@ -253,7 +253,8 @@ class KernelWriter(KernelBase):
         in_place = in_place_updates(e)
         self.in_place |= in_place
         # a result that its updates write into the state needs no second buffer
-        dests = tuple(None if isinstance(r, S.Var) and r.name in in_place else tmp for r, tmp in zip(e.body.result, spare))
+        dests = tuple(None if isinstance(r, S.Var) and r.name in in_place else tmp
+                      for r, tmp in zip(e.body.result, spare))
         if isinstance(e.form, S.ForLoop):
             i = e.form.i
             c = self.fresh(i.name)
@@ -559,16 +560,9 @@ class KernelWriter(KernelBase):
             # warp are coalesced (global memory) and hit distinct banks (local memory), where a thread per
             # row made a warp's accesses a row apart
             flat = self.fresh("c")
-            with self.block(f"for (long {flat} = get_local_id(0); {flat} < {' * '.join(f'({d})' for d in src.dims)}; "
-                            f"{flat} += get_local_size(0))"):
-                idxs, rest = [], flat
-                for k in range(len(src.dims)):
-                    inner = " * ".join(f"({d})" for d in src.dims[k + 1:]) or "1"
-                    idxs.append(self.declare("long", f"({rest}) / ({inner})", "c"))
-                    if k + 1 < len(src.dims):
-                        rest = self.declare("long", f"({rest}) % ({inner})", "c")
+            idxs = unravel(flat, src.dims)
+            with self.row_loop(flat, " * ".join(f"({d})" for d in src.dims), group):
                 self.emit(f"{dst.elem(idxs)} = {src.elem(idxs)};")
-            self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
             return
         idxs = []
         with ExitStack() as loops:

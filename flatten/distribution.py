@@ -154,11 +154,7 @@ class DistributionRule:
                 bound |= {p.name for p in stm.pat}
         if not found:
             return []
-        stms, count = [], ctx[0].width
-        for b in ctx[1:]:
-            product = S.Var(self.names.fresh("points"), I64)
-            stms.append(S.Stm((product,), S.BinOp("*", count, b.width, I64), found[0].loc))
-            count = product
+        stms, count = self.points(ctx, found[0].loc)
         points = S.Var(self.names.fresh("points"), BOOL)
         stms.append(S.Stm((points,), S.BinOp("!=", count, S.Const(0, I64), BOOL), found[0].loc))
         for stm in found:
@@ -199,17 +195,21 @@ class DistributionRule:
                 src = p
         return tuple(T.Binding(b.width, tuple(ps), tuple(a)) for b, ps, a in zip(ctx, params, arrs))
 
+    def points(self, ctx: tuple, loc) -> tuple:
+        """(statements, atom): the number of points of the context, the product of its widths."""
+        stms, count = [], ctx[0].width
+        for b in ctx[1:]:
+            product = S.Var(self.names.fresh("points"), I64)
+            stms.append(S.Stm((product,), S.BinOp("*", count, b.width, I64), loc))
+            count = product
+        return stms, count
+
     def unless_empty(self, ctx: tuple, v: S.Var, e, otherwise, loc) -> list:
         """Statements binding v to e where every width of the context is positive, and to `otherwise`
         (which computes the same where there are points) where one is zero."""
-        acc = ctx[0].width
-        stms = []
-        for b in ctx[1:]:
-            prod = S.Var(self.names.fresh("points"), I64)
-            stms.append(S.Stm((prod,), S.BinOp("*", acc, b.width, I64), loc))
-            acc = prod
+        stms, count = self.points(ctx, loc)
         empty = S.Var(self.names.fresh("empty"), BOOL)
-        stms.append(S.Stm((empty,), S.BinOp("==", acc, S.Const(0, I64), BOOL), loc))
+        stms.append(S.Stm((empty,), S.BinOp("==", count, S.Const(0, I64), BOOL), loc))
         branches = []
         for branch in (otherwise, e):
             r = S.Var(self.names.fresh(v.name), v.type)

@@ -456,10 +456,6 @@ def quotient(a, b) -> float | None:
     return a / b if a is not None and b else None
 
 
-def geometric_mean(ratios: list[float]) -> float | None:
-    return math.exp(statistics.fmean(math.log(r) for r in ratios)) if ratios else None
-
-
 HEADER = ("| program | dataset | Futhark µs | untuned µs | untuned ÷ Futhark | tuned µs | tuned ÷ Futhark "
           "| tuned kernels µs | kernels ÷ Futhark | launches/run | host µs/launch | host-device bytes/run |")
 
@@ -521,7 +517,7 @@ def render(results: dict) -> tuple[str, dict]:
             untuned_ratios += [untuned_ratio] if untuned_ratio else []
             tuned_ratios += [tuned_ratio] if tuned_ratio else []
             failures += [f"{program} {dataset} {part}: {r['error']}" for part, r in parts.items() if r.get("error")]
-    untuned_mean, tuned_mean = geometric_mean(untuned_ratios), geometric_mean(tuned_ratios)
+    untuned_mean, tuned_mean = (statistics.geometric_mean(r) if r else None for r in (untuned_ratios, tuned_ratios))
     lines = [HEADER, "|" + "---|" * (HEADER.count("|") - 1), *rows, ""]
     if results["small"]:
         lines.append("Inputs of `inputs.py --small` (a smoke run): Futhark's figures are of the full-size inputs, "

@@ -79,8 +79,8 @@ def test_profile_reports_the_transfers_of_the_timed_runs(tmp_path, device):
     assert profile["transfers"]["from_device"] == {"arrays": 0, "bytes": 0}
 
 
-def test_rotate_of_an_array_on_the_host_before_counting_changes_nothing(module, device):
-    """The old host path (np.roll) is gone: a rotation by a multiple of the length returns the array."""
+def test_a_rotation_by_a_multiple_of_the_length_is_the_array(module, device):
+    """rotate by a multiple of the length: the same elements (the runtime returns the array itself)."""
     lib = module.load(device=device)
     xs = np.arange(6, dtype=np.int32)
     out = lib.main(xs, np.int64(12))

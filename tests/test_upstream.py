@@ -112,7 +112,7 @@ def test_the_tuning_copy_has_only_the_training_datasets(tmp_path):
 def test_the_tuned_part_tunes_each_dataset_on_the_others_and_times_its_own_tuned_program(folders):
     checkout, anchors, out = folders
     assert upstream.main(["run", str(checkout), "tiny", "one", "--anchors", str(anchors), "--out", str(out),
-                          "--parts", "tuned", "--tune-seconds", "3"]) == 0
+                          "--parts", "tuned", "--tune-seconds", "60"]) == 0
     programs = set()
     for dataset, other, shape in (("D1", "D2", "f32[16, 4]"), ("D2", "D1", "f32[10, 4]")):
         tuning = json.loads((out / f"tiny.without-{dataset}.tuning.json").read_text())

@@ -181,7 +181,7 @@ def copy_into(ctx, src, dst):
     if n == 0:
         return
     size = src.dtype.itemsize
-    if src.buf is not dst.buf and _contiguous(src) and _contiguous(dst):  # one command, no kernel's arguments
+    if src.buf is not dst.buf and contiguous(src) and contiguous(dst):  # one command, no kernel's arguments
         ctx.timed("incflat_copy_buffer", cl.enqueue_copy(ctx.queue, dst.buf, src.buf, byte_count=n * size,
                                                          src_offset=src.offset * size, dst_offset=dst.offset * size))
         return
@@ -199,7 +199,8 @@ def copy_into(ctx, src, dst):
                      *(np.int64(v) for v in dims + sstr + dstr))
 
 
-def _contiguous(arr):
+def contiguous(arr) -> bool:
+    """Whether an array's elements lie row-major, one after another from its offset."""
     return arr.strides == row_major_strides(arr.shape)
 
 
@@ -234,7 +235,7 @@ def coalesced(ctx, arr, inner):
     if threads == 1 or all(a == b for d, a, b in zip(arr.shape, arr.strides, strides) if d != 1):
         return arr
     out = ctx.empty(arr.shape, arr.dtype, interleave=inner)
-    if arr.strides == row_major_strides(arr.shape) and arr.dtype.itemsize in _COPY_TYPES:
+    if contiguous(arr) and arr.dtype.itemsize in _COPY_TYPES:
         transpose_into(ctx, arr, threads, row, out)
     else:
         copy_into(ctx, arr, out)
@@ -394,7 +395,7 @@ def manifest(ctx, arr):
     n = int(np.prod(arr.shape, dtype=np.int64))
     if n == 0:
         return out
-    if arr.strides == row_major_strides(arr.shape):
+    if contiguous(arr):
         cl.enqueue_copy(ctx.queue, out.buf, arr.buf, byte_count=n * arr.dtype.itemsize,
                         src_offset=arr.offset * arr.dtype.itemsize, dst_offset=0)
     else:
@@ -407,7 +408,7 @@ def _updated(ctx, arr, in_place, *reads):
     else reads its buffer) and it is row-major and none of the arrays the write reads is in its buffer, else a
     copy."""
     shared = any(isinstance(r, DeviceArray) and r.buf is arr.buf for r in reads)
-    if in_place and not shared and arr.strides == row_major_strides(arr.shape):
+    if in_place and not shared and contiguous(arr):
         return arr
     return manifest(ctx, arr)
 
@@ -527,7 +528,7 @@ def reshape(ctx, shape, arr, where=""):
     shape = tuple(int(d) for d in shape)
     if any(d < 0 for d in shape) or math.prod(shape) != math.prod(arr.shape):
         fail(where, f"Cannot reshape array of shape {shape_text(arr.shape)} to array of shape {shape_text(shape)}.")
-    flat = arr if arr.strides == row_major_strides(arr.shape) else manifest(ctx, arr)
+    flat = arr if contiguous(arr) else manifest(ctx, arr)
     return DeviceArray(flat.buf, shape, flat.dtype, None, flat.offset)
 
 
@@ -543,7 +544,7 @@ def scatter(ctx, dest, idxs, vals, in_place=False):
         return out
     if size not in _COPY_TYPES or len(idxs.strides) != 1:  # not expected: no element type has another size
         raise ProgramError(f"scatter of {dest.dtype} elements")
-    if vals.strides != row_major_strides(vals.shape):
+    if not contiguous(vals):
         vals = manifest(ctx, vals)
     group = 256
     _run_copy_kernel(ctx, f"incflat_scatter_{size}", (ceil_div(count * row, group) * group,), (group,), out.buf,
@@ -559,7 +560,7 @@ def compact(ctx, flags, arrs, where=""):
     n = flags.shape[0]
     if n == 0:
         return [np.int64(0)] + [ctx.empty((0,) + a.shape[1:], a.dtype, where, "filter") for a in arrs]
-    if flags.offset or flags.strides != row_major_strides(flags.shape):  # (the kernels read it from element 0)
+    if flags.offset or not contiguous(flags):  # (the kernels read it from element 0)
         flags = manifest(ctx, flags)
     group = 1 << (min(COMPACT_GROUP, ctx.max_group_size).bit_length() - 1)
     groups = min(ceil_div(n, group), 1024)

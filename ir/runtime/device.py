@@ -17,7 +17,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.tools as cl_tools
 
-from .arrays import COPY_SOURCE, DeviceArray, check_sizes, interleaved_strides, row_major_strides, shape_text
+from .arrays import COPY_SOURCE, DeviceArray, check_sizes, contiguous, interleaved_strides, shape_text
 from .errors import KernelUnavailable, ProgramError, WorkgroupTooLarge, fail
 from .prims import PRIMS
 from .tuning import USER_PARAM, comparison_line, default_threshold_line, device_line, no_fallback_error
@@ -407,7 +407,7 @@ class Context:
         """A numpy copy of a (possibly strided) device array; a numpy scalar for a rank-0 array."""
         if any(d == 0 for d in arr.shape):
             return np.empty(arr.shape, arr.dtype)
-        if arr.strides == row_major_strides(arr.shape):  # contiguous: only its own elements are read
+        if contiguous(arr):  # only its own elements are read
             host = np.empty(arr.shape, arr.dtype)
             self.download(host, arr.buf, arr.offset * arr.dtype.itemsize)
             return host[()] if host.ndim == 0 else host

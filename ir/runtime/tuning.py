@@ -2,9 +2,10 @@
 
 - Tuning parameters (`Param`): thresholds, named `<entry>.suff_outer_par_<k>` / `<entry>.suff_intra_par_<k>`,
   each guard being `threshold <= par` (true takes the less flattened version), and each kernel's workgroup
-  size, grid size and tile size, and the program's `#[param(NAME)]` parameters. `--print-params` lists them one a line as `name (class)`; a threshold's class
-  is `threshold(<default or def>, <ancestors>)` (an intra guard's default is INTRA_DEFAULT), each ancestor `name` or `!name` (reached when that guard was
-  false). `listing` writes it; `parse_listing` is its only parser.
+  size, grid size and tile size, and the program's `#[param(NAME)]` parameters. `--print-params` lists them
+  one a line as `name (class)`; a threshold's class is `threshold(<default or def>, <ancestors>)` (an intra
+  guard's default is INTRA_DEFAULT), each ancestor `name` or `!name` (reached when that guard was false).
+  `listing` writes it; `parse_listing` is its only parser.
 - The version tree (`build_forest`): the thresholds as nodes, each under the outcome of its parent, rebuilt the
   same way from the target IR (the compiler) and from a listing (the tuner); `version_assignments` enumerates
   threshold values that reach every code version. `NEVER` is the value that makes a guard false.
@@ -15,8 +16,8 @@
   `parse_no_fallback`), which tells the tuner that at this ePar the guard's true side runs its false side.
 - Log lines: `-L` prints `Compared <threshold> <= <par>: true.` (`comparison_line`, `parse_comparisons`) and
   `-D` prints `Device: <name> (<platform>)` (`device_line`, `parse_device`) and `Default threshold: <n>`, the
-  value of every threshold that lists no default and that no tuned default, tuning file or --param sets (`default_threshold_line`,
-  `parse_default_threshold`).
+  value of every threshold that lists no default and that no tuned default, tuning file or --param sets
+  (`default_threshold_line`, `parse_default_threshold`).
 - The tuned-defaults block of a compiled program, between two marker lines: `defaults_block` writes it (the
   compiler, at first empty) and `with_defaults` replaces it (the tuner).
 
