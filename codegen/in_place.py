@@ -5,10 +5,15 @@ them: NW's `scatter_2d`, a scatter of the flattened block) would otherwise copy 
 iteration (O(n) per step: the Brownian bridge of OptionPricing, LU's diagonal block, NW's blocks). An update
 writes into the array it updates when nothing reads that array, or any view of its memory, after the update:
 then no one can tell the old array from the new. The analysis is syntactic, on the loop's body alone.
+
+Outside a loop's chain, `Owner` follows the arrays a body makes as its code is written: one that a statement of
+the body wrote into memory of its own (LUD's and NW's blocks, copied in and then updated) and that one statement
+alone reads may be written into by that statement (an update, a scatter) or kept (a loop's initial state).
 """
 
+from incflat.codegen.kernel import View
 from incflat.ir import source as S
-from incflat.ir.analysis import free_in_exp
+from incflat.ir.analysis import free_in_exp, use_counts
 
 # Expressions whose result may be a view of their array argument (share its memory in a kernel).
 VIEWS = (S.Index, S.Rearrange, S.Reshape, S.AtomExp)
@@ -77,3 +82,29 @@ def _array_args(e) -> list:
     if isinstance(e, S.AtomExp):
         return [e.x.name] if isinstance(e.x, S.Var) else []
     return [e.arr.name]
+
+
+class Owner:
+    """The arrays of one body being written (codegen.opencl's KernelWriter.body) that own their memory: made by
+    a statement of the body into memory allocated while it was written, or by an update, a scatter or a loop
+    that took over such an array, or a view of one that the view alone reads. Such an array that the body reads
+    once is its reader's to write into."""
+
+    def __init__(self, body: S.Body):
+        self.once = {name for name, n in use_counts(body).items() if n == 1}
+        self.owning = set()
+
+    def consumable(self, name: str) -> bool:
+        return name in self.owning and name in self.once
+
+    def bound(self, stm: S.Stm, env: dict, allocated: list):
+        """Notes the arrays that `stm` bound (env: their views) which own their memory; `allocated`: the
+        memories allocated while it was written."""
+        e = stm.exp
+        consumed = {env[n].mem for n in free_in_exp(e) if self.consumable(n) and isinstance(env.get(n), View)}
+        for p in stm.pat:
+            view = env.get(p.name)
+            if type(view) is not View:
+                continue
+            if view.mem in allocated or view.mem in consumed:
+                self.owning.add(p.name)

@@ -47,6 +47,7 @@ class KernelBase:
         self.inputs = set()  # names of the kernel's scalar inputs: host values too
         self.shared = False  # whether intermediate arrays belong to the workgroup (the intra-group level)
         self.spaces = {}  # the name of each intermediate array's memory (or pointer to it) -> its address space
+        self.allocated = []  # the names of the intermediate arrays' memories (and pointers to them), in order
         self.checks = errors.checks  # bounds, division and coercion checks
         self.k.params.append(ErrorBuffer())
 
@@ -148,10 +149,12 @@ class KernelBase:
             mem = self.fresh("private")
             self.k.preamble.append(f"{prim.ctype} {mem}[{max(elements, 1)}];")
             self.spaces[mem] = ""
+            self.allocated.append(mem)
             dims = tuple(dim_expr(d) for d in t.shape)
             return View(mem, prim.ctype, "0", dims, row_major(dims))
         mem = self.fresh("scratch")
         self.spaces[mem] = "__local" if self.shared else "__global"
+        self.allocated.append(mem)
         self.k.params.append(ScratchParam(mem, prim.ctype, prim.numpy_spelling, tuple(t.shape), self.shared))
         dims = tuple(dim_expr(d) for d in t.shape)
         if self.shared:  # in the workgroup's local memory

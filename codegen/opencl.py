@@ -11,10 +11,11 @@ import contextlib
 from contextlib import ExitStack
 from dataclasses import replace
 
-from incflat.codegen.in_place import in_place_updates
+from incflat.codegen.in_place import Owner, in_place_updates
 from incflat.codegen.cscalar import CTYPES, WRAPPING, binop, dim_expr, neutral_ctypes, primcall
-from incflat.codegen.kernel import INDEX, CExpr, View, iota_view
-from incflat.codegen.kernel_base import KernelBase, reshaped
+from incflat.codegen.kernel import INDEX, View, iota_view
+from incflat.codegen.kernel_arrays import ArrayRules, filling, into_dests, unravel
+from incflat.codegen.kernel_base import reshaped
 from incflat.codegen.lifted import Lifted
 from incflat.ir import nodes
 from incflat.ir import source as S
@@ -53,17 +54,11 @@ SOURCE_NAMES = {"Scanomap": "scan", "Scan": "scan", "Redomap": "reduce", "Reduce
                 "TuningParam": "#[param] (a tuning parameter)"}
 
 
-def unravel(flat: str, dims: tuple) -> list:
-    """The indices of the element at a row-major flat index in an array of these dimensions."""
-    return [f"(({flat}) / ({' * '.join(f'({d})' for d in dims[k + 1:]) or '1'})) % ({dims[k]})"
-            for k in range(len(dims))]
-
-
 def source_name(e) -> str:
     return SOURCE_NAMES.get(type(e).__name__, type(e).__name__)
 
 
-class KernelWriter(KernelBase):
+class KernelWriter(ArrayRules):
     """Writes the code of one kernel: declarations of its inputs, then its body."""
 
     UNROLL = 8  # elements a thread loads before it combines them: independent loads in flight together hide
@@ -73,6 +68,7 @@ class KernelWriter(KernelBase):
         super().__init__(name, errors)
         self.unrolled = False  # inside a round of elements unrolled by hand (fold_loop)
         self.in_place = set()  # the names bound by updates that write into their array (codegen.in_place)
+        self.owner = None  # the arrays that the body being written made and may give up (codegen.in_place)
 
     def element_loop(self, e):
         """The loop of a sequential SOAC over its elements. An innermost one is unrolled UNROLL times, so
@@ -104,10 +100,15 @@ class KernelWriter(KernelBase):
         dests = dests or (None,) * len(body.result)
         by_name = {a.name: d for a, d in zip(body.result, dests) if d is not None and isinstance(a, S.Var)}
         written = set()
+        outer = self.owner
+        self.owner = Owner(body)
         for stm in body.stms:
             stm_dests = tuple(by_name.get(p.name) for p in stm.pat)
+            allocated = len(self.allocated)
             if self.stm(stm, stm_dests, group):
                 written |= {p.name for p, d in zip(stm.pat, stm_dests) if d is not None}
+            self.owner.bound(stm, self.env, self.allocated[allocated:])
+        self.owner = outer
         results = []
         for a, d in zip(body.result, dests):
             value = self.atom(a)
@@ -115,6 +116,11 @@ class KernelWriter(KernelBase):
                 self.copy(value, d, group)
             results.append(value)
         return results
+
+    def consumable(self, a) -> bool:
+        """Whether a statement of the body being written may write into array `a`'s memory, or keep it: the
+        body made it and this statement is its one reader (codegen.in_place.Owner)."""
+        return isinstance(a, S.Var) and self.owner is not None and self.owner.consumable(a.name)
 
     def stm(self, stm: S.Stm, dests: tuple, group: bool) -> bool:
         """Compiles one statement by the rule of its expression's class (TABLE); returns whether it wrote its
@@ -193,68 +199,37 @@ class KernelWriter(KernelBase):
             self.env[pat[0].name] = arr.slice(idxs)
         return False
 
-    def selection(self, arr: View, idxs) -> View:
-        """The view of the part of arr that indices (atoms and DimSlices) select."""
-        offset, dims, strides = arr.offset, [], []
-        for i, d, s in zip(idxs, arr.dims, arr.strides):
-            if isinstance(i, S.DimSlice):
-                offset = f"({offset} + ({self.atom(i.start)}) * ({s}))"
-                dims.append(self.atom(i.size))
-                # a constant slice stride keeps the stride known on the host
-                host = str(int(i.stride.value)) if isinstance(i.stride, S.Const) else None
-                strides.append(CExpr(s, getattr(s, "host", None)).times(self.atom(i.stride), host))
-            else:
-                offset = f"({offset} + ({self.atom(i)}) * ({s}))"
-        k = len(idxs)
-        return replace(arr, offset=offset, dims=tuple(dims) + arr.dims[k:], strides=tuple(strides) + arr.strides[k:])
-
-    def check_update(self, e: S.Update, arr: View, target: View, loc):
-        """An update's indices must lie in the array, and its value must have the shape it replaces."""
-        if not self.checks or len(arr.dims) > 7:
-            return
-        bad = []
-        for i, d in zip(e.idxs, arr.dims):
-            if isinstance(i, S.DimSlice):
-                first, n, s = self.atom(i.start), self.atom(i.size), self.atom(i.stride)
-                last = f"(({first}) + (({n}) - 1) * ({s}))"
-                bad.append(f"(({n}) != 0 && (({first}) < 0 || ({first}) >= ({d}) || {last} < 0 || {last} >= ({d})))")
-            else:
-                bad.append(f"({self.atom(i)}) < 0 || ({self.atom(i)}) >= ({d})")
-        shape = "".join("[{%d}]" % k for k in range(len(arr.dims)))
-        self.check(" || ".join(bad), loc, f"Index out of bounds in an update of an array of shape {shape}.",
-                   list(arr.dims))
-        value = self.atom(e.value)
-        if isinstance(value, View) and len(value.dims) <= 3:
-            mismatch = " || ".join(f"({a}) != ({b})" for a, b in zip(value.dims, target.dims))
-            shown = "".join("[{%d}]" % k for k in range(len(value.dims)))
-            wanted = "".join("[{%d}]" % (len(value.dims) + k) for k in range(len(value.dims)))
-            self.check(mismatch, loc, f"cannot write a value of shape {shown} into a slice of shape {wanted}.",
-                       list(value.dims) + list(target.dims))
-
     def loop(self, e: S.Loop, pat, dests, group, loc) -> bool:
         """A sequential loop. Array-valued state lives in scratch memory: each iteration writes the new
         values into a second buffer, so the body may read all of the old ones, and the two buffers change
         roles (pointers swapped, not the elements copied)."""
         if e.size_params:
             raise Unsupported("a loop whose arrays change size inside a kernel", loc)
-        state, spare = [], []
-        for p, a in zip(e.params, e.init):
-            if isinstance(p.type, Array):
-                buf, other = self.scratch(p.type, loc), self.scratch(p.type, loc)
-                self.copy(self.atom(a), buf, group)
-                for views, view, base in ((state, buf, "state"), (spare, other, "spare")):
-                    pointer = self.declare(self.pointer_type(view), view.mem, base)
-                    self.spaces[pointer] = self.spaces[view.mem]
-                    views.append(replace(view, mem=pointer))
-            else:
-                state.append(self.declare(CTYPES[p.type.name], self.atom(a), p.name))
-                spare.append(None)
-        self.bind(e.params, state)
         in_place = in_place_updates(e)
         self.in_place |= in_place
-        # a result that its updates write into the state needs no second buffer
-        dests = tuple(None if isinstance(r, S.Var) and r.name in in_place else tmp
-                      for r, tmp in zip(e.body.result, spare))
+        state, spare = [], []
+        for p, a, r in zip(e.params, e.init, e.body.result):
+            if not isinstance(p.type, Array):
+                state.append(self.declare(CTYPES[p.type.name], self.atom(a), p.name))
+                spare.append(None)
+                continue
+            # a result that its updates write into the state needs no second buffer
+            other = None if isinstance(r, S.Var) and r.name in in_place else self.scratch(p.type, loc)
+            init = self.atom(a)
+            if self.consumable(a) and type(init) is View and (other is None or self.same_layout(init, other)):
+                buf = init  # the loop takes over an initial array that nothing else reads
+            else:
+                buf = self.scratch(p.type, loc)
+                self.copy(init, buf, group)
+            for views, view, base in ((state, buf, "state"), (spare, other, "spare")):
+                if view is None:
+                    views.append(None)
+                    continue
+                pointer = self.declare(self.pointer_type(view), view.mem, base)
+                self.spaces[pointer] = self.spaces[view.mem]
+                self.allocated.append(pointer)
+                views.append(replace(view, mem=pointer))
+        self.bind(e.params, state)
         if isinstance(e.form, S.ForLoop):
             i = e.form.i
             c = self.fresh(i.name)
@@ -266,22 +241,27 @@ class KernelWriter(KernelBase):
             if isinstance(e.form, S.WhileLoop):
                 (cond,) = self.body(e.form.cond, None, group)
                 self.emit(f"if (!{cond}) break;")
-            results = self.body(e.body, dests, group)
+            results = self.body(e.body, tuple(spare), group)
             fresh = [None if isinstance(p.type, Array) else self.declare(CTYPES[p.type.name], r, "next")
                      for p, r in zip(e.params, results)]
-            for v, r, fresh_value, tmp, d in zip(state, results, fresh, spare, dests):
-                if tmp is None:
+            for p, v, r, fresh_value, tmp in zip(e.params, state, results, fresh, spare):
+                if not isinstance(p.type, Array):
                     self.emit(f"{v} = {fresh_value};")
-                    continue
-                if d is None and r != v:  # (not expected: the updates wrote into the state)
-                    self.copy(r, tmp, group)
-                if d is not None or r != v:
+                elif tmp is not None:
                     self.emit(f"{{ {self.pointer_type(v)} swapped = {v.mem}; {v.mem} = {tmp.mem}; "
                               f"{tmp.mem} = swapped; }}")
+                elif r.mem != v.mem:  # a reshape in the chain of updates made a copy
+                    self.copy(r, v, group)
             if group and any(tmp is not None for tmp in spare):  # all have written before any reads
                 self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
         self.bind(pat, state)
         return False
+
+    def same_layout(self, a: View, b: View) -> bool:
+        """Whether two intermediate arrays lie alike in memories of one address space (a loop's two buffers
+        change roles)."""
+        return (self.spaces.get(a.mem) == self.spaces.get(b.mem) and str(a.offset) == str(b.offset)
+                and tuple(map(str, a.strides)) == tuple(map(str, b.strides)))
 
     def pointer_type(self, view) -> str:
         """The C type of a pointer to an intermediate array's memory, in its address space."""
@@ -397,104 +377,6 @@ class KernelWriter(KernelBase):
             for c, r in zip(carry, self.apply_red(e.scan, carry, total, None)):
                 self.emit(f"{c} = {r};")
             self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
-
-    # The array constructors: filling(fill) makes them rules, fill(writer, e, dst, i, group, loc) writing the
-    # array into dst, element by element (by the workgroup's threads together at the intra-group level); i is
-    # a fresh name for the index of a loop over the elements.
-
-    def fill_iota(self, e: S.Iota, dst: View, i: str, group: bool, loc):
-        with self.row_loop(i, dst.dims[0], group):
-            self.emit(f"{dst.elem([i])} = ({dst.ctype}){i};")
-
-    def fill_replicate(self, e: S.Replicate, dst: View, i: str, group: bool, loc):
-        with self.row_loop(i, dst.dims[0], group):
-            self.put(self.atom(e.x), dst.slice([i]), False)
-
-    def fill_rotate(self, e: S.Rotate, dst: View, i: str, group: bool, loc):
-        n = dst.dims[0]
-        with self.row_loop(i, n, group):
-            src = self.env[e.arr.name]
-            j = self.declare("long", f"(({i}) + (long)({self.atom(e.amount)}) % {n} + {n}) % {n}", "j")
-            self.put(src.slice([j]) if len(src.dims) > 1 else src.elem([j]), dst.slice([i]), False)
-
-    def fill_reshape(self, e: S.Reshape, dst: View, i: str, group: bool, loc):
-        """The same elements in row-major order: a copy by flat index."""
-        src = self.env[e.arr.name]
-        f = self.fresh("f")
-        with self.row_loop(f, " * ".join(f"({d})" for d in dst.dims) or "1", group):
-            self.emit(f"{dst.elem(unravel(f, dst.dims))} = {src.elem(unravel(f, src.dims))};")
-
-    def fill_array_lit(self, e: S.ArrayLit, dst: View, i: str, group: bool, loc):
-        for k, a in enumerate(e.elems):
-            self.put(self.atom(a), dst.slice([str(k)]), group)
-
-    def fill_concat(self, e: S.Concat, dst: View, i: str, group: bool, loc):
-        offset = "0"
-        for a in e.arrs:
-            src = self.env[a.name]
-            part = View(dst.mem, dst.ctype, f"({dst.offset} + ({offset}) * ({dst.strides[0]}))",
-                        (src.dims[0],) + dst.dims[1:], dst.strides)
-            self.copy(src, part, group)
-            offset = f"({offset} + {src.dims[0]})"
-
-    def update(self, e: S.Update, pat, dests, group, loc) -> bool:
-        """An update writes into a copy of its array, or into the array itself where in_place_updates allows
-        (a loop's state that nothing reads any more)."""
-        if pat[0].name not in self.in_place:
-            return filling(KernelWriter.fill_update)(self, e, pat, dests, group, loc)
-        self.in_place_write(pat, e.arr, group, lambda dst: self.write_update(e, dst, group, loc))
-        return False
-
-    def in_place_write(self, pat, arr: S.Var, group: bool, write):
-        """An update's or a scatter's writes into its array itself, which pat then names."""
-        if group:  # every thread has read what it reads of the array before one writes into it
-            self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
-        write(self.env[arr.name])
-        if group:
-            self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
-        self.env[pat[0].name] = self.env[arr.name]
-
-    def scatter(self, e: S.Scatter, pat, dests, group, loc) -> bool:
-        """A scatter writes into a copy of its destination, or into the destination itself where
-        in_place_updates allows (a loop's state that nothing reads any more)."""
-        if pat[0].name not in self.in_place:
-            return filling(KernelWriter.fill_scatter)(self, e, pat, dests, group, loc)
-        self.in_place_write(pat, e.dest, group, lambda dst: self.write_scatter(e, dst, self.fresh("i"), group))
-        return False
-
-    def fill_scatter(self, e: S.Scatter, dst: View, i: str, group: bool, loc):
-        self.copy(self.env[e.dest.name], dst, group)
-        self.write_scatter(e, dst, i, group)
-
-    def write_scatter(self, e: S.Scatter, dst: View, i: str, group: bool):
-        """dst[is[k]] = vs[k] for every in-bounds is[k] (out-of-bounds writes are ignored; of several writes
-        to one row, one wins, as in Futhark)."""
-        idxs, vals = self.env[e.idxs.name], self.env[e.vals.name]
-        with self.row_loop(i, idxs.dims[0], group):
-            k = self.declare("long", idxs.elem([i]), "k")
-            with self.block(f"if ({k} >= 0 && {k} < {dst.dims[0]})"):
-                if len(dst.dims) > 1:
-                    self.copy(vals.slice([i]), dst.slice([k]), False)
-                else:
-                    self.emit(f"{dst.elem([k])} = {vals.elem([i])};")
-
-    def fill_update(self, e: S.Update, dst: View, i: str, group: bool, loc):
-        self.copy(self.env[e.arr.name], dst, group)
-        self.write_update(e, dst, group, loc)
-
-    def write_update(self, e: S.Update, dst: View, group: bool, loc):
-        """Writes an update's value into dst, which holds the array's elements."""
-        if any(isinstance(x, S.DimSlice) for x in e.idxs):
-            target = self.selection(dst, e.idxs)
-            self.check_update(e, self.env[e.arr.name], target, loc)
-            self.copy(self.atom(e.value), target, group)
-            return
-        idxs = [self.atom(x) for x in e.idxs]
-        target = dst.slice(idxs) if len(idxs) < len(dst.dims) else dst
-        if len(idxs) == len(dst.dims):
-            self.emit(f"{'if (get_local_id(0) == 0) ' if group else ''}{dst.elem(idxs)} = {self.atom(e.value)};")
-        else:
-            self.copy(self.atom(e.value), target, group)
 
     # ---- bindings, destinations and copies ----
 
@@ -712,23 +594,6 @@ class KernelWriter(KernelBase):
         self.accumulate(e, "0", self.atom(e.ctx[0].width), accs, ctype="long")
         self.bind(pat, self.group_reduce(e.red, e.commutative, accs, neutral_ctypes(e)))
         return False
-
-
-def into_dests(write):
-    """The rule of a statement whose array results are written into destinations: those given, and scratch
-    memory for intermediate arrays."""
-    def rule(w: KernelWriter, e, pat, dests, group, loc) -> bool:
-        dests = w.fill_dests(pat, dests, loc)
-        write(w, e, pat, dests, group, loc)
-        w.bind(pat, dests)
-        return True
-    return rule
-
-
-def filling(fill):
-    """The rule of an array constructor (see KernelWriter.fill_iota). Each takes a fresh name for the loop
-    over its elements, used or not, so that the fresh names after it are numbered alike for every one."""
-    return into_dests(lambda w, e, pat, dests, group, loc: fill(w, e, dests[0], w.fresh("i"), group, loc))
 
 
 def iota_or_view(w: KernelWriter, e: S.Iota, pat, dests, group, loc) -> bool:

@@ -254,3 +254,58 @@ def test_a_loop_that_scatters_into_its_state_writes_into_it(kernel_scatters):
     """NW's anti-diagonals: `scatter_2d b inds vals` is a scatter of the flattened block; the reshapes around
     it are views of the loop's state and the scatter writes into it: no kernel copies the block at each step."""
     assert not any("swapped" in k.source for k in kernel_scatters.PROGRAM.kernels.values())
+
+
+# NW's blocks: an array the body made, updated twice, then the state of two loops in turn.
+BLOCKS = """
+def block [n] (b: i64) (xss: [n][n]i32) (bx: i64): [b][b]i32 =
+  let inp = replicate ((b + 1) * (b + 1)) 0i32 |> unflatten
+  let inp[0:b + 1, 0] = xss[0:b + 1, bx]
+  let inp[0, 1:b + 1] = xss[0, bx + 1:bx + b + 1]
+  let inp = loop inp for m < b do
+              let inds = tabulate b (\\t -> if t > m then (-1, -1) else (m - t + 1, t + 1))
+              let vals = tabulate b (\\t -> if t > m then 0 else inp[m - t, t] + inp[m - t + 1, t] - 1)
+              in scatter_2d inp inds vals
+  let inp = loop inp for m < b - 1 do
+              let inds = tabulate b (\\t -> if t > m then (-1, -1) else (b - t, t + b - m))
+              let vals = tabulate b (\\t -> if t > m then 0 else inp[b - t - 1, t + b - m - 1] * 2 + 1)
+              in scatter_2d inp inds vals
+  in inp[1:b + 1, 1:b + 1] :> [b][b]i32
+entry main [n] (b: i64) (xss: [n][n]i32) (k: i64): [k][b][b]i32 =
+  tabulate k (\\bx -> block b xss bx)
+"""
+
+
+@pytest.fixture(scope="module")
+def blocks(tmp_path_factory):
+    return compile_library(tmp_path_factory.mktemp("blocks"), "blocks", BLOCKS)
+
+
+def test_a_workgroup_keeps_one_copy_of_a_block_that_it_updates_and_loops_over():
+    """The updates write into the block the body made, and each loop takes it over as its state: the
+    workgroup's local memory holds one (b+1) x (b+1) block, not one per update and two per loop (seven
+    blocks, 118 KB at NW's b = 64, past the 48 KB an H200 gives a workgroup)."""
+    from incflat import pipeline
+    from incflat.codegen.kernel import ScratchParam
+    kernels = pipeline.compile(BLOCKS, "blocks.fut").kernels
+    intra = [k for k in kernels if any(isinstance(p, ScratchParam) and p.shared for p in k.params)]
+    assert intra
+    for k in intra:
+        matrices = [p for p in k.params if isinstance(p, ScratchParam) and p.shared and len(p.shape) == 2]
+        assert len(matrices) == 1, (k.name, matrices)
+        assert "swapped" not in k.source()
+
+
+def test_every_version_of_a_block_updated_in_place_agrees_with_the_interpreter(blocks, device):
+    from incflat.compiled import version_assignments
+    from incflat.datasets import compare_values
+    from incflat.ir.interp.interpreter import run_entry
+    from incflat.pipeline import source_program
+    rng = np.random.default_rng(8)
+    args = [np.int64(5), rng.integers(-9, 9, (14, 14), dtype=np.int32), np.int64(3)]
+    want = list(run_entry(source_program(BLOCKS), "main", args))
+    assignments = version_assignments(blocks)
+    assert len(assignments) > 1
+    for assignment in assignments:
+        lib = blocks.load(device=device, overrides=assignment)
+        assert compare_values([lib.main(*args)], want) is None, assignment
