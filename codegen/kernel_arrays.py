@@ -124,10 +124,10 @@ class ArrayRules(KernelBase):
     def in_place_write(self, pat, arr: S.Var, group: bool, write):
         """An update's or a scatter's writes into its array itself, which pat then names."""
         if group:  # every thread has read what it reads of the array before one writes into it
-            self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+            self.barrier()
         write(self.env[arr.name])
         if group:
-            self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+            self.barrier()
         self.env[pat[0].name] = self.env[arr.name]
 
     def scatter(self, e: S.Scatter, pat, dests, group, loc) -> bool:

@@ -66,6 +66,14 @@ class KernelBase:
     def block(self, head: str):
         return self.out.block(head)
 
+    def barrier(self, fences: str = "CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE"):
+        """A workgroup barrier; none where the line before is the same barrier (two rules that each end and
+        begin with one meet), which would only make the threads wait twice."""
+        line = f"barrier({fences});"
+        lines = self.out.lines
+        if not (lines and lines[-1].strip() == line):
+            self.emit(line)
+
     def if_else(self, condition: str, then, otherwise):
         self.out.if_else(condition, then, otherwise)
 

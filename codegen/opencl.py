@@ -90,7 +90,7 @@ class KernelWriter(ArrayRules):
         with self.block(f"for (long {i} = {start}; {i} < {count}; {i} += {step})"):
             yield
         if group:
-            self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+            self.barrier()
 
     # ---- statements (sequential, per thread) ----
 
@@ -253,7 +253,7 @@ class KernelWriter(ArrayRules):
                 elif r.mem != v.mem:  # a reshape in the chain of updates made a copy
                     self.copy(r, v, group)
             if group and any(tmp is not None for tmp in spare):  # all have written before any reads
-                self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+                self.barrier()
         self.bind(pat, state)
         return False
 
@@ -345,7 +345,7 @@ class KernelWriter(ArrayRules):
                     (combined,) = self.apply_red(e.lam, [current], [value], loc)
                     self.emit(f"{bins.elem([index])} = {combined};")
         if group:
-            self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+            self.barrier()
 
     def block_scan(self, e: T.SegScan, pat, dests, group, loc):
         """The workgroup scans the elements of the innermost binding of e's context in blocks of its size,
@@ -376,7 +376,7 @@ class KernelWriter(ArrayRules):
                     self.emit(f"{d.elem([k])} = {r};")
             for c, r in zip(carry, self.apply_red(e.scan, carry, total, None)):
                 self.emit(f"{c} = {r};")
-            self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+            self.barrier()
 
     # ---- bindings, destinations and copies ----
 
@@ -455,7 +455,7 @@ class KernelWriter(ArrayRules):
                 idxs.append(i)
             self.emit(f"{dst.elem(idxs)} = {src.elem(idxs)};")
         if group:
-            self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+            self.barrier()
 
     # ---- context binding ----
 
@@ -489,7 +489,7 @@ class KernelWriter(ArrayRules):
             for r, row in zip(results, rows):
                 if not row.dims:
                     self.emit(f"{row.mem}[{row.offset}] = {r};")
-        self.emit("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+        self.barrier()
 
     def accumulate(self, e, lo: str, hi: str, accs: list, per_thread: bool = False, ctype: str = INDEX,
                    interleave: tuple = None):
@@ -567,7 +567,7 @@ class KernelWriter(ArrayRules):
         lsize = self.declare(INDEX, "get_local_size(0)", "lsize")
         for b, acc in zip(bufs, accs):
             self.emit(f"{b}[{lid}] = {acc};")
-        self.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+        self.barrier("CLK_LOCAL_MEM_FENCE")
         s = self.fresh("s")
         if commutative:
             self.emit(f"{INDEX} {s}_top = 1; while ({s}_top < {lsize}) {s}_top <<= 1;")
@@ -582,9 +582,9 @@ class KernelWriter(ArrayRules):
                 ys = [self.declare(c, f"{b}[{other}]", "y") for c, b in zip(ctypes, bufs)]
                 for b, r in zip(bufs, self.apply_red(red, xs, ys, None)):
                     self.emit(f"{b}[{lid}] = {r};")
-            self.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+            self.barrier("CLK_LOCAL_MEM_FENCE")
         results = [self.declare(c, f"{b}[0]", "red") for c, b in zip(ctypes, bufs)]
-        self.emit("barrier(CLK_LOCAL_MEM_FENCE);")
+        self.barrier("CLK_LOCAL_MEM_FENCE")
         return results
 
     def segred0(self, e: T.SegRed, pat, dests, group, loc) -> bool:

@@ -293,7 +293,9 @@ def test_a_workgroup_keeps_one_copy_of_a_block_that_it_updates_and_loops_over():
     for k in intra:
         matrices = [p for p in k.params if isinstance(p, ScratchParam) and p.shared and len(p.shape) == 2]
         assert len(matrices) == 1, (k.name, matrices)
+        lines = [line.strip() for line in k.source().splitlines()]
         assert "swapped" not in k.source()
+        assert not any(a.startswith("barrier(") and a == b for a, b in zip(lines, lines[1:])), k.name
 
 
 def test_every_version_of_a_block_updated_in_place_agrees_with_the_interpreter(blocks, device):
