@@ -14,7 +14,8 @@ from incflat.ir.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, U
 from incflat.ir import nodes
 from incflat.ir import source as S
 from incflat.ir import target as T
-from incflat.ir.analysis import use_counts
+from incflat.codegen.in_place import in_place_updates
+from incflat.ir.analysis import free_in_exp, use_counts
 from incflat.ir.errors import Unsupported
 from incflat.ir.rename import user_name
 from incflat.ir.types import BOOL, Array
@@ -29,6 +30,53 @@ FRESH_ARRAYS = (S.Replicate, S.ArrayLit, S.Concat, S.Update, S.Scatter, S.Hist, 
 def constant_literal(e) -> bool:
     """An array literal of constants: made once on the device (runtime's constant_array), so not fresh."""
     return isinstance(e, S.ArrayLit) and all(isinstance(a, S.Const) for a in e.elems)
+
+
+def host_shares(stm: S.Stm) -> list:
+    """On the host, the arrays whose buffers a statement's array results may share (codegen.in_place): none for
+    a segop or an array constructor (a buffer of its own); for a guard or an if, those its branches' results
+    may share; for anything else (a view, a loop), every array it reads."""
+    e = stm.exp
+    if isinstance(e, FRESH_ARRAYS) and not constant_literal(e):
+        return []
+    if isinstance(e, (S.If, T.Guard)):
+        return sorted(set().union(*(_origins(b, a) for b in (e.then, e.else_) for a in b.result)))
+    return [n for n, v in free_in_exp(e).items() if isinstance(v.type, Array)]
+
+
+def fresh_results(stm: S.Stm, in_place: set) -> set:
+    """The names of a statement's results that are buffers of their own: a segop's or an array constructor's;
+    the state of a loop whose updates write into it (`in_place`: the loop starts from a state of its own);
+    a guard's or an if's where every branch's is."""
+    e = stm.exp
+    if isinstance(e, FRESH_ARRAYS) and not constant_literal(e):
+        return {p.name for p in stm.pat}
+    if isinstance(e, S.Loop):
+        skip = len(stm.pat) - len(e.params)  # the pattern's size parameters first
+        return {p.name for p, r in zip(stm.pat[skip:], e.body.result) if isinstance(r, S.Var) and r.name in in_place}
+    if isinstance(e, (S.If, T.Guard)):
+        def fresh_in(body, a):
+            binder = next((s for s in body.stms if any(p.name == getattr(a, "name", None) for p in s.pat)), None)
+            return binder is not None and a.name in fresh_results(binder, in_place)
+        return {p.name for p, a, b in zip(stm.pat, e.then.result, e.else_.result)
+                if fresh_in(e.then, a) and fresh_in(e.else_, b)}
+    return set()
+
+
+def _origins(body: S.Body, a) -> set:
+    """The arrays outside `body` whose buffers its result `a` may share."""
+    binder = {p.name: stm for stm in body.stms for p in stm.pat}
+    pending, seen, found = [a.name] if isinstance(a, S.Var) else [], set(), set()
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in binder:
+            pending += host_shares(binder[name])
+        else:
+            found.add(name)
+    return found
 
 
 def numpy_type(t) -> str:
@@ -50,6 +98,7 @@ class HostWriter:
         self.size_params = []  # Param: the workgroup, grid and tile sizes, tuning parameters too
         self.uses = {}  # variable name -> how many times the entry point reads it
         self.fresh_arrays = set()  # arrays of the current body in buffers of their own, made by its statements
+        self.in_place = set()  # the updates and scatters that write into a loop's state (codegen.in_place)
         self.host_iotas = frozenset()  # arrays in scope made by `iota`: kernels compute their elements
 
     def emit(self, line: str):
@@ -133,9 +182,8 @@ class HostWriter:
         outer_iotas = self.host_iotas
         for stm in body.stms:
             self.stm(stm)
-            if isinstance(stm.exp, FRESH_ARRAYS) and not constant_literal(stm.exp):
-                self.fresh_arrays |= {p.name for p in stm.pat}
-            elif isinstance(stm.exp, S.Iota):
+            self.fresh_arrays |= fresh_results(stm, self.in_place)
+            if isinstance(stm.exp, S.Iota):
                 self.host_iotas = self.host_iotas | {stm.pat[0].name}
         self.fresh_arrays, self.host_iotas = outer, outer_iotas
 
@@ -191,7 +239,7 @@ class HostWriter:
 
     def update(self, e: S.Update, pat, loc) -> str:
         return (f"update(ctx, {e.arr.name}, ({self.index_tuple(e.idxs)}), {self.kept(e.value)}, {where(loc)}, "
-                f"in_place={self.owned(e.arr.name)})")
+                f"in_place={self.writable(e.arr.name, pat)})")
 
     def tuning_param(self, e: S.TuningParam, pat, loc) -> str:
         param = Param(e.name, USER_PARAM)
@@ -219,7 +267,7 @@ class HostWriter:
         return f"reshape(ctx, ({''.join(self.atom(a) + ', ' for a in e.shape)}), {e.arr.name}, {where(loc)})"
 
     def scatter(self, e: S.Scatter, pat, loc) -> str:
-        return f"scatter(ctx, {e.dest.name}, {e.idxs.name}, {e.vals.name}, in_place={self.owned(e.dest.name)})"
+        return f"scatter(ctx, {e.dest.name}, {e.idxs.name}, {e.vals.name}, in_place={self.writable(e.dest.name, pat)})"
 
     def filter(self, e: S.Filter, pat, loc) -> None:
         """The predicate in a kernel, the compaction on the host."""
@@ -239,6 +287,11 @@ class HostWriter:
         """Whether an array's buffer is its own (made by a statement of the current body, not a view) and
         nothing but the statement at hand reads it: a consuming operation may then write into it."""
         return name in self.fresh_arrays and self.uses.get(name) == 1
+
+    def writable(self, name: str, pat) -> bool:
+        """Whether an update or a scatter may write into its array: one the body owns (owned), or a loop's
+        state that nothing reads any more (in_place_updates)."""
+        return self.owned(name) or pat[0].name in self.in_place
 
     def index_tuple(self, idxs) -> str:
         """The runtime's indices (without parentheses): an integer, or (start, end, stride, size) for a slice."""
@@ -282,8 +335,14 @@ class HostWriter:
                 self.emit(f"check_coercion({self.dim(new)}, {source.name}, {k}, {where(loc)})")
 
     def loop(self, e: S.Loop, pat, loc):
+        """A loop whose updates write into its array state (LUD's blocks, NW's scatters) starts from a state of
+        its own: its initial array, where the loop owns it, else a copy (one copy, not one a step)."""
         params = [p.name for p in e.params]
-        self.emit(f"{', '.join(params)}, = {', '.join(self.atom(a) for a in e.init)},")
+        chains = in_place_updates(e, host_shares)
+        self.in_place |= chains
+        inits = [f"manifest(ctx, {a.name})" if isinstance(r, S.Var) and r.name in chains and not self.owned(a.name)
+                 else self.atom(a) for a, r in zip(e.init, e.body.result)]
+        self.emit(f"{', '.join(params)}, = {', '.join(inits)},")
         if isinstance(e.form, S.ForLoop):
             i = e.form.i
             head = f"for {i.name} in range(int({self.atom(e.form.bound)}))"

@@ -24,13 +24,19 @@ def written(e) -> S.Var:
     return e.arr if isinstance(e, S.Update) else e.dest
 
 
-def in_place_updates(loop: S.Loop) -> set:
+def view_args(stm: S.Stm) -> list:
+    """Inside a kernel: the arrays whose memory a statement's array results may share (a view's array)."""
+    return _array_args(stm.exp) if isinstance(stm.exp, VIEWS) and _array_args(stm.exp) else []
+
+
+def in_place_updates(loop: S.Loop, shares=view_args) -> set:
     """The names bound by the updates and scatters of `loop`'s body that may write into the loop's array state,
     and the results they make: the chains `p1 = p with ..., p2 = reshape p1, p3 = scatter p2 ..., ..., result`
-    from an array parameter p to its result."""
+    from an array parameter p to its result. `shares(stm)`: the arrays whose memory stm's results may share
+    (view_args inside a kernel; the host's own rule for its statements)."""
     body = loop.body
     binder = {v.name: (t, stm) for t, stm in enumerate(body.stms) for v in stm.pat}
-    memory = _memories(body)
+    memory = _memories(body, shares)
     chosen = set()
     for param, result in zip(loop.params, body.result):
         if not isinstance(result, S.Var) or sum(isinstance(r, S.Var) and r.name == result.name
@@ -51,13 +57,13 @@ def in_place_updates(loop: S.Loop) -> set:
     return chosen
 
 
-def _memories(body: S.Body) -> dict:
+def _memories(body: S.Body, shares) -> dict:
     """Each variable's memory: the variables that may share it with it (views of one another, either way)."""
     groups = {}
     for stm in body.stms:
-        e = stm.exp
-        if isinstance(e, VIEWS) and _array_args(e):
-            joined = set().union(*(groups.get(n, {n}) for n in _array_args(e) + [p.name for p in stm.pat]))
+        shared = shares(stm)
+        if shared:
+            joined = set().union(*(groups.get(n, {n}) for n in list(shared) + [p.name for p in stm.pat]))
             for name in joined:
                 groups[name] = joined
     return groups

@@ -392,14 +392,7 @@ def index(ctx, arr, idxs, where=""):
 def manifest(ctx, arr):
     """A fresh row-major copy of an array (a view may share its buffer or be strided)."""
     out = ctx.empty(arr.shape, arr.dtype)
-    n = int(np.prod(arr.shape, dtype=np.int64))
-    if n == 0:
-        return out
-    if contiguous(arr):
-        cl.enqueue_copy(ctx.queue, out.buf, arr.buf, byte_count=n * arr.dtype.itemsize,
-                        src_offset=arr.offset * arr.dtype.itemsize, dst_offset=0)
-    else:
-        copy_into(ctx, arr, out)
+    copy_into(ctx, arr, out)
     return out
 
 
@@ -434,8 +427,8 @@ def update(ctx, arr, idxs, value, where="", in_place=False):
         if row.size:
             ctx.upload(out.buf, row, offset * size)
     elif not row_shape:
-        cl.enqueue_copy(ctx.queue, out.buf, row.buf, byte_count=size, src_offset=row.offset * size,
-                        dst_offset=offset * size)
+        ctx.timed("incflat_copy_buffer", cl.enqueue_copy(ctx.queue, out.buf, row.buf, byte_count=size,
+                                                         src_offset=row.offset * size, dst_offset=offset * size))
     else:
         copy_into(ctx, row, index(ctx, out, idxs, where))
     return out
