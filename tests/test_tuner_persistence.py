@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections
 import fcntl
+import importlib
 import io
 import json
 import os
@@ -426,6 +427,44 @@ def test_stop_after_stops_measuring(tmp_path):
     assert Limits(seconds=5, started=time.monotonic() - 10).reason(0) == \
         "the time limit of 5 s (--stop-after) is reached"
     assert Limits(seconds=5, budget=3).reason(2) is None
+
+
+def test_the_search_leaves_a_share_of_stop_after_for_the_check_against_the_defaults():
+    """The search stops at its share of --stop-after; the rest is for the check of its values (closing)."""
+    now = time.monotonic()
+    limits = Limits(seconds=10, reserve=2, started=now - 9)
+    assert limits.reason(0).startswith("the search's share of the time limit of 10 s (--stop-after) is spent")
+    limits.closing = True
+    assert limits.reason(0) is None
+    assert Limits(seconds=10, reserve=2, closing=True, started=now - 11).reason(0) == \
+        "the time limit of 10 s (--stop-after) is reached"
+
+
+@pytest.mark.parametrize("slower", [True, False])
+def test_a_stopped_search_whose_values_run_slower_than_the_defaults_keeps_the_defaults(tmp_path, monkeypatch,
+                                                                                         slower):
+    """A search cut off by --stop-after (LUD's profiled pass, under load, sent 64 down its diagonal's host loop:
+    38x Futhark) writes its values only where, timed in turn with the program's defaults in the time it left,
+    they run no slower on every tuning dataset."""
+    driver = importlib.import_module("incflat.tuner.autotune")
+    from incflat.tuner.simple import Outcome
+    fut, program = workspace(tmp_path)
+    reason = "the search's share of the time limit of 60 s (--stop-after) is spent"
+    monkeypatch.setitem(driver.STRATEGIES, "tree", lambda space, goal, rng, log: Outcome({T1: 5}, (), reason))
+    compared = []
+
+    def in_turn(space, goal, first, second):
+        compared.append((first[1], second[1], goal.bench.limits.closing))
+        return slower
+    monkeypatch.setattr(driver, "faster_in_turn", in_turn)
+    out = io.StringIO()
+    result = autotune(TuneRequest(fut, program, Measuring(runs=2, limits=Limits(seconds=60)), writing=Writing(out=out)))
+    assert compared == [("untuned", "found", True)]
+    assert result.stopped == reason
+    if slower:
+        assert result.assignment == {} and "kept the defaults" in out.getvalue()
+    else:
+        assert result.assignment[T1] == 5
 
 
 def test_sigint_then_sigterm_aborts_without_writing(tmp_path):

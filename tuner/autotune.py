@@ -46,13 +46,15 @@ from incflat.tuner.search import Objective, Space
 from incflat.tuner.sizes import size_dimensions, tune_sizes
 from incflat.tuner.stochastic import JOINT_SIZES
 from incflat.tuner.store import ProgramKey, Store
-from incflat.tuner.strategies import STRATEGIES
+from incflat.tuner.strategies import STRATEGIES, faster_in_turn
 from incflat.tuner.tree import Probed, build_forest, version
 from incflat.tuner.writeback import (Provenance, commit, plan_writeback, read_program, tuning_file_problem,
                                      tuning_path_of)
 
 
 PER_DATASET = ("tree", "monotonic")  # strategies that compare per dataset, not an objective
+# The share of --stop-after that the search leaves for checking the values it found against the defaults.
+CLOSING_SHARE = 0.2
 
 
 @dataclass(frozen=True)
@@ -346,7 +348,10 @@ def _search(run: _Run, untuned: _Untuned) -> _Tuned:
                      started=run.started)
     run.log(f"strategy {searching.strategy}"
             + (f", objective {searching.objective}" if searching.strategy not in PER_DATASET else ""))
+    if run.limits.seconds is not None:
+        run.limits.reserve = CLOSING_SHARE * run.limits.seconds
     outcome = STRATEGIES[searching.strategy](space, goal, np.random.default_rng(searching.seed), run.log)
+    run.limits.closing = True
     if outcome.stopped and not outcome.assignment and space.names:
         raise _nothing_tuned(outcome.stopped, run.limits)
     tuned = _Tuned(goal, outcome.assignment, outcome.notes, outcome.stopped, False)
@@ -374,6 +379,22 @@ def _check_against_untuned(run: _Run, untuned: _Untuned, tuned: _Tuned) -> None:
         tuned.notes += (f"the {strategy} strategy's thresholds were significantly slower on the tuning datasets "
                         f"than the program's defaults ({run.request.searching.objective}): kept the defaults",)
         tuned.assignment = {}
+    elif tuned.stopped and tuned.assignment and _slower_than_defaults(tuned.goal.space, tuned.goal, tuned.assignment):
+        tuned.kept_defaults = True
+        tuned.notes += ("the values found before the search stopped ran significantly slower than the program's "
+                        "defaults on some tuning dataset, and faster on none (timed in turn): kept the defaults",)
+        tuned.assignment = {}
+
+
+def _slower_than_defaults(space: Space, goal: Objective, assignment: dict[str, int]) -> bool:
+    """Whether the values a stopped search found run significantly slower than the program's defaults on some
+    tuning dataset and faster on none, timed in turn, in the time the search left for it (CLOSING_SHARE): a
+    search cut off mid-way (LUD's profiled pass, under load) can end far from where it would have."""
+    try:
+        return faster_in_turn(space, goal, (space.start() | dict(space.defaults), "untuned"),
+                              (space.start() | assignment, "found"))
+    except Stopped:
+        return False
 
 
 def _write_back(run: _Run, untuned: _Untuned, tuned: _Tuned) -> Provenance:

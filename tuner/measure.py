@@ -141,14 +141,23 @@ class Limits:
     seconds: float | None = None  # from the start
     interrupted: bool = False  # set by the first Ctrl-C
     started: float = field(default_factory=time.monotonic)
+    # the seconds of `seconds` the search leaves for the check of its values against the program's defaults,
+    # which may spend them once `closing` is set
+    reserve: float = 0.0
+    closing: bool = False
 
     def reason(self, invocations: int) -> str | None:
         if self.interrupted:
             return "interrupted"
         if self.budget is not None and invocations >= self.budget:
             return f"the budget of {self.budget} program runs is spent"
-        if self.seconds is not None and time.monotonic() - self.started >= self.seconds:
-            return f"the time limit of {self.seconds:g} s (--stop-after) is reached"
+        if self.seconds is not None:
+            spent = time.monotonic() - self.started
+            if spent >= self.seconds:
+                return f"the time limit of {self.seconds:g} s (--stop-after) is reached"
+            if not self.closing and spent >= self.seconds - self.reserve:
+                return (f"the search's share of the time limit of {self.seconds:g} s (--stop-after) is spent (the "
+                        f"last {self.reserve:g} s are for the check of its values against the program's defaults)")
         return None
 
 

@@ -105,7 +105,7 @@ def _best_round(tuned: Outcome, earlier: Sequence[tuple[str, Mapping[str, int]]]
             continue
         compared.add(space.paths(other))
         try:
-            faster = _faster_in_turn(space, objective, (other, label), (kept, kept_label))
+            faster = faster_in_turn(space, objective, (other, label), (kept, kept_label))
         except Stopped:
             break
         if faster:
@@ -148,7 +148,7 @@ def _ends_checked(tuned: Outcome, loops: Collection[str], space: Space, objectiv
                 log("the loop guards' computed breakpoints against the ends of their ranges, timed in turn")
                 announced = True
             computed, ended = (f"{node.name}={shown(a[node.name], space.never)}" for a in (kept, other))
-            if _faster_in_turn(space, objective, (other, ended), (kept, computed)):
+            if faster_in_turn(space, objective, (other, ended), (kept, computed)):
                 note = (f"{computed}, computed from the profiled runs, ran significantly slower than {ended} on "
                         f"some tuning dataset, and faster on none (timed in turn): kept {ended}")
                 log(f"note: {note}")
@@ -159,7 +159,7 @@ def _ends_checked(tuned: Outcome, loops: Collection[str], space: Space, objectiv
     return tuned if kept == start else Outcome(space.outcome(kept), tuple(notes))
 
 
-def _faster_in_turn(space: Space, objective: Objective, first: tuple[Mapping[str, int], str],
+def faster_in_turn(space: Space, objective: Objective, first: tuple[Mapping[str, int], str],
                     second: tuple[Mapping[str, int], str]) -> bool:
     """Whether the first (assignment, label) runs significantly faster than the second on some tuning dataset
     and slower on none, each dataset comparing the two in turn (measure.dominates)."""
