@@ -24,12 +24,19 @@ typedef long idx_t;
 typedef int idx_t;
 #endif
 // Integer division never traps (a CPU device would raise SIGFPE): by zero it gives 0, and the one
-// overflowing case, the lowest value divided by -1, wraps.
+// overflowing case, the lowest signed value divided by -1, wraps (an unsigned divisor of all ones divides). A 64-bit remainder of operands that fit in 31 bits
+// is taken in 32 (a GPU divides 64-bit integers in software), and a modulus of a value within one period of
+// [0, y) (a rotation's index, (i + k) % n) is an addition: no division at all.
 #define DEFINE_INT_OPS(T, W, NAME) \
-  static inline T NAME##_quot(T x, T y) { return y == 0 ? 0 : (y == (T)-1 ? (T)((W)0 - (W)x) : x / y); } \
-  static inline T NAME##_rem(T x, T y) { return (y == 0 || y == (T)-1) ? 0 : x % y; } \
+  static inline T NAME##_quot(T x, T y) { return y == 0 ? 0 : ((T)-1 < 0 && y == (T)-1 ? (T)((W)0 - (W)x) : x / y); } \
+  static inline T NAME##_rem(T x, T y) { \
+    if (sizeof(T) == 8 && ((ulong)x | (ulong)y) < 0x80000000UL) return y == 0 ? 0 : (T)((uint)x % (uint)y); \
+    return (y == 0 || ((T)-1 < 0 && y == (T)-1)) ? 0 : x % y; } \
   static inline T NAME##_floordiv(T x, T y) { T q = NAME##_quot(x, y); return (y != 0 && q * y != x && ((x < 0) != (y < 0))) ? q - 1 : q; } \
-  static inline T NAME##_floormod(T x, T y) { T r = NAME##_rem(x, y); return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r; } \
+  static inline T NAME##_floormod(T x, T y) { \
+    if (y > 0) { if (x >= 0 && x < y) return x; if (x < 0 && x >= (T)0 - y) return x + y; \
+                 if (x >= y && x - y < y) return x - y; } \
+    T r = NAME##_rem(x, y); return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r; } \
   static inline T NAME##_pow(T x, T y) { \
     W r = 1, b = (W)x; while (y > 0) { if (y & 1) r = r * b; b = b * b; y >>= 1; } return (T)r; }
 static inline void record_error(__global long *error, long id, long a, long b, long c, long d, long e, long f,

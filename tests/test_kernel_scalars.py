@@ -91,3 +91,35 @@ def test_integer_arithmetic_in_kernels_wraps_as_the_interpreters(wrapping, devic
     assert len(got) == len(want)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
+DIVISIONS = """
+entry i64s [n] (xs: [n]i64) (ys: [n]i64) : ([n]i64, [n]i64, [n]i64, [n]i64) =
+  unzip4 (map2 (\\x y -> (x % y, x %% y, x / y, x // y)) xs ys)
+entry i32s [n] (xs: [n]i32) (ys: [n]i32) : ([n]i32, [n]i32) =
+  unzip (map2 (\\x y -> (x % y, x %% y)) xs ys)
+entry u64s [n] (xs: [n]u64) (ys: [n]u64) : ([n]u64, [n]u64) =
+  unzip (map2 (\\x y -> (x % y, x %% y)) xs ys)
+"""
+
+
+def test_division_and_modulus_in_kernels_agree_with_the_interpreter(tmp_path, device):
+    """Around their fast paths (a 64-bit remainder of operands within 31 bits taken in 32; a modulus of a value
+    within a period of [0, y) by an addition): every sign, the edges of each path, the widths' extremes."""
+    from incflat.datasets import compare_values
+    from incflat.ir.interp.interpreter import run_entry
+    from incflat.pipeline import source_program
+    lib = compile_library(tmp_path, "divisions", DIVISIONS).load(device=device)
+    lo, hi = -2 ** 63, 2 ** 63 - 1
+    divisors = [1, -1, 2, -2, 7, -7, 100, 2 ** 31 - 1, 2 ** 31, -2 ** 31, 2 ** 40, hi, lo]
+    pairs = [(x, y) for y in divisors
+             for x in {0, 1, -1, y - 1, y, y + 1, 2 * y - 1, 2 * y, -y, -y - 1, -y + 1, 2 ** 31 - 1, 2 ** 31, -2 ** 31,
+                       hi, lo, 12345, -12345} if lo <= x <= hi and lo <= 2 * y <= hi or y in (hi, lo) and lo <= x <= hi]
+    xs = np.array([x for x, _ in pairs], np.int64)
+    ys = np.array([y for _, y in pairs], np.int64)
+    program = source_program(DIVISIONS)
+    cases = [("i64s", [xs, ys]), ("i32s", [xs.astype(np.int32), np.where(ys.astype(np.int32) == 0, 3, ys.astype(np.int32))]),
+             ("u64s", [xs.astype(np.uint64), np.where(ys == 0, 5, ys).astype(np.uint64)])]
+    for entry, args in cases:
+        want = list(run_entry(program, entry, args))
+        assert compare_values(list(getattr(lib, entry)(*args)), want) is None, entry
