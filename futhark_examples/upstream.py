@@ -20,14 +20,13 @@ datasets' inputs (`inputs.py OUTDIR PROGRAM ... [--small]` writes OUTDIR/PROGRAM
 2. inputs: `inputs.py OUT/inputs PROGRAM ...` (with --small: `inputs.py OUT/inputs-small PROGRAM ... --small`, for
    a smoke run on a CPU).
 3. untuned, per dataset: `OUT/PROGRAM.py -e main -r 10 -t TIMES -b < INPUT` as Futhark's executables are run,
-   the median of the 10 runs; then one profiled invocation, `-r 10 -P --profile-json FILE`, whose `kernels`
-   ({name: {runs, total_us}}, totals over the timed runs, the runtime's copy kernels included), `runs` and
-   `transfers` give the kernels' µs per run, launches per run, host µs per launch ((median - kernels µs per
-   run) / launches per run) and host-device array bytes and arrays per run. Where the profile does not say
-   `runs`, its totals are taken to cover the 10 runs asked for; without `transfers`, bytes and arrays are `–`.
-   The profile gives totals, so the kernels' µs per run is a mean, over another invocation, where the runtime
-   is a median: a slow first run (a cold device) raises the one and not the other, and host µs per launch can
-   then come out small or even negative (seen on PoCL; one launch a run shows it most).
+   the median of the 10 runs; then one profiled invocation, `-r 10 -t TIMES -P --profile-json FILE`, whose
+   `kernels` ({name: {runs, total_us}}, totals over the timed runs, the runtime's copy kernels included), `runs`
+   and `transfers` give the kernels' µs per run, launches per run, host µs per launch ((the mean runtime of the
+   profiled invocation's runs less the kernels' µs per run) / launches per run: both from one invocation, as a
+   host's speed moves between invocations) and host-device array bytes and arrays per run. Where the profile
+   does not say `runs`, its totals are taken to cover the 10 runs asked for; without `transfers`, bytes and
+   arrays are `–`.
 4. tuned, leave-one-out, as the PPoPP'19 paper's autotuner trains on other datasets than the ones reported: a
    program of two or more timed datasets is tuned once per dataset D, on its other timed datasets (the inputs of
    2.), and D's tuned figure is that tuned program's, timed on D (so n datasets cost n tunings). A program of one
@@ -230,15 +229,17 @@ def run_program(executable: pathlib.Path, input_path: pathlib.Path, options: lis
         raise Failed(f"exit status {done.returncode}: {last_line(done.stderr)}")
 
 
-def per_run(profile: dict, median_us: float) -> dict:
-    """What a profile (--profile-json) says per timed run."""
+def per_run(profile: dict, profiled_us: list) -> dict:
+    """What a profile (--profile-json) says per timed run; `profiled_us`: the runtimes of its runs (-t), whose
+    mean less the kernels' time per run is the host's, per launch: both from the one invocation."""
     kernels = profile.get("kernels", {})
     runs = profile.get("runs") or RUNS  # (a profile without `runs` covers the -r runs asked for)
     kernels_us = sum(k.get("total_us", 0) for k in kernels.values()) / runs
     launches = sum(k.get("runs", 0) for k in kernels.values()) / runs
+    host_us = statistics.fmean(profiled_us) - kernels_us if profiled_us else None
     figures = {"profile_runs": profile.get("runs"), "kernels_us_per_run": kernels_us,
                "launches_per_run": launches,
-               "host_us_per_launch": (median_us - kernels_us) / launches if launches else None,
+               "host_us_per_launch": host_us / launches if launches and host_us is not None else None,
                "transfers": profile.get("transfers"), "bytes_per_run": None, "arrays_per_run": None,
                "kernels": kernels}
     transfers = profile.get("transfers")
@@ -257,11 +258,11 @@ def measure(executable: pathlib.Path, input_path: pathlib.Path, device: str | No
         times = [float(t) for t in times_file.read_text().split()]
         if not times:
             raise Failed("the program wrote no runtimes (-t)")
-        run_program(executable, input_path, ["-r", str(RUNS), "-P", "--profile-json", str(profile_file)], device,
-                    timeout)
+        run_program(executable, input_path, ["-r", str(RUNS), "-t", str(times_file), "-P", "--profile-json",
+                                             str(profile_file)], device, timeout)
         profile = read_json(profile_file)
-    median = statistics.median(times)
-    return {"times_us": times, "median_us": median, **per_run(profile, median)}
+        profiled = [float(t) for t in times_file.read_text().split()]
+    return {"times_us": times, "median_us": statistics.median(times), **per_run(profile, profiled)}
 
 
 def time_dataset(program: str, dataset: str, part: str, executable: pathlib.Path, compile_record: dict, args,

@@ -165,3 +165,13 @@ def test_a_bad_option_is_named_without_a_traceback(folders, options, message):
     expected = message.replace("--anchors FB", f"--anchors {checkout}")
     assert done.returncode != 0 and expected in done.stderr and "Traceback" not in done.stderr
     assert not out.exists()
+
+
+def test_host_time_per_launch_comes_from_the_profiled_invocation_itself():
+    """The profiled runs' own mean less their kernels' time, per launch: the timed invocation's median is
+    another invocation's, which a host whose speed moves between invocations (1.7x on an H200's) sets apart."""
+    profile = {"runs": 10, "kernels": {"a": {"runs": 100, "total_us": 400.0}, "b": {"runs": 100, "total_us": 100.0}}}
+    figures = upstream.per_run(profile, [90.0, 110.0] * 5)
+    assert figures["kernels_us_per_run"] == 50 and figures["launches_per_run"] == 20
+    assert figures["host_us_per_launch"] == (100 - 50) / 20
+    assert upstream.per_run(profile, [])["host_us_per_launch"] is None
