@@ -26,6 +26,19 @@ def row_major(dims, factor=None) -> tuple:
     return strides if factor is None else tuple(f"({s}) * {factor}" for s in strides)
 
 
+# Local memory's banks: a workgroup's array whose rows are a multiple of this many elements long gets one
+# element more a row, so that its threads reading a column (thread j: row j) hit distinct banks, not one.
+LOCAL_BANKS = 32
+
+
+def padded_rows(shape: tuple) -> tuple:
+    """The shape a workgroup's array is laid out in: its rows one element longer where they are of a constant
+    length that is a multiple of LOCAL_BANKS (LU's 32 x 32 diagonal block), else as it is."""
+    if len(shape) >= 2 and all(isinstance(d, int) for d in shape) and shape[-1] % LOCAL_BANKS == 0:
+        return tuple(shape[:-1]) + (shape[-1] + 1,)
+    return tuple(shape)
+
+
 def reshaped(view: View, dims) -> "View | None":
     """The same elements in row-major order as an array of `dims`, as a view of the same memory, where `view` is
     laid out row-major (an intermediate array, or a row or a slice of rows of one); else None."""
@@ -53,7 +66,10 @@ class KernelBase:
 
     def check(self, condition: str, loc, template: str, values: list):
         """Records error `template` (with {0}, {1}... filled from values) when condition holds; the
-        kernel goes on, so barriers are still reached, and the host reports the first error."""
+        kernel goes on, so barriers are still reached, and the host reports the first error. None inside
+        `#[unsafe]` (loc.unsafe), as in Futhark: a wrong index reads an element of the array, some element."""
+        if getattr(loc, "unsafe", False):
+            return
         self.errors.append((str(loc) if loc else "", template))
         shown = ", ".join(f"(long)({v})" for v in (values + ["0"] * 7)[:7])
         self.emit(f"if ({condition}) record_error(error, {len(self.errors)}, {shown});")
@@ -163,10 +179,12 @@ class KernelBase:
         mem = self.fresh("scratch")
         self.spaces[mem] = "__local" if self.shared else "__global"
         self.allocated.append(mem)
-        self.k.params.append(ScratchParam(mem, prim.ctype, prim.numpy_spelling, tuple(t.shape), self.shared))
         dims = tuple(dim_expr(d) for d in t.shape)
-        if self.shared:  # in the workgroup's local memory
-            return View(mem, prim.ctype, "0", dims, row_major(dims))
+        if self.shared:  # in the workgroup's local memory, its rows padded where they would share banks
+            laid = padded_rows(t.shape)
+            self.k.params.append(ScratchParam(mem, prim.ctype, prim.numpy_spelling, laid, True))
+            return View(mem, prim.ctype, "0", dims, row_major(tuple(dim_expr(d) for d in laid)))
+        self.k.params.append(ScratchParam(mem, prim.ctype, prim.numpy_spelling, tuple(t.shape), False))
         return View(mem, prim.ctype, f"(({INDEX})get_global_id(0))", dims, row_major(dims, THREADS))
 
     # ---- atoms ----

@@ -10,7 +10,7 @@ import dataclasses
 from incflat.ir import source as S
 from incflat.ir.analysis import free_in_body, free_in_exp, has_assertions, has_inner_soacs, type_size_names, use_counts
 from incflat.ir.rename import NameSource, Renamer, all_names
-from incflat.ir.traverse import map_bodies, map_nested
+from incflat.ir.traverse import map_bodies, map_nested, unsafe_body
 from incflat.ir.types import BOOL, I64, Array, Scalar, array_of, shape_of
 
 
@@ -40,6 +40,8 @@ def _inline_body(body: S.Body, funs: dict, names: NameSource) -> S.Body:
                     if isinstance(d_callee, str) and d_callee in callee.size_params:
                         subst[d_callee] = _dim_atom(d_arg)
             inlined = Renamer(names, subst).body(callee.body)
+            if stm.loc is not None and stm.loc.unsafe:  # as Futhark: a call inside #[unsafe] is inlined unsafe
+                inlined = unsafe_body(inlined)
             results = [S.Stm((p,), S.AtomExp(r), stm.loc) for p, r in zip(stm.pat, inlined.result)]
             pending.extend(reversed(results))
             pending.extend(reversed(inlined.stms))

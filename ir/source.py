@@ -12,10 +12,12 @@ from incflat.ir.types import Array, Scalar, Type
 
 @dataclass(frozen=True)
 class Loc:
-    """A source position, for error messages."""
+    """A source position, for error messages; `unsafe`: inside an expression marked `#[unsafe]`, whose checks
+    kernels leave out."""
     file: str
     line: int
     col: int
+    unsafe: bool = field(default=False, compare=False)
 
     def __str__(self):
         return f"{self.file}:{self.line}:{self.col}"

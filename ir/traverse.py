@@ -105,6 +105,17 @@ def map_nested(e, f: Callable[[S.Body], S.Body]):
     return MAP_NESTED.rule(e)(e, f)
 
 
+def unsafe_stm(stm: S.Stm) -> S.Stm:
+    """The statement with its position marked unsafe (S.Loc.unsafe: `#[unsafe]`, whose checks kernels leave
+    out), and every position in the bodies inside it."""
+    loc = dataclasses.replace(stm.loc, unsafe=True) if isinstance(stm.loc, S.Loc) else stm.loc
+    return S.Stm(stm.pat, map_nested(stm.exp, unsafe_body), loc)
+
+
+def unsafe_body(body: S.Body) -> S.Body:
+    return S.Body(tuple(unsafe_stm(s) for s in body.stms), body.result)
+
+
 def map_bodies(prog, f: Callable[[S.Body], S.Body]):
     """A program (source or target, the type is kept) with each function's body replaced by `f(body)`."""
     return dataclasses.replace(prog, funs=tuple(dataclasses.replace(fn, body=f(fn.body)) for fn in prog.funs))

@@ -373,3 +373,34 @@ def test_a_host_loop_updated_in_place_agrees_with_the_interpreter(host_loops, de
                 assert compare_values(list(got) if isinstance(got, tuple) else [got], want) is None, (entry, assignment)
             for a, b in zip(args, kept):
                 np.testing.assert_array_equal(a, b)
+
+
+PADDED = """
+entry diagonal [n] (blocks: [n][32][32]f32): [n][32][32]f32 =
+  map (\\blk -> loop mat = copy blk for i < 31 do
+                  let col = map (\\j -> if j > i then mat[j, i] / (mat[i, i] + 1) else mat[j, i]) (iota 32)
+                  let mat[:, i] = col
+                  let row = map (\\j -> if j > i then mat[i + 1, j] - mat[i + 1, i] else mat[i + 1, j]) (iota 32)
+                  let mat[i + 1] = row
+                  in mat) blocks
+"""
+
+
+def test_a_workgroups_rows_of_32_elements_are_padded_and_agree_with_the_interpreter(tmp_path, device):
+    """LU's diagonal block: thread j reading row j of a 32 x 32 block in local memory hits one bank for all 32
+    threads; laid out 33 elements a row, each a bank of its own. Every version agrees with the interpreter."""
+    from incflat import pipeline
+    from incflat.codegen.kernel import ScratchParam
+    from incflat.compiled import version_assignments
+    from incflat.datasets import compare_values
+    from incflat.ir.interp.interpreter import run_entry
+    from incflat.pipeline import source_program
+    kernels = pipeline.compile(PADDED, "padded.fut").kernels
+    blocks = [p.shape for k in kernels for p in k.params if isinstance(p, ScratchParam) and p.shared and len(p.shape) == 2]
+    assert blocks and all(shape == (32, 33) for shape in blocks)
+    module = compile_library(tmp_path, "padded", PADDED)
+    args = [np.random.default_rng(10).random((2, 32, 32), dtype=np.float32)]
+    want = list(run_entry(source_program(PADDED), "diagonal", args))
+    for assignment in version_assignments(module):
+        lib = module.load(device=device, overrides=assignment)
+        assert compare_values([lib.diagonal(*args)], want) is None, assignment

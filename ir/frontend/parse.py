@@ -4,7 +4,8 @@ Lark's exceptions are turned into `CompileError`.
 
 Some sugar is removed here: `x |> f` and `f <| x` become applications, `let a[i] = v in e`
 becomes `let a = a with [i] = v in e`, `let r.f = v in e` becomes `let r = r with f = v in e`, and
-attributes (`#[unsafe]`) are dropped. A field named twice in a record type, expression or pattern is
+attributes are dropped, but `#[param(NAME)] e` (a tuning parameter) and `#[unsafe] e` (its positions are marked
+unsafe: kernels leave out their checks). A field named twice in a record type, expression or pattern is
 an error here.
 """
 
@@ -23,7 +24,8 @@ from incflat.ir.source import Loc
 from incflat.ir.frontend.syntax import (App, ArrayE, AscribeE, AssertE, BinOpE, Decl, ForIn, ForUpto, FunTypeExp, Ident, IfE,
                                IndexE, LambdaE, LetE, LetFunE, Lit, LoopE, NegE, Node, NotE, ParamE, PName, PRecord,
                                PTuple, PTyped, PWild, ProjE, QualIdent, RangeE, RecordE, RecordTypeExp, RecordUpdateE,
-                               SectionE, SliceI, SourceText, Syntax, TupleE, TypeDecl, TypeExp, While, WithE, mk_app)
+                               SectionE, SliceI, SourceText, Syntax, TupleE, TypeDecl, TypeExp, While, WithE, mark_unsafe,
+                               mk_app)
 
 # Futhark keywords that this subset does not have. They lex as NAME and are rejected here
 # with a clear message rather than as a confusing syntax error later.
@@ -234,6 +236,8 @@ class ToSyntax(Transformer):
 
     def attr_exp(self, c):
         attr, body = c[0], fin(c[1])
+        if attr.item == ("unsafe", None):
+            mark_unsafe(body)
         name = attr.param_name()
         if name is None:
             return body

@@ -6,7 +6,7 @@ character, or of its operator for binary operators) and `span` (start and end of
 source text).
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Optional
 
 from incflat.ir.source import Loc
@@ -381,3 +381,17 @@ def mk_app(fn, args):
         return App(fn.loc, (fn.span[0], max(fn.span[1], args[-1].span[1])), fn.fn, fn.args + list(args))
     end = max([fn.span[1]] + [a.span[1] for a in args])
     return App(fn.loc, (min(fn.span[0], args[0].span[0]), end), fn, list(args))
+
+
+def mark_unsafe(node) -> None:
+    """`#[unsafe] e`: every position inside e is marked, so that kernels leave out the checks of what e
+    computes (bounds, division, sizes), as Futhark does; the checker and inline_calls mark what e calls."""
+    pending = [node]
+    while pending:
+        x = pending.pop()
+        if isinstance(x, (list, tuple)):
+            pending.extend(x)
+        elif is_dataclass(x) and not isinstance(x, type):
+            if isinstance(getattr(x, "loc", None), Loc) and isinstance(x, Node):
+                x.loc = replace(x.loc, unsafe=True)
+            pending.extend(getattr(x, f.name) for f in fields(x) if f.name not in ("loc", "span"))

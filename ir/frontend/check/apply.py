@@ -16,6 +16,7 @@ from incflat.ir.frontend.check.prelude import (ARRAY_REDUCTIONS, BUILTIN_ARITY, 
                                       prelude_lookup)
 from incflat.ir.frontend.check.values import Arg, Closure, FunSig, FunV, Named, Partial, Section, V, atom_v
 from incflat.ir.errors import CompileError
+from incflat.ir.traverse import unsafe_stm
 from incflat.ir.types import I64, Array, Scalar, Tuple
 
 
@@ -79,6 +80,17 @@ class Application:
         return r
 
     def call(self, f, args, loc):
+        """f applied to args (Arg); inside `#[unsafe]` (the call's position), what it inlines is unsafe too, as
+        Futhark inlines a call made there."""
+        if not (getattr(loc, "unsafe", False) or getattr(getattr(f, "loc", None), "unsafe", False)):
+            return self.call_here(f, args, loc)
+        stms, before = self.stms, len(self.stms)
+        result = self.call_here(f, args, loc)
+        if self.stms is stms:
+            stms[before:] = [unsafe_stm(s) for s in stms[before:]]
+        return result
+
+    def call_here(self, f, args, loc):
         if isinstance(f, Named):
             args = list(f.pre) + list(args)
             if f.kind == "user":
