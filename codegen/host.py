@@ -14,7 +14,7 @@ from incflat.ir.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, U
 from incflat.ir import nodes
 from incflat.ir import source as S
 from incflat.ir import target as T
-from incflat.codegen.in_place import in_place_updates
+from incflat.codegen.in_place import WRITES, in_place_updates, memories, unread_after, written
 from incflat.ir.analysis import free_in_exp, use_counts
 from incflat.ir.errors import Unsupported
 from incflat.ir.rename import user_name
@@ -180,7 +180,13 @@ class HostWriter:
     def body(self, body: S.Body):
         outer, self.fresh_arrays = self.fresh_arrays, set()
         outer_iotas = self.host_iotas
-        for stm in body.stms:
+        memory = None
+        for t, stm in enumerate(body.stms):
+            if isinstance(stm.exp, WRITES) and written(stm.exp).name in self.fresh_arrays:
+                # an array of the body's own that nothing reads after the update (LUD's last diagonal block)
+                memory = memories(body, host_shares) if memory is None else memory
+                if unread_after(body, t, stm, memory):
+                    self.in_place.add(stm.pat[0].name)
             self.stm(stm)
             self.fresh_arrays |= fresh_results(stm, self.in_place)
             if isinstance(stm.exp, S.Iota):
@@ -289,8 +295,9 @@ class HostWriter:
         return name in self.fresh_arrays and self.uses.get(name) == 1
 
     def writable(self, name: str, pat) -> bool:
-        """Whether an update or a scatter may write into its array: one the body owns (owned), or a loop's
-        state that nothing reads any more (in_place_updates)."""
+        """Whether an update or a scatter may write into its array: one the body owns (owned), or one the body
+        made or a loop's state that nothing reads after the write (in_place_updates, unread_after; the runtime
+        copies where the value written shares the array's buffer)."""
         return self.owned(name) or pat[0].name in self.in_place
 
     def index_tuple(self, idxs) -> str:

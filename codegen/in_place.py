@@ -36,7 +36,7 @@ def in_place_updates(loop: S.Loop, shares=view_args) -> set:
     (view_args inside a kernel; the host's own rule for its statements)."""
     body = loop.body
     binder = {v.name: (t, stm) for t, stm in enumerate(body.stms) for v in stm.pat}
-    memory = _memories(body, shares)
+    memory = memories(body, shares)
     chosen = set()
     for param, result in zip(loop.params, body.result):
         if not isinstance(result, S.Var) or sum(isinstance(r, S.Var) and r.name == result.name
@@ -52,12 +52,12 @@ def in_place_updates(loop: S.Loop, shares=view_args) -> set:
                 current = stm.exp.arr.name
             else:
                 break
-        if chain and current == param.name and all(_unread_after(body, t, stm, memory) for t, stm in chain):
+        if chain and current == param.name and all(unread_after(body, t, stm, memory) for t, stm in chain):
             chosen |= {stm.pat[0].name for _, stm in chain} | {result.name}
     return chosen
 
 
-def _memories(body: S.Body, shares) -> dict:
+def memories(body: S.Body, shares) -> dict:
     """Each variable's memory: the variables that may share it with it (views of one another, either way)."""
     groups = {}
     for stm in body.stms:
@@ -69,7 +69,7 @@ def _memories(body: S.Body, shares) -> dict:
     return groups
 
 
-def _unread_after(body: S.Body, t: int, stm: S.Stm, memory: dict) -> bool:
+def unread_after(body: S.Body, t: int, stm: S.Stm, memory: dict) -> bool:
     """Whether no statement after position t, nor the body's results, nor the write's own values reads the
     memory that the update or scatter at t writes into."""
     target = written(stm.exp).name

@@ -15,7 +15,7 @@ from incflat.codegen.in_place import Owner, in_place_updates
 from incflat.codegen.cscalar import CTYPES, WRAPPING, binop, dim_expr, neutral_ctypes, primcall
 from incflat.codegen.kernel import INDEX, View, iota_view
 from incflat.codegen.kernel_arrays import ArrayRules, filling, into_dests, unravel
-from incflat.codegen.kernel_base import reshaped
+from incflat.codegen.kernel_base import reshaped, row_major
 from incflat.codegen.lifted import Lifted
 from incflat.ir import nodes
 from incflat.ir import source as S
@@ -481,15 +481,22 @@ class KernelWriter(ArrayRules):
         with self.block(f"for (long {i} = get_local_id(0); {i} < {total}; {i} += get_local_size(0))"):
             self.bind_ctx(e.ctx, i, "long")
             n_ctx = len(e.ctx)
-            # the destination is row-major over the context: index it with the flat thread index
-            rows = [View(d.mem, d.ctype, f"({d.offset} + ({i}) * ({d.strides[n_ctx - 1]}))", d.dims[n_ctx:],
-                         d.strides[n_ctx:]) for d in dests]
+            rows = [self.context_row(d, i, n_ctx) for d in dests]
             with self.per_thread():
                 results = self.body(e.body, tuple(r if r.dims else None for r in rows))
             for r, row in zip(results, rows):
                 if not row.dims:
                     self.emit(f"{row.mem}[{row.offset}] = {r};")
         self.barrier()
+
+    def context_row(self, d: View, i: str, n_ctx: int) -> View:
+        """The row of destination d at the flat index i of a segmap0's context: an output is row-major over the
+        context, so is an intermediate array but one whose rows are padded (kernel_base.padded_rows), where
+        the index is unravelled."""
+        if n_ctx > 1 and d.mem in self.spaces and tuple(map(str, d.strides)) != row_major(d.dims):
+            return d.slice(unravel(i, d.dims[:n_ctx]))
+        return View(d.mem, d.ctype, f"({d.offset} + ({i}) * ({d.strides[n_ctx - 1]}))", d.dims[n_ctx:],
+                    d.strides[n_ctx:])
 
     def accumulate(self, e, lo: str, hi: str, accs: list, per_thread: bool = False, ctype: str = INDEX,
                    interleave: tuple = None):

@@ -332,6 +332,10 @@ entry reread [n] (xs: *[n]f32) (k: i64): ([n]f32, f32) =
   loop (acc, last) = (xs, 0) for i < k do
     let acc2 = copy acc with [i % n] = 7
     in (acc2, acc[i % n] + last)
+entry after [n] (xs: *[n]f32) (k: i64): [n]f32 =
+  let a = loop acc = xs for i < k do acc with [i % n] = f32.i64 i
+  let head = map (\\x -> x * 2) a[0:2]
+  in a with [0:2] = head
 """
 
 
@@ -347,9 +351,11 @@ def test_a_host_loop_writes_into_its_state_from_one_copy(host_loops):
     _, text = host_loops
     decisions = [line.split("in_place=")[1][:4] for line in text.splitlines()
                  if "= scatter(ctx" in line or "= update(ctx" in line]
-    assert decisions == ["True", "True", "Fals"]  # steps, flat, reread (its old state is read after)
+    # steps, flat, reread (its old state is read after), after: the loop's and the update of its result, whose
+    # view the update's value was computed from before
+    assert decisions == ["True", "True", "Fals", "True", "True"]
     copies = re.findall(r"manifest\(ctx, (xss?)_\d+\)", text)
-    assert copies == ["xs", "xss"]  # once each, before the loop
+    assert copies == ["xs", "xss", "xs"]  # once each, before the loop
 
 
 def test_a_host_loop_updated_in_place_agrees_with_the_interpreter(host_loops, device):
@@ -362,7 +368,8 @@ def test_a_host_loop_updated_in_place_agrees_with_the_interpreter(host_loops, de
     rng = np.random.default_rng(9)
     cases = {"steps": [rng.random(6, dtype=np.float32), np.int64(9)],
              "flat": [rng.integers(-9, 9, (5, 5), dtype=np.int32), np.int64(7)],
-             "reread": [rng.random(4, dtype=np.float32), np.int64(6)]}
+             "reread": [rng.random(4, dtype=np.float32), np.int64(6)],
+             "after": [rng.random(5, dtype=np.float32), np.int64(3)]}
     for assignment in version_assignments(module):
         lib = module.load(device=device, overrides=assignment)
         for entry, args in cases.items():
@@ -383,6 +390,8 @@ entry diagonal [n] (blocks: [n][32][32]f32): [n][32][32]f32 =
                   let row = map (\\j -> if j > i then mat[i + 1, j] - mat[i + 1, i] else mat[i + 1, j]) (iota 32)
                   let mat[i + 1] = row
                   in mat) blocks
+entry scaled [n] (blocks: [n][32][32]f32): [n][32][32]f32 =
+  map (\\blk -> loop mat = copy blk for i < 3 do map (\\r -> map (\\x -> x * 0.5 + r[i]) r) mat) blocks
 """
 
 
@@ -400,7 +409,9 @@ def test_a_workgroups_rows_of_32_elements_are_padded_and_agree_with_the_interpre
     assert blocks and all(shape == (32, 33) for shape in blocks)
     module = compile_library(tmp_path, "padded", PADDED)
     args = [np.random.default_rng(10).random((2, 32, 32), dtype=np.float32)]
-    want = list(run_entry(source_program(PADDED), "diagonal", args))
-    for assignment in version_assignments(module):
-        lib = module.load(device=device, overrides=assignment)
-        assert compare_values([lib.diagonal(*args)], want) is None, assignment
+    # (scaled: a workgroup's map over a block's rows and columns writes a padded array, a row per thread)
+    for entry in ("diagonal", "scaled"):
+        want = list(run_entry(source_program(PADDED), entry, args))
+        for assignment in version_assignments(module):
+            lib = module.load(device=device, overrides=assignment)
+            assert compare_values([getattr(lib, entry)(*args)], want) is None, (entry, assignment)
