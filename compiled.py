@@ -46,6 +46,11 @@ def compiler_hash() -> str:
     return h.hexdigest()
 
 
+# Hashed now, when the compiler's modules are imported (pipeline above): a process keys its cache entries by
+# the sources it runs, also where they are edited while it runs (as under a long test session).
+compiler_hash()
+
+
 def cache_dir() -> pathlib.Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return pathlib.Path(base) / "incflat"
