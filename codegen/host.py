@@ -98,7 +98,7 @@ class HostWriter:
         self.size_params = []  # Param: the workgroup, grid and tile sizes, tuning parameters too
         self.uses = {}  # variable name -> how many times the entry point reads it
         self.fresh_arrays = set()  # arrays of the current body in buffers of their own, made by its statements
-        self.in_place = set()  # the updates and scatters that write into a loop's state (codegen.in_place)
+        self.in_place = set()  # the updates and scatters that write into their array (codegen.in_place)
         self.host_iotas = frozenset()  # arrays in scope made by `iota`: kernels compute their elements
 
     def emit(self, line: str):
@@ -245,7 +245,7 @@ class HostWriter:
 
     def update(self, e: S.Update, pat, loc) -> str:
         return (f"update(ctx, {e.arr.name}, ({self.index_tuple(e.idxs)}), {self.kept(e.value)}, {where(loc)}, "
-                f"in_place={self.writable(e.arr.name, pat)})")
+                f"in_place={self.writable(pat)})")
 
     def tuning_param(self, e: S.TuningParam, pat, loc) -> str:
         param = Param(e.name, USER_PARAM)
@@ -273,7 +273,7 @@ class HostWriter:
         return f"reshape(ctx, ({''.join(self.atom(a) + ', ' for a in e.shape)}), {e.arr.name}, {where(loc)})"
 
     def scatter(self, e: S.Scatter, pat, loc) -> str:
-        return f"scatter(ctx, {e.dest.name}, {e.idxs.name}, {e.vals.name}, in_place={self.writable(e.dest.name, pat)})"
+        return f"scatter(ctx, {e.dest.name}, {e.idxs.name}, {e.vals.name}, in_place={self.writable(pat)})"
 
     def filter(self, e: S.Filter, pat, loc) -> None:
         """The predicate in a kernel, the compaction on the host."""
@@ -294,11 +294,11 @@ class HostWriter:
         nothing but the statement at hand reads it: a consuming operation may then write into it."""
         return name in self.fresh_arrays and self.uses.get(name) == 1
 
-    def writable(self, name: str, pat) -> bool:
-        """Whether an update or a scatter may write into its array: one the body owns (owned), or one the body
-        made or a loop's state that nothing reads after the write (in_place_updates, unread_after; the runtime
-        copies where the value written shares the array's buffer)."""
-        return self.owned(name) or pat[0].name in self.in_place
+    def writable(self, pat) -> bool:
+        """Whether an update or a scatter may write into its array: one the body made, or a loop's state, that
+        nothing reads after the write (body, in_place_updates; the runtime copies where the value written
+        shares the array's buffer)."""
+        return pat[0].name in self.in_place
 
     def index_tuple(self, idxs) -> str:
         """The runtime's indices (without parentheses): an integer, or (start, end, stride, size) for a slice."""

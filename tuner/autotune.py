@@ -379,17 +379,18 @@ def _check_against_untuned(run: _Run, untuned: _Untuned, tuned: _Tuned) -> None:
         tuned.notes += (f"the {strategy} strategy's thresholds were significantly slower on the tuning datasets "
                         f"than the program's defaults ({run.request.searching.objective}): kept the defaults",)
         tuned.assignment = {}
-    elif tuned.stopped and tuned.assignment and _slower_than_defaults(tuned.goal.space, tuned.goal, tuned.assignment):
+    elif tuned.stopped and tuned.assignment and _slower_than_defaults(tuned.goal, tuned.assignment):
         tuned.kept_defaults = True
         tuned.notes += ("the values found before the search stopped ran significantly slower than the program's "
                         "defaults on some tuning dataset, and faster on none (timed in turn): kept the defaults",)
         tuned.assignment = {}
 
 
-def _slower_than_defaults(space: Space, goal: Objective, assignment: dict[str, int]) -> bool:
+def _slower_than_defaults(goal: Objective, assignment: dict[str, int]) -> bool:
     """Whether the values a stopped search found run significantly slower than the program's defaults on some
     tuning dataset and faster on none, timed in turn, in the time the search left for it (CLOSING_SHARE): a
     search cut off mid-way (LUD's profiled pass, under load) can end far from where it would have."""
+    space = goal.space
     try:
         return faster_in_turn(space, goal, (space.start() | dict(space.defaults), "untuned"),
                               (space.start() | assignment, "found"))

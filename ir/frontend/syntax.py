@@ -392,6 +392,6 @@ def mark_unsafe(node) -> None:
         if isinstance(x, (list, tuple)):
             pending.extend(x)
         elif is_dataclass(x) and not isinstance(x, type):
-            if isinstance(getattr(x, "loc", None), Loc) and isinstance(x, Node):
+            if isinstance(x, Node) and isinstance(x.loc, Loc):
                 x.loc = replace(x.loc, unsafe=True)
             pending.extend(getattr(x, f.name) for f in fields(x) if f.name not in ("loc", "span"))
