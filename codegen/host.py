@@ -15,10 +15,11 @@ from incflat.ir import nodes
 from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.codegen.in_place import WRITES, in_place_updates, memories, unread_after, written
-from incflat.ir.analysis import free_in_exp, use_counts
+from incflat.ir.analysis import exp_atoms, free_in_exp, use_counts
+from incflat.ir.traverse import nested
 from incflat.ir.errors import Unsupported
 from incflat.ir.rename import user_name
-from incflat.ir.types import BOOL, Array
+from incflat.ir.types import BOOL, Array, Scalar
 
 
 # The statements whose array results the host allocates anew (not views of other arrays), in buffers of their
@@ -79,6 +80,66 @@ def _origins(body: S.Body, a) -> set:
     return found
 
 
+def computed_array(stm: S.Stm) -> bool:
+    """Whether a statement makes an array whose elements a kernel computes where it reads them instead of
+    loading them (kernel_base's computed_input): `iota n`, or `replicate n x` of a scalar x."""
+    e = stm.exp
+    return isinstance(e, S.Iota) or (isinstance(e, S.Replicate) and isinstance(e.x.type, Scalar)
+                                     and isinstance(stm.pat[0].type, Array) and stm.pat[0].type.rank == 1)
+
+
+def host_reads(body: S.Body) -> set:
+    """The variables the host code of a body reads itself, as opposed to those only its kernels read. A
+    level-1 segop's kernels compute the elements of a host iota or replicate where they read them
+    (computed_array), so one that only kernels read is never made (nw's `tabulate (blk * B * B)` and the
+    replicate its blocks start from, at every step)."""
+    reads = {a.name for a in body.result if isinstance(a, S.Var)}
+    for stm in body.stms:
+        e = stm.exp
+        if isinstance(e, T.SEGOPS):
+            reads |= set(coalescing.coalesced_inputs(e)) if isinstance(e, T.SegMap) else set()
+            continue
+        if isinstance(e, S.Hist):  # its kernels take every array they read as memory
+            reads |= set(free_in_exp(e))
+            continue
+        reads |= {a.name for a in exp_atoms(e) if isinstance(a, S.Var)}
+        for inner in nested(e):  # the bodies of branches, loops and guards: host code
+            reads |= host_reads(inner.body)
+    return reads
+
+
+# What may stand between a segmap and the scatter it is fused into: statements that write into no array there
+# is (a segop writes only its own new arrays)
+WRITE_NOTHING = (S.AtomExp, S.BinOp, S.UnOp, S.PrimCall, S.Reshape, S.Rearrange, S.Index, S.TuningParam, S.Assert,
+                 *T.SEGOPS)
+
+
+def scatter_fusions(body: S.Body, uses: dict) -> dict:
+    """The scatters of a body that a segmap's kernel does itself, and the segmaps: scatter's index -> the
+    segmap's. The segmap is one-dimensional, a thread per point, and makes two arrays, which only the
+    scatter reads, as its indices and its values; the scatter writes into a one-dimensional array; between
+    the two, no statement writes into an array (the segmap's kernel runs in the scatter's place). Futhark
+    fuses `scatter dest is (map f xs)` likewise; nw's diagonals pass through a launch and two arrays less.
+    Not where the segmap reads the destination's memory (a view of it, as its rows): the kernel would then
+    write into a copy of it (runtime's destination), where the scatter alone writes into it in place."""
+    made, found, memory = {}, {}, None
+    for t, stm in enumerate(body.stms):
+        e = stm.exp
+        if (isinstance(e, T.SegMap) and e.level == 1 and len(e.ctx) == 1 and len(stm.pat) == 2
+                and not T.level0_segops(e.body) and not coalescing.coalesced_inputs(e)
+                and all(isinstance(p.type, Array) and p.type.rank == 1 for p in stm.pat)):
+            made.update(dict.fromkeys((p.name for p in stm.pat), t))
+        elif isinstance(e, S.Scatter) and e.dest.type.rank == 1 and e.idxs.name != e.vals.name:
+            source = made.get(e.idxs.name)
+            if (source is not None and made.get(e.vals.name) == source
+                    and uses.get(e.idxs.name) == 1 and uses.get(e.vals.name) == 1
+                    and all(isinstance(s.exp, WRITE_NOTHING) for s in body.stms[source + 1:t])):
+                memory = memories(body, host_shares) if memory is None else memory
+                if not memory.get(e.dest.name, {e.dest.name}) & set(free_in_exp(body.stms[source].exp)):
+                    found[t] = source
+    return found
+
+
 def numpy_type(t) -> str:
     """The numpy scalar type of a scalar type, or of an array type's elements, as generated code spells it."""
     return PRIMS[t.elem.name if isinstance(t, Array) else t.name].numpy_spelling
@@ -99,7 +160,10 @@ class HostWriter:
         self.uses = {}  # variable name -> how many times the entry point reads it
         self.fresh_arrays = set()  # arrays of the current body in buffers of their own, made by its statements
         self.in_place = set()  # the updates and scatters that write into their array (codegen.in_place)
-        self.host_iotas = frozenset()  # arrays in scope made by `iota`: kernels compute their elements
+        # arrays in scope made by `iota n` or `replicate n x` of a scalar x (name -> that expression): kernels
+        # compute their elements where they read them
+        self.computed_arrays = {}
+        self.host_read = None  # the variables the entry's host code reads itself (host_reads); None: all
 
     def emit(self, line: str):
         self.out.line(line)
@@ -161,6 +225,7 @@ class HostWriter:
     def entry(self, f: S.FunDef):
         self.entry_name = f.name
         self.uses = use_counts(f.body)
+        self.host_read = host_reads(f.body)
         self.device_scalars = resident_scalars(f.body)
         with self.out.block(f"def entry_{f.name}(ctx, {', '.join(p.name for p in f.params)})"):
             bound = set()
@@ -179,19 +244,23 @@ class HostWriter:
 
     def body(self, body: S.Body):
         outer, self.fresh_arrays = self.fresh_arrays, set()
-        outer_iotas = self.host_iotas
+        outer_computed = self.computed_arrays
         memory = None
+        fused = scatter_fusions(body, self.uses)
         for t, stm in enumerate(body.stms):
             if isinstance(stm.exp, WRITES) and written(stm.exp).name in self.fresh_arrays:
                 # an array of the body's own that nothing reads after the update (LUD's last diagonal block)
                 memory = memories(body, host_shares) if memory is None else memory
                 if unread_after(body, t, stm, memory):
                     self.in_place.add(stm.pat[0].name)
-            self.stm(stm)
+            if t in fused:
+                self.fused_scatter(body.stms[fused[t]], stm)
+            elif t not in fused.values():  # (a fused segmap runs in its scatter's place)
+                self.stm(stm)
             self.fresh_arrays |= fresh_results(stm, self.in_place)
-            if isinstance(stm.exp, S.Iota):
-                self.host_iotas = self.host_iotas | {stm.pat[0].name}
-        self.fresh_arrays, self.host_iotas = outer, outer_iotas
+            if computed_array(stm):
+                self.computed_arrays = self.computed_arrays | {stm.pat[0].name: stm.exp}
+        self.fresh_arrays, self.computed_arrays = outer, outer_computed
 
     def stm(self, stm: S.Stm):
         """Writes one statement by the rule of its expression's class (TABLE)."""
@@ -232,10 +301,22 @@ class HostWriter:
     def rearrange(self, e: S.Rearrange, pat, loc) -> str:
         return f"{e.arr.name}.permute({tuple(e.perm)!r})"
 
-    def iota(self, e: S.Iota, pat, loc) -> str:
+    def unmade(self, e, pat, loc) -> bool:
+        """Whether an array that kernels compute the elements of (computed_array) is read by kernels alone: it is
+        then not made, and only its size is checked."""
+        if self.host_read is None or pat[0].name in self.host_read or not computed_array(S.Stm(pat, e, loc)):
+            return False
+        self.emit(f"check_sizes(({self.length(e)},), {source_name(e)!r}, {where(loc)})")
+        return True
+
+    def iota(self, e: S.Iota, pat, loc):
+        if self.unmade(e, pat, loc):
+            return None
         return f"iota(ctx, {self.length(e)}, {numpy_type(e.elem)}, {where(loc)})"
 
-    def replicate(self, e: S.Replicate, pat, loc) -> str:
+    def replicate(self, e: S.Replicate, pat, loc):
+        if self.unmade(e, pat, loc):
+            return None
         t = pat[0].type
         shape = self.shape(t, self.length(e) if e.checked is not None else None)
         return f"replicate(ctx, {self.kept(e.x)}, {shape}, {numpy_type(t)}, {where(loc)})"
@@ -421,7 +502,7 @@ class HostWriter:
         plan = tiling.tile_plan(e)
         if plan:
             return self.tiled_segmap(name, e, plan, pat, loc)
-        k = segops.segmap_kernel(name, e, loc, self.errors, self.host_iotas)
+        k = segops.segmap_kernel(name, e, loc, self.errors, self.computed_arrays)
         self.add_kernels(k)
         for array, inner in coalescing.coalesced_inputs(e).items():
             self.emit(f"{array} = coalesced(ctx, {array}, {inner})")
@@ -438,9 +519,27 @@ class HostWriter:
             self.emit(self.group_size(name, [k]))
             self.launch(k, "ceil_div(space, group_size) * group_size", self.args(k, outs), "space")
 
+    def fused_scatter(self, segmap: S.Stm, scatter: S.Stm):
+        """A scatter whose indices and values a segmap makes (scatter_fusions): the segmap's kernel writes
+        them into the destination, which is the scatter's own array or a copy as for any scatter (and a copy
+        where the kernel reads the destination's buffer)."""
+        e, s = segmap.exp, scatter.exp
+        name = self.kernel_name("segmap")
+        made = [p.name for p in segmap.pat]
+        k = segops.scatter_segmap_kernel(name, e, s.dest.type, made.index(s.idxs.name), made.index(s.vals.name),
+                                         segmap.loc, self.errors, self.computed_arrays)
+        self.add_kernels(k)
+        out = scatter.pat[0].name
+        reads = "".join(f", {n}" for n, v in free_in_exp(e).items()
+                        if isinstance(v.type, Array) and n not in self.computed_arrays)
+        self.emit(f"{out} = destination(ctx, {s.dest.name}, {self.writable(scatter.pat)}{reads})")
+        self.emit(f"space = int({self.atom(e.ctx[0].width)})")
+        self.emit(self.group_size(name, [k]))
+        self.launch(k, "ceil_div(space, group_size) * group_size", self.args(k, [out]), f"max(space, {out}.shape[0])")
+
     def tiled_segmap(self, name: str, e: T.SegMap, plan, pat, loc):
         """A workgroup of tile x tile threads a block of the two innermost dimensions."""
-        k = tiling.tiled_segmap_kernel(name, e, plan, self.errors, self.host_iotas)
+        k = tiling.tiled_segmap_kernel(name, e, plan, self.errors, self.computed_arrays)
         self.add_kernels(k)
         outs = self.alloc_outputs(pat, e.types, loc)
         param = Param(size_name(self.entry_name, name, TILE_SIZE), TILE_SIZE)
@@ -479,7 +578,7 @@ class HostWriter:
 
     def segscan(self, e: T.SegScan, pat, loc):
         name = self.kernel_name("segscan")
-        kernels = segops.segscan_kernels(name, e, loc, self.errors, self.host_iotas)
+        kernels = segops.segscan_kernels(name, e, loc, self.errors, self.computed_arrays)
         self.add_kernels(*kernels)
         scan = kernels[-1]
         outs = self.alloc_outputs(pat, e.types, loc)
@@ -506,7 +605,7 @@ class HostWriter:
 
     def segred(self, e: T.SegRed, pat, loc):
         name = self.kernel_name("segred")
-        k1, k3, k4 = segops.segred_kernels(name, e, loc, self.errors, self.host_iotas)
+        k1, k3, k4 = segops.segred_kernels(name, e, loc, self.errors, self.computed_arrays)
         self.add_kernels(k1, k3, k4)
         outs = self.alloc_outputs(pat, e.types, loc)
         segs = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx[:-1]) or "1"

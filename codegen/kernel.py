@@ -72,6 +72,20 @@ def iota_view(n: str, ctype: str) -> IotaView:
     return IotaView("", ctype, "0", (n,), (CExpr("1", "1"),))  # a unit stride the host knows too
 
 
+@dataclass
+class ReplicateView(View):
+    """`replicate n x` of a scalar x inside a kernel: a view of no memory whose every element is `value`, x's C
+    expression (which slices and rearranges keep)."""
+    value: str = "0"
+
+    def elem(self, idxs) -> str:
+        return f"(({self.ctype})({self.value}))"
+
+
+def replicate_view(n: str, ctype: str, value: str) -> ReplicateView:
+    return ReplicateView("", ctype, "0", (n,), (CExpr("0", "0"),), value)
+
+
 @dataclass(frozen=True)
 class Launch:
     """What the host knows at a launch, for the parameters' host expressions."""

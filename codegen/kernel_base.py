@@ -6,7 +6,7 @@ import math
 
 from incflat.codegen.cscalar import CTYPES, c_const, dim_expr
 from incflat.codegen.kernel import (INDEX, ArrayParam, CExpr, ErrorBuffer, IndexParam, Kernel, LocalParam,
-                                    ScalarParam, ScratchParam, View, iota_view)
+                                    ScalarParam, ScratchParam, View, iota_view, replicate_view)
 from incflat.ir.runtime.prims import CTYPE_SIZES, PRIMS
 from incflat.ir import source as S
 from incflat.ir.errors import Unsupported
@@ -120,13 +120,20 @@ class KernelBase:
         else:
             raise Unsupported(f"a tuple-typed variable {v.name} in a kernel")
 
-    def iota_input(self, v: S.Var):
-        """A free variable that the host made by `iota n` (host_iotas): a view of no memory, element i is i,
-        so that a context bound from it (`map (\\i -> ...) (iota n)`) loads no index."""
+    def computed_input(self, v: S.Var, made):
+        """A free variable that the host made by `iota n` or by `replicate n x` of a scalar x (`made`): a view
+        of no memory whose element i is i, or x, so that a context bound from an iota (`map (\\i -> ...)
+        (iota n)`) loads no index, and a workgroup's array starting as a replicate (nw's block) loads nothing."""
         for d in v.type.shape:
             if isinstance(d, str):
                 self.input_var(S.Var(d, Scalar("i64")))
-        self.env[v.name] = iota_view(dim_expr(v.type.shape[0]), CTYPES[v.type.elem.name])
+        n, ctype = dim_expr(v.type.shape[0]), CTYPES[v.type.elem.name]
+        if isinstance(made, S.Iota):
+            self.env[v.name] = iota_view(n, ctype)
+            return
+        if isinstance(made.x, S.Var):
+            self.input_var(made.x)
+        self.env[v.name] = replicate_view(n, ctype, self.atom(made.x))
 
     def convert_index(self, name: str) -> str:
         """An index parameter, passed as a long, used as an idx_t."""

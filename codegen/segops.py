@@ -10,16 +10,17 @@ from incflat.ir.runtime.prims import CTYPE_SIZES
 from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.analysis import free_in_body, free_in_exp
-from incflat.ir.types import Array, Scalar
+from incflat.ir.types import I64, Array, Scalar
 
 
-def kernel_inputs(w: KernelWriter, op, host_iotas: frozenset = frozenset()):
-    """The segop's free variables as the kernel's parameters; those in host_iotas (made by the host's
-    `iota`) as iotas computed where they are read."""
+def kernel_inputs(w: KernelWriter, op, computed: dict | None = None):
+    """The segop's free variables as the kernel's parameters; those in `computed` (name -> the host's `iota n`
+    or `replicate n x` of a scalar that made it: codegen.host's computed_arrays) as views whose elements are
+    computed where they are read."""
     free = free_in_exp(op)
     for v in free.values():
-        if v.name in host_iotas and isinstance(v.type, Array) and v.type.rank == 1:
-            w.iota_input(v)
+        if v.name in (computed or {}) and isinstance(v.type, Array) and v.type.rank == 1:
+            w.computed_input(v, computed[v.name])
     for v in free.values():
         if isinstance(v.type, Scalar) and v.type.name == "i64":
             w.input_var(v)
@@ -27,11 +28,11 @@ def kernel_inputs(w: KernelWriter, op, host_iotas: frozenset = frozenset()):
         w.input_var(v)
 
 
-def segmap_kernel(name: str, op: T.SegMap, loc, errors: list, host_iotas: frozenset = frozenset()) -> Kernel:
+def segmap_kernel(name: str, op: T.SegMap, loc, errors: list, computed: dict | None = None) -> Kernel:
     """A level-1 segmap: a thread per point of the context, or, when the body holds level-0 segops
     (the intra-group version), a workgroup per point."""
     w = KernelWriter(name, errors)
-    kernel_inputs(w, op, host_iotas)
+    kernel_inputs(w, op, computed)
     outs = [w.output_param(i, t) for i, t in enumerate(op.types)]
     total = " * ".join(f"({w.atom(b.width)})" for b in op.ctx)
     intra = bool(T.level0_segops(op.body))
@@ -49,6 +50,26 @@ def segmap_kernel(name: str, op: T.SegMap, loc, errors: list, host_iotas: frozen
     for r, d in zip(results, dests):
         if not d.dims:
             w.emit(f"{'if (get_local_id(0) == 0) ' if intra else ''}{d.mem}[{d.offset}] = {r};")
+    return w.k
+
+
+def scatter_segmap_kernel(name: str, op: T.SegMap, dest: Array, idx_result: int, val_result: int, loc,
+                          errors: list, computed: dict | None = None) -> Kernel:
+    """A one-dimensional segmap whose two results are only a scatter's indices and values (codegen.host's
+    scatter_fusions): each thread writes its value into the destination (output 0, of type `dest`) at its
+    index where that is in bounds, as the scatter would, and neither array is made."""
+    w = KernelWriter(name, errors)
+    kernel_inputs(w, op, computed)
+    for d in dest.shape:
+        if isinstance(d, str):
+            w.input_var(S.Var(d, I64))
+    out = w.output_param(0, dest)
+    flat = w.declare(INDEX, "get_global_id(0)", "gtid")
+    w.emit(f"if ({flat} >= {w.atom(op.ctx[0].width)}) return;")
+    w.bind_ctx(op.ctx, flat)
+    results = w.body(op.body, (None,) * len(op.types), group=False)
+    k = w.declare("long", results[idx_result], "k")
+    w.emit(f"if ({k} >= 0 && {k} < (long)({out.dims[0]})) {out.elem([k])} = {results[val_result]};")
     return w.k
 
 
@@ -80,21 +101,21 @@ def uses_lookback(op) -> bool:
     return len(op.neutral) == 1 and op.neutral[0].type.name in PACKED_BITS
 
 
-def segscan_kernels(name: str, op: T.SegScan, loc, errors: list, host_iotas: frozenset = frozenset()) -> tuple:
+def segscan_kernels(name: str, op: T.SegScan, loc, errors: list, computed: dict | None = None) -> tuple:
     """The kernels of a level-1 segscan, in launch order: the single-pass scan, or the blocks' totals,
     their scan, and the scan that starts each block from its prefix."""
     require_scalar_operator(op, loc)
     if uses_lookback(op):
-        return (scan_kernel(name, op, errors, "lookback", host_iotas),)
-    return (scan_kernel(name + "_totals", op, errors, "totals", host_iotas),
-            block_prefix_kernel(name + "_prefix", op, errors), scan_kernel(name, op, errors, "carry", host_iotas))
+        return (scan_kernel(name, op, errors, "lookback", computed),)
+    return (scan_kernel(name + "_totals", op, errors, "totals", computed),
+            block_prefix_kernel(name + "_prefix", op, errors), scan_kernel(name, op, errors, "carry", computed))
 
 
-def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str, host_iotas: frozenset = frozenset()) -> Kernel:
+def scan_kernel(name: str, op: T.SegScan, errors: list, mode: str, computed: dict | None = None) -> Kernel:
     """mode: "lookback" (the single pass), "totals" (each block's (flag, values) total only) or "carry"
     (the scan, each block starting from the inclusive prefix of the blocks before it)."""
     w = KernelWriter(name, errors)
-    kernel_inputs(w, op, host_iotas)
+    kernel_inputs(w, op, computed)
     ctypes = neutral_ctypes(op)
     chunk = w.k.chunk = scan_chunk(op)
     segmented = len(op.ctx) > 1
@@ -369,24 +390,24 @@ def block_prefix_kernel(name: str, op: T.SegScan, errors: list) -> Kernel:
     return w.k
 
 
-def segred_kernels(name: str, op: T.SegRed, loc, errors: list, host_iotas: frozenset = frozenset()) -> tuple:
+def segred_kernels(name: str, op: T.SegRed, loc, errors: list, computed: dict | None = None) -> tuple:
     """The kernels of a level-1 segred. Per workgroup: `groups_per_segment` workgroups per segment each
     reduce a part of it; when there are several, the last of them to finish folds the parts in order. Per
     thread, for many segments that are short or strided in memory (a transposed view): thread t reduces a
     part of segment t % segments, so neighbouring threads read neighbouring segments, and a second kernel
     combines the parts. The host chooses between them at run time from the inner strides."""
     require_scalar_operator(op, loc)
-    return (segred_group_kernels(name, op, loc, errors, host_iotas)
-            + segred_thread_kernels(name + "_threads", op, loc, errors, host_iotas))
+    return (segred_group_kernels(name, op, loc, errors, computed)
+            + segred_thread_kernels(name + "_threads", op, loc, errors, computed))
 
 
-def segred_group_kernels(name: str, op: T.SegRed, loc, errors: list, host_iotas: frozenset = frozenset()) -> tuple:
+def segred_group_kernels(name: str, op: T.SegRed, loc, errors: list, computed: dict | None = None) -> tuple:
     """Workgroup gid reduces part gid % groups_per_segment of segment gid / groups_per_segment (tiles
     taken in turn by a commutative operator's workgroups, a contiguous range otherwise). With one
     part, it writes the segment's result; with several, it writes its part, and the segment's last
     workgroup to finish (counted with an atomic) folds the parts in order, in the same launch."""
     w = KernelWriter(name, errors)
-    kernel_inputs(w, op, host_iotas)
+    kernel_inputs(w, op, computed)
     ctypes = neutral_ctypes(op)
     parts = [flat_param(w, f"part{i}", a.type, "dest", i) for i, a in enumerate(op.neutral)]
     outs = [flat_param(w, f"out{i}", a.type, "output", i) for i, a in enumerate(op.neutral)]
@@ -442,11 +463,11 @@ def segred_group_kernels(name: str, op: T.SegRed, loc, errors: list, host_iotas:
     return (w.k,)
 
 
-def segred_thread_kernels(name: str, op: T.SegRed, loc, errors: list, host_iotas: frozenset = frozenset()) -> tuple:
+def segred_thread_kernels(name: str, op: T.SegRed, loc, errors: list, computed: dict | None = None) -> tuple:
     """Thread t reduces part t / segments of segment t % segments; its result goes to element t of the
     destination (the output itself when there is one part)."""
     w = KernelWriter(name, errors)
-    kernel_inputs(w, op, host_iotas)
+    kernel_inputs(w, op, computed)
     dests = [flat_param(w, f"dest{i}", a.type, "dest", i) for i, a in enumerate(op.neutral)]
     w.index_param("groups_per_segment")  # here: parts per segment
     segments = w.declare(INDEX, " * ".join(f"({w.atom(b.width)})" for b in op.ctx[:-1]) or "1", "segments")

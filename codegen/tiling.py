@@ -63,9 +63,9 @@ def is_row(a: S.Var) -> bool:
 
 
 def tiled_segmap_kernel(name: str, op: T.SegMap, plan: TilePlan, errors: list,
-                        host_iotas: frozenset = frozenset()) -> Kernel:
+                        computed: dict | None = None) -> Kernel:
     w = KernelWriter(name, errors)
-    kernel_inputs(w, op, host_iotas)
+    kernel_inputs(w, op, computed)
     outs = [w.output_param(i, t) for i, t in enumerate(op.types)]
     tile = w.index_param("tile")
     tiles = {}  # a block of rows in local memory for each array that some tiled redomap folds

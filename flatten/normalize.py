@@ -263,8 +263,9 @@ def _index_arithmetic(stm: S.Stm) -> bool:
 def fuse_into_reductions(prog: S.Program) -> S.Program:
     """Vertical fusion: `let t = map f xs in map g t` becomes one map of `g . f`, and `let t = map f xs in
     reduce op ne t` a redomap (a scan likewise a scanomap), when no result of the producer is used anywhere
-    else. A producer may have several results (`let (a, b) = map ...`); the consumer must then take all of
-    them. Each body is fused before the bodies nested in it, so that maps which an outer fusion brings
+    else. A producer may have several results (`let (a, b) = map ...`); a reduction or a scan must then take
+    all of them, while a map may take some: the fused map also gives the others (`let (c, b) = map ...`, in
+    the consumer's place, so nothing between the two may read them). Each body is fused before the bodies nested in it, so that maps which an outer fusion brings
     together (the inner maps of `map2 (map2 f) (map g xss) yss`) are fused in turn."""
     names = NameSource(all_names(prog))
     return map_bodies(prog, lambda body: _fuse_body(body, names))
@@ -275,12 +276,13 @@ def _fuse_body(body: S.Body, names: NameSource) -> S.Body:
     producers = {}  # output name -> (index in stms, the producing statement)
     stms = []
     for stm in body.stms:
-        e = stm.exp
-        prod = _sole_producer(e, producers, counts)
+        e, pat = stm.exp, stm.pat
+        prod = _sole_producer(e, producers, counts, stms)
         if prod is not None:
             idx, p = prod
             if isinstance(e, S.Map):
-                e = _compose(p, e, names)
+                e, also = _compose(p, e, names)
+                pat = pat + also
             elif isinstance(e, S.Reduce):
                 e = S.Redomap(e.width, e.lam, _results_in_order(p, e.arrs), e.neutral, p.exp.arrs, e.commutative)
             else:
@@ -289,9 +291,9 @@ def _fuse_body(body: S.Body, names: NameSource) -> S.Body:
             for v in p.pat:
                 del producers[v.name]
         if isinstance(e, S.Map):
-            for v in stm.pat:
-                producers[v.name] = (len(stms), S.Stm(stm.pat, e, stm.loc))
-        stms.append(S.Stm(stm.pat, e, stm.loc))
+            for v in pat:
+                producers[v.name] = (len(stms), S.Stm(pat, e, stm.loc))
+        stms.append(S.Stm(pat, e, stm.loc))
     stms = _fuse_siblings([s for s in stms if s is not None])
     return S.Body(tuple(S.Stm(s.pat, map_nested(s.exp, lambda b: _fuse_body(b, names)), s.loc)
                         for s in stms), body.result)
@@ -318,9 +320,11 @@ def _fuse_siblings(stms: list) -> list:
     return out
 
 
-def _sole_producer(e, producers: dict, counts: dict):
-    """The map statement (with its index) that `e` can absorb: a map of the same width whose results are
-    each read once, all by `e`; for a reduce or scan, its whole input. None if there is no such map."""
+def _sole_producer(e, producers: dict, counts: dict, before: list):
+    """The map statement (with its index in `before`, the statements so far) that `e` can absorb: a map of the
+    same width whose results `e` takes are each read once, by `e`; for a reduce or scan, all its results and
+    its whole input; for a map, the results it does not take are read neither by `e` nor by the statements
+    between the two. None if there is no such map."""
     if not isinstance(e, (S.Map, S.Reduce, S.Scan)):
         return None
     found = {producers[a.name][0]: producers[a.name] for a in e.arrs if a.name in producers}
@@ -329,10 +333,13 @@ def _sole_producer(e, producers: dict, counts: dict):
     ((idx, prod),) = found.values()
     outputs = {v.name for v in prod.pat}
     taken = [a.name for a in e.arrs if a.name in outputs]
-    if (sorted(taken) != sorted(outputs) or any(counts.get(n) != 1 for n in outputs)
+    if (len(set(taken)) != len(taken) or any(counts.get(n) != 1 for n in taken)
             or prod.exp.width != e.width):
         return None
-    if not isinstance(e, S.Map) and len(taken) != len(e.arrs):
+    if not isinstance(e, S.Map):
+        return (idx, prod) if sorted(taken) == sorted(outputs) and len(taken) == len(e.arrs) else None
+    others = outputs - set(taken)
+    if others & (set(free_in_exp(e)) | {n for s in before[idx + 1:] if s is not None for n in free_in_exp(s.exp)}):
         return None
     return idx, prod
 
@@ -346,17 +353,22 @@ def _results_in_order(producer: S.Stm, arrs) -> S.Lambda:
                     tuple(lam.ret[k] for k in order))
 
 
-def _compose(producer: S.Stm, consumer: S.Map, names: NameSource) -> S.Map:
-    """One map computing `consumer` over the elements that `producer` computes into its outputs."""
+def _compose(producer: S.Stm, consumer: S.Map, names: NameSource) -> tuple:
+    """One map computing `consumer` over the elements that `producer` computes into its outputs, and also the
+    producer's outputs that `consumer` does not take; with the pattern of those, which follows the
+    consumer's."""
     lam = producer.exp.lam
     made = {v.name: r for v, r in zip(producer.pat, lam.body.result)}
     keep = [(p, a) for p, a in zip(consumer.lam.params, consumer.arrs) if a.name not in made]
     bound = {p.name: made[a.name] for p, a in zip(consumer.lam.params, consumer.arrs) if a.name in made}
     inner = Renamer(names, bound).body(consumer.lam.body)
     params = tuple(lam.params) + tuple(p for p, _ in keep)
-    body = S.Body(tuple(lam.body.stms) + tuple(inner.stms), inner.result)
-    return S.Map(consumer.width, S.Lambda(params, body, consumer.lam.ret),
-                 tuple(producer.exp.arrs) + tuple(a for _, a in keep))
+    taken = {a.name for a in consumer.arrs}
+    also = [(v, r, t) for v, r, t in zip(producer.pat, lam.body.result, lam.ret) if v.name not in taken]
+    body = S.Body(tuple(lam.body.stms) + tuple(inner.stms), tuple(inner.result) + tuple(r for _, r, _ in also))
+    fused = S.Map(consumer.width, S.Lambda(params, body, tuple(consumer.lam.ret) + tuple(t for _, _, t in also)),
+                  tuple(producer.exp.arrs) + tuple(a for _, a in keep))
+    return fused, tuple(v for v, _, _ in also)
 
 
 def reductions_to_redomaps(prog: S.Program) -> S.Program:

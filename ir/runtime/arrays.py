@@ -15,10 +15,10 @@ from .errors import ProgramError, fail
 from .prims import PRIMS
 from .scalars import prelude_function
 
-__all__ = ["DeviceArray", "array_literal", "ceil_div", "check_assertion", "check_coercion", "check_size", "coalesced",
-           "compact", "constant_array",
-           "concat", "groups_per_segment", "index", "int_div", "int_pow", "iota", "manifest", "prim_call", "replicate", "reshape",
-           "rotate", "scatter", "segment_group_size", "thread_parts", "to_host", "update", "wrap"]
+__all__ = ["DeviceArray", "array_literal", "ceil_div", "check_assertion", "check_coercion", "check_size",
+           "check_sizes", "coalesced", "compact", "concat", "constant_array", "destination", "groups_per_segment",
+           "index", "int_div", "int_pow", "iota", "manifest", "prim_call", "replicate", "reshape", "rotate", "scatter",
+           "segment_group_size", "thread_parts", "to_host", "update", "wrap"]
 
 NP_DTYPES = {p.dtype: p.dtype for p in PRIMS.values()}  # np.dtype(t), made once, for each dtype and type
 NP_DTYPES.update({p.dtype.type: p.dtype for p in PRIMS.values()})
@@ -396,10 +396,10 @@ def manifest(ctx, arr):
     return out
 
 
-def _updated(ctx, arr, in_place, *reads):
-    """The array an update or a scatter writes into: arr itself where the caller owns it (in_place: nothing
-    else reads its buffer) and it is row-major and none of the arrays the write reads is in its buffer, else a
-    copy."""
+def destination(ctx, arr, in_place, *reads):
+    """The array an update or a scatter (or a kernel fused with it) writes into: arr itself where the caller
+    owns it (in_place: nothing else reads its buffer) and it is row-major and none of the arrays the write
+    reads is in its buffer, else a copy."""
     shared = any(isinstance(r, DeviceArray) and r.buf is arr.buf for r in reads)
     if in_place and not shared and contiguous(arr):
         return arr
@@ -407,7 +407,7 @@ def _updated(ctx, arr, in_place, *reads):
 
 
 def update(ctx, arr, idxs, value, where="", in_place=False):
-    """arr with [idxs] = value, as a new array (or, in_place, arr updated: see _updated); a slice index is
+    """arr with [idxs] = value, as a new array (or, in_place, arr updated: see destination); a slice index is
     (start, end, stride, size), as in index."""
     if any(isinstance(i, tuple) for i in idxs):
         return update_slice(ctx, arr, idxs, value, where, in_place)
@@ -415,7 +415,7 @@ def update(ctx, arr, idxs, value, where="", in_place=False):
         if not 0 <= int(i) < arr.shape[k]:
             shown = ", ".join(str(int(j)) for j in idxs)
             fail(where, f"Index [{shown}] out of bounds for array of shape {shape_text(arr.shape)}.")
-    out = _updated(ctx, arr, in_place, value)
+    out = destination(ctx, arr, in_place, value)
     row_shape = tuple(arr.shape[len(idxs):])
     on_device = isinstance(value, DeviceArray)  # a kernel's result: copied on the device, never read back
     row = value if on_device else np.asarray(value, dtype=arr.dtype)
@@ -443,7 +443,7 @@ def update_slice(ctx, arr, idxs, value, where="", in_place=False):
     if tuple(value.shape) != tuple(target.shape):
         fail(where, f"cannot write a value of shape {shape_text(value.shape)} into a slice of shape "
              f"{shape_text(target.shape)}.")
-    out = _updated(ctx, arr, in_place, value)
+    out = destination(ctx, arr, in_place, value)
     if math.prod(target.shape):
         part = value if isinstance(value, DeviceArray) else ctx.to_device(value)
         if part.buf is out.buf:  # the value is a view of the array it is written into
@@ -529,7 +529,7 @@ def scatter(ctx, dest, idxs, vals, in_place=False):
     """dest with row idxs[k] replaced by vals[k] for every idxs[k] in bounds, on the device: into dest's own
     buffer where the caller owns it (in_place: a row-major array that nothing else reads), else into a copy. Of
     several writes to one row, one wins (which is unspecified, as in Futhark)."""
-    out = _updated(ctx, dest, in_place, idxs, vals)
+    out = destination(ctx, dest, in_place, idxs, vals)
     row = math.prod(dest.shape[1:])
     count = idxs.shape[0]
     size = dest.dtype.itemsize

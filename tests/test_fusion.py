@@ -1,0 +1,118 @@
+"""Fewer launches for the same work: a map that takes some of a multi-result map's results fuses with it
+(normalize.fuse_into_reductions), a scatter whose indices and values one segmap makes is done by that segmap's
+kernel (codegen.host.scatter_fusions), and an iota that only kernels read is never made (host_reads). Every
+version agrees with the reference interpreter, aliasing included."""
+
+import re
+
+import numpy as np
+import pytest
+
+from incflat import pipeline
+from incflat.compiled import version_assignments
+from incflat.datasets import compare_values
+from incflat.ir import source as S
+from incflat.ir.interp.interpreter import run_entry
+from test_kernel_shapes import compile_library
+
+SOURCE = """
+entry pairs [n] (xs: [n]i32): ([n]i32, [n]i32) =
+  let (a, b) = unzip (map (\\x -> (x + 1, x * 3)) xs)
+  let c = map (\\y -> y * 2) a
+  in (c, b)
+entry between [n] (xs: [n]i32): ([n]i32, i32) =
+  let (a, b) = unzip (map (\\x -> (x + 1, x * 3)) xs)
+  let s = reduce (+) 0 b
+  let c = map (\\y -> y * 2) a
+  in (c, s)
+entry scattered [n][k] (dest: [n]i32) (xs: [k]i32): [n]i32 =
+  let (is, vs) = unzip (map (\\x -> (i64.i32 x - 2, x * 10)) xs)
+  in scatter (map (+ 1) dest) is vs
+entry rotated [n] (xs: [n]i32): [n]i32 =
+  let d = map (+ 1) xs
+  let (is, vs) = unzip (map (\\i -> ((i + 1) % n, d[i])) (iota n))
+  in scatter d is vs
+entry kept [n][k] (dest: [n]i32) (xs: [k]i32): ([n]i32, [n]i32) =
+  let (is, vs) = unzip (map (\\x -> (i64.i32 x, x)) xs)
+  in (scatter (copy dest) is vs, dest)
+entry diagonals [n] (grid: [n][n]i32) (steps: i64): [n][n]i32 =
+  loop g = copy grid for s < steps do
+    let (is, vs) = unzip (tabulate n (\\t -> let i = (s + t) % n in (i * n + t, g[i, t] + g[t, i] + 1)))
+    in unflatten (scatter (flatten g) is vs)
+entry iotas (n: i64) (k: i64): ([n]i64, [k]i64) =
+  let is = iota n
+  in (is, map (\\i -> i * 2) (iota k))
+"""
+
+
+@pytest.fixture(scope="module")
+def fused(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("fusion")
+    return compile_library(directory, "fusion", SOURCE), (directory / "fusion.py").read_text()
+
+
+def entry_text(text: str, entry: str) -> str:
+    start = text.index(f"def entry_{entry}(")
+    return text[start:text.index("\ndef ", start + 1)]
+
+
+def maps(entry: str) -> list:
+    prog = pipeline.compile(SOURCE, "t.fut", until="remove_dead_code")
+    body = next(f for f in prog.funs if f.name == entry).body
+    return [s for s in body.stms if isinstance(s.exp, S.Map)]
+
+
+def test_a_map_taking_some_results_of_another_fuses_with_it():
+    (fused_map,) = maps("pairs")
+    assert len(fused_map.pat) == 2  # c, and b that the consumer does not take
+
+
+def test_a_result_read_between_the_two_maps_keeps_them_apart():
+    assert len(maps("between")) == 2
+
+
+def test_a_scatter_of_a_segmaps_results_is_the_segmaps_kernel(fused):
+    _, text = fused
+    for entry in ("scattered", "kept"):
+        code = entry_text(text, entry)
+        assert "scatter(ctx" not in code and "destination(ctx" in code, entry
+    # into its own array, in place; into a copy of the caller's; the kernel's arrays are given to
+    # destination(), which copies where one of them is the destination's buffer
+    assert re.search(r"destination\(ctx, \w+, True, xs_\d+\)", entry_text(text, "scattered"))
+    assert re.search(r"destination\(ctx, dest_\d+, False, xs_\d+\)", entry_text(text, "kept"))
+
+
+def test_a_segmap_reading_its_scatters_destination_is_not_fused(fused):
+    """The fused kernel would write into a copy (it reads what it writes); the scatter alone writes in place."""
+    _, text = fused
+    for entry in ("rotated", "diagonals"):
+        code = entry_text(text, entry)
+        assert "destination(ctx" not in code and "in_place=True" in code, entry
+
+
+def test_an_iota_only_kernels_read_is_not_made(fused):
+    _, text = fused
+    assert "iota(ctx" not in entry_text(text, "rotated")
+    assert entry_text(text, "iotas").count("iota(ctx") == 1  # the one returned; not the one a kernel reads
+
+
+def arguments(entry: str, rng) -> list:
+    if entry in ("pairs", "between", "rotated"):
+        return [rng.integers(-50, 50, 13, dtype=np.int32)]
+    if entry in ("scattered", "kept"):  # distinct indices (which of two writes to one wins is unspecified)
+        return [rng.integers(-50, 50, 7, dtype=np.int32), rng.permutation(np.arange(-3, 17, dtype=np.int32))]
+    if entry == "diagonals":
+        return [rng.integers(-9, 9, (6, 6), dtype=np.int32), np.int64(8)]
+    return [np.int64(5), np.int64(3)]
+
+
+@pytest.mark.parametrize("entry", ["pairs", "between", "scattered", "rotated", "kept", "diagonals", "iotas"])
+def test_every_version_agrees_with_the_interpreter(fused, device, entry):
+    module, _ = fused
+    args = arguments(entry, np.random.default_rng(11))
+    want = list(run_entry(pipeline.source_program(SOURCE), entry, args))
+    for assignment in version_assignments(module) or [{}]:
+        lib = module.load(device=device, overrides=assignment)
+        got = getattr(lib, entry)(*args)
+        got = list(got) if isinstance(got, tuple) else [got]
+        assert compare_values(got, want) is None, (entry, assignment)
