@@ -463,8 +463,8 @@ def test_a_stopped_search_whose_values_run_slower_than_the_defaults_keeps_the_de
     assert result.stopped == reason
     if slower:
         assert result.assignment == {} and "kept the defaults" in out.getvalue()
-    else:
-        assert result.assignment[T1] == 5
+    else:  # written (moved inside its plateau towards the default: Space.nearest_defaults)
+        assert T1 in result.assignment and "kept the defaults" not in out.getvalue()
 
 
 def test_sigint_then_sigterm_aborts_without_writing(tmp_path):

@@ -155,6 +155,23 @@ def test_a_threshold_moves_from_the_programs_default_only_as_far_as_the_datasets
     assert "moved from the default, 50000, only as far as the datasets' results require: 5000" in outcome.notes[-1]
 
 
+@pytest.mark.parametrize("value, default, moved", [
+    (101, 50, 101), (101, 3000, 3000), (101, 10 ** 6, 5000),  # between the two ePars: (100, 5000]
+    (NEVER, 50, 5001), (NEVER, 10 ** 6, 10 ** 6),  # false for both: (5000, never]
+    (1, 50, 50), (1, 3000, 100),  # true for both: up to 100
+])
+def test_every_strategys_values_move_to_the_point_of_their_plateau_nearest_the_default(value, default, moved):
+    """Whatever the strategy found is moved, inside the values that send every tuning dataset the same way (so
+    nothing measured changes), to the one nearest the program's default: a shape not tuned on goes the
+    untuned program's way where nothing measured says otherwise (Space.nearest_defaults)."""
+    from incflat.tuner.search import Space
+    forest = build_forest([threshold("m.t", None, ()), threshold("m.u", None, ())])
+    data = [_probed("a", {"m.t": (100,), "m.u": (7,)}), _probed("b", {"m.t": (5000,), "m.u": (7,)})]
+    space = Space.of(forest, data, defaults={"m.t": default})
+    assert space.nearest_defaults({"m.t": value, "m.u": 3}) == {"m.t": moved, "m.u": 3}  # m.u: no default known
+    assert space.paths({"m.t": value, "m.u": 3}) == space.paths({"m.t": moved, "m.u": 3})
+
+
 def test_conflicting_ranges_keep_the_faster_end_without_new_runs():
     forest = build_forest([threshold("m.t", None, ())])
     # a (E=100) prefers true by a little, b (E=200) prefers false by a lot: [1, 100] and [201, never] conflict.

@@ -356,6 +356,8 @@ def _search(run: _Run, untuned: _Untuned) -> _Tuned:
         raise _nothing_tuned(outcome.stopped, run.limits)
     tuned = _Tuned(goal, outcome.assignment, outcome.notes, outcome.stopped, False)
     _check_against_untuned(run, untuned, tuned)
+    if tuned.assignment:  # the same paths on the tuning datasets: no run measures anything new
+        tuned.assignment = space.nearest_defaults(tuned.assignment)
     if searching.sizes and not joint and not tuned.stopped:
         run.log("sizes:")
         sized = tune_sizes(space, bench, space.start() | tuned.assignment, size_params, run.log)

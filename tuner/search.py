@@ -134,6 +134,27 @@ class Space:
     def show(self, value: int) -> str:
         return shown(value, self.never)
 
+    def nearest_defaults(self, assignment: Mapping[str, int]) -> dict[str, int]:
+        """The assignment with each reached threshold moved, inside its plateau (the values that compare alike
+        with every ePar the tuning datasets showed it, so that they all take the same paths), to the value
+        nearest the program's default for it, where that is known. A shape not tuned on, whose ePars lie
+        outside the plateau's ends (lud 64 after tuning on 256 to 2048), then goes the way the untuned program
+        goes, where nothing measured says otherwise, instead of the way the plateau's upper end would send it."""
+        moved = dict(assignment)
+        for node in self.order:
+            value, default = assignment.get(node.name), self.defaults.get(node.name)
+            if value is None or default is None:
+                continue
+            seen = {e for d in self.datasets for e in d.epars.get(node.name, ())}
+            below = max((e for e in seen if e < value), default=None)  # the largest ePar it sends false
+            above = min((e for e in seen if e >= value), default=None)  # the smallest it sends true
+            if below is not None:
+                default = max(default, below + 1)
+            if above is not None:
+                default = min(default, above)
+            moved[node.name] = default
+        return moved
+
 
 @dataclass
 class Evaluation:
