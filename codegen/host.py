@@ -80,15 +80,37 @@ def _origins(body: S.Body, a) -> set:
     return found
 
 
-def computed_array(stm: S.Stm) -> bool:
-    """Whether a statement makes an array whose elements a kernel computes where it reads them instead of
-    loading them (kernel_base's computed_input): `iota n`, or `replicate n x` of a scalar x."""
+def computed_array(stm: S.Stm, computed: dict):
+    """Where a statement makes an array whose elements a kernel computes where it reads them instead of loading
+    them (kernel_base's computed_input), what makes it: `iota n`, or `replicate n x` of a scalar x, or of an
+    array that is one (`computed`: those in scope), as `replicate n x` of that scalar; else None."""
     e = stm.exp
-    return isinstance(e, S.Iota) or (isinstance(e, S.Replicate) and isinstance(e.x.type, Scalar)
-                                     and isinstance(stm.pat[0].type, Array) and stm.pat[0].type.rank == 1)
+    if isinstance(e, S.Iota):
+        return e
+    if not isinstance(e, S.Replicate):
+        return None
+    if isinstance(e.x.type, Scalar):
+        return e
+    inner = computed.get(e.x.name) if isinstance(e.x, S.Var) else None
+    return S.Replicate(e.n, inner.x, e.checked) if isinstance(inner, S.Replicate) else None
 
 
 def host_reads(body: S.Body) -> set:
+    """The variables the host code of a body reads itself (_host_reads), and the arrays replicated into those
+    (a replicate of an array that only kernels read, which they compute, reads nothing: backprop's zeroed
+    weights)."""
+    rows = {}  # `replicate n x` of an array x: its result -> x
+    reads = _host_reads(body, rows)
+    pending = list(reads)
+    while pending:
+        row = rows.get(pending.pop())
+        if row is not None and row not in reads:
+            reads.add(row)
+            pending.append(row)
+    return reads
+
+
+def _host_reads(body: S.Body, rows: dict) -> set:
     """The variables the host code of a body reads itself, as opposed to those only its kernels read. A
     level-1 segop's kernels compute the elements of a host iota or replicate where they read them
     (computed_array), so one that only kernels read is never made (nw's `tabulate (blk * B * B)` and the
@@ -102,9 +124,13 @@ def host_reads(body: S.Body) -> set:
         if isinstance(e, S.Hist):  # its kernels take every array they read as memory
             reads |= set(free_in_exp(e))
             continue
+        if isinstance(e, S.Replicate) and isinstance(e.x.type, Array):
+            rows[stm.pat[0].name] = e.x.name
+            reads |= {a.name for a in (e.n, e.checked) if isinstance(a, S.Var)}
+            continue
         reads |= {a.name for a in exp_atoms(e) if isinstance(a, S.Var)}
         for inner in nested(e):  # the bodies of branches, loops and guards: host code
-            reads |= host_reads(inner.body)
+            reads |= _host_reads(inner.body, rows)
     return reads
 
 
@@ -258,8 +284,9 @@ class HostWriter:
             elif t not in fused.values():  # (a fused segmap runs in its scatter's place)
                 self.stm(stm)
             self.fresh_arrays |= fresh_results(stm, self.in_place)
-            if computed_array(stm):
-                self.computed_arrays = self.computed_arrays | {stm.pat[0].name: stm.exp}
+            made = computed_array(stm, self.computed_arrays)
+            if made is not None:
+                self.computed_arrays = self.computed_arrays | {stm.pat[0].name: made}
         self.fresh_arrays, self.computed_arrays = outer, outer_computed
 
     def stm(self, stm: S.Stm):
@@ -304,7 +331,8 @@ class HostWriter:
     def unmade(self, e, pat, loc) -> bool:
         """Whether an array that kernels compute the elements of (computed_array) is read by kernels alone: it is
         then not made, and only its size is checked."""
-        if self.host_read is None or pat[0].name in self.host_read or not computed_array(S.Stm(pat, e, loc)):
+        if (self.host_read is None or pat[0].name in self.host_read
+                or computed_array(S.Stm(pat, e, loc), self.computed_arrays) is None):
             return False
         self.emit(f"check_sizes(({self.length(e)},), {source_name(e)!r}, {where(loc)})")
         return True

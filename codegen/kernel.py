@@ -82,8 +82,8 @@ class ReplicateView(View):
         return f"(({self.ctype})({self.value}))"
 
 
-def replicate_view(n: str, ctype: str, value: str) -> ReplicateView:
-    return ReplicateView("", ctype, "0", (n,), (CExpr("0", "0"),), value)
+def replicate_view(dims: tuple, ctype: str, value: str) -> ReplicateView:
+    return ReplicateView("", ctype, "0", dims, tuple(CExpr("0", "0") for _ in dims), value)
 
 
 @dataclass(frozen=True)

@@ -127,13 +127,13 @@ class KernelBase:
         for d in v.type.shape:
             if isinstance(d, str):
                 self.input_var(S.Var(d, Scalar("i64")))
-        n, ctype = dim_expr(v.type.shape[0]), CTYPES[v.type.elem.name]
+        dims, ctype = tuple(dim_expr(d) for d in v.type.shape), CTYPES[v.type.elem.name]
         if isinstance(made, S.Iota):
-            self.env[v.name] = iota_view(n, ctype)
+            self.env[v.name] = iota_view(dims[0], ctype)
             return
         if isinstance(made.x, S.Var):
             self.input_var(made.x)
-        self.env[v.name] = replicate_view(n, ctype, self.atom(made.x))
+        self.env[v.name] = replicate_view(dims, ctype, self.atom(made.x))
 
     def convert_index(self, name: str) -> str:
         """An index parameter, passed as a long, used as an idx_t."""

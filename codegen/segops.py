@@ -19,7 +19,7 @@ def kernel_inputs(w: KernelWriter, op, computed: dict | None = None):
     computed where they are read."""
     free = free_in_exp(op)
     for v in free.values():
-        if v.name in (computed or {}) and isinstance(v.type, Array) and v.type.rank == 1:
+        if v.name in (computed or {}) and isinstance(v.type, Array):
             w.computed_input(v, computed[v.name])
     for v in free.values():
         if isinstance(v.type, Scalar) and v.type.name == "i64":
@@ -275,7 +275,7 @@ def row_major_rows(w: KernelWriter, op, width: str):
     if any(a.name not in rows for a in inner.arrs) or set(rows) & set(free_in_body(op.body)):
         return None
     views = {a.name: w.env[rows[a.name]] for a in inner.arrs}
-    if any(not isinstance(v, View) or len(v.strides) != 2 for v in views.values()):
+    if any(type(v) is not View or len(v.strides) != 2 for v in views.values()):  # (not a computed array's)
         return None
     condition = " && ".join(sorted({f"({v.strides[1]}) == 1 && ({v.strides[0]}) == {width}" for v in views.values()}))
     flat = {name: View(v.mem, v.ctype, v.offset, (f"{v.dims[0]} * {v.dims[1]}",), ("1",)) for name, v in views.items()}

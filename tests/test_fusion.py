@@ -42,6 +42,14 @@ entry diagonals [n] (grid: [n][n]i32) (steps: i64): [n][n]i32 =
 entry iotas (n: i64) (k: i64): ([n]i64, [k]i64) =
   let is = iota n
   in (is, map (\\i -> i * 2) (iota k))
+entry ones [n][m] (xss: [n][m]f32) (x: f32): [n][m]f32 =
+  let z = replicate n (replicate m x)
+  in map2 (map2 (+)) xss z
+entry scans (n: i64) (m: i64): [n][m]i32 =
+  map (scan (+) 0) (replicate n (replicate m 1i32))
+entry negative (n: i64): [n]i64 =
+  let z = replicate (n - 3) 2i64
+  in map (\\i -> i + z[0]) (iota n)
 """
 
 
@@ -90,10 +98,20 @@ def test_a_segmap_reading_its_scatters_destination_is_not_fused(fused):
         assert "destination(ctx" not in code and "in_place=True" in code, entry
 
 
-def test_an_iota_only_kernels_read_is_not_made(fused):
+def test_an_iota_or_a_replicate_only_kernels_read_is_not_made(fused):
     _, text = fused
     assert "iota(ctx" not in entry_text(text, "rotated")
     assert entry_text(text, "iotas").count("iota(ctx") == 1  # the one returned; not the one a kernel reads
+    for entry in ("ones", "scans"):  # a replicate of a replicate of a scalar too: kernels compute its elements
+        assert "replicate(ctx" not in entry_text(text, entry), entry
+        assert "check_sizes" in entry_text(text, entry), entry
+
+
+def test_an_array_not_made_still_has_its_size_checked(fused, device):
+    module, _ = fused
+    lib = module.load(device=device)
+    with pytest.raises(Exception, match="Negative size -1 in replicate"):
+        lib.negative(np.int64(2))
 
 
 def arguments(entry: str, rng) -> list:
@@ -103,10 +121,15 @@ def arguments(entry: str, rng) -> list:
         return [rng.integers(-50, 50, 7, dtype=np.int32), rng.permutation(np.arange(-3, 17, dtype=np.int32))]
     if entry == "diagonals":
         return [rng.integers(-9, 9, (6, 6), dtype=np.int32), np.int64(8)]
+    if entry == "ones":
+        return [rng.random((4, 5), dtype=np.float32), np.float32(1.5)]
+    if entry == "negative":
+        return [np.int64(6)]
     return [np.int64(5), np.int64(3)]
 
 
-@pytest.mark.parametrize("entry", ["pairs", "between", "scattered", "rotated", "kept", "diagonals", "iotas"])
+@pytest.mark.parametrize("entry", ["pairs", "between", "scattered", "rotated", "kept", "diagonals", "iotas", "ones",
+                                   "scans", "negative"])
 def test_every_version_agrees_with_the_interpreter(fused, device, entry):
     module, _ = fused
     args = arguments(entry, np.random.default_rng(11))
