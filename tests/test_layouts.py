@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from incflat.codegen import coalescing
-from incflat.ir.runtime.arrays import DeviceArray, coalesced, interleaved_strides, manifest, row_major_strides
+from incflat.ir.runtime.arrays import (DeviceArray, coalesced, interleaved_strides, manifest, merged_dimensions,
+                                       row_major_strides)
 from incflat.ir.runtime import tuning
 from incflat.compiled import compile_cached, import_module
 from incflat.ir import target as T
@@ -40,6 +41,10 @@ def views(ctx, host: np.ndarray):
     yield "transposed", arr.permute(perm), host.transpose(perm)
     for inner in range(1, rank):
         yield f"interleaved {inner}", coalesced(ctx, arr, inner), host
+    if rank >= 2 and min(host.shape[:2]) > 1:  # a block of rows and columns (LUD's trailing blocks)
+        block = DeviceArray(arr.buf, (arr.shape[0] - 1, arr.shape[1] - 1) + arr.shape[2:], arr.dtype, arr.strides,
+                            arr.strides[0] + arr.strides[1])
+        yield "block", block, host[1:, 1:]
 
 
 @pytest.mark.parametrize("shape", [(7,), (33, 65), (1, 40), (40, 1), (3, 5, 37), (2, 3, 4, 5), (0, 4)])
@@ -52,6 +57,15 @@ def test_copies_between_layouts_keep_every_element(device, ctx_of, shape, dtype)
         assert copy.strides == row_major_strides(expected.shape), label
         np.testing.assert_array_equal(ctx.from_device(copy), expected, err_msg=label)
         np.testing.assert_array_equal(ctx.from_device(arr), expected, err_msg=label)
+
+
+def test_a_copy_walks_as_few_dimensions_as_both_views_allow():
+    """Dimensions of one element go, and adjacent ones that both views walk as one merge (fewer divisions a
+    thread); dimensions that one view walks apart stay apart."""
+    # a [3][4][5][6] block of a [9][9][5][6] array, into a row-major one: the two inner dimensions merge
+    assert merged_dimensions([3, 4, 5, 6], [9 * 30, 30, 6, 1], [120, 30, 6, 1]) == ([3, 120], [270, 1], [120, 1])
+    assert merged_dimensions([4, 1, 5], [5, 5, 1], [1, 9, 4]) == ([4, 5], [5, 1], [1, 4])  # a transpose stays 2-D
+    assert merged_dimensions([1, 1], [3, 1], [3, 1]) == ([1], [0], [0])
 
 
 def test_interleaved_strides_put_the_context_innermost():

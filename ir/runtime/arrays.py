@@ -7,6 +7,7 @@ it there (an entry point's arguments and results); Context.upload and Context.do
 """
 
 import math
+import struct
 
 import numpy as np
 import pyopencl as cl
@@ -88,20 +89,29 @@ TRANSPOSE_TILE = 32
 _COPY_TYPES = {1: "uchar", 2: "ushort", 4: "uint", 8: "ulong"}
 
 
+# incflat_copy_N's arguments besides its two buffers, in one struct (one argument to set, not 28): the offsets,
+# the count, the rank after merging (copy_into) and per dimension, outermost first, its size and strides
+_COPY_ARGS = struct.Struct("<" + "q" * (4 + 3 * COPY_RANK))
+
+
 def _copy_source() -> str:
-    dims = ", ".join(f"long d{k}" for k in range(COPY_RANK))
-    src = ", ".join(f"long s{k}" for k in range(COPY_RANK))
-    dst = ", ".join(f"long t{k}" for k in range(COPY_RANK))
-    steps = "".join(f"  i = rest % d{k}; rest /= d{k}; si += i * s{k}; di += i * t{k};\n"
-                    for k in range(COPY_RANK - 1, -1, -1))
+    def walk(index):  # the innermost rank - 1 indices by division, the outermost what is left
+        return (f"    {index} rest = ({index})g;\n"
+                "    for (int k = (int)a.rank - 1; k > 0; k--) {\n"
+                f"      {index} d = ({index})a.d[k], i = rest % d; rest /= d; si += (long)i * a.s[k]; di += (long)i * a.t[k];\n"
+                "    }\n"
+                "    si += (long)rest * a.s[0]; di += (long)rest * a.t[0];\n")
     tile = TRANSPOSE_TILE
-    out = []
+    out = [f"typedef struct {{ long src_off, dst_off, n, rank, d[{COPY_RANK}], s[{COPY_RANK}], t[{COPY_RANK}]; }} "
+           "incflat_copy_args;\n"]
     for size, ctype in _COPY_TYPES.items():
         out.append(
-            f"__kernel void incflat_copy_{size}(__global const {ctype} *src, long src_off, __global {ctype} *dst, "
-            f"long dst_off, long n, {dims}, {src}, {dst}) {{\n"
-            "  long g = get_global_id(0); if (g >= n) return;\n"
-            "  long rest = g, si = src_off, di = dst_off, i;\n" + steps + "  dst[di] = src[si];\n}\n"
+            f"__kernel void incflat_copy_{size}(__global const {ctype} *src, __global {ctype} *dst, "
+            "const incflat_copy_args a) {\n"
+            "  long g = get_global_id(0); if (g >= a.n) return;\n"
+            "  long si = a.src_off, di = a.dst_off;\n"
+            "  if (a.n <= 4294967295L) {  // 32-bit divisions: a GPU does 64-bit ones in many instructions\n"
+            + walk("uint") + "  } else {\n" + walk("long") + "  }\n  dst[di] = src[si];\n}\n"
             f"__kernel void incflat_transpose_{size}(__global const {ctype} *src, long src_off, __global {ctype} *dst, "
             "long dst_off, long rows, long cols) {\n"
             f"  __local {ctype} block[{tile}][{tile + 1}];\n"
@@ -189,14 +199,27 @@ def copy_into(ctx, src, dst):
         raise ProgramError(f"copy of {rank}-dimensional {src.dtype} elements")
     # the destination's smallest stride last: consecutive threads write consecutive addresses
     order = sorted(range(rank), key=lambda k: -abs(dst.strides[k]))
-    pad = COPY_RANK - rank
-    dims = [1] * pad + [src.shape[k] for k in order]
-    sstr = [0] * pad + [src.strides[k] for k in order]
-    dstr = [0] * pad + [dst.strides[k] for k in order]
+    dims, sstr, dstr = merged_dimensions([src.shape[k] for k in order], [src.strides[k] for k in order],
+                                         [dst.strides[k] for k in order])
+    pad = [0] * (COPY_RANK - len(dims))
+    args = _COPY_ARGS.pack(src.offset, dst.offset, n, len(dims), *dims, *pad, *sstr, *pad, *dstr, *pad)
     group = 256
-    _run_copy_kernel(ctx, f"incflat_copy_{size}", (ceil_div(n, group) * group,), (group,), src.buf,
-                     np.int64(src.offset), dst.buf, np.int64(dst.offset), np.int64(n),
-                     *(np.int64(v) for v in dims + sstr + dstr))
+    _run_copy_kernel(ctx, f"incflat_copy_{size}", (ceil_div(n, group) * group,), (group,), src.buf, dst.buf, args)
+
+
+def merged_dimensions(dims, sstr, dstr) -> tuple:
+    """The dimensions of a copy (outermost first) with those of one element left out and each adjacent pair
+    that both views walk as one dimension (the outer's strides the inner's times its size) made one: fewer
+    divisions a thread (LUD's 4-D blocks copy as 2-D)."""
+    out_d, out_s, out_t = [], [], []
+    for d, a, b in zip(dims, sstr, dstr):
+        if d == 1:
+            continue
+        if out_d and out_s[-1] == a * d and out_t[-1] == b * d:
+            out_d[-1], out_s[-1], out_t[-1] = out_d[-1] * d, a, b
+        else:
+            out_d.append(d), out_s.append(a), out_t.append(b)
+    return (out_d, out_s, out_t) if out_d else ([1], [0], [0])
 
 
 def contiguous(arr) -> bool:

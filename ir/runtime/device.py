@@ -458,10 +458,15 @@ class Context:
         self.timed(name, cl.enqueue_nd_range_kernel(self.queue, kernel, (int(global_size),), (int(local_size),)))
 
     def launch_runtime_kernel(self, name, global_size, local_size, args):
-        """Launches one of the runtime's kernels (buffers and numpy scalars), setting only the arguments that
-        changed since its last launch (pyopencl's call sets them all, several microseconds each)."""
+        """Launches one of the runtime's kernels (buffers, numpy scalars and packed structs), setting only the
+        arguments that changed since its last launch (pyopencl's call sets them all, several microseconds each)."""
         kernel, last = self.device_state.copy_kernel(name)
         for i, arg in enumerate(args):
+            if isinstance(arg, bytes):  # a packed struct of scalars
+                if last.get(i) != arg:
+                    set_struct_arg(kernel, i, arg)
+                    last[i] = arg
+                continue
             key = arg.int_ptr if isinstance(arg, cl.MemoryObjectHolder) else (arg.dtype, arg.item())
             if last.get(i) != key:
                 kernel.set_arg(i, arg)
