@@ -95,6 +95,12 @@ def computed_array(stm: S.Stm, computed: dict):
     return S.Replicate(e.n, inner.x, e.checked) if isinstance(inner, S.Replicate) else None
 
 
+def scalar_statement(stm: S.Stm) -> bool:
+    """Whether a statement computes scalars from scalars alone (no array, no control flow)."""
+    return (isinstance(stm.exp, (S.AtomExp, S.BinOp, S.UnOp, S.PrimCall))
+            and all(isinstance(p.type, Scalar) for p in stm.pat))
+
+
 def host_reads(body: S.Body) -> set:
     """The variables the host code of a body reads itself (_host_reads), and the arrays replicated into those
     (a replicate of an array that only kernels read, which they compute, reads nothing: backprop's zeroed
@@ -189,6 +195,7 @@ class HostWriter:
         # arrays in scope made by `iota n` or `replicate n x` of a scalar x (name -> that expression): kernels
         # compute their elements where they read them
         self.computed_arrays = {}
+        self.chain = []  # a chain of updates being read (chained): (statement, whether it writes in place)
         self.host_read = None  # the variables the entry's host code reads itself (host_reads); None: all
 
     def emit(self, line: str):
@@ -279,7 +286,9 @@ class HostWriter:
                 memory = memories(body, host_shares) if memory is None else memory
                 if unread_after(body, t, stm, memory):
                     self.in_place.add(stm.pat[0].name)
-            if t in fused:
+            if self.chained(body, t, stm):
+                pass  # written with the last update of its chain
+            elif t in fused:
                 self.fused_scatter(body.stms[fused[t]], stm)
             elif t not in fused.values():  # (a fused segmap runs in its scatter's place)
                 self.stm(stm)
@@ -288,6 +297,38 @@ class HostWriter:
             if made is not None:
                 self.computed_arrays = self.computed_arrays | {stm.pat[0].name: made}
         self.fresh_arrays, self.computed_arrays = outer, outer_computed
+
+    def chained(self, body: S.Body, t: int, stm: S.Stm) -> bool:
+        """Updates of one array one after another, each writing an array value into the array the one before
+        made, which nothing else reads, in place (LUD's four blocks a step): written as one `update_many`, which
+        copies them all in one launch where their targets are disjoint. True where stm is written so, or will
+        be with the rest of its chain (self.chain holds the updates read so far)."""
+        e = stm.exp
+        if self.chain and scalar_statement(stm):
+            return False  # (a slice's size, say: written before the chain, which it does not read)
+        link = (isinstance(e, S.Update) and isinstance(e.value, S.Var) and isinstance(e.value.type, Array)
+                and e.value.name not in self.device_scalars)
+        if self.chain and not (link and e.arr.name == self.chain[-1][0].pat[0].name and self.writable(stm.pat)):
+            self.flush_chain()
+        following = next((s for s in body.stms[t + 1:] if not scalar_statement(s)), None)
+        continues = (link and following is not None and isinstance(following.exp, S.Update)
+                     and following.exp.arr.name == stm.pat[0].name and self.uses.get(stm.pat[0].name) == 1)
+        if not continues and not self.chain:
+            return False
+        self.chain.append((stm, self.writable(stm.pat)))
+        if not continues:
+            first, in_place = self.chain[0]
+            updates = "".join(f"(({self.index_tuple(u.exp.idxs)}), {u.exp.value.name}, {where(u.loc)}), "
+                              for u, _ in self.chain)
+            self.emit(f"{stm.pat[0].name} = update_many(ctx, {first.exp.arr.name}, ({updates}), in_place={in_place})")
+            self.chain = []
+        return True
+
+    def flush_chain(self):
+        """The updates of a chain read so far, one by one (the next statement did not continue it)."""
+        chain, self.chain = self.chain, []
+        for u, _ in chain:
+            self.stm(u)
 
     def stm(self, stm: S.Stm):
         """Writes one statement by the rule of its expression's class (TABLE)."""

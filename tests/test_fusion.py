@@ -1,7 +1,8 @@
 """Fewer launches for the same work: a map that takes some of a multi-result map's results fuses with it
 (normalize.fuse_into_reductions), a scatter whose indices and values one segmap makes is done by that segmap's
-kernel (codegen.host.scatter_fusions), and an iota that only kernels read is never made (host_reads). Every
-version agrees with the reference interpreter, aliasing included."""
+kernel (codegen.host.scatter_fusions), an iota or a replicate that only kernels read is never made (host_reads),
+and a chain of updates is one write (update_many). Every version agrees with the reference interpreter,
+aliasing included."""
 
 import re
 
@@ -47,6 +48,29 @@ entry ones [n][m] (xss: [n][m]f32) (x: f32): [n][m]f32 =
   in map2 (map2 (+)) xss z
 entry scans (n: i64) (m: i64): [n][m]i32 =
   map (scan (+) 0) (replicate n (replicate m 1i32))
+entry blocks [m] (mat: [m][m][2][2]f32) (steps: i64): [m][m][2][2]f32 =
+  loop mat = copy mat for s < i64.min steps (m - 1) do
+    let diag = map (map (+ 1)) mat[s, s]
+    let top = map (map (map (* 2))) mat[s, s + 1:]
+    let left = map (map (map (* 3))) mat[s + 1:, s]
+    let inner = map (map (map (map (+ 1)))) mat[s + 1:, s + 1:]
+    let mat[s, s] = diag
+    let mat[s, s + 1:] = top
+    let mat[s + 1:, s] = left
+    let mat[s + 1:, s + 1:] = inner
+    in mat
+entry overlapping [n] (xs: [n]f32) (ys: [3]f32): [n]f32 =
+  let a = map (+ 1) xs
+  let zs = map (* 2) ys
+  let a[0:3] = ys
+  let a[2:5] = zs
+  in a
+entry caller_s [n] (xs: [n]f32) (ys: [2]f32): ([n]f32, [n]f32) =
+  let zs = map (* 2) ys
+  let b = copy xs
+  let b[0:2] = ys
+  let b[3:5] = zs
+  in (b, xs)
 entry negative (n: i64): [n]i64 =
   let z = replicate (n - 3) 2i64
   in map (\\i -> i + z[0]) (iota n)
@@ -107,6 +131,15 @@ def test_an_iota_or_a_replicate_only_kernels_read_is_not_made(fused):
         assert "check_sizes" in entry_text(text, entry), entry
 
 
+def test_a_chain_of_updates_is_one_write(fused):
+    """LUD's four blocks a step: one update_many, whose copies run in one launch where their targets are
+    disjoint (checked at run time: `overlapping` copies one after another, in order)."""
+    _, text = fused
+    for entry in ("blocks", "overlapping", "caller_s"):
+        code = entry_text(text, entry)
+        assert code.count("update_many(ctx") == 1 and "= update(ctx" not in code, entry
+
+
 def test_an_array_not_made_still_has_its_size_checked(fused, device):
     module, _ = fused
     lib = module.load(device=device)
@@ -125,11 +158,15 @@ def arguments(entry: str, rng) -> list:
         return [rng.random((4, 5), dtype=np.float32), np.float32(1.5)]
     if entry == "negative":
         return [np.int64(6)]
+    if entry == "blocks":
+        return [rng.random((4, 4, 2, 2), dtype=np.float32), np.int64(5)]
+    if entry in ("overlapping", "caller_s"):
+        return [rng.random(6, dtype=np.float32), rng.random(3 if entry == "overlapping" else 2, dtype=np.float32)]
     return [np.int64(5), np.int64(3)]
 
 
 @pytest.mark.parametrize("entry", ["pairs", "between", "scattered", "rotated", "kept", "diagonals", "iotas", "ones",
-                                   "scans", "negative"])
+                                   "scans", "negative", "blocks", "overlapping", "caller_s"])
 def test_every_version_agrees_with_the_interpreter(fused, device, entry):
     module, _ = fused
     args = arguments(entry, np.random.default_rng(11))

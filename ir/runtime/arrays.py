@@ -19,7 +19,7 @@ from .scalars import prelude_function
 __all__ = ["DeviceArray", "array_literal", "ceil_div", "check_assertion", "check_coercion", "check_size",
            "check_sizes", "coalesced", "compact", "concat", "constant_array", "destination", "groups_per_segment",
            "index", "int_div", "int_pow", "iota", "manifest", "prim_call", "replicate", "reshape", "rotate", "scatter",
-           "segment_group_size", "thread_parts", "to_host", "update", "wrap"]
+           "segment_group_size", "thread_parts", "to_host", "update", "update_many", "wrap"]
 
 NP_DTYPES = {p.dtype: p.dtype for p in PRIMS.values()}  # np.dtype(t), made once, for each dtype and type
 NP_DTYPES.update({p.dtype.type: p.dtype for p in PRIMS.values()})
@@ -92,6 +92,7 @@ _COPY_TYPES = {1: "uchar", 2: "ushort", 4: "uint", 8: "ulong"}
 # incflat_copy_N's arguments besides its two buffers, in one struct (one argument to set, not 28): the offsets,
 # the count, the rank after merging (copy_into) and per dimension, outermost first, its size and strides
 _COPY_ARGS = struct.Struct("<" + "q" * (4 + 3 * COPY_RANK))
+COPIES = 4  # the copies one launch of incflat_copies_N makes at most (update_many)
 
 
 def _copy_source() -> str:
@@ -101,17 +102,27 @@ def _copy_source() -> str:
                 f"      {index} d = ({index})a.d[k], i = rest % d; rest /= d; si += (long)i * a.s[k]; di += (long)i * a.t[k];\n"
                 "    }\n"
                 "    si += (long)rest * a.s[0]; di += (long)rest * a.t[0];\n")
+
+    def copy_body():
+        return ("  long si = a.src_off, di = a.dst_off;\n"
+                "  if (a.n <= 4294967295L) {  // 32-bit divisions: a GPU does 64-bit ones in many instructions\n"
+                + walk("uint") + "  } else {\n" + walk("long") + "  }\n  dst[di] = src[si];\n")
+    sources = ", ".join(f"__global const {{ctype}} *s{k}" for k in range(COPIES))
+    pick = " : ".join(f"k == {k} ? s{k}" for k in range(COPIES - 1)) + f" : s{COPIES - 1}"
     tile = TRANSPOSE_TILE
     out = [f"typedef struct {{ long src_off, dst_off, n, rank, d[{COPY_RANK}], s[{COPY_RANK}], t[{COPY_RANK}]; }} "
-           "incflat_copy_args;\n"]
+           f"incflat_copy_args;\ntypedef struct {{ long count; incflat_copy_args c[{COPIES}]; }} incflat_copies_args;\n"]
     for size, ctype in _COPY_TYPES.items():
         out.append(
             f"__kernel void incflat_copy_{size}(__global const {ctype} *src, __global {ctype} *dst, "
             "const incflat_copy_args a) {\n"
-            "  long g = get_global_id(0); if (g >= a.n) return;\n"
-            "  long si = a.src_off, di = a.dst_off;\n"
-            "  if (a.n <= 4294967295L) {  // 32-bit divisions: a GPU does 64-bit ones in many instructions\n"
-            + walk("uint") + "  } else {\n" + walk("long") + "  }\n  dst[di] = src[si];\n}\n"
+            "  long g = get_global_id(0); if (g >= a.n) return;\n" + copy_body() + "}\n"
+            f"__kernel void incflat_copies_{size}({sources.format(ctype=ctype)}, __global {ctype} *dst, "
+            "const incflat_copies_args all) {\n"
+            "  long g = get_global_id(0); int k = 0;\n"
+            "  while (k < all.count && g >= all.c[k].n) { g -= all.c[k].n; k++; }\n"
+            "  if (k >= all.count) return;\n"
+            f"  incflat_copy_args a = all.c[k]; __global const {ctype} *src = {pick};\n" + copy_body() + "}\n"
             f"__kernel void incflat_transpose_{size}(__global const {ctype} *src, long src_off, __global {ctype} *dst, "
             "long dst_off, long rows, long cols) {\n"
             f"  __local {ctype} block[{tile}][{tile + 1}];\n"
@@ -195,16 +206,39 @@ def copy_into(ctx, src, dst):
         ctx.timed("incflat_copy_buffer", cl.enqueue_copy(ctx.queue, dst.buf, src.buf, byte_count=n * size,
                                                          src_offset=src.offset * size, dst_offset=dst.offset * size))
         return
-    if rank > COPY_RANK or size not in _COPY_TYPES:  # not expected: no element type has another size
+    group = 256
+    _run_copy_kernel(ctx, f"incflat_copy_{size}", (ceil_div(n, group) * group,), (group,), src.buf, dst.buf,
+                     _copy_args(src, dst, n))
+
+
+def _copy_args(src, dst, n) -> bytes:
+    """The packed incflat_copy_args of a copy of n elements between two views of one shape."""
+    rank = len(src.shape)
+    if rank > COPY_RANK or src.dtype.itemsize not in _COPY_TYPES:  # not expected: no type has another size
         raise ProgramError(f"copy of {rank}-dimensional {src.dtype} elements")
     # the destination's smallest stride last: consecutive threads write consecutive addresses
     order = sorted(range(rank), key=lambda k: -abs(dst.strides[k]))
     dims, sstr, dstr = merged_dimensions([src.shape[k] for k in order], [src.strides[k] for k in order],
                                          [dst.strides[k] for k in order])
     pad = [0] * (COPY_RANK - len(dims))
-    args = _COPY_ARGS.pack(src.offset, dst.offset, n, len(dims), *dims, *pad, *sstr, *pad, *dstr, *pad)
-    group = 256
-    _run_copy_kernel(ctx, f"incflat_copy_{size}", (ceil_div(n, group) * group,), (group,), src.buf, dst.buf, args)
+    return _COPY_ARGS.pack(src.offset, dst.offset, n, len(dims), *dims, *pad, *sstr, *pad, *dstr, *pad)
+
+
+def copy_many(ctx, pairs):
+    """Copies each (src, dst) pair of views of one shape (the destinations in one buffer, disjoint), COPIES of
+    them a launch."""
+    for start in range(0, len(pairs), COPIES):
+        part = [(src, dst, math.prod(src.shape)) for src, dst in pairs[start:start + COPIES]]
+        if len(part) == 1:
+            copy_into(ctx, part[0][0], part[0][1])
+            continue
+        size, total = part[0][0].dtype.itemsize, sum(n for _, _, n in part)
+        packed = struct.pack("<q", len(part)) + b"".join(_copy_args(src, dst, n) for src, dst, n in part)
+        packed += bytes(_COPY_ARGS.size * (COPIES - len(part)))
+        sources = [src.buf for src, _, _ in part] + [part[0][0].buf] * (COPIES - len(part))
+        group = 256
+        _run_copy_kernel(ctx, f"incflat_copies_{size}", (ceil_div(total, group) * group,), (group,), *sources,
+                         part[0][1].buf, packed)
 
 
 def merged_dimensions(dims, sstr, dstr) -> tuple:
@@ -472,6 +506,49 @@ def update_slice(ctx, arr, idxs, value, where="", in_place=False):
         if part.buf is out.buf:  # the value is a view of the array it is written into
             part = manifest(ctx, part)
         copy_into(ctx, part, index(ctx, out, idxs, where))
+    return out
+
+
+def update_many(ctx, arr, updates, in_place=False):
+    """arr with several updates made in turn, each (idxs, value, where) as update takes them, their values
+    arrays: as one write, with their copies in one launch (copy_many), where no value lies in arr's buffer and
+    their targets are disjoint (in some dimension, their ranges of indices are); else one update after
+    another."""
+    selections = [_selection(idxs, arr.shape) for idxs, _, _ in updates]
+    disjoint = all(any(a[1] < b[0] or b[1] < a[0] for a, b in zip(one, other))
+                   for k, one in enumerate(selections) for other in selections[k + 1:])
+    if not disjoint or any(value.buf is arr.buf for _, value, _ in updates):
+        for idxs, value, where in updates:
+            arr = update(ctx, arr, idxs, value, where, in_place=in_place)
+            in_place = True  # the chain's later updates write into what the first made (codegen.host.chained)
+        return arr
+    out = destination(ctx, arr, in_place, *(value for _, value, _ in updates))
+    pairs = []
+    for idxs, value, where in updates:
+        target = index(ctx, out, idxs, where)
+        if tuple(value.shape) != tuple(target.shape):
+            what = "a slice" if any(isinstance(i, tuple) for i in idxs) else "a row"
+            fail(where, f"cannot write a value of shape {shape_text(value.shape)} into {what} of shape "
+                 f"{shape_text(target.shape)}.")
+        if math.prod(target.shape):
+            pairs.append((value, target))
+    copy_many(ctx, pairs)
+    return out
+
+
+def _selection(idxs, shape) -> list:
+    """Per dimension of an update's target, the lowest and highest index it writes (a whole dimension where
+    idxs stops short); an empty slice writes nothing: (1, 0)."""
+    out = []
+    for k, d in enumerate(shape):
+        if k >= len(idxs):
+            out.append((0, int(d) - 1))
+        elif isinstance(idxs[k], tuple):
+            start, _, stride, size = (int(v) for v in idxs[k])
+            last = start + (size - 1) * stride
+            out.append((min(start, last), max(start, last)) if size > 0 else (1, 0))
+        else:
+            out.append((int(idxs[k]), int(idxs[k])))
     return out
 
 
