@@ -96,19 +96,24 @@ COPIES = 4  # the copies one launch of incflat_copies_N makes at most (update_ma
 
 
 def _copy_source() -> str:
-    def walk(index):  # the innermost rank - 1 indices by division, the outermost what is left
+    def walk(a, index):  # the innermost rank - 1 indices by division, the outermost what is left
         return (f"    {index} rest = ({index})g;\n"
-                "    for (int k = (int)a.rank - 1; k > 0; k--) {\n"
-                f"      {index} d = ({index})a.d[k], i = rest % d; rest /= d; si += (long)i * a.s[k]; di += (long)i * a.t[k];\n"
+                f"    for (int k = (int){a}.rank - 1; k > 0; k--) {{\n"
+                f"      {index} d = ({index}){a}.d[k], i = rest % d; rest /= d; si += (long)i * {a}.s[k]; "
+                f"di += (long)i * {a}.t[k];\n"
                 "    }\n"
-                "    si += (long)rest * a.s[0]; di += (long)rest * a.t[0];\n")
+                f"    si += (long)rest * {a}.s[0]; di += (long)rest * {a}.t[0];\n")
 
-    def copy_body():
-        return ("  long si = a.src_off, di = a.dst_off;\n"
-                "  if (a.n <= 4294967295L) {  // 32-bit divisions: a GPU does 64-bit ones in many instructions\n"
-                + walk("uint") + "  } else {\n" + walk("long") + "  }\n  dst[di] = src[si];\n")
+    def copy_body(a, src):  # a: the incflat_copy_args, named statically (an argument copied, or indexed at run
+        # time, would go to the thread's private memory, which a GPU spills: LUD's copies ran 4x slower so)
+        return (f"  long si = {a}.src_off, di = {a}.dst_off;\n"
+                f"  if ({a}.n <= 4294967295L) {{  // 32-bit divisions: a GPU does 64-bit ones in many instructions\n"
+                + walk(a, "uint") + "  } else {\n" + walk(a, "long") + f"  }}\n  dst[di] = {src}[si];\n")
+
+    def one_of(k):  # incflat_copies_N: thread g past the earlier copies' elements makes copy k's
+        return (f"  if (all.count > {k} && g < all.c[{k}].n) {{\n" + copy_body(f"all.c[{k}]", f"s{k}")
+                + f"    return;\n  }}\n  g -= all.c[{k}].n;\n")
     sources = ", ".join(f"__global const {{ctype}} *s{k}" for k in range(COPIES))
-    pick = " : ".join(f"k == {k} ? s{k}" for k in range(COPIES - 1)) + f" : s{COPIES - 1}"
     tile = TRANSPOSE_TILE
     out = [f"typedef struct {{ long src_off, dst_off, n, rank, d[{COPY_RANK}], s[{COPY_RANK}], t[{COPY_RANK}]; }} "
            f"incflat_copy_args;\ntypedef struct {{ long count; incflat_copy_args c[{COPIES}]; }} incflat_copies_args;\n"]
@@ -116,13 +121,10 @@ def _copy_source() -> str:
         out.append(
             f"__kernel void incflat_copy_{size}(__global const {ctype} *src, __global {ctype} *dst, "
             "const incflat_copy_args a) {\n"
-            "  long g = get_global_id(0); if (g >= a.n) return;\n" + copy_body() + "}\n"
+            "  long g = get_global_id(0); if (g >= a.n) return;\n" + copy_body("a", "src") + "}\n"
             f"__kernel void incflat_copies_{size}({sources.format(ctype=ctype)}, __global {ctype} *dst, "
             "const incflat_copies_args all) {\n"
-            "  long g = get_global_id(0); int k = 0;\n"
-            "  while (k < all.count && g >= all.c[k].n) { g -= all.c[k].n; k++; }\n"
-            "  if (k >= all.count) return;\n"
-            f"  incflat_copy_args a = all.c[k]; __global const {ctype} *src = {pick};\n" + copy_body() + "}\n"
+            "  long g = get_global_id(0);\n" + "".join(one_of(k) for k in range(COPIES)) + "}\n"
             f"__kernel void incflat_transpose_{size}(__global const {ctype} *src, long src_off, __global {ctype} *dst, "
             "long dst_off, long rows, long cols) {\n"
             f"  __local {ctype} block[{tile}][{tile + 1}];\n"
