@@ -3,7 +3,8 @@
     source text --parse--> Syntax --check--> source IR (ir.source.Program)
       --inline_calls ... remove_dead_code--> normalised source IR (redomap / scanomap formed, G4 and G5 applied)
       --flatten--> target IR (ir.target.Program: guarded versions of segops)
-      --rename_interfaces, sink_iotas, fuse_scan_postmaps, prune_context, prune_unsupported, sink_scalars-->
+      --rename_interfaces, sink_iotas, inline_cheap_maps, fuse_scan_postmaps, prune_context, prune_unsupported,
+        sink_scalars-->
       target IR for codegen
       --generate--> codegen.program.GeneratedProgram (kernels, host code, tuning parameters)
 
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from incflat.codegen.host import supports
+from incflat.codegen.lower.cheap_maps import inline_cheap_maps
 from incflat.codegen.lower.context import prune_context
 from incflat.codegen.lower.device_scalars import sink_scalars
 from incflat.codegen.lower.interfaces import rename_interfaces
@@ -87,6 +89,7 @@ STAGES = (
     Stage("flatten", flatten, S.Program, T.Program, ("flattening",)),  # G0-G3, G6-G9: guarded versions
     Stage("rename_interfaces", rename_interfaces, T.Program, T.Program),
     Stage("sink_iotas", sink_iotas, T.Program, T.Program),  # a kernel computes the iotas it reads
+    Stage("inline_cheap_maps", inline_cheap_maps, T.Program, T.Program),  # readers compute a few scalars a point
     Stage("fuse_scan_postmaps", fuse_scan_postmaps, T.Program, T.Program),  # a thread's scan maps as it goes
     Stage("prune_context", prune_context, T.Program, T.Program),  # kernels take only the arrays they read
     # the versions code generation cannot handle yet (code generation's `supports` says which)

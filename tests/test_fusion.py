@@ -1,7 +1,8 @@
 """Fewer launches for the same work: a map that takes some of a multi-result map's results fuses with it
 (normalize.fuse_into_reductions), a scatter whose indices and values one segmap makes is done by that segmap's
 kernel (codegen.host.scatter_fusions), an iota or a replicate that only kernels read is never made (host_reads),
-and a chain of updates is one write (update_many). Every version agrees with the reference interpreter,
+a chain of updates is one write (update_many), and a cheap map its readers recompute is not launched
+(codegen.lower.cheap_maps). Every version agrees with the reference interpreter,
 aliasing included."""
 
 import re
@@ -13,7 +14,9 @@ from incflat import pipeline
 from incflat.compiled import version_assignments
 from incflat.datasets import compare_values
 from incflat.ir import source as S
+from incflat.ir import target as T
 from incflat.ir.interp.interpreter import run_entry
+from incflat.ir.traverse import nested
 from test_kernel_shapes import compile_library
 
 SOURCE = """
@@ -71,6 +74,13 @@ entry caller_s [n] (xs: [n]f32) (ys: [2]f32): ([n]f32, [n]f32) =
   let b[0:2] = ys
   let b[3:5] = zs
   in (b, xs)
+entry steps [k][n] (times: [k][4]f32) (xss: [k][n]f32): [k][n]f32 =
+  loop xss = copy xss for i < 3 do
+    let dts = map (\\ts -> 1 / (ts[i + 1] - ts[i])) times
+    in map2 (\\dt xs -> map (\\x -> x * dt + 1) xs) dts xss
+entry returned [k][n] (times: [k][4]f32) (xss: [k][n]f32): ([k]f32, [k][n]f32) =
+  let dts = map (\\ts -> 1 / (ts[1] - ts[0])) times
+  in (dts, map2 (\\dt xs -> map (\\x -> x * dt) xs) dts xss)
 entry negative (n: i64): [n]i64 =
   let z = replicate (n - 3) 2i64
   in map (\\i -> i + z[0]) (iota n)
@@ -140,6 +150,28 @@ def test_a_chain_of_updates_is_one_write(fused):
         assert code.count("update_many(ctx") == 1 and "= update(ctx" not in code, entry
 
 
+def cheap_maps(entry: str, stage: str) -> int:
+    """The cheap one-level segmaps (codegen.lower.cheap_maps) at the host level of an entry after a stage."""
+    from incflat.codegen.lower.cheap_maps import cheap
+    from incflat.ir.traverse import walk_exps
+    body = next(f for f in pipeline.compile(SOURCE, "t.fut", until=stage).funs if f.name == entry).body
+
+    def host(b):
+        for stm in b.stms:
+            yield stm
+            if not isinstance(stm.exp, T.SEGOPS):
+                for inner in nested(stm.exp):
+                    yield from host(inner.body)
+    return sum(1 for stm in host(body) if cheap(stm))
+
+
+def test_a_cheap_map_that_kernels_read_is_recomputed_by_them():
+    """LocVolCalib's 1 / (t' - t) a step: the kernels that bind it in their outermost level compute it; a map
+    the host also reads (a result) stays."""
+    assert cheap_maps("steps", "sink_iotas") == 1 and cheap_maps("steps", "inline_cheap_maps") == 0
+    assert cheap_maps("returned", "inline_cheap_maps") == 1
+
+
 def test_an_array_not_made_still_has_its_size_checked(fused, device):
     module, _ = fused
     lib = module.load(device=device)
@@ -160,13 +192,16 @@ def arguments(entry: str, rng) -> list:
         return [np.int64(6)]
     if entry == "blocks":
         return [rng.random((4, 4, 2, 2), dtype=np.float32), np.int64(5)]
+    if entry in ("steps", "returned"):
+        return [np.cumsum(rng.random((3, 4), dtype=np.float32) + 0.5, axis=1).astype(np.float32),
+                rng.random((3, 5), dtype=np.float32)]
     if entry in ("overlapping", "caller_s"):
         return [rng.random(6, dtype=np.float32), rng.random(3 if entry == "overlapping" else 2, dtype=np.float32)]
     return [np.int64(5), np.int64(3)]
 
 
 @pytest.mark.parametrize("entry", ["pairs", "between", "scattered", "rotated", "kept", "diagonals", "iotas", "ones",
-                                   "scans", "negative", "blocks", "overlapping", "caller_s"])
+                                   "scans", "negative", "blocks", "overlapping", "caller_s", "steps", "returned"])
 def test_every_version_agrees_with_the_interpreter(fused, device, entry):
     module, _ = fused
     args = arguments(entry, np.random.default_rng(11))
