@@ -83,10 +83,13 @@ def _origins(body: S.Body, a) -> set:
 def computed_array(stm: S.Stm, computed: dict):
     """Where a statement makes an array whose elements a kernel computes where it reads them instead of loading
     them (kernel_base's computed_input), what makes it: `iota n`, or `replicate n x` of a scalar x, or of an
-    array that is one (`computed`: those in scope), as `replicate n x` of that scalar; else None."""
+    array that is one (`computed`: those in scope), as `replicate n x` of that scalar, or another name for one;
+    else None."""
     e = stm.exp
     if isinstance(e, S.Iota):
         return e
+    if isinstance(e, S.AtomExp):  # another name for one (a coercion `x :> [n]t`)
+        return computed.get(e.x.name) if isinstance(e.x, S.Var) else None
     if not isinstance(e, S.Replicate):
         return None
     if isinstance(e.x.type, Scalar):
@@ -103,8 +106,8 @@ def scalar_statement(stm: S.Stm) -> bool:
 
 def host_reads(body: S.Body) -> set:
     """The variables the host code of a body reads itself (_host_reads), and the arrays replicated into those
-    (a replicate of an array that only kernels read, which they compute, reads nothing: backprop's zeroed
-    weights)."""
+    or renamed as those (a replicate or a coercion of an array that only kernels read, which they compute,
+    reads nothing: backprop's zeroed weights)."""
     rows = {}  # `replicate n x` of an array x: its result -> x
     reads = _host_reads(body, rows)
     pending = list(reads)
@@ -133,6 +136,9 @@ def _host_reads(body: S.Body, rows: dict) -> set:
         if isinstance(e, S.Replicate) and isinstance(e.x.type, Array):
             rows[stm.pat[0].name] = e.x.name
             reads |= {a.name for a in (e.n, e.checked) if isinstance(a, S.Var)}
+            continue
+        if isinstance(e, S.AtomExp) and isinstance(e.x, S.Var) and isinstance(e.x.type, Array):
+            rows[stm.pat[0].name] = e.x.name  # another name (a coercion): read where that one is
             continue
         reads |= {a.name for a in exp_atoms(e) if isinstance(a, S.Var)}
         for inner in nested(e):  # the bodies of branches, loops and guards: host code
@@ -339,7 +345,10 @@ class HostWriter:
     # The rules of TABLE: rule(writer, e, pat, loc) -> the Python expression of e's value, which the statement
     # binds pat to, or None where the rule writes the statement's code itself.
 
-    def atom_exp(self, e: S.AtomExp, pat, loc) -> str:
+    def atom_exp(self, e: S.AtomExp, pat, loc):
+        if self.unmade(e, pat, loc):  # another name (a coercion) of an array kernels compute
+            self.coercion_checks(pat[0], e.x, loc, made=False)
+            return None
         self.coercion_checks(pat[0], e.x, loc)
         return self.passed(pat[0], e.x)
 
@@ -375,7 +384,8 @@ class HostWriter:
         if (self.host_read is None or pat[0].name in self.host_read
                 or computed_array(S.Stm(pat, e, loc), self.computed_arrays) is None):
             return False
-        self.emit(f"check_sizes(({self.length(e)},), {source_name(e)!r}, {where(loc)})")
+        if not isinstance(e, S.AtomExp):  # (another name of one has its size checked where it is made)
+            self.emit(f"check_sizes(({self.length(e)},), {source_name(e)!r}, {where(loc)})")
         return True
 
     def iota(self, e: S.Iota, pat, loc):
@@ -483,13 +493,15 @@ class HostWriter:
         with self.out.block(f"if not {done}"):
             version(e.else_, False)
 
-    def coercion_checks(self, target: S.Var, source, loc):
-        """`y :> [n]t`: the array must have the sizes its new type claims."""
+    def coercion_checks(self, target: S.Var, source, loc, made: bool = True):
+        """`y :> [n]t`: the array must have the sizes its new type claims (those of its type where it is not
+        made: an array that kernels compute, unmade)."""
         if not isinstance(target.type, Array):
             return
+        shape = f"{source.name}.shape" if made else self.shape(source.type)
         for k, (new, old) in enumerate(zip(target.type.shape, source.type.shape)):
             if new != old:
-                self.emit(f"check_coercion({self.dim(new)}, {source.name}, {k}, {where(loc)})")
+                self.emit(f"check_coercion({self.dim(new)}, {shape}, {k}, {where(loc)})")
 
     def loop(self, e: S.Loop, pat, loc):
         """A loop whose updates write into its array state (LUD's blocks, NW's scatters) starts from a state of

@@ -49,6 +49,9 @@ entry iotas (n: i64) (k: i64): ([n]i64, [k]i64) =
 entry ones [n][m] (xss: [n][m]f32) (x: f32): [n][m]f32 =
   let z = replicate n (replicate m x)
   in map2 (map2 (+)) xss z
+entry coerced [n][m] (xss: [n][m]f32) (k: i64): [n][m]f32 =
+  let z = replicate k (replicate m 1f32) :> [n][m]f32
+  in map2 (map2 (+)) xss z
 entry scans (n: i64) (m: i64): [n][m]i32 =
   map (scan (+) 0) (replicate n (replicate m 1i32))
 entry blocks [m] (mat: [m][m][2][2]f32) (steps: i64): [m][m][2][2]f32 =
@@ -136,7 +139,7 @@ def test_an_iota_or_a_replicate_only_kernels_read_is_not_made(fused):
     _, text = fused
     assert "iota(ctx" not in entry_text(text, "rotated")
     assert entry_text(text, "iotas").count("iota(ctx") == 1  # the one returned; not the one a kernel reads
-    for entry in ("ones", "scans"):  # a replicate of a replicate of a scalar too: kernels compute its elements
+    for entry in ("ones", "scans", "coerced"):  # a replicate of a replicate of a scalar too, renamed or not
         assert "replicate(ctx" not in entry_text(text, entry), entry
         assert "check_sizes" in entry_text(text, entry), entry
 
@@ -177,6 +180,8 @@ def test_an_array_not_made_still_has_its_size_checked(fused, device):
     lib = module.load(device=device)
     with pytest.raises(Exception, match="Negative size -1 in replicate"):
         lib.negative(np.int64(2))
+    with pytest.raises(Exception, match=re.escape("Cannot coerce an array of shape [3][5] to shape [4][5].")):
+        lib.coerced(np.zeros((4, 5), np.float32), np.int64(3))
 
 
 def arguments(entry: str, rng) -> list:
@@ -186,6 +191,8 @@ def arguments(entry: str, rng) -> list:
         return [rng.integers(-50, 50, 7, dtype=np.int32), rng.permutation(np.arange(-3, 17, dtype=np.int32))]
     if entry == "diagonals":
         return [rng.integers(-9, 9, (6, 6), dtype=np.int32), np.int64(8)]
+    if entry == "coerced":
+        return [rng.random((4, 5), dtype=np.float32), np.int64(4)]
     if entry == "ones":
         return [rng.random((4, 5), dtype=np.float32), np.float32(1.5)]
     if entry == "negative":
@@ -201,7 +208,8 @@ def arguments(entry: str, rng) -> list:
 
 
 @pytest.mark.parametrize("entry", ["pairs", "between", "scattered", "rotated", "kept", "diagonals", "iotas", "ones",
-                                   "scans", "negative", "blocks", "overlapping", "caller_s", "steps", "returned"])
+                                   "scans", "negative", "blocks", "overlapping", "caller_s", "steps", "returned",
+                                   "coerced"])
 def test_every_version_agrees_with_the_interpreter(fused, device, entry):
     module, _ = fused
     args = arguments(entry, np.random.default_rng(11))

@@ -344,11 +344,13 @@ def check_size(expected, actual, name, array):
         raise ProgramError(f"size mismatch: {array} has size {int(actual)} where {name} = {int(expected)}")
 
 
-def check_coercion(expected, arr, dim, where=""):
-    if int(expected) != arr.shape[dim]:
-        wanted = list(arr.shape)
+def check_coercion(expected, shape, dim, where=""):
+    """`y :> [n]t` of an array of `shape` (its shape, or its type's where the array is not made): dimension
+    dim must be n."""
+    if int(expected) != int(shape[dim]):
+        wanted = [int(d) for d in shape]
         wanted[dim] = int(expected)
-        fail(where, f"Cannot coerce an array of shape {shape_text(arr.shape)} to shape {shape_text(wanted)}.")
+        fail(where, f"Cannot coerce an array of shape {shape_text(shape)} to shape {shape_text(wanted)}.")
 
 
 def check_assertion(cond, message, values, where=""):
