@@ -316,8 +316,8 @@ class HostWriter:
                 and e.value.name not in self.device_scalars)
         if self.chain and not (link and e.arr.name == self.chain[-1][0].pat[0].name and self.writable(stm.pat)):
             self.flush_chain()
-        following = next((s for s in body.stms[t + 1:] if not scalar_statement(s)), None)
-        continues = (link and following is not None and isinstance(following.exp, S.Update)
+        following = next((s for s in body.stms[t + 1:] if not scalar_statement(s)), None) if link else None
+        continues = (following is not None and isinstance(following.exp, S.Update)
                      and following.exp.arr.name == stm.pat[0].name and self.uses.get(stm.pat[0].name) == 1)
         if not continues and not self.chain:
             return False

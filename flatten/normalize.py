@@ -265,8 +265,9 @@ def fuse_into_reductions(prog: S.Program) -> S.Program:
     reduce op ne t` a redomap (a scan likewise a scanomap), when no result of the producer is used anywhere
     else. A producer may have several results (`let (a, b) = map ...`); a reduction or a scan must then take
     all of them, while a map may take some: the fused map also gives the others (`let (c, b) = map ...`, in
-    the consumer's place, so nothing between the two may read them). Each body is fused before the bodies nested in it, so that maps which an outer fusion brings
-    together (the inner maps of `map2 (map2 f) (map g xss) yss`) are fused in turn."""
+    the consumer's place, so nothing between the two may read them). Each body is fused before the bodies
+    nested in it, so that maps which an outer fusion brings together (the inner maps of
+    `map2 (map2 f) (map g xss) yss`) are fused in turn."""
     names = NameSource(all_names(prog))
     return map_bodies(prog, lambda body: _fuse_body(body, names))
 

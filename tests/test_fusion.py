@@ -71,6 +71,13 @@ entry overlapping [n] (xs: [n]f32) (ys: [3]f32): [n]f32 =
   let a[0:3] = ys
   let a[2:5] = zs
   in a
+entry shifted [n] (xs: [n]f32): [n]f32 =
+  let a = map (+ 1) xs
+  let v = a[0:2]
+  let w = map (* 2) a[1:3]
+  let a[2:4] = v
+  let a[4:6] = w
+  in a
 entry caller_s [n] (xs: [n]f32) (ys: [2]f32): ([n]f32, [n]f32) =
   let zs = map (* 2) ys
   let b = copy xs
@@ -148,7 +155,7 @@ def test_a_chain_of_updates_is_one_write(fused):
     """LUD's four blocks a step: one update_many, whose copies run in one launch where their targets are
     disjoint (checked at run time: `overlapping` copies one after another, in order)."""
     _, text = fused
-    for entry in ("blocks", "overlapping", "caller_s"):
+    for entry in ("blocks", "overlapping", "caller_s", "shifted"):
         code = entry_text(text, entry)
         assert code.count("update_many(ctx") == 1 and "= update(ctx" not in code, entry
 
@@ -199,6 +206,8 @@ def arguments(entry: str, rng) -> list:
         return [np.int64(6)]
     if entry == "blocks":
         return [rng.random((4, 4, 2, 2), dtype=np.float32), np.int64(5)]
+    if entry == "shifted":  # a value in the updated array's buffer: its elements from before the updates
+        return [rng.random(7, dtype=np.float32)]
     if entry in ("steps", "returned"):
         return [np.cumsum(rng.random((3, 4), dtype=np.float32) + 0.5, axis=1).astype(np.float32),
                 rng.random((3, 5), dtype=np.float32)]
@@ -209,7 +218,7 @@ def arguments(entry: str, rng) -> list:
 
 @pytest.mark.parametrize("entry", ["pairs", "between", "scattered", "rotated", "kept", "diagonals", "iotas", "ones",
                                    "scans", "negative", "blocks", "overlapping", "caller_s", "steps", "returned",
-                                   "coerced"])
+                                   "coerced", "shifted"])
 def test_every_version_agrees_with_the_interpreter(fused, device, entry):
     module, _ = fused
     args = arguments(entry, np.random.default_rng(11))

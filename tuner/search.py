@@ -138,8 +138,8 @@ class Space:
         """The assignment with each reached threshold moved, inside its plateau (the values that compare alike
         with every ePar the tuning datasets showed it, so that they all take the same paths), to the value
         nearest the program's default for it, where that is known. A shape not tuned on, whose ePars lie
-        outside the plateau's ends (lud 64 after tuning on 256 to 2048), then goes the way the untuned program
-        goes, where nothing measured says otherwise, instead of the way the plateau's upper end would send it."""
+        outside the plateau's ends, then goes the way the untuned program goes, where nothing measured says
+        otherwise, instead of the way the plateau's upper end would send it."""
         moved = dict(assignment)
         for node in self.order:
             value, default = assignment.get(node.name), self.defaults.get(node.name)

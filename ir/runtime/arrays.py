@@ -480,8 +480,7 @@ def update(ctx, arr, idxs, value, where="", in_place=False):
     row_shape = tuple(arr.shape[len(idxs):])
     on_device = isinstance(value, DeviceArray)  # a kernel's result: copied on the device, never read back
     row = value if on_device else np.asarray(value, dtype=arr.dtype)
-    if tuple(row.shape) != row_shape:
-        fail(where, f"cannot write a value of shape {shape_text(row.shape)} into a row of shape {shape_text(row_shape)}.")
+    _check_written(row.shape, row_shape, "a row", where)
     offset = sum(int(i) * s for i, s in zip(idxs, out.strides))
     size = arr.dtype.itemsize
     if not on_device:
@@ -501,9 +500,7 @@ def update_slice(ctx, arr, idxs, value, where="", in_place=False):
     target = index(ctx, arr, idxs, where)
     if not isinstance(value, DeviceArray):
         value = np.asarray(value, dtype=arr.dtype)
-    if tuple(value.shape) != tuple(target.shape):
-        fail(where, f"cannot write a value of shape {shape_text(value.shape)} into a slice of shape "
-             f"{shape_text(target.shape)}.")
+    _check_written(value.shape, target.shape, "a slice", where)
     out = destination(ctx, arr, in_place, value)
     if math.prod(target.shape):
         part = value if isinstance(value, DeviceArray) else ctx.to_device(value)
@@ -513,15 +510,23 @@ def update_slice(ctx, arr, idxs, value, where="", in_place=False):
     return out
 
 
+def _check_written(value_shape, target_shape, what: str, where):
+    """An update's value must have the shape of what it replaces (`what`: a row or a slice)."""
+    if tuple(value_shape) != tuple(target_shape):
+        fail(where, f"cannot write a value of shape {shape_text(value_shape)} into {what} of shape "
+             f"{shape_text(target_shape)}.")
+
+
 def update_many(ctx, arr, updates, in_place=False):
     """arr with several updates made in turn, each (idxs, value, where) as update takes them, their values
-    arrays: as one write, with their copies in one launch (copy_many), where no value lies in arr's buffer and
+    arrays (made before the first update: a value in arr's buffer holds arr's elements from before, which
+    destination() keeps by copying arr): as one write, with their copies in one launch (copy_many), where
     their targets are disjoint (in some dimension, their ranges of indices are); else one update after
     another."""
     selections = [_selection(idxs, arr.shape) for idxs, _, _ in updates]
     disjoint = all(any(a[1] < b[0] or b[1] < a[0] for a, b in zip(one, other))
                    for k, one in enumerate(selections) for other in selections[k + 1:])
-    if not disjoint or any(value.buf is arr.buf for _, value, _ in updates):
+    if not disjoint:
         for idxs, value, where in updates:
             arr = update(ctx, arr, idxs, value, where, in_place=in_place)
             in_place = True  # the chain's later updates write into what the first made (codegen.host.chained)
@@ -530,10 +535,8 @@ def update_many(ctx, arr, updates, in_place=False):
     pairs = []
     for idxs, value, where in updates:
         target = index(ctx, out, idxs, where)
-        if tuple(value.shape) != tuple(target.shape):
-            what = "a slice" if any(isinstance(i, tuple) for i in idxs) else "a row"
-            fail(where, f"cannot write a value of shape {shape_text(value.shape)} into {what} of shape "
-                 f"{shape_text(target.shape)}.")
+        _check_written(value.shape, target.shape, "a slice" if any(isinstance(i, tuple) for i in idxs) else "a row",
+                       where)
         if math.prod(target.shape):
             pairs.append((value, target))
     copy_many(ctx, pairs)
