@@ -15,6 +15,7 @@ from incflat.ir import nodes
 from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.codegen.in_place import WRITES, in_place_updates, memories, unread_after, written
+from incflat.codegen.placement import placements
 from incflat.ir.analysis import exp_atoms, free_in_exp, use_counts
 from incflat.ir.traverse import nested
 from incflat.ir.errors import Unsupported
@@ -202,6 +203,9 @@ class HostWriter:
         # compute their elements where they read them
         self.computed_arrays = {}
         self.chain = []  # a chain of updates being read (chained): (statement, whether it writes in place)
+        # segmap results made in the region an in-place update writes them into (codegen.placement): name ->
+        # Placement, for the bodies being written and those nested in them
+        self.placements = {}
         self.host_read = None  # the variables the entry's host code reads itself (host_reads); None: all
 
     def emit(self, line: str):
@@ -283,7 +287,8 @@ class HostWriter:
 
     def body(self, body: S.Body):
         outer, self.fresh_arrays = self.fresh_arrays, set()
-        outer_computed = self.computed_arrays
+        outer_computed, outer_placements = self.computed_arrays, self.placements
+        self.placements = self.placements | placements(body, self.uses, self.in_place)
         memory = None
         fused = scatter_fusions(body, self.uses)
         for t, stm in enumerate(body.stms):
@@ -302,7 +307,7 @@ class HostWriter:
             made = computed_array(stm, self.computed_arrays)
             if made is not None:
                 self.computed_arrays = self.computed_arrays | {stm.pat[0].name: made}
-        self.fresh_arrays, self.computed_arrays = outer, outer_computed
+        self.fresh_arrays, self.computed_arrays, self.placements = outer, outer_computed, outer_placements
 
     def chained(self, body: S.Body, t: int, stm: S.Stm) -> bool:
         """Updates of one array one after another, each writing an array value into the array the one before
@@ -566,8 +571,22 @@ class HostWriter:
         The results marked in `interleaved` get their first `interleave` dimensions innermost."""
         for k, (p, t) in enumerate(zip(pat, types)):
             layout = f", interleave={interleave}" if k < len(interleaved) and interleaved[k] else ""
-            self.emit(f"{p.name} = ctx.empty({self.shape(t)}, {numpy_type(t)}, {where(loc)}{layout})")
+            placed = self.placements.get(p.name)
+            if placed is not None:
+                self.emit(f"{p.name} = empty_in_region(ctx, {self.region_args(placed)}, {self.shape(t)}, "
+                          f"{numpy_type(t)}, {where(loc)})")
+            else:
+                self.emit(f"{p.name} = ctx.empty({self.shape(t)}, {numpy_type(t)}, {where(loc)}{layout})")
         return [p.name for p in pat]
+
+    def region_args(self, placed) -> str:
+        """empty_in_region's root, indices, the chain's other indices, and the arrays it checks (those made:
+        an array kernels compute has no memory to share)."""
+        def names(arrays):
+            return "".join(f"{n}, " for n in arrays if n not in self.computed_arrays)
+        others = "".join(f"({self.index_tuple(idxs)}), " for idxs in placed.others)
+        return (f"{placed.root.name}, ({self.index_tuple(placed.idxs)}), ({others}), ({names(placed.same)}), "
+                f"({names(placed.apart)})")
 
     def args(self, kernel: Kernel, outs: list, dests=(), gps: str = "gps") -> str:
         return kernel.host_args(Launch(tuple(outs), tuple(dests), gps, self.scalar))
