@@ -573,8 +573,8 @@ class HostWriter:
             layout = f", interleave={interleave}" if k < len(interleaved) and interleaved[k] else ""
             placed = self.placements.get(p.name)
             if placed is not None:
-                self.emit(f"{p.name} = empty_in_region(ctx, {self.region_args(placed)}, {self.shape(t)}, "
-                          f"{numpy_type(t)}, {where(loc)})")
+                self.emit(f"{p.name} = empty_in_region(ctx, {self.region_args(placed)}, {placed.points}, "
+                          f"{self.shape(t)}, {numpy_type(t)}, {where(loc)})")
             else:
                 self.emit(f"{p.name} = ctx.empty({self.shape(t)}, {numpy_type(t)}, {where(loc)}{layout})")
         return [p.name for p in pat]

@@ -1,15 +1,14 @@
 """Which kernel results are made where an in-place update then writes them: Futhark's memory short-circuiting.
 
-`let a[i] = map f a[i]` inside a loop copies the kernel's result into the array it updates. Where the update
-writes in place (a loop's state, codegen.in_place), the kernel may write its result straight into that region
-instead, and the update has nothing to copy. The kernel must not read what it overwrites: each of its threads
-reads the updated array only at the point it writes (a map over the region, element by element), or not at
-all, and nothing between the kernel and the update reads the region. This module decides that much from the
-code; the rest only the run knows, and the runtime's `empty_in_region` checks it: the region must be
-row-major from its offset, as kernels write their results (LUD's inner blocks, a corner of its matrix, are
-not: they still copy), and the views the kernel reads must be the region itself or lie elsewhere. Where it
-cannot tell, it allocates anew; `update` and `update_many` copy nothing where the value already lies at its
-target.
+`let mat[s + 1:, s + 1:] = inner` (LUD's inner blocks, a step) copies the kernel's result into the array it
+updates. Where the update writes in place (a loop's state, codegen.in_place), the kernel may write its result
+straight into that region instead, and the update has nothing to copy. The kernel must not read what it
+overwrites: each of its threads reads the updated array only at the point it writes (a map over the region,
+element by element), or not at all, and nothing between the kernel and the update reads the region. This
+module decides that much from the code; the rest only the run knows, and the runtime's `empty_in_region`
+checks it (the region's layout, and that the views the kernel reads are the region itself or lie elsewhere),
+allocating anew where it cannot tell. `update` and `update_many` copy nothing where the value already lies at
+its target.
 """
 
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ class Placement:
     others: tuple  # the indices of the chain's other updates: their regions must not meet this one
     same: tuple  # arrays the kernel reads at the very points it writes: the region itself, or another buffer
     apart: tuple  # arrays read while the result is in the region: in another buffer, or elsewhere in root's
+    points: int  # the dimensions of the kernel's context, which it writes through each point's indices
 
 
 def placements(body: S.Body, uses: dict, in_place: set) -> dict:
@@ -53,9 +53,9 @@ def placements(body: S.Body, uses: dict, in_place: set) -> dict:
             continue
         producer = body.stms[made]
         k = [p.name for p in producer.pat].index(e.value.name)
-        for name, same, reads in _leaves(producer, k):
+        for name, same, reads, points in _leaves(producer, k):
             found[name] = Placement(root, e.idxs, tuple(link.exp.idxs for link in links if link is not stm),
-                                    tuple(sorted(same)), tuple(sorted((set(reads) | between) - same)))
+                                    tuple(sorted(same)), tuple(sorted((set(reads) | between) - same)), points)
     return found
 
 
@@ -103,7 +103,7 @@ def _reads_between(body: S.Body, binder: dict, made: int, t: int, links: set):
 
 def _leaves(stm: S.Stm, k: int):
     """The segmaps that make result k of stm, through its guards' versions: (their result's name, the arrays
-    their kernel reads pointwise, every array it reads). A version whose result something else makes, or that
+    their kernel reads pointwise, every array it reads, the dimensions of its context). A version whose result something else makes, or that
     runs anything but scalar statements after making it, has none."""
     e = stm.exp
     if isinstance(e, T.Guard):
@@ -118,7 +118,7 @@ def _leaves(stm: S.Stm, k: int):
           and not coalescing.interleaved_results(e)[k]):
         # (a tiled kernel's threads past the edge read their neighbours' points, which may be written)
         reads = {n for n, v in free_in_exp(e).items() if isinstance(v.type, Array)}
-        yield stm.pat[k].name, {a for a in reads if _pointwise(e.ctx, e.body, a)}, reads
+        yield stm.pat[k].name, {a for a in reads if _pointwise(e.ctx, e.body, a)}, reads, len(e.ctx)
 
 
 def _scalar(stm: S.Stm) -> bool:

@@ -42,10 +42,11 @@ def segmap_kernel(name: str, op: T.SegMap, loc, errors: list, computed: dict | N
     else:
         flat = w.declare(INDEX, "get_global_id(0)", "gtid")
         w.emit(f"if ({flat} >= {total}) return;")
-    w.bind_ctx(op.ctx, flat)
-    n_ctx = len(op.ctx)
-    dests = tuple(View(o.mem, o.ctype, f"({o.offset} + {flat} * {o.strides[n_ctx - 1]})", o.dims[n_ctx:],
-                       o.strides[n_ctx:]) for o in outs)
+    point = w.bind_ctx(op.ctx, flat)
+    # each point's part of a result through every index of the point, not its flat index times the innermost
+    # stride: a result made in a region of another array (codegen.placement: LUD's inner blocks, a corner of
+    # its matrix) is not row-major over the context
+    dests = tuple(o.slice(point) for o in outs)
     results = w.body(op.body, tuple(d if d.dims else None for d in dests), group=intra)
     for r, d in zip(results, dests):
         if not d.dims:

@@ -1,8 +1,8 @@
 """A kernel's result made in the region an in-place update writes it into (codegen.placement; Futhark's memory
-short-circuiting): where each thread reads the updated array only at the point it writes and the region is
-row-major, the update copies nothing. Every version agrees with the reference interpreter, also where the
-reads or the region's layout forbid it (the runtime's empty_in_region then allocates anew): `blocks` is LUD's
-step, whose inner blocks are a corner of the matrix."""
+short-circuiting): where each thread reads the updated array only at the point it writes, the update copies
+nothing. Every version agrees with the reference interpreter, also where the reads or the region's layout
+forbid it (the runtime's empty_in_region then allocates anew): `blocks` is LUD's step, whose inner blocks are
+a corner of the matrix."""
 
 import re
 
@@ -28,6 +28,10 @@ entry blocks [m] (mat: [m][m][2][2]f32) (steps: i64): [m][m][2][2]f32 =
     let mat[s + 1:, s] = left
     let mat[s + 1:, s + 1:] = inner
     in mat
+entry corner [m] (mat: [m][m][2][2]f32) (steps: i64): [m][m][2][2]f32 =
+  loop mat = copy mat for s < i64.min steps (m - 1) do
+    let inner = map (map (map (map (* 2)))) mat[s + 1:, s + 1:]
+    in mat with [s + 1:, s + 1:] = inner
 entry prefix [n] (xs: [n]f32) (k: i64) (steps: i64): [n]f32 =
   loop a = copy xs for _s < steps do
     let v = map (\\x -> x * 2 + 1) a[0:k]
@@ -53,7 +57,7 @@ entry overlapping [n] (xs: [n]f32) (steps: i64): [n]f32 =
     in a
 """
 
-ENTRIES = ["blocks", "prefix", "beside", "shifted", "transposed", "overlapping"]
+ENTRIES = ["blocks", "corner", "prefix", "beside", "shifted", "transposed", "overlapping"]
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +68,7 @@ def placed(tmp_path_factory):
 
 def test_the_kernels_reading_only_their_own_points_make_their_results_in_place(placed):
     _, text = placed
-    for entry in ("blocks", "prefix", "beside", "shifted", "overlapping"):
+    for entry in ("blocks", "corner", "prefix", "beside", "shifted", "overlapping"):
         assert "empty_in_region(ctx" in entry_text(text, entry), entry
     # a thread reading the array at another point (a transpose): the array is among those to keep apart from
     # the region, not among those read pointwise, so the run never gives the region (it is all of the array)
@@ -72,7 +76,7 @@ def test_the_kernels_reading_only_their_own_points_make_their_results_in_place(p
 
 
 def arguments(entry: str, rng) -> list:
-    if entry == "blocks":
+    if entry in ("blocks", "corner"):
         return [rng.random((4, 4, 2, 2), dtype=np.float32), np.int64(5)]
     if entry == "transposed":
         return [rng.random((5, 5), dtype=np.float32), np.int64(3)]
@@ -92,8 +96,9 @@ def test_every_version_agrees_with_the_interpreter(placed, device, entry):
 
 
 def copies(module, device, entry, args) -> int:
-    """The copy kernels and commands one call launches."""
-    lib = module.load(device=device, profile=True)
+    """The copy kernels and commands one call of the most flattened versions launches."""
+    flattest = {name: 2 ** 31 - 1 for name in version_assignments(module)[0]}
+    lib = module.load(device=device, profile=True, overrides=flattest)
     getattr(lib, entry)(*args)
     lib.ctx.settle()
     return sum(count for name, (_, count) in lib.ctx.kernel_times.items() if name.startswith("incflat_copy"))
@@ -105,6 +110,7 @@ def test_an_update_of_a_result_made_in_place_copies_nothing(placed, device):
     module, _ = placed
     rng = np.random.default_rng(3)
     assert copies(module, device, "prefix", arguments("prefix", rng)) == 1  # the loop's own copy of xs
+    assert copies(module, device, "corner", arguments("corner", rng)) == 1  # LUD's inner blocks
     assert copies(module, device, "beside", arguments("beside", rng)) == 1
     assert copies(module, device, "shifted", arguments("shifted", rng)) == 1 + 3
     assert copies(module, device, "transposed", arguments("transposed", rng)) == 1 + 3
@@ -118,7 +124,7 @@ def test_the_region_is_given_only_where_the_views_allow(placed, device):
     region = index(ctx, root, idxs)
 
     def given(others=(), same=(), apart=(), shape=(2, 6), dtype=np.float32):
-        made = empty_in_region(ctx, root, idxs, others, same, apart, shape, dtype)
+        made = empty_in_region(ctx, root, idxs, others, same, apart, 1, shape, dtype)
         return made.buf is root.buf and made.offset == region.offset and made.strides == region.strides
 
     elsewhere = ctx.to_device(np.zeros((2, 6), np.float32))
@@ -129,7 +135,12 @@ def test_the_region_is_given_only_where_the_views_allow(placed, device):
     assert given(others=((0,), (3,)))
     assert not given(same=(index(ctx, root, ((0, 2, 1, 2),)),))  # shifted a row: overlaps
     assert not given(apart=(region,)) and not given(apart=(root,))
-    corner = ((1, 3, 1, 2), (2, 6, 1, 4))  # not row-major: a kernel writes its result as if it were
-    assert empty_in_region(ctx, root, corner, (), (), (), (2, 4), np.float32).buf is not root.buf
-    outside = empty_in_region(ctx, root, ((3, 6, 1, 3),), (), (), (), (3, 6), np.float32)
+    # a corner: a kernel with a point per element writes it (through each point's indices); one with a point per
+    # row writes each row as a row-major array, which the corner's rows, a part of the root's, are not
+    corner = ((1, 3, 1, 2), (2, 6, 1, 4))
+    assert empty_in_region(ctx, root, corner, (), (), (), 2, (2, 4), np.float32).buf is root.buf
+    assert empty_in_region(ctx, root, corner, (), (), (), 1, (2, 4), np.float32).buf is root.buf
+    assert empty_in_region(ctx, root, ((0, 4, 1, 4), (0, 6, 2, 3)), (), (), (), 1, (4, 3), np.float32).buf \
+        is not root.buf  # every other column: the rows are not row-major
+    outside = empty_in_region(ctx, root, ((3, 6, 1, 3),), (), (), (), 1, (3, 6), np.float32)
     assert isinstance(outside, module.DeviceArray) and outside.buf is not root.buf  # out of bounds: the update says so

@@ -469,16 +469,17 @@ def destination(ctx, arr, in_place, *reads):
     return manifest(ctx, arr)
 
 
-def empty_in_region(ctx, root, idxs, others, same, apart, shape, dtype, where=""):
+def empty_in_region(ctx, root, idxs, others, same, apart, points, shape, dtype, where=""):
     """Memory for a kernel's result that an in-place update then writes into root[idxs] (codegen.placement):
-    that region of root itself, where it is in bounds, row-major from its offset (kernels write their
-    results so), of the result's shape and type, meets none of the regions the chain's other updates write
+    that region of root itself, where it is in bounds, of the result's shape and type, row-major past the
+    first `points` dimensions (the kernel's context: it writes each point's part through the point's
+    indices, and the part as a row-major array), meets none of the regions the chain's other updates write
     (`others`, indices as update_many's), each array the kernel reads at the points it writes (`same`) is the
     region itself or lies elsewhere, and each other array read meanwhile (`apart`) lies elsewhere (in
     another buffer, or apart from the region in root's); else a new array."""
     region = _region(root, idxs)
     if (region is not None and region.shape == tuple(map(int, shape)) and region.dtype == np.dtype(dtype)
-            and contiguous(region)
+            and region.strides[points:] == row_major_strides(region.shape[points:])
             and all(_disjoint(_selection(idxs, root.shape), _selection(o, root.shape)) for o in others)
             and all(not _in_buffer(a, root) or _same_view(a, region) or _spans_apart(a, region) for a in same)
             and all(not _in_buffer(a, root) or _spans_apart(a, region) for a in apart)):
