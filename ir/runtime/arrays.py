@@ -39,6 +39,15 @@ class DeviceArray:
         # a rank-0 array's value, once read (arrays are values: no buffer is rewritten while an array of it lives)
         self._value = None
 
+    @classmethod
+    def view(cls, buf, shape: tuple, dtype: np.dtype, strides: tuple, offset: int):
+        """An array of fields already in their types (tuples of ints, an np.dtype): a view that index() or
+        Context.empty made, without __init__'s conversions (a loop's step makes a few: pathfinder's)."""
+        arr = object.__new__(cls)
+        arr.buf, arr.shape, arr.dtype, arr.strides, arr.offset = buf, shape, dtype, strides, offset
+        arr._args = arr._value = None
+        return arr
+
     def permute(self, perm):
         order = tuple(perm) + tuple(range(len(perm), len(self.shape)))
         return DeviceArray(self.buf, [self.shape[i] for i in order], self.dtype,
@@ -429,7 +438,7 @@ def index(ctx, arr, idxs, where=""):
     offset, shape, strides = arr.offset, [], []
     for k, i in enumerate(idxs):
         d, s = arr.shape[k], arr.strides[k]
-        if isinstance(i, tuple):
+        if type(i) is tuple:
             start, end, stride, size = (int(v) for v in i)
             ok = stride != 0 and size >= 0 and (size == 0 or (0 <= start < d and 0 <= start + (size - 1) * stride < d))
             if not ok or size != max(0, -(-(end - start) // stride)):
@@ -439,14 +448,14 @@ def index(ctx, arr, idxs, where=""):
             shape.append(size)
             strides.append(s * stride)
         else:
-            if not 0 <= int(i) < d:
+            i = int(i)
+            if not 0 <= i < d:
                 shown = ", ".join(str(int(j)) if not isinstance(j, tuple) else f"{j[0]}:{j[1]}" for j in idxs)
                 fail(where, f"Index [{shown}] out of bounds for array of shape {shape_text(arr.shape)}.")
-            offset += int(i) * s
-    shape += arr.shape[len(idxs):]
-    strides += arr.strides[len(idxs):]
-    if shape:
-        return DeviceArray(arr.buf, shape, arr.dtype, strides, offset)
+            offset += i * s
+    if len(idxs) < len(arr.shape) or shape:
+        return DeviceArray.view(arr.buf, (*shape, *arr.shape[len(idxs):]), arr.dtype,
+                                (*strides, *arr.strides[len(idxs):]), offset)
     host = np.empty(1, arr.dtype)
     ctx.download(host, arr.buf, offset * arr.dtype.itemsize)
     return host[0]

@@ -17,11 +17,13 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.tools as cl_tools
 
-from .arrays import COPY_SOURCE, DeviceArray, check_sizes, contiguous, interleaved_strides, shape_text
+from .arrays import (COPY_SOURCE, NP_DTYPES, DeviceArray, check_sizes, contiguous, interleaved_strides,
+                     row_major_strides, shape_text)
 from .errors import KernelUnavailable, ProgramError, WorkgroupTooLarge, fail
 from .prims import PRIMS
 from .tuning import USER_PARAM, comparison_line, default_threshold_line, device_line, no_fallback_error
 
+_LOCAL_MEMORY, _ENQUEUE = cl.LocalMemory, cl.enqueue_nd_range_kernel  # (looked up at every launch otherwise)
 GPU_DEFAULT_THRESHOLD = 32768
 DEFAULT_TILE_SIZE = 16  # the tile size at which the thesis's tuner tunes the thresholds (§3.1)
 # Below this many elements in every buffer and in a launch's reach, kernels index in 32 bits (idx_t).
@@ -347,26 +349,27 @@ class Context:
         """A new array, row-major or, with `interleave`, with its first `interleave` dimensions innermost
         (arrays.interleaved_strides); a negative size or one too large for the device is a run-time error at
         `where` naming `what` (iota, replicate...)."""
-        arr = DeviceArray(None, shape, dtype)
-        if arr.shape and min(arr.shape) <= 0:  # rare, and checked only then: a loop allocates at every step
-            if 0 in arr.shape:  # no element: a size no element computed cannot be wrong (a map over no rows)
-                arr = DeviceArray(None, tuple(max(d, 0) for d in arr.shape), dtype)
-            check_sizes(arr.shape, what, where)
-        if interleave and len(arr.shape) > interleave:
-            arr.strides = interleaved_strides(arr.shape, interleave)
-        count = math.prod(arr.shape)
-        nbytes = count * arr.dtype.itemsize
+        shape = tuple(map(int, shape))
+        dtype = NP_DTYPES.get(dtype) or np.dtype(dtype)
+        if shape and min(shape) <= 0:  # rare, and checked only then: a loop allocates at every step
+            if 0 in shape:  # no element: a size no element computed cannot be wrong (a map over no rows)
+                shape = tuple(max(d, 0) for d in shape)
+            check_sizes(shape, what, where)
+        count = math.prod(shape)
+        nbytes = count * dtype.itemsize
         if nbytes > self.global_mem_size:
-            fail(where, f"Out of memory: {what} would make an array of shape {shape_text(arr.shape)} ({nbytes} "
+            fail(where, f"Out of memory: {what} would make an array of shape {shape_text(shape)} ({nbytes} "
                  f"bytes; the device {self.device.name.strip()} has {self.global_mem_size} bytes).")
         try:
-            arr.buf = self.pool.allocate(max(nbytes, 1))
+            buf = self.pool.allocate(max(nbytes, 1))
         except (cl.MemoryError, cl.RuntimeError, cl.LogicError):  # the driver refused the buffer
-            fail(where, f"Out of memory: {what} would make an array of shape {shape_text(arr.shape)} ({nbytes} "
+            fail(where, f"Out of memory: {what} would make an array of shape {shape_text(shape)} ({nbytes} "
                  f"bytes), more than the device {self.device.name.strip()} could allocate).")
         if count > self.device_state.widest:
             self.device_state.widest = count
-        return arr
+        strides = (interleaved_strides(shape, interleave) if interleave and len(shape) > interleave
+                   else row_major_strides(shape))
+        return DeviceArray.view(buf, shape, dtype, strides, 0)
 
     def scratch(self, count, dtype):
         """Global memory for intermediate arrays inside kernels."""
@@ -439,7 +442,7 @@ class Context:
             last = state.last_args[wide][name] = [None] * (len(memory) + 1)
         local_bytes = 0
         for i, arg in enumerate(memory):
-            if type(arg) is cl.LocalMemory:
+            if type(arg) is _LOCAL_MEMORY:
                 key = arg.size
                 local_bytes += key
             else:
@@ -455,7 +458,9 @@ class Context:
         if local_bytes > self.local_mem_size:  # a workgroup's arrays that do not fit (the guard falls back)
             raise WorkgroupTooLarge(f"kernel {name}'s workgroups need {local_bytes} bytes of local memory; "
                                     f"{self.device.name.strip()} has {self.local_mem_size}")
-        self.timed(name, cl.enqueue_nd_range_kernel(self.queue, kernel, (int(global_size),), (int(local_size),)))
+        event = _ENQUEUE(self.queue, kernel, (int(global_size),), (int(local_size),))
+        if self.profile:
+            self.timed(name, event)
 
     def launch_runtime_kernel(self, name, global_size, local_size, args):
         """Launches one of the runtime's kernels (buffers, numpy scalars and packed structs), setting only the
