@@ -3,14 +3,16 @@ the kernels, written through an emitter, a statement by the rule of its expressi
 `supports`, which says whether a code version can be generated (the stage list gives it to lowering's
 prune_unsupported)."""
 
+import contextlib
+
 from incflat.codegen import coalescing, histogram, segops, tiling
 from incflat.codegen.lower.device_scalars import resident_scalars
-from incflat.codegen.emit import PyEmitter
 from incflat.codegen.kernel import ErrorTable, Kernel, Launch
 from incflat.codegen.cscalar import neutral_ctypes
 from incflat.codegen.opencl import SOURCE_ONLY, source_name
 from incflat.ir.runtime.prims import CTYPE_SIZES, PRIMS
 from incflat.ir.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, USER_PARAM, Param, size_name
+from incflat.ir import host as H
 from incflat.ir import nodes
 from incflat.ir import source as S
 from incflat.ir import target as T
@@ -189,7 +191,8 @@ class HostWriter:
     (TABLE), and gathers the kernels and the size parameters that the code launches and reads."""
 
     def __init__(self, checks: bool = True):
-        self.out = PyEmitter()
+        self.stms = []  # the host IR statements of the body being written (ir.host)
+        self.entries = []  # ir.host.Def of each entry point written
         self.kernels = []  # codegen.kernel.Kernel, in the order they are written
         # scalars kept in device memory (codegen.lower.device_scalars): read back where used
         self.device_scalars = set()
@@ -209,7 +212,27 @@ class HostWriter:
         self.host_read = None  # the variables the entry's host code reads itself (host_reads); None: all
 
     def emit(self, line: str):
-        self.out.line(line)
+        self.stms.append(H.PyStm(line))
+
+    @contextlib.contextmanager
+    def nested(self):
+        """The statements written inside (a branch's, a loop's, a version's), as a list to put in a node."""
+        outer, self.stms = self.stms, []
+        inner = self.stms
+        try:
+            yield inner
+        finally:
+            self.stms = outer
+
+    def if_else(self, cond, then, otherwise=None):
+        """An `if` whose branches the callables write."""
+        with self.nested() as first:
+            then()
+        second = None
+        if otherwise is not None:
+            with self.nested() as second:
+                otherwise()
+        self.stms.append(H.If(cond, tuple(first), None if second is None else tuple(second)))
 
     def add_kernels(self, *kernels: Kernel):
         for k in kernels:
@@ -270,7 +293,7 @@ class HostWriter:
         self.uses = use_counts(f.body)
         self.host_read = host_reads(f.body)
         self.device_scalars = resident_scalars(f.body)
-        with self.out.block(f"def entry_{f.name}(ctx, {', '.join(p.name for p in f.params)})"):
+        with self.nested() as body:
             bound = set()
             for p in f.params:
                 if isinstance(p.type, Array):
@@ -283,7 +306,7 @@ class HostWriter:
                                       f"{user_name(p.name)!r})")
             self.body(f.body)
             self.emit(f"return ({''.join(self.atom(a) + ', ' for a in f.body.result)})")
-        self.out.line()
+        self.entries.append(H.Def(f.name, tuple(p.name for p in f.params), tuple(body)))
 
     def body(self, body: S.Body):
         outer, self.fresh_arrays = self.fresh_arrays, set()
@@ -449,10 +472,7 @@ class HostWriter:
         self.emit(f"{names}, = compact(ctx, {flags.name}, [{', '.join(a.name for a in e.arrs)}], {where(loc)})")
 
     def if_(self, e: S.If, pat, loc) -> None:
-        with self.out.block(f"if {self.atom(e.cond)}"):
-            self.branch(e.then, pat)
-        with self.out.block("else"):
-            self.branch(e.else_, pat)
+        self.if_else(H.Py(self.atom(e.cond)), lambda: self.branch(e.then, pat), lambda: self.branch(e.else_, pat))
 
     def owned(self, name: str) -> bool:
         """Whether an array's buffer is its own (made by a statement of the current body, not a view) and
@@ -471,32 +491,13 @@ class HostWriter:
                         if isinstance(i, S.DimSlice) else self.atom(i)) + ", " for i in idxs)
 
     def guard(self, e: T.Guard, pat, loc):
-        """`threshold <= par`; each version's kernels are recorded for -P between ctx.enter and ctx.leave."""
-        par = " * ".join(f"int({self.atom(a)})" for a in e.par)
-        cond = f"ctx.cmp({e.threshold!r}, {par})"
-
-        def version(body, outcome: bool):
-            self.emit(f"ctx.enter({e.threshold!r}, {outcome}, {par})")
-            self.branch(body, pat)
-            self.emit("ctx.leave()")
-        if e.kind == "outer":
-            with self.out.block(f"if {cond}"):
-                version(e.then, True)
-            with self.out.block("else"):
-                version(e.else_, False)
-            return
-        # a workgroup-level version the device cannot launch falls back to the next version
-        done = f"done_{e.threshold.replace('.', '_')}"
-        self.emit(f"{done} = False")
-        with self.out.block(f"if {cond} and ctx.fits_group({e.threshold!r}, {par}, {e.local_bytes})"):
-            with self.out.block("try"):
-                version(e.then, True)
-                self.emit(f"{done} = True")
-            with self.out.block("except (cl.Error, KernelUnavailable) as failure"):
-                self.emit("ctx.leave()")
-                self.emit(f"ctx.warn_once({e.threshold!r}, {par}, failure)")
-        with self.out.block(f"if not {done}"):
-            version(e.else_, False)
+        """`threshold <= par`; each version's kernels are recorded for -P (ir.host.Guard)."""
+        with self.nested() as then:
+            self.branch(e.then, pat)
+        with self.nested() as otherwise:
+            self.branch(e.else_, pat)
+        self.stms.append(H.Guard(e.threshold, e.kind, tuple(H.Py(self.atom(a)) for a in e.par), e.local_bytes,
+                                 tuple(then), tuple(otherwise)))
 
     def coercion_checks(self, target: S.Var, source, loc, made: bool = True):
         """`y :> [n]t`: the array must have the sizes its new type claims (those of its type where it is not
@@ -517,21 +518,18 @@ class HostWriter:
         inits = [f"manifest(ctx, {a.name})" if isinstance(r, S.Var) and r.name in chains and not self.owned(a.name)
                  else self.atom(a) for a, r in zip(e.init, e.body.result)]
         self.emit(f"{', '.join(params)}, = {', '.join(inits)},")
-        if isinstance(e.form, S.ForLoop):
-            i = e.form.i
-            head = f"for {i.name} in range(int({self.atom(e.form.bound)}))"
-        else:
-            head = "while True"
-        with self.out.block(head):
-            if isinstance(e.form, S.ForLoop):
-                self.emit(f"{i.name} = {numpy_type(i.type)}({i.name})")
+        with self.nested() as body:
             self.loop_sizes(e)
             if isinstance(e.form, S.WhileLoop):
                 self.body(e.form.cond)
-                with self.out.block(f"if not {self.atom(e.form.cond.result[0])}"):
-                    self.emit("break")
+                self.if_else(H.Py(f"not {self.atom(e.form.cond.result[0])}"), lambda: self.stms.append(H.Break()))
             self.body(e.body)
             self.emit(f"{', '.join(params)}, = {', '.join(self.atom(a) for a in e.body.result)},")
+        if isinstance(e.form, S.ForLoop):
+            i = e.form.i
+            self.stms.append(H.For(i.name, i.type.name, H.Py(self.atom(e.form.bound)), tuple(body)))
+        else:
+            self.stms.append(H.While(tuple(body)))
         self.loop_sizes(e)
         final = [f"np.int64({n})" for n in e.size_params] + params
         self.emit(f"{', '.join(p.name for p in pat)}, = {', '.join(final)},")
@@ -671,10 +669,10 @@ class HostWriter:
         self.size_params.append(grid)
         self.emit(f"groups = min(ceil_div(space, group_size), ctx.size({grid.name!r}, ctx.num_groups, 2 ** 31 - 1))")
         size = PRIMS[e.dest.type.elem.name].size
-        with self.out.block(f"if bins * {size} <= ctx.local_mem_size // 2 and groups * bins <= space"):
-            self.launch(local, "groups * group_size", self.args(local, [out]), "space + global_size")
-        with self.out.block("else"):
-            self.launch(direct, "ceil_div(space, group_size) * group_size", self.args(direct, [out]), "space")
+        self.if_else(H.Py(f"bins * {size} <= ctx.local_mem_size // 2 and groups * bins <= space"),
+                     lambda: self.launch(local, "groups * group_size", self.args(local, [out]), "space + global_size"),
+                     lambda: self.launch(direct, "ceil_div(space, group_size) * group_size", self.args(direct, [out]),
+                                         "space"))
 
     def segscan(self, e: T.SegScan, pat, loc):
         name = self.kernel_name("segscan")
@@ -697,10 +695,11 @@ class HostWriter:
             self.emit(f"{t} = ctx.empty((blocks,), {numpy_type(a.type)})")
             self.emit(f"{p} = ctx.empty((blocks,), {numpy_type(a.type)})")
         self.emit("total_flags = ctx.empty((blocks,), np.uint8)")
-        with self.out.block("if blocks > 1"):
+        def block_totals():
             self.launch(kernels[0], "blocks * group_size", self.args(kernels[0], [], totals + ["total_flags"]), reach)
             self.launch(kernels[1], "group_size", self.args(kernels[1], prefixes, totals + ["total_flags"], "blocks"),
                         reach)
+        self.if_else(H.Py("blocks > 1"), block_totals)
         self.launch(scan, "blocks * group_size", self.args(scan, outs, prefixes), reach)
 
     def segred(self, e: T.SegRed, pat, loc):
@@ -720,24 +719,34 @@ class HostWriter:
         def partial_results():
             for part, a in zip(parts, e.neutral):
                 self.emit(f"{part} = ctx.empty((segments * gps,), {numpy_type(a.type)})")
-        with self.out.block(f"if segments >= 32 and (width < group_size or not ({contiguous or 'True'}))"):
+        def thread_per_segment():
             self.emit(self.groups_per_segment(name, "thread_parts"))  # a thread per segment (and part)
-            with self.out.block("if gps == 1"):
-                self.launch(k3, "ceil_div(segments, group_size) * group_size", self.args(k3, [], outs), space)
-            with self.out.block("else"):
+
+            def parts_then_combine():
                 partial_results()
                 self.launch(k3, "ceil_div(segments * gps, group_size) * group_size", self.args(k3, [], parts), space)
                 self.launch(k4, "ceil_div(segments, group_size) * group_size", self.args(k4, outs, parts), space)
-        with self.out.block("else"):  # workgroups per segment
+            self.if_else(H.Py("gps == 1"),
+                         lambda: self.launch(k3, "ceil_div(segments, group_size) * group_size", self.args(k3, [], outs),
+                                             space),
+                         parts_then_combine)
+
+        def groups_per_segment():
             self.emit(self.groups_per_segment(name))
             block_size = size_name(self.entry_name, name, THREAD_BLOCK_SIZE)
-            with self.out.block(f"if gps == 1 and not ctx.values[{block_size!r}]"):
-                self.emit("group_size = segment_group_size(group_size, width)")
-            with self.out.block("if gps == 1"):  # no parts: the outputs stand in for their buffers
-                self.launch(k1, "segments * group_size", self.args(k1, outs, outs), space + " + 4 * global_size")
-            with self.out.block("else"):
+            self.if_else(H.Py(f"gps == 1 and not ctx.values[{block_size!r}]"),
+                         lambda: self.emit("group_size = segment_group_size(group_size, width)"))
+
+            def in_parts():
                 partial_results()
                 self.launch(k1, "segments * gps * group_size", self.args(k1, outs, parts), space + " + 4 * global_size")
+            # with one workgroup a segment, no parts: the outputs stand in for their buffers
+            self.if_else(H.Py("gps == 1"),
+                         lambda: self.launch(k1, "segments * group_size", self.args(k1, outs, outs),
+                                             space + " + 4 * global_size"),
+                         in_parts)
+        self.if_else(H.Py(f"segments >= 32 and (width < group_size or not ({contiguous or 'True'}))"),
+                     thread_per_segment, groups_per_segment)  # a thread, or workgroups, per segment
 
 
 def where(loc) -> str:

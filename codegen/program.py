@@ -23,6 +23,7 @@ from incflat import __version__
 from incflat.ir import runtime
 from incflat.codegen.cscalar import PRELUDE
 from incflat.codegen.emit import PyEmitter
+from incflat.codegen import pyhost
 from incflat.codegen.host import HostWriter
 from incflat.ir.runtime.tuning import ContractError, build_forest, defaults_block
 from incflat.ir.thresholds import thresholds
@@ -62,7 +63,7 @@ def generate(target: T.Program, checks: bool = True) -> GeneratedProgram:
                                    tuple(unsized_name(t) for t in f.ret)) for f in target.funs)
     return GeneratedProgram(pathlib.Path(target.file).name, tuple(w.kernels),
                             tuple(thresholds(target)) + tuple(w.size_params), tuple(w.errors), entries,
-                            w.out.text())
+                            "\n".join(pyhost.entry(d) for d in w.entries))
 
 
 def verify_generated(program: GeneratedProgram, stage: str = "") -> None:
