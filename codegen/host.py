@@ -1,11 +1,12 @@
-"""The host code: Python that runs the target IR's host-level code (sizes, guards, control flow) and launches
-the kernels, written through an emitter, a statement by the rule of its expression's class (`TABLE`). Also
-`supports`, which says whether a code version can be generated (the stage list gives it to lowering's
-prune_unsupported)."""
+"""The host code: the host IR (ir/host.py) of the target IR's host-level code (sizes, guards, control flow,
+launches), written a statement by the rule of its expression's class (`TABLE`), which each backend prints
+(codegen/pyhost.py). Also `supports`, which says whether a code version can be generated (the stage list
+gives it to lowering's prune_unsupported)."""
 
 import contextlib
+import functools
 
-from incflat.codegen import coalescing, histogram, segops, tiling
+from incflat.codegen import coalescing, histogram, pyhost, segops, tiling
 from incflat.codegen.lower.device_scalars import resident_scalars
 from incflat.codegen.kernel import ErrorTable, Kernel, Launch
 from incflat.codegen.cscalar import neutral_ctypes
@@ -181,11 +182,6 @@ def scatter_fusions(body: S.Body, uses: dict) -> dict:
     return found
 
 
-def numpy_type(t) -> str:
-    """The numpy scalar type of a scalar type, or of an array type's elements, as generated code spells it."""
-    return PRIMS[t.elem.name if isinstance(t, Array) else t.name].numpy_spelling
-
-
 class HostWriter:
     """Writes the host code of a program's entry points, a statement by the rule of its expression's class
     (TABLE), and gathers the kernels and the size parameters that the code launches and reads."""
@@ -210,9 +206,6 @@ class HostWriter:
         # Placement, for the bodies being written and those nested in them
         self.placements = {}
         self.host_read = None  # the variables the entry's host code reads itself (host_reads); None: all
-
-    def emit(self, line: str):
-        self.stms.append(H.PyStm(line))
 
     @contextlib.contextmanager
     def nested(self):
@@ -244,49 +237,52 @@ class HostWriter:
 
     # ---- atoms ----
 
-    def atom(self, a) -> str:
+    def atom(self, a) -> H.Exp:
         if isinstance(a, S.Const):
-            if a.type.name == "bool":
-                return f"np.bool_({bool(a.value)})"
-            value = f"float({str(a.value)!r})" if a.type.is_float else repr(a.value)  # inf and nan too
-            return f"{numpy_type(a.type)}({value})"
+            return H.Scalar(a.value, a.type.name)
         return self.scalar(a.name)
 
-    def scalar(self, name: str) -> str:
+    def scalar(self, name: str) -> H.Exp:
         """A host variable's value; one that a kernel left on the device is read back."""
-        return f"to_host(ctx, {name})" if name in self.device_scalars else name
+        return H.Call("to_host", (CTX, H.Var(name))) if name in self.device_scalars else H.Var(name)
 
-    def dim(self, d) -> str:
-        return str(d) if isinstance(d, int) else self.scalar(d)
+    def py(self, e) -> str:
+        """An expression's Python text, for the host code still written as text (H.Py)."""
+        return pyhost.expression(e)
 
-    def length(self, e) -> str:
+    def dim(self, d) -> H.Exp:
+        return H.Lit(d) if isinstance(d, int) else self.scalar(d)
+
+    def length(self, e) -> H.Exp:
         """An iota's or a replicate's length: its size, or none where its size check is off (S.Replicate)."""
         n = self.atom(e.n)
-        return n if e.checked is None else f"({n} if {self.atom(e.checked)} else max({n}, np.int64(0)))"
+        return n if e.checked is None else H.Cond(self.atom(e.checked), n, H.Call("max", (n, H.Scalar(0, "i64"))))
 
-    def shape(self, t, outer: str | None = None) -> str:
+    def shape(self, t, outer=None) -> H.Tuple:
         """outer: the outermost dimension's value, where it is not t's own (a replicate's length)."""
         if not isinstance(t, Array) or not t.shape:
-            return "()"
+            return H.Tuple(())
         dims = [self.dim(d) for d in t.shape]
-        return "(" + "".join(f"{d}, " for d in [outer or dims[0]] + dims[1:]) + ")"
+        return H.Tuple(tuple([outer or dims[0]] + dims[1:]))
 
     # ---- entries ----
 
-    def group_size(self, kernel: str, kernels: list) -> str:
+    def group_size(self, kernel: str, kernels: list):
         """The workgroup size of a segop's kernels: its own tuning parameter, else the device default, and
         no more than every one of them can be launched with (registers)."""
         name = size_name(self.entry_name, kernel, THREAD_BLOCK_SIZE)
         self.size_params.append(Param(name, THREAD_BLOCK_SIZE))
         names = tuple(k.name for k in kernels)
-        return f"group_size = ctx.kernel_group_size({names!r}, ctx.size({name!r}, ctx.group_size, ctx.max_group_size))"
+        size = H.Call("ctx.size", (H.Lit(name), H.Field("group_size"), H.Field("max_group_size")))
+        self.stms.append(H.Assign("group_size", H.Call("ctx.kernel_group_size", (H.Lit(names), size))))
 
-    def groups_per_segment(self, kernel: str, how: str = "groups_per_segment") -> str:
+    def groups_per_segment(self, kernel: str, how: str = "groups_per_segment"):
         """How many workgroups (or threads) share a segment, from the kernel's grid size."""
         param = Param(size_name(self.entry_name, kernel, GRID_SIZE), GRID_SIZE)
         if param not in self.size_params:
             self.size_params.append(param)
-        return f"gps = {how}(segments, width, ctx.size({param.name!r}, ctx.num_groups, 2 ** 31 - 1), group_size)"
+        size = H.Call("ctx.size", (H.Lit(param.name), H.Field("num_groups"), H.Op("-", H.Op("**", H.Lit(2), H.Lit(31)), H.Lit(1))))
+        self.stms.append(H.Assign("gps", H.Call(how, (H.Var("segments"), H.Var("width"), size, H.Var("group_size")))))
 
     def entry(self, f: S.FunDef):
         self.entry_name = f.name
@@ -299,13 +295,14 @@ class HostWriter:
                 if isinstance(p.type, Array):
                     for k, d in enumerate(p.type.shape):
                         if isinstance(d, str) and d not in bound:
-                            self.emit(f"{d} = np.int64({p.name}.shape[{k}])")
+                            self.stms.append(H.Assign(d, H.Cast("i64", H.Shape(H.Var(p.name), k))))
                             bound.add(d)
                         else:
-                            self.emit(f"check_size({d}, {p.name}.shape[{k}], {user_name(str(d))!r}, "
-                                      f"{user_name(p.name)!r})")
+                            size = H.Lit(d) if isinstance(d, int) else H.Var(d)
+                            self.stms.append(H.Do(H.Call("check_size", (
+                                size, H.Shape(H.Var(p.name), k), H.Lit(user_name(str(d))), H.Lit(user_name(p.name))))))
             self.body(f.body)
-            self.emit(f"return ({''.join(self.atom(a) + ', ' for a in f.body.result)})")
+            self.stms.append(H.Return(tuple(self.atom(a) for a in f.body.result)))
         self.entries.append(H.Def(f.name, tuple(p.name for p in f.params), tuple(body)))
 
     def body(self, body: S.Body):
@@ -352,9 +349,10 @@ class HostWriter:
         self.chain.append((stm, self.writable(stm.pat)))
         if not continues:
             first, in_place = self.chain[0]
-            updates = "".join(f"(({self.index_tuple(u.exp.idxs)}), {u.exp.value.name}, {where(u.loc)}), "
-                              for u, _ in self.chain)
-            self.emit(f"{stm.pat[0].name} = update_many(ctx, {first.exp.arr.name}, ({updates}), in_place={in_place})")
+            updates = tuple(H.Tuple((self.index_tuple(u.exp.idxs), H.Var(u.exp.value.name), where(u.loc)))
+                            for u, _ in self.chain)
+            self.stms.append(H.Assign(stm.pat[0].name, H.Call(
+                "update_many", (CTX, H.Var(first.exp.arr.name), H.Tuple(updates)), (("in_place", H.Lit(in_place)),))))
             self.chain = []
         return True
 
@@ -368,7 +366,8 @@ class HostWriter:
         """Writes one statement by the rule of its expression's class (TABLE)."""
         value = TABLE.rule(stm.exp)(self, stm.exp, stm.pat, stm.loc)
         if value is not None:
-            self.emit(f"{', '.join(p.name for p in stm.pat)} = {value}")
+            self.stms.append(H.Assign(stm.pat[0].name, value) if len(stm.pat) == 1
+                             else H.Bind(tuple(p.name for p in stm.pat), (value,), unpack=True))
 
     # The rules of TABLE: rule(writer, e, pat, loc) -> the Python expression of e's value, which the statement
     # binds pat to, or None where the rule writes the statement's code itself.
@@ -380,31 +379,31 @@ class HostWriter:
         self.coercion_checks(pat[0], e.x, loc)
         return self.passed(pat[0], e.x)
 
-    def binop(self, e: S.BinOp, pat, loc) -> str:
+    def binop(self, e: S.BinOp, pat, loc) -> H.Exp:
         x, y, t = self.atom(e.x), self.atom(e.y), e.x.type
         if e.op in ("==", "!=", "<", "<=", ">", ">="):
-            return f"np.bool_({x} {e.op} {y})"
+            return H.Cast("bool", H.Op(e.op, x, y))
         if e.op in ("&&", "||"):
-            return f"np.bool_({x} {'and' if e.op == '&&' else 'or'} {y})"
+            return H.Cast("bool", H.Op("and" if e.op == "&&" else "or", x, y))
         if t.is_float:
             if e.op == "%":
-                return f"{numpy_type(t)}(np.fmod({x}, {y}))"
-            return f"{numpy_type(t)}({x} {e.op} {y})"
+                return H.Cast(t.name, H.Call("np.fmod", (x, y)))
+            return H.Cast(t.name, H.Op(e.op, x, y))
         if e.op in ("/", "%", "//", "%%"):
-            return f"int_div({x}, {y}, {e.op!r}, {where(loc)})"
+            return H.Call("int_div", (x, y, H.Lit(e.op), where(loc)))
         if e.op == "**":
-            return f"int_pow({numpy_type(t)}, {x}, {y}, {where(loc)})"
-        return f"wrap({numpy_type(t)}, {self.python_int(e.x)} {e.op} {self.python_int(e.y)})"
+            return H.Call("int_pow", (H.Dtype(t.name), x, y, where(loc)))
+        return H.Call("wrap", (H.Dtype(t.name), H.Op(e.op, self.python_int(e.x), self.python_int(e.y))))
 
-    def unop(self, e: S.UnOp, pat, loc) -> str:
+    def unop(self, e: S.UnOp, pat, loc) -> H.Exp:
         op = {"neg": "-", "!": "not ", "~": "~"}[e.op]
-        return f"{numpy_type(e.type)}({op}{self.atom(e.x)})"
+        return H.Cast(e.type.name, H.Unary(op, self.atom(e.x)))
 
-    def primcall(self, e: S.PrimCall, pat, loc) -> str:
-        return f"prim_call({e.fn!r}, {numpy_type(e.type)}, {', '.join(self.atom(a) for a in e.args)})"
+    def primcall(self, e: S.PrimCall, pat, loc) -> H.Exp:
+        return H.Call("prim_call", (H.Lit(e.fn), H.Dtype(e.type.name), *(self.atom(a) for a in e.args)))
 
-    def rearrange(self, e: S.Rearrange, pat, loc) -> str:
-        return f"{e.arr.name}.permute({tuple(e.perm)!r})"
+    def rearrange(self, e: S.Rearrange, pat, loc) -> H.Exp:
+        return H.Method(H.Var(e.arr.name), "permute", (H.Lit(tuple(e.perm)),))
 
     def unmade(self, e, pat, loc) -> bool:
         """Whether an array that kernels compute the elements of (computed_array) is read by kernels alone: it is
@@ -413,66 +412,69 @@ class HostWriter:
                 or computed_array(S.Stm(pat, e, loc), self.computed_arrays) is None):
             return False
         if not isinstance(e, S.AtomExp):  # (another name of one has its size checked where it is made)
-            self.emit(f"check_sizes(({self.length(e)},), {source_name(e)!r}, {where(loc)})")
+            self.stms.append(H.Do(H.Call("check_sizes", (H.Tuple((self.length(e),)), H.Lit(source_name(e)),
+                                                          where(loc)))))
         return True
 
     def iota(self, e: S.Iota, pat, loc):
         if self.unmade(e, pat, loc):
             return None
-        return f"iota(ctx, {self.length(e)}, {numpy_type(e.elem)}, {where(loc)})"
+        return H.Call("iota", (CTX, self.length(e), H.Dtype(e.elem.name), where(loc)))
 
     def replicate(self, e: S.Replicate, pat, loc):
         if self.unmade(e, pat, loc):
             return None
         t = pat[0].type
         shape = self.shape(t, self.length(e) if e.checked is not None else None)
-        return f"replicate(ctx, {self.kept(e.x)}, {shape}, {numpy_type(t)}, {where(loc)})"
+        return H.Call("replicate", (CTX, self.kept(e.x), shape, dtype(t), where(loc)))
 
-    def index(self, e: S.Index, pat, loc) -> str:
-        return f"index(ctx, {e.arr.name}, ({self.index_tuple(e.idxs)}), {where(loc)})"
+    def index(self, e: S.Index, pat, loc) -> H.Exp:
+        return H.Call("index", (CTX, H.Var(e.arr.name), self.index_tuple(e.idxs), where(loc)))
 
-    def update(self, e: S.Update, pat, loc) -> str:
-        return (f"update(ctx, {e.arr.name}, ({self.index_tuple(e.idxs)}), {self.kept(e.value)}, {where(loc)}, "
-                f"in_place={self.writable(pat)})")
+    def update(self, e: S.Update, pat, loc) -> H.Exp:
+        return H.Call("update", (CTX, H.Var(e.arr.name), self.index_tuple(e.idxs), self.kept(e.value), where(loc)),
+                      (("in_place", H.Lit(self.writable(pat))),))
 
-    def tuning_param(self, e: S.TuningParam, pat, loc) -> str:
+    def tuning_param(self, e: S.TuningParam, pat, loc) -> H.Exp:
         param = Param(e.name, USER_PARAM)
         if param not in self.size_params:
             self.size_params.append(param)
-        return f"ctx.user_param({e.name!r}, {self.atom(e.default)})"
+        return H.Call("ctx.user_param", (H.Lit(e.name), self.atom(e.default)))
 
     def assertion(self, e: S.Assert, pat, loc) -> None:
-        values = "".join(self.atom(a) + ", " for a in e.values)
-        self.emit(f"check_assertion({self.atom(e.cond)}, {e.message!r}, ({values}), {where(loc)})")
+        values = H.Tuple(tuple(self.atom(a) for a in e.values))
+        self.stms.append(H.Do(H.Call("check_assertion", (self.atom(e.cond), H.Lit(e.message), values, where(loc)))))
 
-    def array_lit(self, e: S.ArrayLit, pat, loc) -> str:
+    def array_lit(self, e: S.ArrayLit, pat, loc) -> H.Exp:
         if constant_literal(e):
-            return f"constant_array(ctx, ({''.join(self.atom(a) + ', ' for a in e.elems)}), {numpy_type(pat[0].type)})"
-        elems = ", ".join(self.kept(a) for a in e.elems)
-        return f"array_literal(ctx, [{elems}], {numpy_type(pat[0].type)}, {where(loc)})"
+            return H.Call("constant_array", (CTX, H.Tuple(tuple(self.atom(a) for a in e.elems)), dtype(pat[0].type)))
+        return H.Call("array_literal", (CTX, H.List(tuple(self.kept(a) for a in e.elems)), dtype(pat[0].type),
+                                        where(loc)))
 
-    def concat(self, e: S.Concat, pat, loc) -> str:
-        return f"concat(ctx, [{', '.join(a.name for a in e.arrs)}], {self.atom(e.size)}, {where(loc)})"
+    def concat(self, e: S.Concat, pat, loc) -> H.Exp:
+        return H.Call("concat", (CTX, H.List(tuple(H.Var(a.name) for a in e.arrs)), self.atom(e.size), where(loc)))
 
-    def rotate(self, e: S.Rotate, pat, loc) -> str:
-        return f"rotate(ctx, {self.atom(e.amount)}, {e.arr.name})"
+    def rotate(self, e: S.Rotate, pat, loc) -> H.Exp:
+        return H.Call("rotate", (CTX, self.atom(e.amount), H.Var(e.arr.name)))
 
-    def reshape(self, e: S.Reshape, pat, loc) -> str:
-        return f"reshape(ctx, ({''.join(self.atom(a) + ', ' for a in e.shape)}), {e.arr.name}, {where(loc)})"
+    def reshape(self, e: S.Reshape, pat, loc) -> H.Exp:
+        return H.Call("reshape", (CTX, H.Tuple(tuple(self.atom(a) for a in e.shape)), H.Var(e.arr.name), where(loc)))
 
-    def scatter(self, e: S.Scatter, pat, loc) -> str:
-        return f"scatter(ctx, {e.dest.name}, {e.idxs.name}, {e.vals.name}, in_place={self.writable(pat)})"
+    def scatter(self, e: S.Scatter, pat, loc) -> H.Exp:
+        return H.Call("scatter", (CTX, H.Var(e.dest.name), H.Var(e.idxs.name), H.Var(e.vals.name)),
+                      (("in_place", H.Lit(self.writable(pat))),))
 
     def filter(self, e: S.Filter, pat, loc) -> None:
         """The predicate in a kernel, the compaction on the host."""
         flags = S.Var(f"{pat[0].name}_flags", Array(BOOL, (S.dim_of(e.width),)))
         self.segmap(T.SegMap(1, (T.Binding(e.width, e.lam.params, e.arrs),), e.lam.body, (flags.type,)),
                     (flags,), loc)
-        names = ", ".join(p.name for p in pat)
-        self.emit(f"{names}, = compact(ctx, {flags.name}, [{', '.join(a.name for a in e.arrs)}], {where(loc)})")
+        arrays = H.List(tuple(H.Var(a.name) for a in e.arrs))
+        self.stms.append(H.Bind(tuple(p.name for p in pat),
+                                (H.Call("compact", (CTX, H.Var(flags.name), arrays, where(loc))),), unpack=True))
 
     def if_(self, e: S.If, pat, loc) -> None:
-        self.if_else(H.Py(self.atom(e.cond)), lambda: self.branch(e.then, pat), lambda: self.branch(e.else_, pat))
+        self.if_else(self.atom(e.cond), lambda: self.branch(e.then, pat), lambda: self.branch(e.else_, pat))
 
     def owned(self, name: str) -> bool:
         """Whether an array's buffer is its own (made by a statement of the current body, not a view) and
@@ -485,10 +487,10 @@ class HostWriter:
         shares the array's buffer)."""
         return pat[0].name in self.in_place
 
-    def index_tuple(self, idxs) -> str:
-        """The runtime's indices (without parentheses): an integer, or (start, end, stride, size) for a slice."""
-        return "".join((f"({self.atom(i.start)}, {self.atom(i.end)}, {self.atom(i.stride)}, {self.atom(i.size)})"
-                        if isinstance(i, S.DimSlice) else self.atom(i)) + ", " for i in idxs)
+    def index_tuple(self, idxs) -> H.Tuple:
+        """The runtime's indices: an integer, or (start, end, stride, size) for a slice."""
+        return H.Tuple(tuple(H.Tuple(tuple(self.atom(a) for a in (i.start, i.end, i.stride, i.size)))
+                             if isinstance(i, S.DimSlice) else self.atom(i) for i in idxs))
 
     def guard(self, e: T.Guard, pat, loc):
         """`threshold <= par`; each version's kernels are recorded for -P (ir.host.Guard)."""
@@ -496,7 +498,7 @@ class HostWriter:
             self.branch(e.then, pat)
         with self.nested() as otherwise:
             self.branch(e.else_, pat)
-        self.stms.append(H.Guard(e.threshold, e.kind, tuple(H.Py(self.atom(a)) for a in e.par), e.local_bytes,
+        self.stms.append(H.Guard(e.threshold, e.kind, tuple(self.atom(a) for a in e.par), e.local_bytes,
                                  tuple(then), tuple(otherwise)))
 
     def coercion_checks(self, target: S.Var, source, loc, made: bool = True):
@@ -504,10 +506,10 @@ class HostWriter:
         made: an array that kernels compute, unmade)."""
         if not isinstance(target.type, Array):
             return
-        shape = f"{source.name}.shape" if made else self.shape(source.type)
+        shape = H.Shape(H.Var(source.name)) if made else self.shape(source.type)
         for k, (new, old) in enumerate(zip(target.type.shape, source.type.shape)):
             if new != old:
-                self.emit(f"check_coercion({self.dim(new)}, {shape}, {k}, {where(loc)})")
+                self.stms.append(H.Do(H.Call("check_coercion", (self.dim(new), shape, H.Lit(k), where(loc)))))
 
     def loop(self, e: S.Loop, pat, loc):
         """A loop whose updates write into its array state (LUD's blocks, NW's scatters) starts from a state of
@@ -515,51 +517,53 @@ class HostWriter:
         params = [p.name for p in e.params]
         chains = in_place_updates(e, host_shares)
         self.in_place |= chains
-        inits = [f"manifest(ctx, {a.name})" if isinstance(r, S.Var) and r.name in chains and not self.owned(a.name)
+        inits = [H.Call("manifest", (CTX, H.Var(a.name)))
+                 if isinstance(r, S.Var) and r.name in chains and not self.owned(a.name)
                  else self.atom(a) for a, r in zip(e.init, e.body.result)]
-        self.emit(f"{', '.join(params)}, = {', '.join(inits)},")
+        self.stms.append(H.Bind(tuple(params), tuple(inits)))
         with self.nested() as body:
             self.loop_sizes(e)
             if isinstance(e.form, S.WhileLoop):
                 self.body(e.form.cond)
-                self.if_else(H.Py(f"not {self.atom(e.form.cond.result[0])}"), lambda: self.stms.append(H.Break()))
+                self.if_else(H.Unary("not ", self.atom(e.form.cond.result[0])), lambda: self.stms.append(H.Break()))
             self.body(e.body)
-            self.emit(f"{', '.join(params)}, = {', '.join(self.atom(a) for a in e.body.result)},")
+            self.stms.append(H.Bind(tuple(params), tuple(self.atom(a) for a in e.body.result)))
         if isinstance(e.form, S.ForLoop):
             i = e.form.i
-            self.stms.append(H.For(i.name, i.type.name, H.Py(self.atom(e.form.bound)), tuple(body)))
+            self.stms.append(H.For(i.name, i.type.name, self.atom(e.form.bound), tuple(body)))
         else:
             self.stms.append(H.While(tuple(body)))
         self.loop_sizes(e)
-        final = [f"np.int64({n})" for n in e.size_params] + params
-        self.emit(f"{', '.join(p.name for p in pat)}, = {', '.join(final)},")
+        final = [H.Cast("i64", H.Var(n)) for n in e.size_params] + [H.Var(p) for p in params]
+        self.stms.append(H.Bind(tuple(p.name for p in pat), tuple(final)))
 
     def loop_sizes(self, e: S.Loop):
         """Binds the loop's size parameters from the current parameters' shapes."""
         for n in e.size_params:
             for p in e.params:
                 if isinstance(p.type, Array) and n in p.type.shape:
-                    self.emit(f"{n} = np.int64({p.name}.shape[{p.type.shape.index(n)}])")
+                    self.stms.append(H.Assign(n, H.Cast("i64", H.Shape(H.Var(p.name), p.type.shape.index(n)))))
                     break
 
     def branch(self, body: S.Body, pat):
         """A branch's statements, and pat bound to its results."""
         self.body(body)
-        values = ", ".join(self.passed(p, a) for p, a in zip(pat, body.result))
-        self.emit(f"{', '.join(p.name for p in pat)} = {values}")
+        values = tuple(self.passed(p, a) for p, a in zip(pat, body.result))
+        self.stms.append(H.Assign(pat[0].name, values[0]) if len(pat) == 1
+                         else H.Bind(tuple(p.name for p in pat), values, unpack=False))
 
-    def passed(self, target: S.Var, a) -> str:
+    def passed(self, target: S.Var, a) -> H.Exp:
         """The value of `a` for `target`: a scalar in device memory stays there if the target does too."""
         return self.kept(a) if target.name in self.device_scalars else self.atom(a)
 
-    def kept(self, a) -> str:
+    def kept(self, a) -> H.Exp:
         """An atom as it is: a scalar in device memory is not read back (for the runtime's functions that copy
         it on the device, and for targets that stay there too)."""
-        return a.name if isinstance(a, S.Var) else self.atom(a)
+        return H.Var(a.name) if isinstance(a, S.Var) else self.atom(a)
 
-    def python_int(self, a) -> str:
+    def python_int(self, a) -> H.Exp:
         """An integer atom as a Python int (a constant written as one: host code runs it at every step)."""
-        return repr(int(a.value)) if isinstance(a, S.Const) else f"int({self.atom(a)})"
+        return H.Lit(int(a.value)) if isinstance(a, S.Const) else H.Call("int", (self.atom(a),))
 
     # ---- segops ----
 
@@ -568,32 +572,38 @@ class HostWriter:
         a map's body makes) is an error at the segop's position, unless the array has no element at all.
         The results marked in `interleaved` get their first `interleave` dimensions innermost."""
         for k, (p, t) in enumerate(zip(pat, types)):
-            layout = f", interleave={interleave}" if k < len(interleaved) and interleaved[k] else ""
+            layout = (("interleave", H.Lit(interleave)),) if k < len(interleaved) and interleaved[k] else ()
             placed = self.placements.get(p.name)
             if placed is not None:
-                self.emit(f"{p.name} = empty_in_region(ctx, {self.region_args(placed)}, {placed.points}, "
-                          f"{self.shape(t)}, {numpy_type(t)}, {where(loc)})")
+                made = H.Call("empty_in_region", (CTX, *self.region_args(placed), H.Lit(placed.points), self.shape(t),
+                                                  dtype(t), where(loc)))
             else:
-                self.emit(f"{p.name} = ctx.empty({self.shape(t)}, {numpy_type(t)}, {where(loc)}{layout})")
+                made = H.Call("ctx.empty", (self.shape(t), dtype(t), where(loc)), layout)
+            self.stms.append(H.Assign(p.name, made))
         return [p.name for p in pat]
 
-    def region_args(self, placed) -> str:
+    def region_args(self, placed) -> tuple:
         """empty_in_region's root, indices, the chain's other indices, and the arrays it checks (those made:
         an array kernels compute has no memory to share)."""
         def names(arrays):
-            return "".join(f"{n}, " for n in arrays if n not in self.computed_arrays)
-        others = "".join(f"({self.index_tuple(idxs)}), " for idxs in placed.others)
-        return (f"{placed.root.name}, ({self.index_tuple(placed.idxs)}), ({others}), ({names(placed.same)}), "
-                f"({names(placed.apart)})")
+            return H.Tuple(tuple(H.Var(n) for n in arrays if n not in self.computed_arrays))
+        others = H.Tuple(tuple(self.index_tuple(idxs) for idxs in placed.others))
+        return (H.Var(placed.root.name), self.index_tuple(placed.idxs), others, names(placed.same),
+                names(placed.apart))
 
-    def args(self, kernel: Kernel, outs: list, dests=(), gps: str = "gps") -> str:
-        return kernel.host_args(Launch(tuple(outs), tuple(dests), gps, self.scalar))
+    def args(self, kernel: Kernel, outs: list, dests=(), gps: str = "gps") -> H.Py:
+        """A launch's memory arguments (a list) and scalars (a tuple)."""
+        return H.Py(kernel.host_args(Launch(tuple(outs), tuple(dests), gps, lambda n: self.py(self.scalar(n)))))
 
-    def launch(self, kernel: Kernel, global_size: str, args: str, reach: str):
+    def launch(self, kernel: Kernel, global_size, args, reach):
         """reach: a bound on the flat indices the kernel forms (its iteration space, and how far past it a
         thread's last look-ahead goes), which picks the kernel's index type."""
-        self.emit(f"global_size = {global_size}")
-        self.emit(f"ctx.launch({kernel.name!r}, global_size, group_size, {args}, {reach})")
+        self.stms.append(H.Assign("global_size", global_size))
+        self.stms.append(H.Do(H.Call("ctx.launch", (H.Lit(kernel.name), GLOBAL_SIZE, GROUP_SIZE, args, reach))))
+
+    def widths(self, ctx) -> list:
+        """A context's widths as Python ints."""
+        return [H.Call("int", (self.atom(b.width),)) for b in ctx]
 
     def segmap(self, e: T.SegMap, pat, loc):
         name = self.kernel_name("segmap")
@@ -603,19 +613,20 @@ class HostWriter:
         k = segops.segmap_kernel(name, e, loc, self.errors, self.computed_arrays)
         self.add_kernels(k)
         for array, inner in coalescing.coalesced_inputs(e).items():
-            self.emit(f"{array} = coalesced(ctx, {array}, {inner})")
+            self.stms.append(H.Assign(array, H.Call("coalesced", (CTX, H.Var(array), H.Lit(inner)))))
         outs = self.alloc_outputs(pat, e.types, loc, len(e.ctx), coalescing.interleaved_results(e))
-        self.emit("space = " + " * ".join(f"int({self.atom(b.width)})" for b in e.ctx))
+        self.stms.append(H.Assign("space", H.product(self.widths(e.ctx))))
         level0 = T.level0_segops(e.body)  # the intra-group version
         if level0:  # a workgroup per point, as wide as the widest level-0 segop or as the kernel can be
             # (its registers may allow fewer threads than the device's most: its threads then take several
             # elements each)
-            widths = ", ".join(" * ".join(f"int({self.atom(b.width)})" for b in op.ctx) for op in level0)
-            self.emit(f"group_size = ctx.kernel_group_size({[k.name]!r}, min(max({widths}, 1), ctx.max_group_size))")
-            self.launch(k, "space * group_size", self.args(k, outs), "space")
+            widest = H.Call("max", (*(H.product(self.widths(op.ctx)) for op in level0), H.Lit(1)))
+            size = H.Call("min", (widest, H.Field("max_group_size")))
+            self.stms.append(H.Assign("group_size", H.Call("ctx.kernel_group_size", (H.List((H.Lit(k.name),)), size))))
+            self.launch(k, H.Op("*", SPACE, GROUP_SIZE), self.args(k, outs), SPACE)
         else:
-            self.emit(self.group_size(name, [k]))
-            self.launch(k, "ceil_div(space, group_size) * group_size", self.args(k, outs), "space")
+            self.group_size(name, [k])
+            self.launch(k, rounded(SPACE), self.args(k, outs), SPACE)
 
     def fused_scatter(self, segmap: S.Stm, scatter: S.Stm):
         """A scatter whose indices and values a segmap makes (scatter_fusions): the segmap's kernel writes
@@ -628,12 +639,13 @@ class HostWriter:
                                          segmap.loc, self.errors, self.computed_arrays)
         self.add_kernels(k)
         out = scatter.pat[0].name
-        reads = "".join(f", {n}" for n, v in free_in_exp(e).items()
-                        if isinstance(v.type, Array) and n not in self.computed_arrays)
-        self.emit(f"{out} = destination(ctx, {s.dest.name}, {self.writable(scatter.pat)}{reads})")
-        self.emit(f"space = int({self.atom(e.ctx[0].width)})")
-        self.emit(self.group_size(name, [k]))
-        self.launch(k, "ceil_div(space, group_size) * group_size", self.args(k, [out]), f"max(space, {out}.shape[0])")
+        reads = [H.Var(n) for n, v in free_in_exp(e).items()
+                 if isinstance(v.type, Array) and n not in self.computed_arrays]
+        self.stms.append(H.Assign(out, H.Call("destination", (CTX, H.Var(s.dest.name),
+                                                              H.Lit(self.writable(scatter.pat)), *reads))))
+        self.stms.append(H.Assign("space", self.widths(e.ctx[:1])[0]))
+        self.group_size(name, [k])
+        self.launch(k, rounded(SPACE), self.args(k, [out]), H.Call("max", (SPACE, H.Shape(H.Var(out), 0))))
 
     def tiled_segmap(self, name: str, e: T.SegMap, plan, pat, loc):
         """A workgroup of tile x tile threads a block of the two innermost dimensions."""
@@ -642,12 +654,13 @@ class HostWriter:
         outs = self.alloc_outputs(pat, e.types, loc)
         param = Param(size_name(self.entry_name, name, TILE_SIZE), TILE_SIZE)
         self.size_params.append(param)
-        widths = [f"int({self.atom(b.width)})" for b in e.ctx]
-        self.emit(f"tile = ctx.tile_size({name!r}, {param.name!r})")
-        self.emit("group_size = tile * tile")
-        self.emit(f"space = {' * '.join(widths)}")
-        blocks = " * ".join(widths[:-2] + [f"ceil_div({w}, tile)" for w in widths[-2:]])
-        self.launch(k, f"{blocks} * group_size", self.args(k, outs), "space")
+        widths = self.widths(e.ctx)
+        tile = H.Var("tile")
+        self.stms.append(H.Assign("tile", H.Call("ctx.tile_size", (H.Lit(name), H.Lit(param.name)))))
+        self.stms.append(H.Assign("group_size", H.Op("*", tile, tile)))
+        self.stms.append(H.Assign("space", H.product(widths)))
+        blocks = H.product(widths[:-2] + [H.Call("ceil_div", (w, tile)) for w in widths[-2:]])
+        self.launch(k, H.Op("*", blocks, GROUP_SIZE), self.args(k, outs), SPACE)
 
     def histogram(self, e: S.Hist, pat, loc):
         """reduce_by_index: the bins start as a copy of the destination (or are the destination, where its
@@ -659,20 +672,25 @@ class HostWriter:
                          for suffix in ("_local", ""))
         self.add_kernels(local, direct)
         out = pat[0].name
-        if self.owned(e.dest.name):
-            self.emit(f"{out} = {e.dest.name}")  # no one else reads its buffer: updated in place
+        if self.owned(e.dest.name):  # no one else reads its buffer: updated in place
+            self.stms.append(H.Assign(out, H.Var(e.dest.name)))
         else:
-            self.emit(f"{out} = manifest(ctx, {e.dest.name})")
-        self.emit(self.group_size(name, [local, direct]))
-        self.emit(f"space, bins = int({self.atom(e.width)}), {out}.shape[0]")
+            self.stms.append(H.Assign(out, H.Call("manifest", (CTX, H.Var(e.dest.name)))))
+        self.group_size(name, [local, direct])
+        self.stms.append(H.Bind(("space", "bins"), (self.widths([e])[0], H.Shape(H.Var(out), 0))))
         grid = Param(size_name(self.entry_name, name, GRID_SIZE), GRID_SIZE)
         self.size_params.append(grid)
-        self.emit(f"groups = min(ceil_div(space, group_size), ctx.size({grid.name!r}, ctx.num_groups, 2 ** 31 - 1))")
+        groups = H.Var("groups")
+        grid_size = H.Call("ctx.size", (H.Lit(grid.name), H.Field("num_groups"), H.Op("-", H.Op("**", H.Lit(2), H.Lit(31)), H.Lit(1))))
+        self.stms.append(H.Assign("groups", H.Call("min", (H.Call("ceil_div", (SPACE, GROUP_SIZE)), grid_size))))
         size = PRIMS[e.dest.type.elem.name].size
-        self.if_else(H.Py(f"bins * {size} <= ctx.local_mem_size // 2 and groups * bins <= space"),
-                     lambda: self.launch(local, "groups * group_size", self.args(local, [out]), "space + global_size"),
-                     lambda: self.launch(direct, "ceil_div(space, group_size) * group_size", self.args(direct, [out]),
-                                         "space"))
+        bins = H.Var("bins")
+        fits = H.Op("and", H.Op("<=", H.Op("*", bins, H.Lit(size)), H.Op("//", H.Field("local_mem_size"), H.Lit(2))),
+                    H.Op("<=", H.Op("*", groups, bins), SPACE))
+        self.if_else(fits,
+                     lambda: self.launch(local, H.Op("*", groups, GROUP_SIZE), self.args(local, [out]),
+                                         H.Op("+", SPACE, GLOBAL_SIZE)),
+                     lambda: self.launch(direct, rounded(SPACE), self.args(direct, [out]), SPACE))
 
     def segscan(self, e: T.SegScan, pat, loc):
         name = self.kernel_name("segscan")
@@ -680,78 +698,101 @@ class HostWriter:
         self.add_kernels(*kernels)
         scan = kernels[-1]
         outs = self.alloc_outputs(pat, e.types, loc)
-        total = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx)
         per_thread = sum(CTYPE_SIZES[c] * (scan.chunk + 2) + 1 for c in neutral_ctypes(e))
-        self.emit(self.group_size(name, kernels))
-        self.emit(f"group_size = ctx.fit_local(group_size, {per_thread})")
-        self.emit(f"space = {total}")
-        self.emit(f"blocks = ceil_div(space, group_size * {scan.chunk})")
-        reach = f"blocks * group_size * {scan.chunk}"
+        self.group_size(name, kernels)
+        self.stms.append(H.Assign("group_size", H.Call("ctx.fit_local", (GROUP_SIZE, H.Lit(per_thread)))))
+        self.stms.append(H.Assign("space", H.product(self.widths(e.ctx))))
+        blocks = H.Var("blocks")
+        chunk = H.Lit(scan.chunk)
+        self.stms.append(H.Assign("blocks", H.Call("ceil_div", (SPACE, H.Op("*", GROUP_SIZE, chunk)))))
+        reach = H.Op("*", H.Op("*", blocks, GROUP_SIZE), chunk)
         if len(kernels) == 1:
-            self.launch(scan, "blocks * group_size", self.args(scan, outs), reach)
+            self.launch(scan, H.Op("*", blocks, GROUP_SIZE), self.args(scan, outs), reach)
             return
         totals, prefixes = [f"totals{i}" for i in range(len(outs))], [f"prefixes{i}" for i in range(len(outs))]
         for t, p, a in zip(totals, prefixes, e.neutral):
-            self.emit(f"{t} = ctx.empty((blocks,), {numpy_type(a.type)})")
-            self.emit(f"{p} = ctx.empty((blocks,), {numpy_type(a.type)})")
-        self.emit("total_flags = ctx.empty((blocks,), np.uint8)")
+            self.stms.append(H.Assign(t, H.Call("ctx.empty", (H.Tuple((blocks,)), dtype(a.type)))))
+            self.stms.append(H.Assign(p, H.Call("ctx.empty", (H.Tuple((blocks,)), dtype(a.type)))))
+        self.stms.append(H.Assign("total_flags", H.Call("ctx.empty", (H.Tuple((blocks,)), H.Dtype("u8")))))
+
         def block_totals():
-            self.launch(kernels[0], "blocks * group_size", self.args(kernels[0], [], totals + ["total_flags"]), reach)
-            self.launch(kernels[1], "group_size", self.args(kernels[1], prefixes, totals + ["total_flags"], "blocks"),
+            self.launch(kernels[0], H.Op("*", blocks, GROUP_SIZE), self.args(kernels[0], [], totals + ["total_flags"]),
                         reach)
-        self.if_else(H.Py("blocks > 1"), block_totals)
-        self.launch(scan, "blocks * group_size", self.args(scan, outs, prefixes), reach)
+            self.launch(kernels[1], GROUP_SIZE, self.args(kernels[1], prefixes, totals + ["total_flags"], "blocks"),
+                        reach)
+        self.if_else(H.Op(">", blocks, H.Lit(1)), block_totals)
+        self.launch(scan, H.Op("*", blocks, GROUP_SIZE), self.args(scan, outs, prefixes), reach)
 
     def segred(self, e: T.SegRed, pat, loc):
         name = self.kernel_name("segred")
         k1, k3, k4 = segops.segred_kernels(name, e, loc, self.errors, self.computed_arrays)
         self.add_kernels(k1, k3, k4)
         outs = self.alloc_outputs(pat, e.types, loc)
-        segs = " * ".join(f"int({self.atom(b.width)})" for b in e.ctx[:-1]) or "1"
-        width = f"int({self.atom(e.ctx[-1].width)})"
-        self.emit(self.group_size(name, [k1, k3, k4]))
-        self.emit(f"segments, width = {segs}, {width}")
-        space = "segments * width"
-        strides = [s.host for s in k3.inner_strides]  # the segment's arrays' strides, where the host knows them
-        contiguous = " and ".join(f"{s} == 1" for s in strides) if None not in strides else "False"
+        self.group_size(name, [k1, k3, k4])
+        segments, width, gps = H.Var("segments"), H.Var("width"), H.Var("gps")
+        self.stms.append(H.Bind(("segments", "width"), (H.product(self.widths(e.ctx[:-1]) or [H.Lit(1)]),
+                                                        self.widths(e.ctx[-1:])[0])))
+        space = H.Op("*", segments, width)
+        # the segment's arrays' strides, where the host knows them: whether they are all 1
+        strides = [st.host for st in k3.inner_strides]
+        contiguous = (H.Lit(False) if None in strides else
+                      H.Lit(True) if not strides else
+                      functools.reduce(lambda a, b: H.Op("and", a, b), [H.Op("==", H.Py(st), H.Lit(1)) for st in strides]))
         parts = [f"part{i}" for i in range(len(outs))]
+        beyond = H.Op("+", space, H.Op("*", H.Lit(4), GLOBAL_SIZE))  # (a look-ahead of four elements a thread)
 
         def partial_results():
             for part, a in zip(parts, e.neutral):
-                self.emit(f"{part} = ctx.empty((segments * gps,), {numpy_type(a.type)})")
+                self.stms.append(H.Assign(part, H.Call("ctx.empty", (H.Tuple((H.Op("*", segments, gps),)),
+                                                                     dtype(a.type)))))
+
         def thread_per_segment():
-            self.emit(self.groups_per_segment(name, "thread_parts"))  # a thread per segment (and part)
+            self.groups_per_segment(name, "thread_parts")  # a thread per segment (and part)
 
             def parts_then_combine():
                 partial_results()
-                self.launch(k3, "ceil_div(segments * gps, group_size) * group_size", self.args(k3, [], parts), space)
-                self.launch(k4, "ceil_div(segments, group_size) * group_size", self.args(k4, outs, parts), space)
-            self.if_else(H.Py("gps == 1"),
-                         lambda: self.launch(k3, "ceil_div(segments, group_size) * group_size", self.args(k3, [], outs),
-                                             space),
+                self.launch(k3, rounded(H.Op("*", segments, gps)), self.args(k3, [], parts), space)
+                self.launch(k4, rounded(segments), self.args(k4, outs, parts), space)
+            self.if_else(H.Op("==", gps, H.Lit(1)),
+                         lambda: self.launch(k3, rounded(segments), self.args(k3, [], outs), space),
                          parts_then_combine)
 
         def groups_per_segment():
-            self.emit(self.groups_per_segment(name))
+            self.groups_per_segment(name)
             block_size = size_name(self.entry_name, name, THREAD_BLOCK_SIZE)
-            self.if_else(H.Py(f"gps == 1 and not ctx.values[{block_size!r}]"),
-                         lambda: self.emit("group_size = segment_group_size(group_size, width)"))
+            self.if_else(H.Op("and", H.Op("==", gps, H.Lit(1)), H.Unary("not ", H.Param(block_size))),
+                         lambda: self.stms.append(H.Assign("group_size", H.Call("segment_group_size",
+                                                                                 (GROUP_SIZE, width)))))
 
             def in_parts():
                 partial_results()
-                self.launch(k1, "segments * gps * group_size", self.args(k1, outs, parts), space + " + 4 * global_size")
+                self.launch(k1, H.product([segments, gps, GROUP_SIZE]), self.args(k1, outs, parts), beyond)
             # with one workgroup a segment, no parts: the outputs stand in for their buffers
-            self.if_else(H.Py("gps == 1"),
-                         lambda: self.launch(k1, "segments * group_size", self.args(k1, outs, outs),
-                                             space + " + 4 * global_size"),
+            self.if_else(H.Op("==", gps, H.Lit(1)),
+                         lambda: self.launch(k1, H.Op("*", segments, GROUP_SIZE), self.args(k1, outs, outs), beyond),
                          in_parts)
-        self.if_else(H.Py(f"segments >= 32 and (width < group_size or not ({contiguous or 'True'}))"),
-                     thread_per_segment, groups_per_segment)  # a thread, or workgroups, per segment
+        few = H.Op(">=", segments, H.Lit(32))
+        narrow = H.Op("or", H.Op("<", width, GROUP_SIZE), H.Unary("not ", contiguous))
+        self.if_else(H.Op("and", few, narrow), thread_per_segment, groups_per_segment)  # a thread, or workgroups, a segment
 
 
-def where(loc) -> str:
-    """The source position a run-time error reports, as a Python string literal."""
-    return repr(str(loc) if loc else "")
+def rounded(count) -> H.Exp:
+    """count threads, rounded up to whole workgroups."""
+    return H.Op("*", H.Call("ceil_div", (count, GROUP_SIZE)), GROUP_SIZE)
+
+
+def where(loc) -> H.Lit:
+    """The source position a run-time error reports."""
+    return H.Lit(str(loc) if loc else "")
+
+
+def dtype(t) -> H.Dtype:
+    """The element type of an array type, or a scalar type."""
+    return H.Dtype(t.elem.name if isinstance(t, Array) else t.name)
+
+
+CTX = H.Var("ctx")  # the run's context, which the runtime's functions take first
+SPACE, GROUP_SIZE, GLOBAL_SIZE = H.Var("space"), H.Var("group_size"), H.Var("global_size")
 
 
 # ---- which versions code can be generated for ----

@@ -28,6 +28,22 @@ def expression(e) -> str:
     if isinstance(e, H.Call):
         args = [expression(a) for a in e.args] + [f"{k}={expression(v)}" for k, v in e.kwargs]
         return f"{e.fn}({', '.join(args)})"
+    if isinstance(e, H.Field):
+        return f"ctx.{e.name}"
+    if isinstance(e, H.Param):
+        return f"ctx.values[{e.name!r}]"
+    if isinstance(e, H.Cast):
+        return f"{PRIMS[e.prim].numpy_spelling}({expression(e.value)})"
+    if isinstance(e, H.Op):
+        return f"({expression(e.x)} {e.op} {expression(e.y)})"
+    if isinstance(e, H.Unary):
+        return f"({e.op}{expression(e.x)})"
+    if isinstance(e, H.Cond):
+        return f"({expression(e.then)} if {expression(e.cond)} else {expression(e.otherwise)})"
+    if isinstance(e, H.Shape):
+        return f"{expression(e.array)}.shape" + ("" if e.dim is None else f"[{e.dim}]")
+    if isinstance(e, H.Method):
+        return f"{expression(e.obj)}.{e.name}({', '.join(expression(a) for a in e.args)})"
     if isinstance(e, H.Py):
         return e.text
     raise TypeError(f"not a host expression: {e!r}")
@@ -65,8 +81,6 @@ def statement(out: PyEmitter, s) -> None:
         guard(out, s)
     elif isinstance(s, H.Return):
         out.line(f"return ({''.join(expression(v) + ', ' for v in s.values)})")
-    elif isinstance(s, H.PyStm):
-        out.line(s.text)
     else:
         raise TypeError(f"not a host statement: {s!r}")
 

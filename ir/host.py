@@ -5,9 +5,10 @@ Python backends.
 An entry point is a `Def` whose body is a tuple of statements: bindings of host values, calls made for their
 effect (launches, checks), branches, loops, guards (a threshold's comparison choosing a code version, with the
 `-L`/`-P` records and, for a workgroup-level version, the fallback to the next one) and its return. Values are
-expressions over variables, typed scalar constants and calls of the runtime's functions, which each backend
-provides (by the same names). `Py` holds host code not yet expressed in this IR (Python text that the Python
-printer writes as it is): code generation moves it into the IR construct by construct.
+expressions over variables, typed scalar constants, the run's context (`Field`, `Param`) and calls of the
+runtime's functions, which each backend provides by the same names. `Py` holds what the IR does not express
+yet, as Python text the Python printer writes as it is: a launch's kernel arguments (codegen.kernel's
+`host_args`) and the strides a kernel's parameters know on the host.
 """
 
 from dataclasses import dataclass
@@ -60,12 +61,78 @@ class Call:
 
 
 @dataclass(frozen=True)
+class Field:
+    """A fact of the run's context (the device's limits and defaults: group_size, max_group_size,
+    num_groups, local_mem_size)."""
+    name: str
+
+
+@dataclass(frozen=True)
+class Param:
+    """A tuning parameter's value in this run (0 where a size is not set)."""
+    name: str
+
+
+@dataclass(frozen=True)
+class Cast:
+    """A value as a primitive type: a host scalar of that type."""
+    prim: str
+    value: object  # Exp
+
+
+@dataclass(frozen=True)
+class Op:
+    """A binary operation on host values: arithmetic on Python ints (sizes, counts), comparisons, and, or;
+    on scalars of a primitive type under a Cast."""
+    op: str
+    x: object  # Exp
+    y: object  # Exp
+
+
+@dataclass(frozen=True)
+class Unary:
+    op: str  # "-", "not ", "~"
+    x: object  # Exp
+
+
+@dataclass(frozen=True)
+class Cond:
+    """`then if cond else otherwise`."""
+    cond: object
+    then: object
+    otherwise: object
+
+
+@dataclass(frozen=True)
+class Shape:
+    """An array's shape, or one of its dimensions (`dim`)."""
+    array: object  # Exp
+    dim: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Method:
+    """An array's operation that makes a view of it (`permute`)."""
+    obj: object
+    name: str
+    args: tuple = ()
+
+
+@dataclass(frozen=True)
 class Py:
     """Host code that the IR does not express yet: Python text."""
     text: str
 
 
-Exp = Union[Var, Scalar, Lit, Dtype, Tuple, List, Call, Py]
+Exp = Union[Var, Scalar, Lit, Dtype, Tuple, List, Call, Field, Param, Cast, Op, Unary, Cond, Shape, Method, Py]
+
+
+def product(factors) -> Exp:
+    """factors[0] * factors[1] * ..., left to right."""
+    out = factors[0]
+    for f in factors[1:]:
+        out = Op("*", out, f)
+    return out
 
 
 # ---- statements ----
@@ -146,10 +213,4 @@ class Def:
     body: tuple
 
 
-@dataclass(frozen=True)
-class PyStm:
-    """A host statement the IR does not express yet: a line of Python."""
-    text: str
-
-
-Stm = Union[Assign, Bind, Do, If, For, While, Break, Guard, Return, PyStm]
+Stm = Union[Assign, Bind, Do, If, For, While, Break, Guard, Return]
