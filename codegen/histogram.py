@@ -18,6 +18,7 @@ from incflat.codegen.cscalar import CTYPES
 from incflat.codegen.kernel import INDEX, Kernel, KernelParam
 from incflat.codegen.opencl import KernelWriter
 from incflat.ir.runtime.prims import PRIMS
+from incflat.ir import host as H
 from incflat.ir import source as S
 from incflat.ir.analysis import free_in_body, free_in_exp
 from incflat.ir.errors import Unsupported
@@ -69,7 +70,7 @@ class LocalBins(KernelParam):
         return [f"__local {self.ctype} *{self.name}"]
 
     def host_memory(self, launch):
-        return [f"ctx.local({launch.outputs[0]}.shape[0] * {self.size})"]
+        return [H.Call("ctx.local", (H.Op("*", H.Shape(H.Var(launch.outputs[0]), 0), H.Lit(self.size)),))]
 
 
 def combine_atomically(w: KernelWriter, lam: S.Lambda, bin_ref: str, value: str, type_name: str, loc,

@@ -2,9 +2,9 @@
 
 Each parameter record knows the C declarations of its memory arguments, its scalars (typed `ScalarField`s, which
 travel in one struct argument per kernel, so that the host packs them without looking at C text) and the Python
-expressions the host passes for both at a launch (given the launch's `Launch`). Arrays inside kernels are views
+host IR expressions (ir/host.py) the host passes for both at a launch (given the launch's `Launch`). Arrays inside kernels are views
 (`View`): a buffer, an element offset, and a size and a stride per dimension. A view's strides are `CExpr`s: C
-text that also carries the Python expression of the same value on the host, where the host can compute it (the
+text that also carries the host IR expression of the same value on the host, where the host can compute it (the
 strides of an array it passes), so that the host can test them without reading C back.
 """
 
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 from incflat.codegen.emit import CEmitter
+from incflat.ir import host as H
 from incflat.ir.runtime.prims import CTYPE_SIZES, PRIMS
 
 # The type of the kernels' own index arithmetic (flat indices, offsets, strides, block and loop counters):
@@ -26,17 +27,17 @@ SCALARS = "incflat_scalars"  # the name of a kernel's struct of scalars
 
 
 class CExpr(str):
-    """C text for a value, with `host`: the Python expression that computes it on the host, or None."""
+    """C text for a value, with `host`: the host IR expression that computes it on the host, or None."""
 
     def __new__(cls, c: str, host: Optional[str] = None):
         expr = super().__new__(cls, c)
         expr.host = host
         return expr
 
-    def times(self, factor: str, host: Optional[str]) -> "CExpr":
+    def times(self, factor: str, host) -> "CExpr":
         """self * factor, known on the host when both are."""
         known = self.host is not None and host is not None
-        return CExpr(f"({self}) * ({factor})", f"{self.host} * {host}" if known else None)
+        return CExpr(f"({self}) * ({factor})", H.Op("*", self.host, host) if known else None)
 
 
 @dataclass
@@ -69,7 +70,7 @@ class IotaView(View):
 
 
 def iota_view(n: str, ctype: str) -> IotaView:
-    return IotaView("", ctype, "0", (n,), (CExpr("1", "1"),))  # a unit stride the host knows too
+    return IotaView("", ctype, "0", (n,), (CExpr("1", H.Lit(1)),))  # a unit stride the host knows too
 
 
 @dataclass
@@ -83,7 +84,7 @@ class ReplicateView(View):
 
 
 def replicate_view(dims: tuple, ctype: str, value: str) -> ReplicateView:
-    return ReplicateView("", ctype, "0", dims, tuple(CExpr("0", "0") for _ in dims), value)
+    return ReplicateView("", ctype, "0", dims, tuple(CExpr("0", H.Lit(0)) for _ in dims), value)
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ class Launch:
     outputs: tuple = ()  # the host variables of the segop's results
     dests: tuple = ()  # the host variables of the buffers of partial results
     groups_per_segment: str = "gps"
-    scalar: Callable[[str], str] = str  # a host scalar's Python expression (read back if on the device)
+    scalar: Callable[[str], object] = H.Var  # a host scalar's expression (read back if on the device)
 
 
 # ---- parameter records ----
@@ -147,7 +148,7 @@ class IndexParam(KernelParam):
         return [index_field(self.name)]
 
     def host_scalars(self, launch):
-        return [launch.groups_per_segment if self.source == "groups_per_segment" else self.source]
+        return [H.Var(launch.groups_per_segment if self.source == "groups_per_segment" else self.source)]
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,7 @@ class ErrorBuffer(KernelParam):
         return ["__global long *error"]
 
     def host_memory(self, launch):
-        return ["ctx.error_buf"]
+        return [H.Field("error_buf")]
 
 
 @dataclass(frozen=True)
@@ -182,10 +183,10 @@ class ArrayParam(KernelParam):
                 launch.outputs[self.index] if self.role == "output" else launch.dests[self.index])
 
     def host_memory(self, launch):
-        return [f"{self.array(launch)}.buf"]
+        return [H.Buffer(H.Var(self.array(launch)))]
 
     def host_scalars(self, launch):
-        return [f"*{self.array(launch)}.{'flat_index_args' if self.flat else 'index_args'}()"]
+        return [H.IndexArgs(H.Var(self.array(launch)), self.flat)]
 
 
 @dataclass(frozen=True)
@@ -199,7 +200,7 @@ class ScalarParam(KernelParam):
         return [ScalarField(self.ctype, self.name, "u8" if self.prim == "bool" else self.prim)]  # bool: a uchar
 
     def host_scalars(self, launch):
-        return [f"{'float' if self.prim in ('f32', 'f64') else 'int'}({launch.scalar(self.name)})"]
+        return [H.Call("float" if self.prim in ("f32", "f64") else "int", (launch.scalar(self.name),))]
 
 
 @dataclass(frozen=True)
@@ -217,7 +218,7 @@ class DeviceScalarParam(KernelParam):
         return [f"const {self.ctype} {self.name} = {self.name}_dev[0];"]
 
     def host_memory(self, launch):
-        return [f"{self.name}.buf"]
+        return [H.Buffer(H.Var(self.name))]
 
 
 @dataclass(frozen=True)
@@ -235,8 +236,9 @@ class LocalParam(KernelParam):
 
     def host_memory(self, launch):
         if self.tile:
-            return [f"ctx.local(tile * (tile + 1) * {self.size})"]
-        return [f"ctx.local(group_size * {self.per_thread * self.size})"]
+            tile = H.Var("tile")
+            return [H.Call("ctx.local", (H.product([tile, H.Op("+", tile, H.Lit(1)), H.Lit(self.size)]),))]
+        return [H.Call("ctx.local", (H.Op("*", H.Var("group_size"), H.Lit(self.per_thread * self.size)),))]
 
 
 @dataclass(frozen=True)
@@ -246,7 +248,7 @@ class ScratchParam(KernelParam):
     arrays do not fit fails to launch, and the guard in front of its version falls back to the next."""
     name: str
     ctype: str
-    numpy_type: str  # e.g. np.float32
+    prim: str  # the elements' type: f32
     shape: tuple  # dims: constants, or names of host variables
     shared: bool
 
@@ -254,10 +256,10 @@ class ScratchParam(KernelParam):
         return [f"__{'local' if self.shared else 'global'} {self.ctype} *restrict {self.name}"]
 
     def host_memory(self, launch):
-        elements = " * ".join(f"int({d})" for d in self.shape) or "1"
+        elements = [H.Call("int", (H.Lit(d) if isinstance(d, int) else H.Var(d),)) for d in self.shape] or [H.Lit(1)]
         if self.shared:
-            return [f"ctx.local({elements} * {CTYPE_SIZES[self.ctype]})"]
-        return [f"ctx.scratch(global_size * {elements}, {self.numpy_type})"]
+            return [H.Call("ctx.local", (H.product(elements + [H.Lit(CTYPE_SIZES[self.ctype])]),))]
+        return [H.Call("ctx.scratch", (H.product([H.Var("global_size")] + elements), H.Dtype(self.prim)))]
 
 
 @dataclass(frozen=True)
@@ -270,11 +272,11 @@ class LookbackParams(KernelParam):
     def scalars(self):
         return [ScalarField("ulong", "epoch", "u64")]
 
-    def host_memory(self, launch):
-        return ["*ctx.lookback(blocks)"]  # starts a new epoch: the host passes memory before scalars
+    def host_memory(self, launch):  # starts a new epoch: the host passes memory before scalars
+        return [H.Spread(H.Call("ctx.lookback", (H.Var("blocks"),)))]
 
     def host_scalars(self, launch):
-        return ["ctx.scan_epoch()"]
+        return [H.Call("ctx.scan_epoch")]
 
 
 @dataclass(frozen=True)
@@ -285,7 +287,7 @@ class SegmentCounters(KernelParam):
         return ["__global volatile uint *finished"]
 
     def host_memory(self, launch):
-        return ["ctx.segment_counters(segments)"]
+        return [H.Call("ctx.segment_counters", (H.Var("segments"),))]
 
 
 # ---- kernels ----
@@ -330,12 +332,11 @@ class Kernel:
         self.params = [DeviceScalarParam(p.name, p.ctype) if isinstance(p, ScalarParam) and p.name in names else p
                        for p in self.params]
 
-    def host_args(self, launch: Launch) -> str:
-        """The Python expressions of the launch's memory arguments (a list) and scalars (a tuple, in the
-        struct's order)."""
+    def host_args(self, launch: Launch) -> tuple:
+        """The launch's memory arguments (a host IR list) and scalars (a tuple, in the struct's order)."""
         memory = [m for p in self.params for m in p.host_memory(launch)]
         scalars = [s for p in self.scalar_params() for s in p.host_scalars(launch)]
-        return f"[{', '.join(memory)}], ({''.join(s + ', ' for s in scalars)})"
+        return H.List(tuple(memory)), H.Tuple(tuple(scalars))
 
 
 class ErrorTable(list):

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from incflat.codegen.kernel import CExpr, View
 from incflat.codegen.kernel_base import KernelBase
+from incflat.ir import host as H
 from incflat.ir import source as S
 
 
@@ -44,7 +45,7 @@ class ArrayRules(KernelBase):
                 offset = f"({offset} + ({self.atom(i.start)}) * ({s}))"
                 dims.append(self.atom(i.size))
                 # a constant slice stride keeps the stride known on the host
-                host = str(int(i.stride.value)) if isinstance(i.stride, S.Const) else None
+                host = H.Lit(int(i.stride.value)) if isinstance(i.stride, S.Const) else None
                 strides.append(CExpr(s, getattr(s, "host", None)).times(self.atom(i.stride), host))
             else:
                 offset = f"({offset} + ({self.atom(i)}) * ({s}))"

@@ -8,6 +8,7 @@ from incflat.codegen.cscalar import CTYPES, c_const, dim_expr
 from incflat.codegen.kernel import (INDEX, ArrayParam, CExpr, ErrorBuffer, IndexParam, Kernel, LocalParam,
                                     ScalarParam, ScratchParam, View, iota_view, replicate_view)
 from incflat.ir.runtime.prims import CTYPE_SIZES, PRIMS
+from incflat.ir import host as H
 from incflat.ir import source as S
 from incflat.ir.errors import Unsupported
 from incflat.ir.types import Array, Scalar
@@ -149,9 +150,9 @@ class KernelBase:
         """An array parameter (see codegen.kernel.ArrayParam) and its view."""
         ctype = CTYPES[t.elem.name]
         self.k.params.append(ArrayParam(base, ctype, t.rank, role, index, flat))
-        off = CExpr(self.convert_index(f"{base}_off"), f"{base}.offset" if role == "input" else None)
-        strides = tuple(CExpr(self.convert_index(f"{base}_s{i}"), f"{base}.strides[{i}]" if role == "input" else None)
-                        for i in range(t.rank))
+        host = H.Var(base) if role == "input" else None
+        off = CExpr(self.convert_index(f"{base}_off"), host and H.Offset(host))
+        strides = tuple(CExpr(self.convert_index(f"{base}_s{i}"), host and H.Stride(host, i)) for i in range(t.rank))
         return View(f"{base}_mem", ctype, off, tuple(dim_expr(d) for d in t.shape), strides)
 
     def output_param(self, i: int, t) -> View:
@@ -189,9 +190,9 @@ class KernelBase:
         dims = tuple(dim_expr(d) for d in t.shape)
         if self.shared:  # in the workgroup's local memory, its rows padded where they would share banks
             laid = padded_rows(t.shape)
-            self.k.params.append(ScratchParam(mem, prim.ctype, prim.numpy_spelling, laid, True))
+            self.k.params.append(ScratchParam(mem, prim.ctype, prim.name, laid, True))
             return View(mem, prim.ctype, "0", dims, row_major(tuple(dim_expr(d) for d in laid)))
-        self.k.params.append(ScratchParam(mem, prim.ctype, prim.numpy_spelling, tuple(t.shape), False))
+        self.k.params.append(ScratchParam(mem, prim.ctype, prim.name, tuple(t.shape), False))
         return View(mem, prim.ctype, f"(({INDEX})get_global_id(0))", dims, row_major(dims, THREADS))
 
     # ---- atoms ----

@@ -196,6 +196,7 @@ def program_text(program: GeneratedProgram, tuned: dict = None, provenance: dict
     out.line("import numpy as np  # noqa: E402")
     out.line("import pyopencl as cl  # noqa: E402")
     out.line(f"from {package}.arrays import *  # noqa: E402,F401,F403 (what the host code calls)")
+    out.line(f"from {package}.updates import *  # noqa: E402,F401,F403")
     out.line(f"from {package}.errors import KernelUnavailable, ProgramError  # noqa: E402,F401")
     out.line(f"from {package}.program import LibraryProgram, Program, command_line  # noqa: E402")
     out.line()

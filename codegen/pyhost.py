@@ -44,8 +44,16 @@ def expression(e) -> str:
         return f"{expression(e.array)}.shape" + ("" if e.dim is None else f"[{e.dim}]")
     if isinstance(e, H.Method):
         return f"{expression(e.obj)}.{e.name}({', '.join(expression(a) for a in e.args)})"
-    if isinstance(e, H.Py):
-        return e.text
+    if isinstance(e, H.Buffer):
+        return f"{expression(e.array)}.buf"
+    if isinstance(e, H.IndexArgs):
+        return f"*{expression(e.array)}.{'flat_index_args' if e.flat else 'index_args'}()"
+    if isinstance(e, H.Spread):
+        return f"*{expression(e.value)}"
+    if isinstance(e, H.Stride):
+        return f"{expression(e.array)}.strides[{e.dim}]"
+    if isinstance(e, H.Offset):
+        return f"{expression(e.array)}.offset"
     raise TypeError(f"not a host expression: {e!r}")
 
 

@@ -5,10 +5,8 @@ Python backends.
 An entry point is a `Def` whose body is a tuple of statements: bindings of host values, calls made for their
 effect (launches, checks), branches, loops, guards (a threshold's comparison choosing a code version, with the
 `-L`/`-P` records and, for a workgroup-level version, the fallback to the next one) and its return. Values are
-expressions over variables, typed scalar constants, the run's context (`Field`, `Param`) and calls of the
-runtime's functions, which each backend provides by the same names. `Py` holds what the IR does not express
-yet, as Python text the Python printer writes as it is: a launch's kernel arguments (codegen.kernel's
-`host_args`) and the strides a kernel's parameters know on the host.
+expressions over variables, typed scalar constants, arrays' layouts, the run's context (`Field`, `Param`) and
+calls of the runtime's functions, which each backend provides by the same names.
 """
 
 from dataclasses import dataclass
@@ -119,12 +117,41 @@ class Method:
 
 
 @dataclass(frozen=True)
-class Py:
-    """Host code that the IR does not express yet: Python text."""
-    text: str
+class Stride:
+    """An array's stride in one dimension, in elements."""
+    array: object  # Exp
+    dim: int
 
 
-Exp = Union[Var, Scalar, Lit, Dtype, Tuple, List, Call, Field, Param, Cast, Op, Unary, Cond, Shape, Method, Py]
+@dataclass(frozen=True)
+class Offset:
+    """An array's offset in its buffer, in elements."""
+    array: object  # Exp
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """An array's memory, as a kernel's argument."""
+    array: object  # Exp
+
+
+@dataclass(frozen=True)
+class IndexArgs:
+    """An array's offset and strides as a kernel takes them (`flat`: a contiguous array as one dimension),
+    several of a kernel's scalars."""
+    array: object  # Exp
+    flat: bool = False
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The values of a call that gives several, in place of as many arguments (a single-pass scan's
+    buffers)."""
+    value: object  # Exp
+
+
+Exp = Union[Var, Scalar, Lit, Dtype, Tuple, List, Call, Field, Param, Cast, Op, Unary, Cond, Shape, Method,
+            Stride, Offset, Buffer, IndexArgs, Spread]
 
 
 def product(factors) -> Exp:

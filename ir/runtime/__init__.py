@@ -8,4 +8,4 @@ formats (`values`), the primitive types (`prims`) and the tuning contract (`tuni
 """
 
 # The modules a compiled program carries, each after those it imports.
-MODULES = ("prims", "values", "tuning", "errors", "scalars", "arrays", "device", "program")
+MODULES = ("prims", "values", "tuning", "errors", "scalars", "arrays", "updates", "device", "program")
