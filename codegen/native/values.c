@@ -102,7 +102,8 @@ static int64_t get_int(const unsigned char *p, size_t size) {
 
 struct incflat_reader {
   FILE *f;                  /* NULL for a memory reader */
-  unsigned char *buf;       /* the input from absolute offset `base` on: `len` bytes of it, `cap` allocated */
+  const unsigned char *buf; /* the input from absolute offset `base` on: `len` bytes of it */
+  unsigned char *own;       /* a file reader's buffer (buf), `cap` bytes */
   size_t len, cap;
   uint64_t base, pos;       /* absolute offsets: of buf[0], and where reading goes on */
   uint64_t mark;            /* the start of the value being read: the buffer keeps everything from it on */
@@ -110,8 +111,8 @@ struct incflat_reader {
   int eof, io_error, oom;
   char *scratch;            /* a number without its underscores, for strtod */
   size_t scratch_cap;
-  char *err;                /* the caller's message buffer, during incflat_read_value */
-  size_t errlen;
+  char *err;                /* the caller's message buffer during incflat_read_value: errlen bytes, used */
+  size_t errlen, used;
 };
 
 struct incflat_reader *incflat_reader_file(FILE *f) {
@@ -123,7 +124,7 @@ struct incflat_reader *incflat_reader_file(FILE *f) {
 struct incflat_reader *incflat_reader_memory(const void *data, size_t len) {
   struct incflat_reader *r = calloc(1, sizeof *r);
   if (r) {
-    r->buf = (unsigned char *)data; /* never written: only a file reader's own buffer is */
+    r->buf = data;
     r->len = len;
   }
   return r;
@@ -131,7 +132,7 @@ struct incflat_reader *incflat_reader_memory(const void *data, size_t len) {
 
 void incflat_reader_free(struct incflat_reader *r) {
   if (!r) return;
-  if (r->f) free(r->buf);
+  free(r->own);
   free(r->scratch);
   free(r);
 }
@@ -142,21 +143,21 @@ static int more(struct incflat_reader *r) {
   if (r->len == r->cap) {
     size_t drop = (size_t)(r->mark - r->base);
     if (drop > 0 && drop >= r->cap / 2) {
-      memmove(r->buf, r->buf + drop, r->len - drop);
+      memmove(r->own, r->own + drop, r->len - drop);
       r->len -= drop;
       r->base += drop;
     } else {
       size_t cap = r->cap ? 2 * r->cap : INCFLAT_READ_CHUNK;
-      unsigned char *buf = cap > r->cap ? realloc(r->buf, cap) : NULL;
-      if (!buf) {
+      unsigned char *own = cap > r->cap ? realloc(r->own, cap) : NULL;
+      if (!own) {
         r->oom = r->eof = 1;
         return 0;
       }
-      r->buf = buf;
+      r->buf = r->own = own;
       r->cap = cap;
     }
   }
-  size_t got = fread(r->buf + r->len, 1, r->cap - r->len, r->f);
+  size_t got = fread(r->own + r->len, 1, r->cap - r->len, r->f);
   r->len += got;
   if (got == 0) {
     r->eof = 1;
@@ -196,12 +197,22 @@ static void set_mark(struct incflat_reader *r) {
 
 /* ---- errors, worded as values.py words them ---- */
 
+static void vappend(struct incflat_reader *r, const char *fmt, va_list ap) {
+  int n = r->used + 1 < r->errlen ? vsnprintf(r->err + r->used, r->errlen - r->used, fmt, ap) : 0;
+  if (n > 0) r->used = r->used + (size_t)n < r->errlen ? r->used + (size_t)n : r->errlen - 1;
+}
+
 static void append(struct incflat_reader *r, const char *fmt, ...) {
-  size_t used = strlen(r->err);
   va_list ap;
   va_start(ap, fmt);
-  if (used + 1 < r->errlen) vsnprintf(r->err + used, r->errlen - used, fmt, ap);
+  vappend(r, fmt, ap);
   va_end(ap);
+}
+
+/* Starts the message afresh. */
+static void message(struct incflat_reader *r) {
+  r->used = 0;
+  r->err[0] = 0;
 }
 
 /* "line 3, column 5 (byte offset 17)" for offset p (>= mark) */
@@ -220,7 +231,7 @@ static void append_where(struct incflat_reader *r, uint64_t p) {
 static void append_repr(struct incflat_reader *r, const unsigned char *s, size_t n) {
   char q = memchr(s, '\'', n) && !memchr(s, '"', n) ? '"' : '\'';
   append(r, "%c", q);
-  for (size_t i = 0; i < n && strlen(r->err) + 1 < r->errlen; i++) {
+  for (size_t i = 0; i < n && r->used + 1 < r->errlen; i++) {
     int c = s[i];
     if (c == '\\' || c == q) append(r, "\\%c", c);
     else if (c == '\t' || c == '\n' || c == '\r') append(r, "\\%c", c == '\t' ? 't' : c == '\n' ? 'n' : 'r');
@@ -234,7 +245,7 @@ static size_t token_len(struct incflat_reader *r, uint64_t p);
 
 /* "Invalid value: expected <what> at <where>, found <token>" */
 static int expected(struct incflat_reader *r, const char *what, uint64_t p) {
-  r->err[0] = 0;
+  message(r);
   append(r, "Invalid value: expected %s at ", what);
   append_where(r, p);
   if (byte_at(r, p) < 0) {
@@ -249,25 +260,24 @@ static int expected(struct incflat_reader *r, const char *what, uint64_t p) {
 
 /* "Invalid value at <where>: <message>" */
 static int invalid(struct incflat_reader *r, uint64_t p, const char *fmt, ...) {
-  size_t used;
   va_list ap;
-  r->err[0] = 0;
+  message(r);
   append(r, "Invalid value at ");
   append_where(r, p);
   append(r, ": ");
-  used = strlen(r->err);
   va_start(ap, fmt);
-  if (used + 1 < r->errlen) vsnprintf(r->err + used, r->errlen - used, fmt, ap);
+  vappend(r, fmt, ap);
   va_end(ap);
   return -1;
 }
 
 /* "Invalid binary value at byte offset <p>: <message>" */
 static int invalid_binary(struct incflat_reader *r, uint64_t p, const char *fmt, ...) {
-  int n = snprintf(r->err, r->errlen, "Invalid binary value at byte offset %llu: ", (unsigned long long)p);
   va_list ap;
+  message(r);
+  append(r, "Invalid binary value at byte offset %llu: ", (unsigned long long)p);
   va_start(ap, fmt);
-  if (n >= 0 && (size_t)n + 1 < r->errlen) vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
+  vappend(r, fmt, ap);
   va_end(ap);
   return -1;
 }
@@ -429,6 +439,12 @@ static size_t float_end(const char *t, size_t n, int hex) {
   return j;
 }
 
+static void put_float(struct scalar *s, double d) {
+  float f = (float)d;
+  if (s->type == INCFLAT_F32) memcpy(s->bytes, &f, 4);
+  else memcpy(s->bytes, &d, 8);
+}
+
 /* A float literal (decimal, hex, or f32.nan and the like): 1 and the value in s, 0 if t is none, -1 on error. */
 static int float_literal(struct incflat_reader *r, const char *t, size_t n, uint64_t p, struct scalar *s) {
   size_t i = t[0] == '-';
@@ -454,29 +470,20 @@ static int float_literal(struct incflat_reader *r, const char *t, size_t n, uint
     r->scratch[k] = 0;
     d = strtod(r->scratch, &end);
     if (*end || (hex && isinf(d))) return expected(r, "a value", p); /* float.fromhex refuses these */
-    if (s->type == INCFLAT_F32) {
-      /* values.py rounds a decimal exactly to f32 (strtof does), except that a value that rounds to f64 at
-         or above f32's overflow threshold is f32.inf; a hex float is rounded to f64 first. */
-      float f = (float)d;
-      if (!hex && !isinf(f)) f = strtof(r->scratch, NULL);
-      memcpy(s->bytes, &f, 4);
-    } else {
-      memcpy(s->bytes, &d, 8);
-    }
+    /* values.py rounds a decimal exactly to f32 (as strtof does), except that one that rounds to an f64 at or
+       above f32's overflow threshold is f32.inf; a hex float it rounds to f64 first. */
+    if (type == INCFLAT_F32 && !hex && !isinf((float)d)) d = strtof(r->scratch, NULL);
+    put_float(s, d);
     return 1;
   }
   if (n - i == 7 && t[i] == 'f' && t[i + 3] == '.' && (!memcmp(t + i + 4, "nan", 3) || !memcmp(t + i + 4, "inf", 3))) {
-    if (!memcmp(t + i + 1, "16", 2)) return invalid(r, p, "f16 is not supported");
+    int type = type_named(t + i, 3);
+    if (!memcmp(t + i, "f16", 3)) return invalid(r, p, "f16 is not supported");
+    if (type != INCFLAT_F32 && type != INCFLAT_F64) return 0;
     d = t[i + 4] == 'n' ? (double)NAN : (double)INFINITY;
-    d = i ? -d : d;
-    s->type = !memcmp(t + i + 1, "32", 2) ? INCFLAT_F32 : !memcmp(t + i + 1, "64", 2) ? INCFLAT_F64 : INCFLAT_BOOL;
-    if (s->type == INCFLAT_F32) {
-      float f = (float)d;
-      memcpy(s->bytes, &f, 4);
-    } else {
-      memcpy(s->bytes, &d, 8);
-    }
-    return s->type != INCFLAT_BOOL;
+    s->type = (enum incflat_type)type;
+    put_float(s, i ? -d : d);
+    return 1;
   }
   return 0;
 }
@@ -531,14 +538,12 @@ static int add_element(struct incflat_reader *r, struct elements *e, const unsig
   return 0;
 }
 
-/* A row of scalars, at its first element. values.py reads one with numpy where the whole row (up to the first
-   `]`) is plain literals separated by [ \t\r\n] and commas, where int() would refuse leading zeros: such a
-   literal is accepted in a plain row, and its error is raised only once the row turns out not to be plain. */
-static int scalars(struct incflat_reader *r, struct elements *e, struct row *row) {
+/* A row of scalars, at its first element. *lz: where a decimal literal with leading zeros is, if one is. */
+static int row_of_scalars(struct incflat_reader *r, struct elements *e, struct row *row, uint64_t *lz) {
   struct scalar s;
   enum incflat_type t;
   int suffixed, plain, store, c;
-  uint64_t lz = 0, p; /* a literal with leading zeros (never at 0: a row starts with `[`) */
+  uint64_t p;
   int64_t n = 0;
   if (scalar(r, &s, 0) < 0) return -1;
   t = s.type;
@@ -550,28 +555,34 @@ static int scalars(struct incflat_reader *r, struct elements *e, struct row *row
     if (store && add_element(r, e, s.bytes) < 0) return -1;
     n++;
     plain &= skip(r);
-    if (lz && !plain) return expected(r, "a value", lz);
     c = peek(r, 0);
-    if (c == ']') break;
-    if (c != ',') return lz ? expected(r, "a value", lz) : expected(r, "',' or ']'", r->pos);
+    if ((*lz && !plain) || c == ']') break;
+    if (c != ',') return expected(r, "',' or ']'", r->pos);
     r->pos++;
     plain &= skip(r);
     p = r->pos;
-    if (lz && !plain) return expected(r, "a value", lz);
-    if (peek(r, 0) == '[')
-      return lz ? expected(r, "a value", lz) : invalid(r, p, "irregular array: an array follows scalars");
-    if (scalar(r, &s, plain) < 0) return lz ? expected(r, "a value", lz) : -1;
+    if (*lz && !plain) return -1;
+    if (peek(r, 0) == '[') return invalid(r, p, "irregular array: an array follows scalars");
+    if (scalar(r, &s, plain) < 0) return -1;
     if (s.type != t)
-      return lz ? expected(r, "a value", lz)
-                : invalid(r, p, "array element of type %s follows elements of type %s", TYPES[s.type].name, TYPES[t].name);
+      return invalid(r, p, "array element of type %s follows elements of type %s", TYPES[s.type].name, TYPES[t].name);
     plain &= s.plain && s.suffixed == suffixed;
-    if (s.leading_zeros && !lz) lz = p;
-    if (lz && !plain) return expected(r, "a value", lz);
+    if (s.leading_zeros && !*lz) *lz = p;
   }
+  if (*lz && !plain) return -1;
   r->pos++;
   row->type = t;
   row->rank = 1;
   row->shape[0] = (uint64_t)n;
+  return 0;
+}
+
+/* values.py reads a row of scalars with numpy where the whole row (up to the first `]`) is plain literals
+   separated by [ \t\r\n] and commas, and numpy takes the leading zeros that int() refuses: so a literal with
+   leading zeros is an error only once the row turns out not to be plain, and then the first error. */
+static int scalars(struct incflat_reader *r, struct elements *e, struct row *row) {
+  uint64_t lz = 0; /* never a literal's offset: a row starts with `[` */
+  if (row_of_scalars(r, e, row, &lz) < 0) return lz ? expected(r, "a value", lz) : -1;
   return 0;
 }
 
@@ -645,7 +656,8 @@ static int empty(struct incflat_reader *r, struct incflat_value *v) {
     skip(r);
     zero |= d == 0 && !over;
     shape[rank < INCFLAT_MAX_RANK ? rank : INCFLAT_MAX_RANK] = d;
-    big |= over || ++rank > INCFLAT_MAX_RANK;
+    rank++;
+    big |= over || rank > INCFLAT_MAX_RANK;
   }
   if (!rank) return expected(r, "a dimension such as [0]", r->pos);
   w = word_len(r, r->pos);
@@ -792,7 +804,7 @@ int incflat_read_value(struct incflat_reader *r, struct incflat_value *out, char
   int rc;
   r->err = errlen ? err : none;
   r->errlen = errlen ? errlen : 1;
-  r->err[0] = 0;
+  message(r);
   memset(out, 0, sizeof *out);
   skip(r);
   set_mark(r);
@@ -803,7 +815,8 @@ int incflat_read_value(struct incflat_reader *r, struct incflat_value *out, char
     rc = rc < 0 ? -1 : 1;
   }
   if (r->oom || r->io_error) { /* the input was cut short, not malformed */
-    snprintf(r->err, r->errlen, "%s after byte offset %llu", r->oom ? "out of memory reading the input" :
+    message(r);
+    append(r, "%s after byte offset %llu", r->oom ? "out of memory reading the input" :
              "cannot read the input", (unsigned long long)(r->base + r->len));
     rc = -1;
   }
@@ -891,7 +904,7 @@ static int candidate(const struct digits *x, int n, char *dig, int *e) {
    tries one and two digits less than the most first (what most values need). */
 static int shortest(double x, int f32, char *dig) {
   struct digits all;
-  char try[24];
+  char trial[24];
   int lo = 1, e, exponent;
   size_t n;
   all.lopsided = frexp(x, &exponent) == 0.5;
@@ -902,7 +915,7 @@ static int shortest(double x, int f32, char *dig) {
   strcpy(dig, all.dig); /* all.n digits always read back */
   e = all.e;
   for (int hi = all.n, mid = hi - 1, f; lo < hi; mid = hi == all.n - 1 ? hi - 1 : (lo + hi) / 2) {
-    if (candidate(&all, mid, try, &f)) hi = mid, strcpy(dig, try), e = f;
+    if (candidate(&all, mid, trial, &f)) hi = mid, strcpy(dig, trial), e = f;
     else lo = mid + 1;
   }
   for (n = strlen(dig); n > 1 && dig[n - 1] == '0'; n--) e++;
@@ -917,7 +930,7 @@ static int float_text(char *s, double x, int f32) {
   char dig[24], *o = s;
   double ax = fabs(x);
   int e = 0, n, sci;
-  if (x != x) return sprintf(s, "%s.nan", suffix);
+  if (isnan(x)) return sprintf(s, "%s.nan", suffix);
   if (isinf(x)) return sprintf(s, "%s%s.inf", x < 0 ? "-" : "", suffix);
   if (ax == 0) strcpy(dig, "0");
   else e = shortest(ax, f32, dig);

@@ -37,7 +37,8 @@ void incflat_value_free(struct incflat_value *v);   /* frees the elements; the s
 
 /* A reader of values, text and binary mixed, from a stream or from memory. */
 struct incflat_reader;
-struct incflat_reader *incflat_reader_file(FILE *f); /* reads f to its end as values are asked for */
+struct incflat_reader *incflat_reader_file(FILE *f); /* reads f in large blocks, as values are asked for:
+                                                        for a whole stdin, not for a conversation */
 struct incflat_reader *incflat_reader_memory(const void *data, size_t len); /* data must outlive the reader */
 void incflat_reader_free(struct incflat_reader *r);   /* does not close the stream */
 
