@@ -8,53 +8,53 @@ from incflat.ir.runtime.prims import PRIMS
 
 def expression(e) -> str:
     """An expression's Python text."""
-    if isinstance(e, H.Var):
-        return e.name
-    if isinstance(e, H.Scalar):
-        spelling = PRIMS[e.prim].numpy_spelling
-        if e.prim == "bool":
-            return f"np.bool_({bool(e.value)})"
-        if PRIMS[e.prim].is_float:
-            return f"{spelling}(float({str(e.value)!r}))"  # inf and nan too
-        return f"{spelling}({e.value!r})"
-    if isinstance(e, H.Lit):
-        return repr(e.value)
-    if isinstance(e, H.Dtype):
-        return PRIMS[e.prim].numpy_spelling
-    if isinstance(e, H.Tuple):
-        return "(" + "".join(expression(a) + ", " for a in e.items) + ")"
-    if isinstance(e, H.List):
-        return "[" + ", ".join(expression(a) for a in e.items) + "]"
-    if isinstance(e, H.Call):
-        args = [expression(a) for a in e.args] + [f"{k}={expression(v)}" for k, v in e.kwargs]
-        return f"{e.fn}({', '.join(args)})"
-    if isinstance(e, H.Field):
-        return f"ctx.{e.name}"
-    if isinstance(e, H.Param):
-        return f"ctx.values[{e.name!r}]"
-    if isinstance(e, H.Cast):
-        return f"{PRIMS[e.prim].numpy_spelling}({expression(e.value)})"
-    if isinstance(e, H.Op):
-        return f"({expression(e.x)} {e.op} {expression(e.y)})"
-    if isinstance(e, H.Unary):
-        return f"({e.op}{expression(e.x)})"
-    if isinstance(e, H.Cond):
-        return f"({expression(e.then)} if {expression(e.cond)} else {expression(e.otherwise)})"
-    if isinstance(e, H.Shape):
-        return f"{expression(e.array)}.shape" + ("" if e.dim is None else f"[{e.dim}]")
-    if isinstance(e, H.Method):
-        return f"{expression(e.obj)}.{e.name}({', '.join(expression(a) for a in e.args)})"
-    if isinstance(e, H.Buffer):
-        return f"{expression(e.array)}.buf"
-    if isinstance(e, H.IndexArgs):
-        return f"*{expression(e.array)}.{'flat_index_args' if e.flat else 'index_args'}()"
-    if isinstance(e, H.Spread):
-        return f"*{expression(e.value)}"
-    if isinstance(e, H.Stride):
-        return f"{expression(e.array)}.strides[{e.dim}]"
-    if isinstance(e, H.Offset):
-        return f"{expression(e.array)}.offset"
-    raise TypeError(f"not a host expression: {e!r}")
+    spell = EXPRESSIONS.get(type(e))
+    if spell is None:
+        raise TypeError(f"not a host expression: {e!r}")
+    return spell(e)
+
+
+def _scalar(e: H.Scalar) -> str:
+    prim = PRIMS[e.prim]
+    if e.prim == "bool":
+        return f"np.bool_({bool(e.value)})"
+    value = f"float({str(e.value)!r})" if prim.is_float else repr(e.value)  # inf and nan too
+    return f"{prim.numpy_spelling}({value})"
+
+
+def _call(e: H.Call) -> str:
+    args = [expression(a) for a in e.args] + [f"{k}={expression(v)}" for k, v in e.kwargs]
+    return f"{e.fn}({', '.join(args)})"
+
+
+def _of(array, suffix: str) -> str:
+    return expression(array) + suffix
+
+
+# Each class of expression's printing: the runtime's arrays are DeviceArrays (buf, offset, strides), the run's
+# context is `ctx`.
+EXPRESSIONS = {
+    H.Var: lambda e: e.name,
+    H.Scalar: _scalar,
+    H.Lit: lambda e: repr(e.value),
+    H.Dtype: lambda e: PRIMS[e.prim].numpy_spelling,
+    H.Tuple: lambda e: "(" + "".join(expression(a) + ", " for a in e.items) + ")",
+    H.List: lambda e: "[" + ", ".join(expression(a) for a in e.items) + "]",
+    H.Call: _call,
+    H.Field: lambda e: f"ctx.{e.name}",
+    H.Param: lambda e: f"ctx.values[{e.name!r}]",
+    H.Cast: lambda e: f"{PRIMS[e.prim].numpy_spelling}({expression(e.value)})",
+    H.Op: lambda e: f"({expression(e.x)} {e.op} {expression(e.y)})",
+    H.Unary: lambda e: f"({e.op}{expression(e.x)})",
+    H.Cond: lambda e: f"({expression(e.then)} if {expression(e.cond)} else {expression(e.otherwise)})",
+    H.Shape: lambda e: _of(e.array, ".shape" + ("" if e.dim is None else f"[{e.dim}]")),
+    H.Method: lambda e: _of(e.obj, f".{e.name}({', '.join(expression(a) for a in e.args)})"),
+    H.Stride: lambda e: _of(e.array, f".strides[{e.dim}]"),
+    H.Offset: lambda e: _of(e.array, ".offset"),
+    H.Buffer: lambda e: _of(e.array, ".buf"),
+    H.IndexArgs: lambda e: "*" + _of(e.array, ".flat_index_args()" if e.flat else ".index_args()"),
+    H.Spread: lambda e: "*" + expression(e.value),
+}
 
 
 def statements(out: PyEmitter, stms) -> None:
