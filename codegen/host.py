@@ -91,6 +91,16 @@ class HostWriter:
         """A host variable's value; one that a kernel left on the device is read back."""
         return H.Call("to_host", (CTX, H.Var(name))) if name in self.device_scalars else H.Var(name)
 
+    def host_type(self, v: S.Var):
+        """A variable's host IR type: an array (a scalar a kernel left on the device is one of rank 0), else its
+        primitive type."""
+        if isinstance(v.type, Array):
+            return H.ArrayType(v.type.elem.name, v.type.rank)
+        return H.ArrayType(v.type.name, 0) if v.name in self.device_scalars else v.type.name
+
+    def host_types(self, variables) -> tuple:
+        return tuple(self.host_type(v) for v in variables)
+
     def dim(self, d) -> H.Exp:
         return H.Lit(d) if isinstance(d, int) else self.scalar(d)
 
@@ -115,7 +125,7 @@ class HostWriter:
         self.size_params.append(Param(name, THREAD_BLOCK_SIZE))
         names = tuple(k.name for k in kernels)
         size = H.Call("ctx.size", (H.Lit(name), H.Field("group_size"), H.Field("max_group_size")))
-        self.stms.append(H.Assign("group_size", H.Call("ctx.kernel_group_size", (H.Lit(names), size))))
+        self.stms.append(H.Assign("group_size", H.Call("ctx.kernel_group_size", (H.Lit(names), size)), H.INT))
 
     def groups_per_segment(self, kernel: str, how: str = "groups_per_segment"):
         """How many workgroups (or threads) share a segment, from the kernel's grid size."""
@@ -123,7 +133,7 @@ class HostWriter:
         if param not in self.size_params:
             self.size_params.append(param)
         size = H.Call("ctx.size", (H.Lit(param.name), H.Field("num_groups"), H.Op("-", H.Op("**", H.Lit(2), H.Lit(31)), H.Lit(1))))
-        self.stms.append(H.Assign("gps", H.Call(how, (H.Var("segments"), H.Var("width"), size, H.Var("group_size")))))
+        self.stms.append(H.Assign("gps", H.Call(how, (H.Var("segments"), H.Var("width"), size, GROUP_SIZE)), H.INT))
 
     def entry(self, f: S.FunDef):
         self.entry_name = f.name
@@ -136,7 +146,7 @@ class HostWriter:
                 if isinstance(p.type, Array):
                     for k, d in enumerate(p.type.shape):
                         if isinstance(d, str) and d not in bound:
-                            self.stms.append(H.Assign(d, H.Cast("i64", H.Shape(H.Var(p.name), k))))
+                            self.stms.append(H.Assign(d, H.Cast("i64", H.Shape(H.Var(p.name), k)), "i64"))
                             bound.add(d)
                         else:
                             size = H.Lit(d) if isinstance(d, int) else H.Var(d)
@@ -144,7 +154,8 @@ class HostWriter:
                                 size, H.Shape(H.Var(p.name), k), H.Lit(user_name(str(d))), H.Lit(user_name(p.name))))))
             self.body(f.body)
             self.stms.append(H.Return(tuple(self.atom(a) for a in f.body.result)))
-        self.entries.append(H.Def(f.name, tuple(p.name for p in f.params), tuple(body)))
+        self.entries.append(H.Def(f.name, tuple(p.name for p in f.params), tuple(self.host_type(p) for p in f.params),
+                                  tuple(body)))
 
     def body(self, body: S.Body):
         outer, self.fresh_arrays = self.fresh_arrays, set()
@@ -193,7 +204,8 @@ class HostWriter:
             updates = tuple(H.Tuple((self.index_tuple(u.exp.idxs), H.Var(u.exp.value.name), where(u.loc)))
                             for u, _ in self.chain)
             self.stms.append(H.Assign(stm.pat[0].name, H.Call(
-                "update_many", (CTX, H.Var(first.exp.arr.name), H.Tuple(updates)), (("in_place", H.Lit(in_place)),))))
+                "update_many", (CTX, H.Var(first.exp.arr.name), H.Tuple(updates)), (("in_place", H.Lit(in_place)),)),
+                self.host_type(stm.pat[0])))
             self.chain = []
         return True
 
@@ -207,8 +219,8 @@ class HostWriter:
         """Writes one statement by the rule of its expression's class (TABLE)."""
         value = TABLE.rule(stm.exp)(self, stm.exp, stm.pat, stm.loc)
         if value is not None:
-            self.stms.append(H.Assign(stm.pat[0].name, value) if len(stm.pat) == 1
-                             else H.Bind(tuple(p.name for p in stm.pat), (value,), unpack=True))
+            self.stms.append(H.Assign(stm.pat[0].name, value, self.host_type(stm.pat[0])) if len(stm.pat) == 1
+                             else H.Bind(tuple(p.name for p in stm.pat), (value,), self.host_types(stm.pat), unpack=True))
 
     # The rules of TABLE: rule(writer, e, pat, loc) -> the Python expression of e's value, which the statement
     # binds pat to, or None where the rule writes the statement's code itself.
@@ -312,7 +324,8 @@ class HostWriter:
                     (flags,), loc)
         arrays = H.List(tuple(H.Var(a.name) for a in e.arrs))
         self.stms.append(H.Bind(tuple(p.name for p in pat),
-                                (H.Call("compact", (CTX, H.Var(flags.name), arrays, where(loc))),), unpack=True))
+                                (H.Call("compact", (CTX, H.Var(flags.name), arrays, where(loc))),), self.host_types(pat),
+                                unpack=True))
 
     def if_(self, e: S.If, pat, loc) -> None:
         self.if_else(self.atom(e.cond), lambda: self.branch(e.then, pat), lambda: self.branch(e.else_, pat))
@@ -361,14 +374,14 @@ class HostWriter:
         inits = [H.Call("manifest", (CTX, H.Var(a.name)))
                  if isinstance(r, S.Var) and r.name in chains and not self.owned(a.name)
                  else self.atom(a) for a, r in zip(e.init, e.body.result)]
-        self.stms.append(H.Bind(tuple(params), tuple(inits)))
+        self.stms.append(H.Bind(tuple(params), tuple(inits), self.host_types(e.params)))
         with self.nested() as body:
             self.loop_sizes(e)
             if isinstance(e.form, S.WhileLoop):
                 self.body(e.form.cond)
                 self.if_else(H.Unary("not ", self.atom(e.form.cond.result[0])), lambda: self.stms.append(H.Break()))
             self.body(e.body)
-            self.stms.append(H.Bind(tuple(params), tuple(self.atom(a) for a in e.body.result)))
+            self.stms.append(H.Bind(tuple(params), tuple(self.atom(a) for a in e.body.result), self.host_types(e.params)))
         if isinstance(e.form, S.ForLoop):
             i = e.form.i
             self.stms.append(H.For(i.name, i.type.name, self.atom(e.form.bound), tuple(body)))
@@ -376,22 +389,22 @@ class HostWriter:
             self.stms.append(H.While(tuple(body)))
         self.loop_sizes(e)
         final = [H.Cast("i64", H.Var(n)) for n in e.size_params] + [H.Var(p) for p in params]
-        self.stms.append(H.Bind(tuple(p.name for p in pat), tuple(final)))
+        self.stms.append(H.Bind(tuple(p.name for p in pat), tuple(final), self.host_types(pat)))
 
     def loop_sizes(self, e: S.Loop):
         """Binds the loop's size parameters from the current parameters' shapes."""
         for n in e.size_params:
             for p in e.params:
                 if isinstance(p.type, Array) and n in p.type.shape:
-                    self.stms.append(H.Assign(n, H.Cast("i64", H.Shape(H.Var(p.name), p.type.shape.index(n)))))
+                    self.stms.append(H.Assign(n, H.Cast("i64", H.Shape(H.Var(p.name), p.type.shape.index(n))), "i64"))
                     break
 
     def branch(self, body: S.Body, pat):
         """A branch's statements, and pat bound to its results."""
         self.body(body)
         values = tuple(self.passed(p, a) for p, a in zip(pat, body.result))
-        self.stms.append(H.Assign(pat[0].name, values[0]) if len(pat) == 1
-                         else H.Bind(tuple(p.name for p in pat), values, unpack=False))
+        self.stms.append(H.Assign(pat[0].name, values[0], self.host_type(pat[0])) if len(pat) == 1
+                         else H.Bind(tuple(p.name for p in pat), values, self.host_types(pat)))
 
     def passed(self, target: S.Var, a) -> H.Exp:
         """The value of `a` for `target`: a scalar in device memory stays there if the target does too."""
@@ -420,7 +433,7 @@ class HostWriter:
                                                   dtype(t), where(loc)))
             else:
                 made = H.Call("ctx.empty", (self.shape(t), dtype(t), where(loc)), layout)
-            self.stms.append(H.Assign(p.name, made))
+            self.stms.append(H.Assign(p.name, made, self.host_type(p)))
         return [p.name for p in pat]
 
     def region_args(self, placed) -> tuple:
@@ -439,7 +452,7 @@ class HostWriter:
     def launch(self, kernel: Kernel, global_size, args, reach):
         """reach: a bound on the flat indices the kernel forms (its iteration space, and how far past it a
         thread's last look-ahead goes), which picks the kernel's index type."""
-        self.stms.append(H.Assign("global_size", global_size))
+        self.stms.append(H.Assign("global_size", global_size, H.INT))
         self.stms.append(H.Do(H.Call("ctx.launch", (H.Lit(kernel.name), GLOBAL_SIZE, GROUP_SIZE, *args, reach))))
 
     def widths(self, ctx) -> list:
@@ -454,16 +467,18 @@ class HostWriter:
         k = segops.segmap_kernel(name, e, loc, self.errors, self.computed_arrays)
         self.add_kernels(k)
         for array, inner in coalescing.coalesced_inputs(e).items():
-            self.stms.append(H.Assign(array, H.Call("coalesced", (CTX, H.Var(array), H.Lit(inner)))))
+            self.stms.append(H.Assign(array, H.Call("coalesced", (CTX, H.Var(array), H.Lit(inner))),
+                                      self.host_type(free_in_exp(e)[array])))
         outs = self.alloc_outputs(pat, e.types, loc, len(e.ctx), coalescing.interleaved_results(e))
-        self.stms.append(H.Assign("space", H.product(self.widths(e.ctx))))
+        self.stms.append(H.Assign("space", H.product(self.widths(e.ctx)), H.INT))
         level0 = T.level0_segops(e.body)  # the intra-group version
         if level0:  # a workgroup per point, as wide as the widest level-0 segop or as the kernel can be
             # (its registers may allow fewer threads than the device's most: its threads then take several
             # elements each)
             widest = H.Call("max", (*(H.product(self.widths(op.ctx)) for op in level0), H.Lit(1)))
             size = H.Call("min", (widest, H.Field("max_group_size")))
-            self.stms.append(H.Assign("group_size", H.Call("ctx.kernel_group_size", (H.List((H.Lit(k.name),)), size))))
+            self.stms.append(H.Assign("group_size", H.Call("ctx.kernel_group_size", (H.List((H.Lit(k.name),)), size)),
+                                      H.INT))
             self.launch(k, H.Op("*", SPACE, GROUP_SIZE), self.args(k, outs), SPACE)
         else:
             self.group_size(name, [k])
@@ -483,8 +498,9 @@ class HostWriter:
         reads = [H.Var(n) for n, v in free_in_exp(e).items()
                  if isinstance(v.type, Array) and n not in self.computed_arrays]
         self.stms.append(H.Assign(out, H.Call("destination", (CTX, H.Var(s.dest.name),
-                                                              H.Lit(self.writable(scatter.pat)), *reads))))
-        self.stms.append(H.Assign("space", self.widths(e.ctx[:1])[0]))
+                                                              H.Lit(self.writable(scatter.pat)), *reads)),
+                                  self.host_type(scatter.pat[0])))
+        self.stms.append(H.Assign("space", self.widths(e.ctx[:1])[0], H.INT))
         self.group_size(name, [k])
         self.launch(k, rounded(SPACE), self.args(k, [out]), H.Call("max", (SPACE, H.Shape(H.Var(out), 0))))
 
@@ -497,9 +513,9 @@ class HostWriter:
         self.size_params.append(param)
         widths = self.widths(e.ctx)
         tile = H.Var("tile")
-        self.stms.append(H.Assign("tile", H.Call("ctx.tile_size", (H.Lit(name), H.Lit(param.name)))))
-        self.stms.append(H.Assign("group_size", H.Op("*", tile, tile)))
-        self.stms.append(H.Assign("space", H.product(widths)))
+        self.stms.append(H.Assign("tile", H.Call("ctx.tile_size", (H.Lit(name), H.Lit(param.name))), H.INT))
+        self.stms.append(H.Assign("group_size", H.Op("*", tile, tile), H.INT))
+        self.stms.append(H.Assign("space", H.product(widths), H.INT))
         blocks = H.product(widths[:-2] + [H.Call("ceil_div", (w, tile)) for w in widths[-2:]])
         self.launch(k, H.Op("*", blocks, GROUP_SIZE), self.args(k, outs), SPACE)
 
@@ -514,16 +530,16 @@ class HostWriter:
         self.add_kernels(local, direct)
         out = pat[0].name
         if self.owned(e.dest.name):  # no one else reads its buffer: updated in place
-            self.stms.append(H.Assign(out, H.Var(e.dest.name)))
+            self.stms.append(H.Assign(out, H.Var(e.dest.name), self.host_type(pat[0])))
         else:
-            self.stms.append(H.Assign(out, H.Call("manifest", (CTX, H.Var(e.dest.name)))))
+            self.stms.append(H.Assign(out, H.Call("manifest", (CTX, H.Var(e.dest.name))), self.host_type(pat[0])))
         self.group_size(name, [local, direct])
-        self.stms.append(H.Bind(("space", "bins"), (self.widths([e])[0], H.Shape(H.Var(out), 0))))
+        self.stms.append(H.Bind(("space", "bins"), (self.widths([e])[0], H.Shape(H.Var(out), 0)), (H.INT, H.INT)))
         grid = Param(size_name(self.entry_name, name, GRID_SIZE), GRID_SIZE)
         self.size_params.append(grid)
         groups = H.Var("groups")
         grid_size = H.Call("ctx.size", (H.Lit(grid.name), H.Field("num_groups"), H.Op("-", H.Op("**", H.Lit(2), H.Lit(31)), H.Lit(1))))
-        self.stms.append(H.Assign("groups", H.Call("min", (H.Call("ceil_div", (SPACE, GROUP_SIZE)), grid_size))))
+        self.stms.append(H.Assign("groups", H.Call("min", (H.Call("ceil_div", (SPACE, GROUP_SIZE)), grid_size)), H.INT))
         size = PRIMS[e.dest.type.elem.name].size
         bins = H.Var("bins")
         fits = H.Op("and", H.Op("<=", H.Op("*", bins, H.Lit(size)), H.Op("//", H.Field("local_mem_size"), H.Lit(2))),
@@ -541,25 +557,28 @@ class HostWriter:
         outs = self.alloc_outputs(pat, e.types, loc)
         per_thread = sum(CTYPE_SIZES[c] * (scan.chunk + 2) + 1 for c in neutral_ctypes(e))
         self.group_size(name, kernels)
-        self.stms.append(H.Assign("group_size", H.Call("ctx.fit_local", (GROUP_SIZE, H.Lit(per_thread)))))
-        self.stms.append(H.Assign("space", H.product(self.widths(e.ctx))))
+        self.stms.append(H.Assign("group_size", H.Call("ctx.fit_local", (GROUP_SIZE, H.Lit(per_thread))), H.INT))
+        self.stms.append(H.Assign("space", H.product(self.widths(e.ctx)), H.INT))
         blocks = H.Var("blocks")
         chunk = H.Lit(scan.chunk)
-        self.stms.append(H.Assign("blocks", H.Call("ceil_div", (SPACE, H.Op("*", GROUP_SIZE, chunk)))))
+        self.stms.append(H.Assign("blocks", H.Call("ceil_div", (SPACE, H.Op("*", GROUP_SIZE, chunk))), H.INT))
         reach = H.Op("*", H.Op("*", blocks, GROUP_SIZE), chunk)
         if len(kernels) == 1:
             self.launch(scan, H.Op("*", blocks, GROUP_SIZE), self.args(scan, outs), reach)
             return
-        totals, prefixes = [f"totals{i}" for i in range(len(outs))], [f"prefixes{i}" for i in range(len(outs))]
+        # (named after the kernel: each segscan's temporaries are variables of their own types)
+        totals, prefixes = [f"{name}_totals{i}" for i in range(len(outs))], [f"{name}_prefixes{i}" for i in range(len(outs))]
+        flags = f"{name}_total_flags"
         for t, p, a in zip(totals, prefixes, e.neutral):
-            self.stms.append(H.Assign(t, H.Call("ctx.empty", (H.Tuple((blocks,)), dtype(a.type)))))
-            self.stms.append(H.Assign(p, H.Call("ctx.empty", (H.Tuple((blocks,)), dtype(a.type)))))
-        self.stms.append(H.Assign("total_flags", H.Call("ctx.empty", (H.Tuple((blocks,)), H.Dtype("u8")))))
+            for made in (t, p):
+                self.stms.append(H.Assign(made, H.Call("ctx.empty", (H.Tuple((blocks,)), dtype(a.type))),
+                                          H.ArrayType(a.type.name, 1)))
+        self.stms.append(H.Assign(flags, H.Call("ctx.empty", (H.Tuple((blocks,)), H.Dtype("u8"))), H.ArrayType("u8", 1)))
 
         def block_totals():
-            self.launch(kernels[0], H.Op("*", blocks, GROUP_SIZE), self.args(kernels[0], [], totals + ["total_flags"]),
+            self.launch(kernels[0], H.Op("*", blocks, GROUP_SIZE), self.args(kernels[0], [], totals + [flags]),
                         reach)
-            self.launch(kernels[1], GROUP_SIZE, self.args(kernels[1], prefixes, totals + ["total_flags"], "blocks"),
+            self.launch(kernels[1], GROUP_SIZE, self.args(kernels[1], prefixes, totals + [flags], "blocks"),
                         reach)
         self.if_else(H.Op(">", blocks, H.Lit(1)), block_totals)
         self.launch(scan, H.Op("*", blocks, GROUP_SIZE), self.args(scan, outs, prefixes), reach)
@@ -572,20 +591,20 @@ class HostWriter:
         self.group_size(name, [k1, k3, k4])
         segments, width, gps = H.Var("segments"), H.Var("width"), H.Var("gps")
         self.stms.append(H.Bind(("segments", "width"), (H.product(self.widths(e.ctx[:-1]) or [H.Lit(1)]),
-                                                        self.widths(e.ctx[-1:])[0])))
+                                                        self.widths(e.ctx[-1:])[0]), (H.INT, H.INT)))
         space = H.Op("*", segments, width)
         # the segment's arrays' strides, where the host knows them: whether they are all 1
         strides = [st.host for st in k3.inner_strides]
         contiguous = (H.Lit(False) if None in strides else
                       H.Lit(True) if not strides else
                       functools.reduce(lambda a, b: H.Op("and", a, b), [H.Op("==", st, H.Lit(1)) for st in strides]))
-        parts = [f"part{i}" for i in range(len(outs))]
+        parts = [f"{name}_part{i}" for i in range(len(outs))]  # (each segred's of their own types)
         beyond = H.Op("+", space, H.Op("*", H.Lit(4), GLOBAL_SIZE))  # (a look-ahead of four elements a thread)
 
         def partial_results():
             for part, a in zip(parts, e.neutral):
                 self.stms.append(H.Assign(part, H.Call("ctx.empty", (H.Tuple((H.Op("*", segments, gps),)),
-                                                                     dtype(a.type)))))
+                                                                     dtype(a.type))), H.ArrayType(a.type.name, 1)))
 
         def thread_per_segment():
             self.groups_per_segment(name, "thread_parts")  # a thread per segment (and part)
@@ -603,7 +622,7 @@ class HostWriter:
             block_size = size_name(self.entry_name, name, THREAD_BLOCK_SIZE)
             self.if_else(H.Op("and", H.Op("==", gps, H.Lit(1)), H.Unary("not ", H.Param(block_size))),
                          lambda: self.stms.append(H.Assign("group_size", H.Call("segment_group_size",
-                                                                                 (GROUP_SIZE, width)))))
+                                                                                 (GROUP_SIZE, width)), H.INT)))
 
             def in_parts():
                 partial_results()

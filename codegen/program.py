@@ -24,6 +24,7 @@ from incflat.ir import runtime
 from incflat.codegen.cscalar import PRELUDE
 from incflat.codegen.emit import PyEmitter
 from incflat.codegen import pyhost
+from incflat.ir import host as host_ir
 from incflat.codegen.host import HostWriter
 from incflat.ir.runtime.tuning import ContractError, build_forest, defaults_block
 from incflat.ir.thresholds import thresholds
@@ -46,7 +47,8 @@ class GeneratedProgram:
     params: tuple  # ir.runtime.tuning.Param: thresholds, then workgroup, grid and tile sizes
     errors: tuple  # (where, message template) of the run-time errors kernels report, numbered from 1
     entries: tuple  # EntrySignature
-    host_code: str  # Python: `def entry_<name>(ctx, ...)` for each entry point
+    host: tuple  # ir.host.Def of each entry point: the host code, which a backend prints
+    host_code: str  # Python: `def entry_<name>(ctx, ...)` for each entry point (codegen.pyhost)
 
     @property
     def code_size(self) -> int:
@@ -63,12 +65,12 @@ def generate(target: T.Program, checks: bool = True) -> GeneratedProgram:
                                    tuple(unsized_name(t) for t in f.ret)) for f in target.funs)
     return GeneratedProgram(pathlib.Path(target.file).name, tuple(w.kernels),
                             tuple(thresholds(target)) + tuple(w.size_params), tuple(w.errors), entries,
-                            "\n".join(pyhost.entry(d) for d in w.entries))
+                            tuple(w.entries), "\n".join(pyhost.entry(d) for d in w.entries))
 
 
 def verify_generated(program: GeneratedProgram, stage: str = "") -> None:
     """Kernel and parameter names are unique, the thresholds form a version tree, each kernel's argument
-    types match its declarations, and the host code is valid Python."""
+    types match its declarations, the host IR is well formed (ir.host.verify) and its printing valid Python."""
     def fail(message):
         raise IRError(f"after stage {stage}: {message}" if stage else message)
     for what, names in (("kernel", [k.name for k in program.kernels]), ("parameter", [p.name for p in program.params]),
@@ -86,6 +88,11 @@ def verify_generated(program: GeneratedProgram, stage: str = "") -> None:
         names = [f.name for f in k.scalar_fields()]
         if len(set(names)) != len(names):
             fail(f"kernel {k.name} has two scalars of one name")
+    for d in program.host:
+        try:
+            host_ir.verify(d)
+        except ValueError as e:
+            fail(str(e))
     try:
         compile(program.host_code, "<host code>", "exec")
     except SyntaxError as e:

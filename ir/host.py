@@ -13,6 +13,21 @@ from dataclasses import dataclass
 from typing import Optional, Union
 
 
+# ---- types ----
+
+@dataclass(frozen=True)
+class ArrayType:
+    """An array in device memory (a view: buffer, offset, shape, strides); rank 0 for a scalar a kernel left
+    on the device."""
+    prim: str
+    rank: int
+
+
+# A variable's type: an ArrayType, a primitive type's name (a host scalar of that type: "i64", "f32", "bool"),
+# or INT, a host integer (a size, a count, a grid's width: Python's int, C's int64_t).
+INT = "int"
+
+
 # ---- expressions ----
 
 @dataclass(frozen=True)
@@ -166,17 +181,19 @@ def product(factors) -> Exp:
 
 @dataclass(frozen=True)
 class Assign:
-    """`target = value`."""
+    """`target = value`, of type `type` (see ArrayType)."""
     target: str
     value: Exp
+    type: object
 
 
 @dataclass(frozen=True)
 class Bind:
-    """Several targets bound at once from as many values (a loop's state, a branch's results), or from one
-    value holding as many (`values` of one expression and `unpack`)."""
+    """Several targets (of `types`) bound at once from as many values (a loop's state, a branch's results), or
+    from one value holding as many (`values` of one expression and `unpack`)."""
     targets: tuple
     values: tuple
+    types: tuple
     unpack: bool = False
 
 
@@ -234,10 +251,82 @@ class Return:
 
 @dataclass(frozen=True)
 class Def:
-    """An entry point: `entry_<name>(ctx, params...)`."""
+    """An entry point: `entry_<name>(ctx, params...)`, the params of `types`."""
     name: str
     params: tuple
+    types: tuple
     body: tuple
 
 
 Stm = Union[Assign, Bind, Do, If, For, While, Break, Guard, Return]
+
+
+# ---- the verifier ----
+
+def verify(d: Def) -> None:
+    """An entry point's host code is well formed: every variable it reads is bound before (a parameter, or a
+    binding on every path to the read), keeps one type, and every Break is inside a While. Raises ValueError
+    naming the entry point and what is wrong."""
+    def fail(message):
+        raise ValueError(f"host code of entry point {d.name}: {message}")
+
+    def bind(scope, name, t):
+        if t is None:
+            fail(f"{name} is bound without a type")
+        if types.setdefault(name, t) != t:
+            fail(f"{name} is bound as {types[name]} and as {t}")
+        scope.add(name)
+
+    def read(scope, e):
+        if isinstance(e, Var):
+            if e.name not in scope and e.name != "ctx":
+                fail(f"{e.name} is read before it is bound")
+            return
+        if isinstance(e, (tuple, list)):
+            for x in e:
+                read(scope, x)
+            return
+        if hasattr(e, "__dataclass_fields__"):
+            for f in e.__dataclass_fields__:
+                read(scope, getattr(e, f))
+
+    def block(stms, scope, in_loop) -> set:
+        """The names bound after the statements (the scope given, grown)."""
+        for s in stms:
+            if isinstance(s, Assign):
+                read(scope, s.value)
+                bind(scope, s.target, s.type)
+            elif isinstance(s, Bind):
+                read(scope, s.values)
+                if len(s.types) != len(s.targets) or (not s.unpack and len(s.values) != len(s.targets)):
+                    fail(f"binding of {', '.join(s.targets)} has {len(s.values)} values and {len(s.types)} types")
+                for name, t in zip(s.targets, s.types):
+                    bind(scope, name, t)
+            elif isinstance(s, (Do, Return)):
+                read(scope, s.value if isinstance(s, Do) else s.values)
+            elif isinstance(s, (If, Guard)):
+                read(scope, s.cond if isinstance(s, If) else s.par)
+                branches = [block(s.then, set(scope), in_loop)]
+                branches.append(block(s.else_ or (), set(scope), in_loop))
+                scope |= set.intersection(*branches)  # bound on every path
+            elif isinstance(s, For):
+                read(scope, s.bound)
+                inner = set(scope)
+                bind(inner, s.var, s.prim)
+                block(s.body, inner, in_loop)
+            elif isinstance(s, While):
+                block(s.body, set(scope), True)
+            elif isinstance(s, Break):
+                if not in_loop:
+                    fail("break outside a while loop")
+            else:
+                fail(f"not a host statement: {s!r}")
+        return scope
+
+    types = {}
+    if len(d.types) != len(d.params):
+        fail("parameters and their types differ in number")
+    scope = set()
+    for name, t in zip(d.params, d.types):
+        bind(scope, name, t)
+    block(d.body, scope, False)

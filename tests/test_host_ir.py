@@ -60,16 +60,17 @@ def test_every_class_of_the_ir_prints():
     assert set(typing.get_args(H.Stm)) <= set(kinds(STATEMENTS.body))
 
 
-STATEMENTS = H.Def("main", ("xs", "n"), (
-    H.Assign("x", H.Cast("i64", H.Shape(H.Var("xs"), 0))),
-    H.Bind(("a", "b"), (X, N)),
+I64, F32 = "i64", "f32"
+STATEMENTS = H.Def("main", ("xs", "n"), (H.ArrayType(F32, 1), I64), (
+    H.Assign("x", H.Cast("i64", H.Shape(H.Var("xs"), 0)), I64),
+    H.Bind(("a", "b"), (X, N), (I64, I64)),
     H.Do(H.Call("check_sizes", (H.Tuple((N,)), H.Lit("iota"), H.Lit("")))),
-    H.If(H.Op(">", X, H.Lit(0)), (H.Assign("y", X),), (H.Assign("y", N),)),
-    H.For("i", "i32", N, (H.Assign("z", H.Var("i")),)),
+    H.If(H.Op(">", X, H.Lit(0)), (H.Assign("y", X, I64),), (H.Assign("y", N, I64),)),
+    H.For("i", "i32", N, (H.Assign("z", H.Var("i"), "i32"),)),
     H.While((H.If(H.Unary("not ", X), (H.Break(),)),)),
-    H.Guard("main.suff_outer_par_0", "outer", (N,), 0, (H.Assign("r", X),), (H.Assign("r", N),)),
-    H.Guard("main.suff_intra_par_1", "intra", (N, H.Lit(32)), 8, (H.Assign("r", X),), (H.Assign("r", N),)),
-    H.Return((X, N)),
+    H.Guard("main.suff_outer_par_0", "outer", (N,), 0, (H.Assign("r", X, I64),), (H.Assign("r", N, I64),)),
+    H.Guard("main.suff_intra_par_1", "intra", (N, H.Lit(32)), 8, (H.Assign("r", X, I64),), (H.Assign("r", N, I64),)),
+    H.Return((X, N, H.Var("y"), H.Var("r"))),
 ))
 
 
@@ -84,6 +85,21 @@ def test_an_entry_prints_as_valid_python_with_its_guards_records_and_fallback():
     assert "if ctx.cmp('main.suff_intra_par_1', int(n) * int(32)) and ctx.fits_group(" in text
     assert "except (cl.Error, KernelUnavailable) as failure:" in text
     assert "if not done_main_suff_intra_par_1:" in text
+
+
+def test_the_verifier_finds_what_is_wrong():
+    H.verify(STATEMENTS)
+    body = STATEMENTS.body
+    cases = {
+        "z is read before it is bound": body + (H.Do(H.Var("z")),),  # bound only inside the loop
+        "y is bound as i64 and as f32": body + (H.Assign("y", X, F32),),
+        "break outside a while loop": (H.Break(),),
+        "q is read before it is bound": body[:1] + (H.If(X, (H.Assign("q", X, I64),)), H.Return((H.Var("q"),))),
+        "w is bound without a type": body[:1] + (H.Assign("w", X, None),),
+    }
+    for message, stms in cases.items():
+        with pytest.raises(ValueError, match=message):
+            H.verify(dataclasses.replace(STATEMENTS, body=stms))
 
 
 def test_code_generation_prints_the_host_ir_it_builds():
