@@ -132,7 +132,7 @@ class HostWriter:
         param = Param(size_name(self.entry_name, kernel, GRID_SIZE), GRID_SIZE)
         if param not in self.size_params:
             self.size_params.append(param)
-        size = H.Call("ctx.size", (H.Lit(param.name), H.Field("num_groups"), H.Op("-", H.Op("**", H.Lit(2), H.Lit(31)), H.Lit(1))))
+        size = H.Call("ctx.size", (H.Lit(param.name), H.Field("num_groups"), MOST_GROUPS))
         self.stms.append(H.Assign("gps", H.Call(how, (H.Var("segments"), H.Var("width"), size, GROUP_SIZE)), H.INT))
 
     def entry(self, f: S.FunDef):
@@ -220,7 +220,8 @@ class HostWriter:
         value = TABLE.rule(stm.exp)(self, stm.exp, stm.pat, stm.loc)
         if value is not None:
             self.stms.append(H.Assign(stm.pat[0].name, value, self.host_type(stm.pat[0])) if len(stm.pat) == 1
-                             else H.Bind(tuple(p.name for p in stm.pat), (value,), self.host_types(stm.pat), unpack=True))
+                             else H.Bind(tuple(p.name for p in stm.pat), (value,), self.host_types(stm.pat),
+                                         unpack=True))
 
     # The rules of TABLE: rule(writer, e, pat, loc) -> the Python expression of e's value, which the statement
     # binds pat to, or None where the rule writes the statement's code itself.
@@ -324,8 +325,8 @@ class HostWriter:
                     (flags,), loc)
         arrays = H.List(tuple(H.Var(a.name) for a in e.arrs))
         self.stms.append(H.Bind(tuple(p.name for p in pat),
-                                (H.Call("compact", (CTX, H.Var(flags.name), arrays, where(loc))),), self.host_types(pat),
-                                unpack=True))
+                                (H.Call("compact", (CTX, H.Var(flags.name), arrays, where(loc))),),
+                                self.host_types(pat), unpack=True))
 
     def if_(self, e: S.If, pat, loc) -> None:
         self.if_else(self.atom(e.cond), lambda: self.branch(e.then, pat), lambda: self.branch(e.else_, pat))
@@ -381,7 +382,8 @@ class HostWriter:
                 self.body(e.form.cond)
                 self.if_else(H.Unary("not ", self.atom(e.form.cond.result[0])), lambda: self.stms.append(H.Break()))
             self.body(e.body)
-            self.stms.append(H.Bind(tuple(params), tuple(self.atom(a) for a in e.body.result), self.host_types(e.params)))
+            self.stms.append(H.Bind(tuple(params), tuple(self.atom(a) for a in e.body.result),
+                                    self.host_types(e.params)))
         if isinstance(e.form, S.ForLoop):
             i = e.form.i
             self.stms.append(H.For(i.name, i.type.name, self.atom(e.form.bound), tuple(body)))
@@ -538,7 +540,7 @@ class HostWriter:
         grid = Param(size_name(self.entry_name, name, GRID_SIZE), GRID_SIZE)
         self.size_params.append(grid)
         groups = H.Var("groups")
-        grid_size = H.Call("ctx.size", (H.Lit(grid.name), H.Field("num_groups"), H.Op("-", H.Op("**", H.Lit(2), H.Lit(31)), H.Lit(1))))
+        grid_size = H.Call("ctx.size", (H.Lit(grid.name), H.Field("num_groups"), MOST_GROUPS))
         self.stms.append(H.Assign("groups", H.Call("min", (H.Call("ceil_div", (SPACE, GROUP_SIZE)), grid_size)), H.INT))
         size = PRIMS[e.dest.type.elem.name].size
         bins = H.Var("bins")
@@ -567,13 +569,15 @@ class HostWriter:
             self.launch(scan, H.Op("*", blocks, GROUP_SIZE), self.args(scan, outs), reach)
             return
         # (named after the kernel: each segscan's temporaries are variables of their own types)
-        totals, prefixes = [f"{name}_totals{i}" for i in range(len(outs))], [f"{name}_prefixes{i}" for i in range(len(outs))]
+        totals = [f"{name}_totals{i}" for i in range(len(outs))]
+        prefixes = [f"{name}_prefixes{i}" for i in range(len(outs))]
         flags = f"{name}_total_flags"
         for t, p, a in zip(totals, prefixes, e.neutral):
             for made in (t, p):
                 self.stms.append(H.Assign(made, H.Call("ctx.empty", (H.Tuple((blocks,)), dtype(a.type))),
                                           H.ArrayType(a.type.name, 1)))
-        self.stms.append(H.Assign(flags, H.Call("ctx.empty", (H.Tuple((blocks,)), H.Dtype("u8"))), H.ArrayType("u8", 1)))
+        self.stms.append(H.Assign(flags, H.Call("ctx.empty", (H.Tuple((blocks,)), H.Dtype("u8"))),
+                                  H.ArrayType("u8", 1)))
 
         def block_totals():
             self.launch(kernels[0], H.Op("*", blocks, GROUP_SIZE), self.args(kernels[0], [], totals + [flags]),
@@ -598,8 +602,8 @@ class HostWriter:
         contiguous = (H.Lit(False) if None in strides else
                       H.Lit(True) if not strides else
                       functools.reduce(lambda a, b: H.Op("and", a, b), [H.Op("==", st, H.Lit(1)) for st in strides]))
-        parts = [f"{name}_part{i}" for i in range(len(outs))]  # (each segred's of their own types)
-        beyond = H.Op("+", space, H.Op("*", H.Lit(4), GLOBAL_SIZE))  # (a look-ahead of four elements a thread)
+        parts = [f"{name}_part{i}" for i in range(len(outs))]  # (named after the kernel: of its types)
+        beyond = H.Op("+", space, H.Op("*", H.Lit(4), GLOBAL_SIZE))
 
         def partial_results():
             for part, a in zip(parts, e.neutral):
@@ -631,9 +635,10 @@ class HostWriter:
             self.if_else(H.Op("==", gps, H.Lit(1)),
                          lambda: self.launch(k1, H.Op("*", segments, GROUP_SIZE), self.args(k1, outs, outs), beyond),
                          in_parts)
-        few = H.Op(">=", segments, H.Lit(32))
+        many = H.Op(">=", segments, H.Lit(32))
         narrow = H.Op("or", H.Op("<", width, GROUP_SIZE), H.Unary("not ", contiguous))
-        self.if_else(H.Op("and", few, narrow), thread_per_segment, groups_per_segment)  # a thread, or workgroups, a segment
+        # a thread a segment where there are many narrow (or strided) ones, else workgroups a segment
+        self.if_else(H.Op("and", many, narrow), thread_per_segment, groups_per_segment)
 
 
 def rounded(count) -> H.Exp:
@@ -653,6 +658,7 @@ def dtype(t) -> H.Dtype:
 
 CTX = H.Var("ctx")  # the run's context, which the runtime's functions take first
 SPACE, GROUP_SIZE, GLOBAL_SIZE = H.Var("space"), H.Var("group_size"), H.Var("global_size")
+MOST_GROUPS = H.Op("-", H.Op("**", H.Lit(2), H.Lit(31)), H.Lit(1))  # a grid size's bound
 
 
 # ---- which versions code can be generated for ----

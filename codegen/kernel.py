@@ -1,11 +1,11 @@
 """A kernel as code generation builds it: typed parameter records, the statements of its body, its source.
 
 Each parameter record knows the C declarations of its memory arguments, its scalars (typed `ScalarField`s, which
-travel in one struct argument per kernel, so that the host packs them without looking at C text) and the Python
-host IR expressions (ir/host.py) the host passes for both at a launch (given the launch's `Launch`). Arrays inside kernels are views
-(`View`): a buffer, an element offset, and a size and a stride per dimension. A view's strides are `CExpr`s: C
-text that also carries the host IR expression of the same value on the host, where the host can compute it (the
-strides of an array it passes), so that the host can test them without reading C back.
+travel in one struct argument per kernel, so that the host packs them without looking at C text) and the host
+IR expressions (ir/host.py) the host passes for both at a launch (given the launch's `Launch`). Arrays inside
+kernels are views (`View`): a buffer, an element offset, and a size and a stride per dimension. A view's
+strides are `CExpr`s: C text that also carries the host IR expression of the same value, where the host can
+compute it (the strides of an array it passes), so that the host can test them without reading C back.
 """
 
 from __future__ import annotations

@@ -103,8 +103,8 @@ def _reads_between(body: S.Body, binder: dict, made: int, t: int, links: set):
 
 def _leaves(stm: S.Stm, k: int):
     """The segmaps that make result k of stm, through its guards' versions: (their result's name, the arrays
-    their kernel reads pointwise, every array it reads, the dimensions of its context). A version whose result something else makes, or that
-    runs anything but scalar statements after making it, has none."""
+    their kernel reads pointwise, every array it reads, the dimensions of its context). A version whose result
+    something else makes, or that runs anything but scalar statements after making it, has none."""
     e = stm.exp
     if isinstance(e, T.Guard):
         for body in (e.then, e.else_):
