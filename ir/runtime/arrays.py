@@ -17,8 +17,8 @@ from .prims import PRIMS
 from .scalars import prelude_function
 
 __all__ = ["DeviceArray", "array_literal", "ceil_div", "check_assertion", "check_coercion", "check_size",
-           "check_sizes", "coalesced", "compact", "concat", "constant_array", "destination",
-           "groups_per_segment", "index", "int_div", "int_pow", "iota", "manifest", "prim_call", "replicate", "reshape", "rotate", "scatter",
+           "check_sizes", "coalesced", "compact", "concat", "constant_array", "destination", "groups_per_segment",
+           "index", "int_div", "int_pow", "iota", "manifest", "prim_call", "replicate", "reshape", "rotate", "scatter",
            "segment_group_size", "thread_parts", "to_host", "wrap"]
 
 NP_DTYPES = {p.dtype: p.dtype for p in PRIMS.values()}  # np.dtype(t), made once, for each dtype and type
