@@ -536,7 +536,7 @@ class HostWriter:
         else:
             self.stms.append(H.Assign(out, H.Call("manifest", (CTX, H.Var(e.dest.name))), self.host_type(pat[0])))
         self.group_size(name, [local, direct])
-        self.stms.append(H.Bind(("space", "bins"), (self.widths([e])[0], H.Shape(H.Var(out), 0)), (H.INT, H.INT)))
+        self.stms.append(H.Bind(("space", "bins"), (H.Call("int", (self.atom(e.width),)), H.Shape(H.Var(out), 0)), (H.INT, H.INT)))
         grid = Param(size_name(self.entry_name, name, GRID_SIZE), GRID_SIZE)
         self.size_params.append(grid)
         groups = H.Var("groups")

@@ -14,6 +14,7 @@ its target.
 from dataclasses import dataclass
 
 from incflat.codegen import coalescing, tiling
+from incflat.codegen.host_bodies import scalar_statement
 from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.analysis import free_in_body, free_in_exp
@@ -111,7 +112,7 @@ def _leaves(stm: S.Stm, k: int):
             r = body.result[k]
             t = next((t for t, s in enumerate(body.stms) if isinstance(r, S.Var)
                       and any(p.name == r.name for p in s.pat)), None)
-            if t is not None and all(_scalar(s) for s in body.stms[t + 1:]):
+            if t is not None and all(scalar_statement(s) for s in body.stms[t + 1:]):
                 inner = body.stms[t]
                 yield from _leaves(inner, [p.name for p in inner.pat].index(r.name))
     elif (isinstance(e, T.SegMap) and e.level == 1 and tiling.tile_plan(e) is None
@@ -121,15 +122,11 @@ def _leaves(stm: S.Stm, k: int):
         yield stm.pat[k].name, {a for a in reads if _pointwise(e.ctx, e.body, a)}, reads, len(e.ctx)
 
 
-def _scalar(stm: S.Stm) -> bool:
-    return isinstance(stm.exp, (S.AtomExp, S.BinOp, S.UnOp, S.PrimCall)) and all(
-        isinstance(p.type, Scalar) for p in stm.pat)
-
-
-def _pointwise(ctx: tuple, body: S.Body, array: str) -> bool:
+def _pointwise(ctx: tuple, body: S.Body, array: str, rows_allowed: bool = True) -> bool:
     """Whether each point of a segop's context reads `array` only at that point: the array is bound level by
-    level down to its innermost parameters, which are scalars, or (an intra-group version) rows that one
-    workgroup-level segmap, the body's last and the one making its results, reads pointwise in turn."""
+    level down to its innermost parameters, which are scalars, or (an intra-group version, `rows_allowed`)
+    rows that one workgroup-level segmap, the body's last and the one making its results, reads pointwise in
+    turn, down to scalars."""
     names, seen, between = {array}, {array}, set()
     for level, b in enumerate(ctx):
         bound = {p.name for p, a in zip(b.params, b.arrs) if isinstance(a, S.Var) and a.name in names}
@@ -146,21 +143,14 @@ def _pointwise(ctx: tuple, body: S.Body, array: str) -> bool:
     rows = [n for n in names if not isinstance(params[n].type, Scalar)]
     if not rows:
         return True
+    if not rows_allowed:
+        return False
     users = [t for t, s in enumerate(body.stms) if set(rows) & set(free_in_exp(s.exp))]
     if len(users) != 1:
         return False
     stm = body.stms[users[0]]
     made = {p.name for p in stm.pat}
-    return (isinstance(stm.exp, T.SegMap) and stm.exp.level == 0 and all(_scalar(s) for s in body.stms[users[0] + 1:])
+    return (isinstance(stm.exp, T.SegMap) and stm.exp.level == 0
+            and all(scalar_statement(s) for s in body.stms[users[0] + 1:])
             and all(isinstance(r, S.Var) and r.name in made for r in body.result if isinstance(r.type, Array))
-            and all(_pointwise(stm.exp.ctx, stm.exp.body, row) and _scalar_innermost(stm.exp.ctx, row)
-                    for row in rows))
-
-
-def _scalar_innermost(ctx: tuple, array: str) -> bool:
-    """Whether `array`'s innermost parameters in ctx are scalars (no further workgroup level reads them)."""
-    names = {array}
-    for b in ctx:
-        names = {p.name for p, a in zip(b.params, b.arrs) if isinstance(a, S.Var) and a.name in names}
-    params = {p.name: p for b in ctx for p in b.params}
-    return all(isinstance(params[n].type, Scalar) for n in names)
+            and all(_pointwise(stm.exp.ctx, stm.exp.body, row, rows_allowed=False) for row in rows))

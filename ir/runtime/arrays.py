@@ -269,6 +269,15 @@ def merged_dimensions(dims, sstr, dstr) -> tuple:
     return (out_d, out_s, out_t) if out_d else ([1], [0], [0])
 
 
+def span(arr):
+    """The lowest and highest offsets of a view's elements in its buffer (a view may run backwards: negative
+    strides); None where it has no element."""
+    if not all(arr.shape):
+        return None
+    reach = [(d - 1) * s for d, s in zip(arr.shape, arr.strides)]
+    return arr.offset + sum(r for r in reach if r < 0), arr.offset + sum(r for r in reach if r > 0)
+
+
 def contiguous(arr) -> bool:
     """Whether an array's elements lie row-major, one after another from its offset."""
     return arr.strides == row_major_strides(arr.shape)

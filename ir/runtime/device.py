@@ -18,7 +18,7 @@ import pyopencl as cl
 import pyopencl.tools as cl_tools
 
 from .arrays import (COPY_SOURCE, NP_DTYPES, DeviceArray, check_sizes, contiguous, interleaved_strides,
-                     row_major_strides, shape_text)
+                     row_major_strides, shape_text, span)
 from .errors import KernelUnavailable, ProgramError, WorkgroupTooLarge, fail
 from .prims import PRIMS
 from .tuning import USER_PARAM, comparison_line, default_threshold_line, device_line, no_fallback_error
@@ -414,10 +414,7 @@ class Context:
             host = np.empty(arr.shape, arr.dtype)
             self.download(host, arr.buf, arr.offset * arr.dtype.itemsize)
             return host[()] if host.ndim == 0 else host
-        # a view may run backwards (negative strides): read the span between its lowest and highest element
-        reach = [(d - 1) * s for d, s in zip(arr.shape, arr.strides)]
-        lowest = arr.offset + sum(r for r in reach if r < 0)
-        highest = arr.offset + sum(r for r in reach if r > 0)
+        lowest, highest = span(arr)  # (the elements between, which a view running backwards reads too)
         host = np.empty(highest - lowest + 1, arr.dtype)
         self.download(host, arr.buf, lowest * arr.dtype.itemsize)
         out = np.array(np.lib.stride_tricks.as_strided(host[arr.offset - lowest:], arr.shape,

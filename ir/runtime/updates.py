@@ -11,7 +11,7 @@ import numpy as np
 import pyopencl as cl
 
 from .arrays import (DeviceArray, copy_into, copy_many, destination, index, manifest, row_major_strides,
-                     shape_text)
+                     shape_text, span)
 from .errors import ProgramError, fail
 
 __all__ = ["empty_in_region", "update", "update_many"]
@@ -53,16 +53,8 @@ def _same_view(a, b) -> bool:
     return a.offset == b.offset and a.shape == b.shape and a.strides == b.strides
 
 
-def _span(a):
-    """The lowest and highest element offsets of a view (None: it has no element)."""
-    if not all(a.shape):
-        return None
-    reach = [(d - 1) * s for d, s in zip(a.shape, a.strides)]
-    return a.offset + sum(r for r in reach if r < 0), a.offset + sum(r for r in reach if r > 0)
-
-
 def _spans_apart(a, b) -> bool:
-    sa, sb = _span(a), _span(b)
+    sa, sb = span(a), span(b)
     return sa is None or sb is None or sa[1] < sb[0] or sb[1] < sa[0]
 
 
