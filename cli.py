@@ -14,6 +14,8 @@ from incflat.ir.errors import CompileError, format_error, not_a_file, read_sourc
 from incflat.ir.verify import IRError
 from incflat.ir.errors import ToolError
 from incflat.codegen.program import is_compiled_program, program_text
+from incflat.codegen import cprogram
+from incflat.codegen.cprogram import is_native_program
 from incflat.ir.runtime.tuning import option_int, option_seconds
 from incflat.tuner.command import add_run_options, option_problem, run_options_argv
 from incflat.tuner.lock import tuning_lock
@@ -42,17 +44,37 @@ def check_output_path(out_path: pathlib.Path, fut_path: pathlib.Path, force: boo
         refuse("it is a Futhark source file")
     if out_path.is_dir():
         refuse("it is a directory")
-    if out_path.exists() and not force and not is_compiled_program(out_path):
+    if out_path.exists() and not force and not (is_compiled_program(out_path) or is_native_program(out_path)):
         refuse("the file exists and was not written by incflat (--force overwrites it)")
 
 
 def compile_file(fut_path: pathlib.Path, out_path: pathlib.Path, options: pipeline.Options = pipeline.Options(),
-                 verify: bool = None, force: bool = False) -> pathlib.Path:
+                 verify: bool = None, force: bool = False, backend: str = "pyopencl") -> pathlib.Path:
     """Writes the executable compiled program (atomically, so a reader never sees half a program); the
-    output path is checked first (check_output_path)."""
+    output path is checked first (check_output_path). backend "opencl": C over OpenCL, built with the system C
+    compiler (codegen/cprogram.py)."""
     check_output_path(out_path, fut_path, force)
-    atomic_write(out_path, compiled_text(fut_path, options, verify), mode=0o755)
+    if backend == "opencl":
+        data = native_program(fut_path, out_path, options, verify)
+    else:
+        data = compiled_text(fut_path, options, verify)
+    atomic_write(out_path, data, mode=0o755)
     return out_path
+
+
+def native_program(fut_path: pathlib.Path, out_path: pathlib.Path, options: pipeline.Options = pipeline.Options(),
+                   verify: bool = None) -> bytes:
+    """The executable of --backend=opencl; what it cannot compile yet is a one-line error."""
+    generated = pipeline.compile(read_program(fut_path), str(fut_path), verify_stages=verify, options=options)
+    try:
+        text = cprogram.program_text(generated)
+    except cprogram.Unsupported as e:
+        raise ToolError(f"{fut_path}: --backend=opencl cannot compile this program yet ({e}); "
+                        "--backend=pyopencl can") from None
+    try:
+        return cprogram.build(text, out_path)
+    except cprogram.BuildError as e:
+        raise ToolError(f"{fut_path}: {e}") from None
 
 
 def compiled_text(fut_path: pathlib.Path, options: pipeline.Options = pipeline.Options(),
@@ -113,7 +135,9 @@ def versions_stats(text: str, name: str, verify: bool = None) -> str:
 def cmd_compile(args) -> int:
     out = args.output or (default_output(args.program).with_suffix(".py") if args.library
                           else default_output(args.program))
-    compile_file(args.program, out, options_of(args), verify=args.verify, force=args.force)
+    if args.library and args.backend == "opencl":
+        raise UsageError("--library is not available with --backend=opencl yet")
+    compile_file(args.program, out, options_of(args), verify=args.verify, force=args.force, backend=args.backend)
     return 0
 
 
@@ -243,6 +267,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="no bounds, division or size checks inside kernels (faster; wrong input is undefined)")
     p.add_argument("-o", "--output", type=pathlib.Path)
     p.add_argument("--library", action="store_true", help="write an importable module prog.py")
+    p.add_argument("--backend", choices=("pyopencl", "opencl"), default="pyopencl",
+                   help="pyopencl: a Python program (numpy and pyopencl); opencl: a native executable, C over "
+                   "OpenCL built with the system C compiler ($CC or cc)")
     p.add_argument("--force", action="store_true", help="overwrite an output file that incflat did not write")
 
     p = command("autotune", cmd_autotune, "compile, tune the thresholds on the -- == datasets, bake them in")

@@ -1,0 +1,682 @@
+"""The C printer of the host IR (ir/host.py): the host code of a `--backend=opencl` program, which calls the
+native runtime (codegen/native/host.h) where the Python printer (codegen/pyhost.py) calls ir/runtime.
+
+The IR's values are Python's: host integers (`INT`) are unbounded there and int64_t here, which the sizes and
+counts they hold fit; a primitive scalar is the C type of its prim, every operation on it cast back to that
+type (numpy wraps at the type's width). A failure sets ctx->failed: each statement that calls the runtime is
+followed by a jump to the enclosing guard's fallback or to the entry's exit, which releases its arrays.
+
+What the printer does not support yet raises `Unsupported` naming it; `incflat compile --backend=opencl`
+reports it in one line.
+"""
+
+import math
+
+from incflat.codegen.emit import CEmitter
+from incflat.ir import host as H
+from incflat.ir.runtime.prims import PRIMS
+
+C_TYPES = {"i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t", "u8": "uint8_t",
+           "u16": "uint16_t", "u32": "uint32_t", "u64": "uint64_t", "f32": "float", "f64": "double", "bool": "bool"}
+# the runtime's enum incflat_type
+TYPE_ENUM = {name: f"INCFLAT_{name.upper()}" for name in C_TYPES}
+FIELDS = {"group_size", "max_group_size", "num_groups", "local_mem_size", "default_tile_size", "global_mem_size"}
+ARRAY = "struct incflat_array"
+# Python's comparisons and the C operators of the same meaning on numbers
+C_OPS = {"+": "+", "-": "-", "*": "*", "/": "/", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "==", "!=": "!=",
+         "&": "&", "|": "|", "^": "^", "and": "&&", "or": "||"}
+COMPARISONS = {"<", "<=", ">", ">=", "==", "!=", "and", "or"}
+# prim_call's functions exact in both numpy and C (correctly rounded, or no rounding at all)
+EXACT_FUNCTIONS = {"sqrt", "abs", "floor", "ceil", "trunc", "round", "min", "max", "isnan", "isinf", "isfinite",
+                   "neg", "sgn"}
+
+
+class Unsupported(Exception):
+    """A construct of the host IR the C printer does not handle yet."""
+
+
+def c_string(text: str) -> str:
+    """A C string literal of text (UTF-8), split after each newline."""
+    parts, current = [], []
+    for ch in text:
+        code = ord(ch)
+        if ch == "\\":
+            current.append("\\\\")
+        elif ch == '"':
+            current.append('\\"')
+        elif ch == "\n":
+            current.append("\\n")
+            parts.append("".join(current))
+            current = []
+            continue
+        elif ch == "\t":
+            current.append("\\t")
+        elif code < 0x20 or code == 0x7F:
+            current.append(f"\\{code:03o}")
+        elif code > 0x7F:
+            current.append("".join(f"\\{b:03o}" for b in ch.encode("utf-8")))
+        elif ch == "?" and current and current[-1] == "?":  # no trigraphs
+            current.append("\\?")
+        else:
+            current.append(ch)
+    if current or not parts:
+        parts.append("".join(current))
+    return "\n".join(f'"{p}"' for p in parts)
+
+
+def scalar_literal(value, prim: str) -> str:
+    p = PRIMS[prim]
+    if prim == "bool":
+        return "true" if value else "false"
+    if p.is_float:
+        v = float(value)
+        if math.isnan(v):
+            return f"(({C_TYPES[prim]})NAN)"
+        if math.isinf(v):
+            return f"(({C_TYPES[prim]}){'-' if v < 0 else ''}INFINITY)"
+        return f"(({C_TYPES[prim]}){v.hex()})" if prim == "f64" else f"{v.hex()}f"
+    v = int(value)
+    if prim == "u64":
+        return f"UINT64_C({v})"
+    if prim == "i64":
+        return "INT64_MIN" if v == -2 ** 63 else f"INT64_C({v})"
+    return f"(({C_TYPES[prim]}){v})"
+
+
+def _is_array(t) -> bool:
+    return isinstance(t, H.ArrayType)
+
+
+class EntryPrinter:
+    """The C function of one entry point."""
+
+    def __init__(self, d: H.Def, kernels: dict, params: dict, scalar_structs: dict, constants: list):
+        self.d = d
+        self.kernels, self.params, self.structs = kernels, params, scalar_structs
+        self.constants = constants  # (C name, prim, values) of the program's constant arrays, shared
+        self.types = dict(zip(d.params, d.types))
+        self._collect(d.body)
+        self.labels = ["done"]
+        self.counter = 0
+        self.out = CEmitter()
+
+    def _collect(self, stms):
+        for s in stms:
+            if isinstance(s, H.Assign):
+                self.types[s.target] = s.type
+            elif isinstance(s, H.Bind):
+                if s.unpack:
+                    raise Unsupported("a binding of several results of one call")
+                self.types.update(zip(s.targets, s.types))
+            elif isinstance(s, H.For):
+                self.types[s.var] = s.prim
+            for part in ("then", "else_", "body"):
+                if getattr(s, part, None):
+                    self._collect(getattr(s, part))
+
+    def fresh(self, stem):
+        self.counter += 1
+        return f"{stem}_{self.counter}"
+
+    # ---- types ----
+
+    def type_of(self, e):
+        if isinstance(e, H.Var):
+            if e.name not in self.types:
+                raise Unsupported(f"variable {e.name}")
+            return self.types[e.name]
+        if isinstance(e, H.Scalar):
+            return e.prim
+        if isinstance(e, H.Lit):
+            if isinstance(e.value, bool):
+                return "bool"
+            if isinstance(e.value, int):
+                return H.INT
+            return "str"
+        if isinstance(e, H.Cast):
+            return e.prim
+        if isinstance(e, (H.Field, H.Param, H.Stride, H.Offset)):
+            return H.INT
+        if isinstance(e, H.Shape):
+            return H.INT if e.dim is not None else "shape"
+        if isinstance(e, H.Op):
+            if e.op in COMPARISONS:
+                return "bool"
+            return self._arith_type(e.op, self.type_of(e.x), self.type_of(e.y))
+        if isinstance(e, H.Unary):
+            return "bool" if e.op == "not " else self.type_of(e.x)
+        if isinstance(e, H.Cond):
+            return self._arith_type("?", self.type_of(e.then), self.type_of(e.otherwise))
+        if isinstance(e, H.Method):
+            return self.type_of(e.obj)
+        if isinstance(e, H.Call):
+            return self._call_type(e)
+        raise Unsupported(f"the value {type(e).__name__}")
+
+    @staticmethod
+    def _arith_type(op, a, b):
+        if a == b:
+            return a
+        if a == H.INT and b in PRIMS:
+            return b
+        if b == H.INT and a in PRIMS:
+            return a
+        raise Unsupported(f"an operation {op} on {a} and {b}")
+
+    @staticmethod
+    def _args(e: H.Call) -> tuple:
+        """A call's arguments without the run's context (the runtime's array functions take it first)."""
+        return e.args[1:] if e.args and e.args[0] == H.Var("ctx") else e.args
+
+    def _call_type(self, e: H.Call):
+        fn, args = e.fn, self._args(e)
+        if fn == "ctx.scan_epoch":
+            return H.INT
+        if fn in ("int", "ceil_div", "ctx.size", "ctx.kernel_group_size", "ctx.fit_local", "groups_per_segment",
+                  "segment_group_size", "thread_parts", "ctx.tile_size", "ctx.user_param"):
+            return H.INT if fn != "ctx.user_param" else "i64"
+        if fn == "float":
+            return "f64"
+        if fn in ("wrap", "int_pow"):
+            return args[0].prim
+        if fn == "prim_call":
+            return args[1].prim
+        if fn == "int_div":
+            return self.type_of(args[0])
+        if fn in ("max", "min"):
+            t = self.type_of(args[0])
+            for a in args[1:]:
+                t = self._arith_type(fn, t, self.type_of(a))
+            return t
+        if fn == "to_host":
+            t = self.type_of(args[0])
+            return t.prim if _is_array(t) else t
+        if fn == "index":
+            t = self.type_of(args[0])
+            idxs = args[1].items
+            if len(idxs) == t.rank and not any(isinstance(i, H.Tuple) for i in idxs):
+                return t.prim
+            return H.ArrayType(t.prim, t.rank - sum(not isinstance(i, H.Tuple) for i in idxs))
+        if fn in ("ctx.empty", "replicate"):
+            shape, dtype = (args[0], args[1]) if fn == "ctx.empty" else (args[1], args[2])
+            return H.ArrayType(dtype.prim, self._rank(shape))
+        if fn == "reshape":
+            return H.ArrayType(self.type_of(args[1]).prim, self._rank(args[0]))
+        if fn in ("manifest", "coalesced"):
+            return self.type_of(args[0])
+        if fn == "constant_array":
+            return H.ArrayType(args[1].prim, 1)
+        raise Unsupported(f"the runtime function {fn}")
+
+    def _rank(self, shape) -> int:
+        if isinstance(shape, H.Shape) and shape.dim is None:
+            return self.type_of(shape.array).rank
+        if isinstance(shape, (H.Tuple, H.List)):
+            return len(shape.items)
+        if isinstance(shape, H.Lit) and isinstance(shape.value, (tuple, list)):
+            return len(shape.value)
+        raise Unsupported(f"a shape {shape!r}")
+
+    # ---- expressions ----
+
+    def exp(self, e) -> str:
+        if isinstance(e, H.Var):
+            if e.name not in self.types:
+                raise Unsupported(f"variable {e.name}")
+            return f"v_{e.name}"
+        if isinstance(e, H.Scalar):
+            return scalar_literal(e.value, e.prim)
+        if isinstance(e, H.Lit):
+            if isinstance(e.value, bool):
+                return "true" if e.value else "false"
+            if isinstance(e.value, int):
+                return f"INT64_C({e.value})" if -2 ** 63 < e.value < 2 ** 63 else self._unsupported_lit(e)
+            if isinstance(e.value, str):
+                return c_string(e.value)
+            raise Unsupported(f"the literal {e.value!r}")
+        if isinstance(e, H.Cast):
+            return f"(({C_TYPES[e.prim]})({self.exp(e.value)}))"
+        if isinstance(e, H.Field):
+            if e.name not in FIELDS:
+                raise Unsupported(f"the context's {e.name}")
+            return f"ctx->{e.name}"
+        if isinstance(e, H.Param):
+            return f"ctx->values[{self.params[e.name]}]"
+        if isinstance(e, H.Shape):
+            if e.dim is None:
+                raise Unsupported("a whole shape as a value")
+            return f"{self.exp(e.array)}.shape[{e.dim}]"
+        if isinstance(e, H.Stride):
+            return f"{self.exp(e.array)}.strides[{e.dim}]"
+        if isinstance(e, H.Offset):
+            return f"{self.exp(e.array)}.offset"
+        if isinstance(e, H.Op):
+            return self._op(e)
+        if isinstance(e, H.Unary):
+            t = self.type_of(e)
+            if e.op == "not ":
+                return f"(!({self.exp(e.x)}))"
+            inner = f"({e.op.strip()}({self.exp(e.x)}))"
+            return inner if t == H.INT else f"(({C_TYPES[t]}){inner})"
+        if isinstance(e, H.Cond):
+            t = self.type_of(e)
+            ct = "int64_t" if t == H.INT else C_TYPES.get(t)
+            if ct is None:
+                raise Unsupported(f"a conditional value of {t}")
+            return f"(({self.exp(e.cond)}) ? ({ct})({self.exp(e.then)}) : ({ct})({self.exp(e.otherwise)}))"
+        if isinstance(e, H.Method):
+            if e.name != "permute":
+                raise Unsupported(f"the array method {e.name}")
+            perm = self._ints(e.args[0])
+            return f"incflat_permute({self.exp(e.obj)}, {len(perm)}, (const int64_t[]){{{', '.join(perm)}}})"
+        if isinstance(e, H.Call):
+            return self._call(e)
+        raise Unsupported(f"the value {type(e).__name__}")
+
+    @staticmethod
+    def _unsupported_lit(e):
+        raise Unsupported(f"the integer {e.value} (beyond 64 bits)")
+
+    def _op(self, e: H.Op) -> str:
+        tx, ty = self.type_of(e.x), self.type_of(e.y)
+        t = self.type_of(e)
+        x, y = self.exp(e.x), self.exp(e.y)
+        if e.op in COMPARISONS:
+            return f"({x} {C_OPS[e.op]} {y})"
+        if t == H.INT:
+            helpers = {"//": "incflat_floordiv", "%": "incflat_floormod", "**": "incflat_ipow", "<<": "incflat_shl",
+                       ">>": "incflat_shr"}
+            if e.op in helpers:
+                return f"{helpers[e.op]}({x}, {y})"
+            if e.op == "/":
+                raise Unsupported("a true division of host integers")
+            return f"({x} {C_OPS[e.op]} {y})"
+        p = PRIMS[t]
+        if e.op not in ("+", "-", "*", "/") or (e.op == "/" and not p.is_float):
+            raise Unsupported(f"the operation {e.op} on {t}")
+        ct = C_TYPES[t]
+        return f"(({ct})(({ct})({x}) {e.op} ({ct})({y})))"
+
+    def _ints(self, e) -> list:
+        if isinstance(e, H.Lit) and isinstance(e.value, (tuple, list)):
+            return [f"INT64_C({int(v)})" for v in e.value]
+        items = e.items if isinstance(e, (H.Tuple, H.List)) else None
+        if items is None:
+            raise Unsupported(f"a sequence {type(e).__name__}")
+        return [self.exp(i) for i in items]
+
+    def _shape(self, e) -> tuple:
+        """(rank, C expression of a const int64_t *) of a shape: a tuple of sizes, or an array's shape."""
+        if isinstance(e, H.Shape) and e.dim is None:
+            return self.type_of(e.array).rank, f"{self.exp(e.array)}.shape"
+        items = self._ints(e)
+        if not items:
+            return 0, "NULL"
+        return len(items), f"(const int64_t[]){{{', '.join(f'(int64_t)({i})' for i in items)}}}"
+
+    def _str(self, e) -> str:
+        if isinstance(e, H.Lit) and isinstance(e.value, str):
+            return c_string(e.value)
+        raise Unsupported(f"a text argument {e!r}")
+
+    def _kwargs(self, e: H.Call) -> dict:
+        return dict(e.kwargs)
+
+    def _call(self, e: H.Call) -> str:
+        fn, a = e.fn, self._args(e)
+        simple = {"ceil_div": "incflat_ceil_div", "groups_per_segment": "incflat_groups_per_segment",
+                  "segment_group_size": "incflat_segment_group_size", "thread_parts": "incflat_thread_parts"}
+        if fn in simple:
+            return f"{simple[fn]}({', '.join(f'(int64_t)({self.exp(x)})' for x in a)})"
+        if fn == "int":
+            return f"((int64_t)({self.exp(a[0])}))"
+        if fn == "float":
+            return f"((double)({self.exp(a[0])}))"
+        if fn in ("max", "min"):  # Python's: the first, replaced by each later one that compares beyond it
+            t = self.type_of(e)
+            suffix = "i64" if t == H.INT else t
+            out = self.exp(a[0])
+            for x in a[1:]:
+                out = f"incflat_{fn}_{suffix}({out}, {self.exp(x)})"
+            return out
+        if fn == "wrap":
+            return f"(({C_TYPES[a[0].prim]})({self.exp(a[1])}))"
+        if fn == "prim_call":
+            return self._prim_call(e)
+        if fn == "int_div":
+            t = self.type_of(a[0])
+            if t == "u64":
+                raise Unsupported("an integer division of u64")
+            return (f"(({C_TYPES[t]})incflat_int_div(ctx, (int64_t)({self.exp(a[0])}), (int64_t)({self.exp(a[1])}), "
+                    f"{self._str(a[2])}, {self._str(a[3]) if len(a) > 3 else chr(34) * 2}))")
+        if fn == "int_pow":
+            where = self._str(a[3]) if len(a) > 3 else '""'
+            return (f"(({C_TYPES[a[0].prim]})incflat_int_pow(ctx, (int64_t)({self.exp(a[1])}), "
+                    f"(int64_t)({self.exp(a[2])}), {where}))")
+        if fn == "ctx.size":
+            return f"incflat_size(ctx, {self.params[a[0].value]}, (int64_t)({self.exp(a[1])}), (int64_t)({self.exp(a[2])}))"
+        if fn == "ctx.user_param":
+            return f"incflat_user_param(ctx, {self.params[a[0].value]}, (int64_t)({self.exp(a[1])}))"
+        if fn == "ctx.tile_size":
+            return f"incflat_tile_size(ctx, {self.kernels[a[0].value]}, {self.params[a[1].value]})"
+        if fn == "ctx.kernel_group_size":
+            listed = a[0].value if isinstance(a[0], H.Lit) else [n.value for n in a[0].items]
+            names = [self.kernels[n] for n in listed]
+            return (f"incflat_kernel_group_size(ctx, {len(names)}, (const int[]){{{', '.join(map(str, names))}}}, "
+                    f"(int64_t)({self.exp(a[1])}))")
+        if fn == "ctx.fit_local":
+            return f"incflat_fit_local(ctx, (int64_t)({self.exp(a[0])}), (int64_t)({self.exp(a[1])}))"
+        if fn == "ctx.empty":
+            rank, shape = self._shape(a[0])
+            kw = self._kwargs(e)
+            where = self._str(a[2]) if len(a) > 2 else '""'
+            what = self._str(a[3]) if len(a) > 3 else "NULL"
+            interleave = self.exp(kw["interleave"]) if "interleave" in kw else "0"
+            return f"incflat_empty(ctx, {rank}, {shape}, {TYPE_ENUM[a[1].prim]}, {where}, {what}, (int)({interleave}))"
+        if fn == "index":
+            return self._index(e)
+        if fn == "to_host":
+            t = self.type_of(a[0])
+            if _is_array(t):
+                return f"incflat_to_host(ctx, {self.exp(a[0])}).{t.prim if t.prim != 'bool' else 'b'}"
+            return self.exp(a[0])
+        if fn == "ctx.scan_epoch":
+            return "incflat_scan_epoch(ctx)"
+        if fn == "reshape":
+            rank, shape = self._shape(a[0])
+            where = self._str(a[2]) if len(a) > 2 else '""'
+            return f"incflat_reshape(ctx, {rank}, {shape}, {self.exp(a[1])}, {where})"
+        if fn == "manifest":
+            return f"incflat_manifest(ctx, {self.exp(a[0])})"
+        if fn == "coalesced":
+            return f"incflat_coalesced(ctx, {self.exp(a[0])}, (int)({self.exp(a[1])}))"
+        if fn == "replicate":
+            rank, shape = self._shape(a[1])
+            where = self._str(a[3]) if len(a) > 3 else '""'
+            t = self.type_of(a[0])
+            if _is_array(t):
+                return f"incflat_replicate_array(ctx, {self.exp(a[0])}, {rank}, {shape}, {where})"
+            prim = a[2].prim
+            field = "b" if prim == "bool" else prim
+            return (f"incflat_replicate_scalar(ctx, (union incflat_scalar){{.{field} = ({C_TYPES[prim]})({self.exp(a[0])})}}, "
+                    f"{rank}, {shape}, {TYPE_ENUM[prim]}, {where})")
+        if fn == "constant_array":
+            prim = a[1].prim
+            values = [scalar_literal(v.value, prim) for v in a[0].items]
+            name = f"constant_{len(self.constants)}"
+            self.constants.append((name, prim, values))
+            return f"incflat_constant_array(ctx, {name}, {len(values)}, {TYPE_ENUM[prim]})"
+        raise Unsupported(f"the runtime function {fn}")
+
+    def _prim_call(self, e: H.Call) -> str:
+        fn, t, args = e.args[0].value, e.args[1].prim, e.args[2:]
+        module, name = fn.split(".", 1)
+        ct = C_TYPES[t]
+        xs = [self.exp(x) for x in args]
+        if name in PRIMS:
+            if module == "bool":
+                return f"(({ct})(({xs[0]}) != 0))"
+            if PRIMS[module].is_int and PRIMS[name].is_float:
+                return f"(({ct})incflat_fptoi((double)({xs[0]})))"
+            return f"(({ct})({xs[0]}))"
+        if name not in EXACT_FUNCTIONS:
+            raise Unsupported(f"the function {fn} on the host")
+        p = PRIMS[module] if module in PRIMS else PRIMS[t]
+        suffix = "f" if p.name == "f32" else ""
+        x = f"({ct})({xs[0]})"
+        if p.is_float:
+            table = {"sqrt": f"sqrt{suffix}({x})", "abs": f"fabs{suffix}({x})", "floor": f"floor{suffix}({x})",
+                     "ceil": f"ceil{suffix}({x})", "trunc": f"trunc{suffix}({x})", "round": f"rint{suffix}({x})",
+                     "isnan": f"isnan({x})", "isinf": f"isinf({x})", "isfinite": f"isfinite({x})", "neg": f"(-{x})",
+                     "sgn": f"({x} > 0 ? 1 : {x} < 0 ? -1 : {x})"}
+        else:
+            table = {"abs": f"({x} < 0 ? -{x} : {x})", "neg": f"(-{x})", "sgn": f"({x} > 0 ? 1 : {x} < 0 ? -1 : 0)"}
+        if name in ("min", "max"):
+            cmp = ">" if name == "max" else "<"
+            y = f"({ct})({xs[1]})"
+            return f"(({ct})({y} {cmp} {x} ? {y} : {x}))"
+        if name not in table:
+            raise Unsupported(f"the function {fn} on the host")
+        return f"(({ct})({table[name]}))"
+
+    def _index(self, e: H.Call) -> str:
+        a = self._args(e)
+        arr, idxs = a[0], a[1].items
+        where = self._str(a[2]) if len(a) > 2 else '""'
+        parts = []
+        for i in idxs:
+            if isinstance(i, H.Tuple):
+                parts.append(f"{{true, {{{', '.join(f'(int64_t)({self.exp(v)})' for v in i.items)}}}}}")
+            else:
+                parts.append(f"{{false, {{(int64_t)({self.exp(i)})}}}}")
+        table = f"(const struct incflat_index[]){{{', '.join(parts)}}}" if parts else "NULL"
+        t = self.type_of(e)
+        if _is_array(t):
+            return f"incflat_index_view(ctx, {self.exp(arr)}, {len(parts)}, {table}, {where})"
+        return f"incflat_index_scalar(ctx, {self.exp(arr)}, {len(parts)}, {table}, {where}).{t if t != 'bool' else 'b'}"
+
+    # ---- statements ----
+
+    def check(self):
+        self.out.line(f"if (ctx->failed) goto {self.labels[-1]};")
+
+    def assign(self, target: str, value, t):
+        text = self.exp(value)
+        if _is_array(t):
+            vt = self.type_of(value)
+            if not _is_array(vt):
+                raise Unsupported(f"an array bound to a value of {vt}")
+            self.out.line(f"incflat_arr_set(ctx, &v_{target}, {text});")
+        else:
+            self.out.line(f"v_{target} = {text};")
+
+    def statements(self, stms):
+        for s in stms:
+            self.statement(s)
+
+    def statement(self, s):
+        out = self.out
+        if isinstance(s, H.Assign):
+            self.assign(s.target, s.value, s.type)
+            self.check()
+        elif isinstance(s, H.Bind):
+            # through temporaries: `a, b = b, a` swaps
+            temps = []
+            for target, value, t in zip(s.targets, s.values, s.types):
+                temp = self.fresh("bind")
+                ct = ARRAY if _is_array(t) else self.c_type(t)
+                out.line(f"{ct} {temp} = {self.exp(value)};")
+                temps.append((target, temp, t))
+            for target, temp, t in temps:
+                if _is_array(t):
+                    out.line(f"incflat_arr_set(ctx, &v_{target}, {temp});")
+                else:
+                    out.line(f"v_{target} = {temp};")
+            self.check()
+        elif isinstance(s, H.Do):
+            self.effect(s.value)
+            self.check()
+        elif isinstance(s, H.If):
+            with out.block(f"if ({self.exp(s.cond)})"):
+                self.statements(s.then)
+            if s.else_:
+                with out.block("else"):
+                    self.statements(s.else_)
+        elif isinstance(s, H.For):
+            bound, i = self.fresh("bound"), self.fresh("i")
+            with out.block(""):
+                out.line(f"int64_t {bound} = (int64_t)({self.exp(s.bound)});")
+                with out.block(f"for (int64_t {i} = 0; {i} < {bound}; {i}++)"):
+                    out.line(f"v_{s.var} = ({C_TYPES[s.prim]}){i};")
+                    self.statements(s.body)
+        elif isinstance(s, H.While):
+            with out.block("for (;;)"):
+                self.statements(s.body)
+        elif isinstance(s, H.Break):
+            out.line("break;")
+        elif isinstance(s, H.Guard):
+            self.guard(s)
+        elif isinstance(s, H.Return):
+            self.ret(s)
+        else:
+            raise Unsupported(f"the statement {type(s).__name__}")
+
+    def effect(self, e):
+        if not isinstance(e, H.Call):
+            raise Unsupported(f"a statement of {type(e).__name__}")
+        fn, a = e.fn, self._args(e)
+        if fn == "ctx.launch":
+            return self.launch(e)
+        if fn == "check_size":
+            self.out.line(f"incflat_check_size(ctx, (int64_t)({self.exp(a[0])}), (int64_t)({self.exp(a[1])}), "
+                          f"{self._str(a[2])}, {self._str(a[3])});")
+        elif fn == "check_coercion":
+            rank, shape = self._shape(a[1])
+            where = self._str(a[3]) if len(a) > 3 else '""'
+            self.out.line(f"incflat_check_coercion(ctx, (int64_t)({self.exp(a[0])}), {rank}, {shape}, "
+                          f"{self.exp(a[2])}, {where});")
+        elif fn == "check_sizes":
+            rank, shape = self._shape(a[0])
+            where = self._str(a[2]) if len(a) > 2 else '""'
+            self.out.line(f"incflat_check_sizes(ctx, {rank}, {shape}, {self._str(a[1])}, {where});")
+        elif fn == "check_assertion":
+            values = self._ints(a[2])
+            table = f"(const int64_t[]){{{', '.join(f'(int64_t)({v})' for v in values)}}}" if values else "NULL"
+            where = self._str(a[3]) if len(a) > 3 else '""'
+            self.out.line(f"incflat_check_assertion(ctx, {self.exp(a[0])}, {self._str(a[1])}, {len(values)}, "
+                          f"{table}, {where});")
+        else:
+            raise Unsupported(f"the runtime function {fn} as a statement")
+
+    def launch(self, e: H.Call):
+        name, global_size, local_size, memory, scalars, reach = e.args
+        k = self.kernels[name.value]
+        args = []
+        for m in memory.items:
+            if isinstance(m, H.Buffer):
+                args.append(f"INCFLAT_BUF({self.exp(m.array)}.mem->buf)")
+            elif isinstance(m, H.Field) and m.name == "error_buf":
+                args.append("INCFLAT_BUF(ctx->error_buf)")
+            elif isinstance(m, H.Call) and m.fn == "ctx.local":
+                args.append(f"INCFLAT_LOCAL({self.exp(m.args[0])})")
+            elif isinstance(m, H.Spread) and isinstance(m.value, H.Call) and m.value.fn == "ctx.lookback":
+                args.append(f"INCFLAT_BUF(incflat_lookback(ctx, (int64_t)({self.exp(m.value.args[0])})))")
+                args.append("INCFLAT_BUF(incflat_scan_counters(ctx))")
+            elif isinstance(m, H.Call) and m.fn == "ctx.segment_counters":
+                args.append(f"INCFLAT_BUF(incflat_segment_counters(ctx, {self.exp(m.args[0])}))")
+            elif isinstance(m, H.Call) and m.fn == "ctx.scratch":
+                mem = self.fresh("scratch")
+                self.out.line(f"struct incflat_mem *{mem} = incflat_scratch(ctx, (int64_t)({self.exp(m.args[0])}), "
+                              f"{TYPE_ENUM[m.args[1].prim]});")
+                self.check()
+                args.append(f"INCFLAT_BUF({mem}->buf)")
+            else:
+                raise Unsupported(f"the kernel argument {m!r}")
+        values = []
+        for v in scalars.items:
+            if isinstance(v, H.IndexArgs):
+                a = self.exp(v.array)
+                rank = self.type_of(v.array).rank
+                values += [f"{a}.offset", "1"] if v.flat else [f"{a}.offset"] + [f"{a}.strides[{d}]" for d in range(rank)]
+            else:
+                values.append(self.exp(v))
+        struct = self.structs[name.value]
+        # the memory first: a scan's look-back buffers start the epoch its scalars then hold
+        kargs, scalars_name = self.fresh("kargs"), self.fresh("scalars")
+        with self.out.block(""):
+            self.out.line(f"const struct incflat_karg {kargs}[] = {{{', '.join(args)}}};")
+            if struct is None:
+                scalar_args = "NULL, 0"
+            else:
+                self.out.line(f"const struct {struct} {scalars_name} = {{{', '.join(values)}}};")
+                scalar_args = f"&{scalars_name}, sizeof {scalars_name}"
+            self.out.line(f"incflat_launch(ctx, {k}, (int64_t)({self.exp(global_size)}), "
+                          f"(int64_t)({self.exp(local_size)}), {kargs}, {len(args)}, {scalar_args}, "
+                          f"(int64_t)({self.exp(reach)}));")
+        self.out.line("incflat_release_fresh(ctx);")  # scratch memory back once launched (the queue is in order)
+
+    def guard(self, g: H.Guard):
+        out = self.out
+        p = self.params[g.threshold]
+        par = self.fresh("par")
+        with out.block(""):
+            out.line(f"int64_t {par} = " + " * ".join(f"(int64_t)({self.exp(a)})" for a in g.par) + ";")
+            if g.kind == "outer":
+                with out.block(f"if (incflat_cmp(ctx, {p}, {par}))"):
+                    self.version(p, par, g.then, True)
+                with out.block("else"):
+                    self.version(p, par, g.else_, False)
+                return
+            done, fallback = self.fresh("done"), self.fresh("fallback")
+            out.line(f"bool {done} = false;")
+            with out.block(f"if (incflat_cmp(ctx, {p}, {par}) && incflat_fits_group(ctx, {p}, {par}, {g.local_bytes}))"):
+                self.labels.append(fallback)
+                self.version(p, par, g.then, True)
+                self.labels.pop()
+                out.line(f"{done} = true;")
+            with out.block("if (0)"):  # a failure inside the version: the next version, where one may fall back
+                out.line(f"{fallback}:")
+                out.line(f"if (!ctx->recoverable) goto {self.labels[-1]};")
+                out.line("incflat_leave(ctx);")
+                out.line(f"incflat_warn_once(ctx, {p}, {par});")
+            self.check()  # (--no-fallback)
+            with out.block(f"if (!{done})"):
+                self.version(p, par, g.else_, False)
+
+    def version(self, p, par, body, outcome):
+        self.out.line(f"incflat_enter(ctx, {p}, {'true' if outcome else 'false'}, {par});")
+        self.statements(body)
+        self.out.line("incflat_leave(ctx);")
+
+    def ret(self, s: H.Return):
+        for k, v in enumerate(s.values):
+            t = self.type_of(v)
+            if _is_array(t) and t.rank > 0:
+                self.out.line(f"incflat_arr_set(ctx, &out[{k}].array, {self.exp(v)});")
+            elif _is_array(t):
+                field = "b" if t.prim == "bool" else t.prim
+                self.out.line(f"out[{k}].scalar.{field} = incflat_to_host(ctx, {self.exp(v)}).{field};")
+            else:
+                field = "b" if t == "bool" else t
+                if t not in C_TYPES:
+                    raise Unsupported(f"a result of {t}")
+                self.out.line(f"out[{k}].scalar.{field} = {self.exp(v)};")
+        self.out.line("goto done;")
+
+    @staticmethod
+    def c_type(t) -> str:
+        if _is_array(t):
+            return ARRAY
+        if t == H.INT:
+            return "int64_t"
+        if t in C_TYPES:
+            return C_TYPES[t]
+        raise Unsupported(f"a variable of {t}")
+
+    def function(self) -> str:
+        d, out = self.d, self.out
+        with out.block(f"static void entry_{d.name}(struct incflat_ctx *ctx, const struct incflat_slot *in, "
+                       "struct incflat_slot *out)"):
+            arrays = []
+            for name, t in self.types.items():
+                if _is_array(t):
+                    arrays.append(name)
+                    out.line(f"{ARRAY} v_{name} = {{0}};")
+                else:
+                    out.line(f"{self.c_type(t)} v_{name} = 0;")
+            for k, (name, t) in enumerate(zip(d.params, d.types)):
+                if _is_array(t):
+                    out.line(f"incflat_arr_set(ctx, &v_{name}, in[{k}].array);")
+                else:
+                    out.line(f"v_{name} = in[{k}].scalar.{'b' if t == 'bool' else t};")
+            self.statements(d.body)
+            out.line("done:")
+            for name in arrays:
+                out.line(f"incflat_arr_release(ctx, &v_{name});")
+            out.line("incflat_release_fresh(ctx);")
+        return out.text()
+
+
+def entry_function(d: H.Def, kernels: dict, params: dict, scalar_structs: dict, constants: list) -> str:
+    """The C function `entry_<name>` of an entry point; raises Unsupported."""
+    return EntryPrinter(d, kernels, params, scalar_structs, constants).function()

@@ -1,0 +1,219 @@
+"""The native host (`--backend=opencl`): the C printing of the host IR (codegen/chost.py) linked with the C runtime
+(codegen/native). Every version of every program of test_versions_agree agrees with the reference interpreter,
+and the executable's command line gives what the Python program gives, byte for byte: results, -L lines,
+--print-params, run-time errors and bad input (messages and exit statuses)."""
+
+import io
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, run_program
+from incflat import pipeline
+from incflat.cli import main as incflat_main
+from incflat.codegen import cprogram
+from incflat.codegen.program import program_text as python_program_text
+from incflat.ir.interp.interpreter import run_entry
+from incflat.ir.runtime import tuning
+from incflat.ir.runtime.values import read_values, write_values
+from incflat.pipeline import source_program
+from test_versions_agree import PROGRAMS
+
+pytestmark = pytest.mark.skipif(cprogram.c_compiler() is None, reason="no C compiler (cc, or $CC)")
+
+
+def native_env() -> dict:
+    """The environment in which a native program finds the devices pyopencl finds: pyopencl's own loader where
+    its wheel bundles one (futhark_examples/micro/launch.py's loader_env), else the system's."""
+    sys.path.insert(0, str(ROOT / "futhark_examples" / "micro"))
+    try:
+        import launch
+    finally:
+        sys.path.pop(0)
+    library = launch.pyopencl_loader()
+    env = launch.loader_env(library)
+    if library is not None:
+        env["INCFLAT_OPENCL_LIBRARY"] = str(library)
+    return env
+
+
+ENV = native_env()
+
+
+def build(source: str, folder: pathlib.Path, name: str = "prog") -> pathlib.Path:
+    generated = pipeline.compile(source, f"{name}.fut", until="generate")
+    program = folder / name
+    program.write_bytes(cprogram.build(cprogram.program_text(generated), program))
+    program.chmod(0o755)
+    return program
+
+
+def binary_values(values) -> bytes:
+    class Stream:
+        buffer = io.BytesIO()
+
+        def flush(self):
+            pass
+    stream = Stream()
+    write_values(values, stream, binary=True)
+    return stream.buffer.getvalue()
+
+
+def run_native(program, stdin: bytes, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([str(program), *args], input=stdin, capture_output=True, timeout=300, env=ENV)
+
+
+def params_argv(params: dict) -> list:
+    return [x for name, value in params.items() for x in ("--param", f"{name}={value}")]
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_every_version_agrees_with_the_interpreter(device, tmp_path, name):
+    source, datasets = PROGRAMS[name]
+    program = build(source, tmp_path, name)
+    generated = pipeline.compile(source, f"{name}.fut", until="generate")
+    assignments = tuning.version_assignments(tuning.build_forest(generated.params)) or [{}]
+    prog = source_program(source, f"{name}.fut")
+    for args in datasets:
+        expected = run_entry(prog, "main", args)
+        for params in assignments:
+            proc = run_native(program, binary_values(args), "-d", device, "-b", *params_argv(params))
+            assert proc.returncode == 0, (params, proc.stderr.decode())
+            got = read_values(io.BytesIO(proc.stdout))
+            assert len(got) == len(expected)
+            for g, e in zip(got, expected):
+                assert np.asarray(g).dtype == np.asarray(e).dtype, (params, args)
+                np.testing.assert_allclose(np.asarray(g, dtype=np.float64), np.asarray(e, dtype=np.float64),
+                                           rtol=1e-4, atol=1e-5, err_msg=f"{name} {params}")
+
+
+# programs whose runs fail, and the inputs that make them fail (text values)
+FAILING = {
+    "coercion": ("def main (xs: []f32) (ys: []f32) : []f32 = map2 (\\x y -> x * y + 1) xs ys",
+                 "[1f32, 2f32] [3f32]"),
+    "index": ("def main (xs: []i32) (i: i64) : i32 = xs[i] + 1", "[1, 2, 3] 7i64"),
+    "kernel_index": ("def main (xs: []i32) (is: []i64) : []i32 = map (\\i -> xs[i]) is", "[1, 2, 3] [0i64, 5i64]"),
+    "kernel_division": ("def main (xs: []i32) (d: i32) : []i32 = map (\\x -> x / d) xs", "[1, 2, 3] 0"),
+    "host_division": ("def main (x: i32) (d: i32) : i32 = x / d", "7 0"),
+    "assertion": ("def main (x: i32) : i32 = assert (x > 0) (x * 2)", "-3"),
+    "wrong_type": ("def main (xs: []f32) : f32 = reduce (+) 0 xs", "[1, 2]"),
+    "too_few": ("def main (xs: []f32) (y: f32) : f32 = reduce (+) y xs", "[1f32]"),
+    "bad_input": ("def main (xs: []f32) : f32 = reduce (+) 0 xs", "[1f32, oops]"),
+}
+
+
+@pytest.fixture(scope="module")
+def failing(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("failing")
+    out = {}
+    for name, (source, _) in FAILING.items():
+        fut = folder / f"{name}.fut"
+        fut.write_text(source)
+        generated = pipeline.compile(source, str(fut), until="generate")
+        native = folder / f"{name}-c"
+        native.write_bytes(cprogram.build(cprogram.program_text(generated), native))
+        native.chmod(0o755)
+        python = folder / f"{name}-py"
+        python.write_text(python_program_text(generated))
+        out[name] = (native, python)
+    return out
+
+
+@pytest.mark.parametrize("name", list(FAILING))
+def test_failures_read_as_the_python_program_reads(failing, device, name):
+    native, python = failing[name]
+    stdin = FAILING[name][1].encode()
+    c = run_native(native, stdin, "-d", device)
+    py = run_program(python, stdin, "-d", device, check=False)
+    assert c.returncode == py.returncode != 0
+    assert c.stdout == py.stdout == b""
+    assert c.stderr.decode() == py.stderr.decode()
+
+
+OPTIONS = [
+    ["-e", "nope"], ["-r", "0"], ["--param", "x"], ["--param", "nope=3"], ["--param", "main.suff_outer_par_0=z"],
+    ["--tuning", "/nonexistent/t"], ["--default-group-size", "0"], ["--alternate-times", "t"],
+    ["-r", "x"], ["--bogus"], ["-r"],
+]
+
+
+@pytest.mark.parametrize("argv", OPTIONS, ids=lambda a: " ".join(a))
+def test_bad_options_read_as_the_python_program_reads(failing, device, argv):
+    native, python = failing["index"]
+    stdin = b"[1, 2, 3] 1i64"
+    c = run_native(native, stdin, "-d", device, *argv)
+    py = run_program(python, stdin, "-d", device, *argv, check=False)
+    assert (c.returncode, c.stdout) == (py.returncode, py.stdout)
+    c_err, py_err = c.stderr.decode(), py.stderr.decode()
+    # (argparse names the program by its file; the two files' names differ)
+    assert c_err.replace(native.name, "PROG") == py_err.replace(python.name, "PROG")
+
+
+def test_tuning_files_read_as_the_python_program_reads(failing, device, tmp_path):
+    native, python = failing["index"]
+    for text in ("-- a comment\n\nmain.segmap_0_tblock_size = 64\n", "main.segmap_0_tblock_size=x\n",
+                 "nope=3\n", "ok\n", b"\xff=1\n"):
+        path = tmp_path / "t.tuning"
+        path.write_bytes(text if isinstance(text, bytes) else text.encode())
+        c = run_native(native, b"[1, 2, 3] 1i64", "-d", device, "--tuning", str(path))
+        py = run_program(python, b"[1, 2, 3] 1i64", "-d", device, "--tuning", str(path), check=False)
+        assert (c.returncode, c.stdout, c.stderr) == (py.returncode, py.stdout, py.stderr), text
+
+
+def test_print_params_and_log_lines_match(device, tmp_path):
+    source, datasets = PROGRAMS["row_sums"]
+    native = build(source, tmp_path, "row_sums")
+    generated = pipeline.compile(source, "row_sums.fut", until="generate")
+    python = tmp_path / "row_sums-py"
+    python.write_text(python_program_text(generated))
+    c = run_native(native, b"", "--print-params")
+    py = run_program(python, b"", "--print-params")
+    assert c.returncode == 0 and c.stdout == py.stdout and c.stdout.count(b"\n") == len(generated.params)
+    stdin = binary_values(datasets[0])
+    for params in tuning.version_assignments(tuning.build_forest(generated.params)):
+        c = run_native(native, stdin, "-d", device, "-L", *params_argv(params))
+        py = run_program(python, stdin, "-d", device, "-L", *params_argv(params))
+        assert c.stdout == py.stdout
+        assert tuning.comparisons(c.stderr.decode()) == tuning.comparisons(py.stderr.decode()) != []
+
+
+def test_runtimes_and_profile(device, tmp_path):
+    source, datasets = PROGRAMS["row_sums"]
+    native = build(source, tmp_path, "row_sums")
+    times, profile = tmp_path / "times", tmp_path / "profile.json"
+    proc = run_native(native, binary_values(datasets[0]), "-d", device, "-r", "4", "-t", str(times), "-P",
+                      "--profile-json", str(profile))
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert len([int(t) for t in times.read_text().split()]) == 4
+    import json
+    report = json.loads(profile.read_text())
+    assert report["runs"] == 4 and report["kernels"] and all(k["runs"] % 4 == 0 for k in report["kernels"].values())
+    assert [v["threshold"] for v in report["versions"]][:1] == ["main.suff_outer_par_0"]
+    assert "host-device transfers per run: 0 arrays to the device" in proc.stderr.decode()
+
+
+def test_compile_command(tmp_path, device):
+    fut = tmp_path / "prog.fut"
+    fut.write_text("def main (xs: []i64) : i64 = reduce (+) 0 (map (\\x -> x * x) xs)")
+    assert incflat_main(["compile", "--backend=opencl", str(fut)]) == 0
+    proc = run_native(tmp_path / "prog", b"[1i64, 2i64, 3i64]", "-d", device)
+    assert proc.returncode == 0 and proc.stdout == b"14i64\n"
+    # compiled again over its own output; a file incflat did not write is refused
+    assert incflat_main(["compile", "--backend=opencl", str(fut)]) == 0
+    other = tmp_path / "other"
+    other.write_text("mine")
+    assert incflat_main(["compile", "--backend=opencl", str(fut), "-o", str(other)]) == 2
+    assert other.read_text() == "mine"
+
+
+def test_unsupported_host_code_is_one_line(tmp_path, capsys):
+    fut = tmp_path / "prog.fut"
+    fut.write_text("def main (n: i64) : []i64 = iota n")
+    assert incflat_main(["compile", "--backend=opencl", str(fut)]) == 1
+    err = capsys.readouterr().err
+    assert "--backend=opencl cannot compile this program yet" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "prog").exists()
