@@ -26,10 +26,6 @@ ARRAY = "struct incflat_array"
 C_OPS = {"+": "+", "-": "-", "*": "*", "/": "/", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "==", "!=": "!=",
          "&": "&", "|": "|", "^": "^", "and": "&&", "or": "||"}
 COMPARISONS = {"<", "<=", ">", ">=", "==", "!=", "and", "or"}
-# prim_call's functions exact in both numpy and C (correctly rounded, or no rounding at all)
-EXACT_FUNCTIONS = {"sqrt", "abs", "floor", "ceil", "trunc", "round", "min", "max", "isnan", "isinf", "isfinite",
-                   "neg", "sgn"}
-
 
 class Unsupported(Exception):
     """A construct of the host IR the C printer does not handle yet."""
@@ -105,7 +101,7 @@ class EntryPrinter:
             if isinstance(s, H.Assign):
                 self.types[s.target] = s.type
             elif isinstance(s, H.Bind):
-                if s.unpack:
+                if s.unpack and not (isinstance(s.values[0], H.Call) and s.values[0].fn == "compact"):
                     raise Unsupported("a binding of several results of one call")
                 self.types.update(zip(s.targets, s.types))
             elif isinstance(s, H.For):
@@ -202,8 +198,17 @@ class EntryPrinter:
             return H.ArrayType(dtype.prim, self._rank(shape))
         if fn == "reshape":
             return H.ArrayType(self.type_of(args[1]).prim, self._rank(args[0]))
-        if fn in ("manifest", "coalesced"):
-            return self.type_of(args[0])
+        if fn in ("manifest", "coalesced", "rotate", "destination", "update", "update_many", "scatter"):
+            return self.type_of(args[1] if fn == "rotate" else args[0])
+        if fn == "iota":
+            return H.ArrayType(args[1].prim, 1)
+        if fn == "concat":
+            return self.type_of(args[0].items[0])
+        if fn == "array_literal":
+            first = self.type_of(args[0].items[0])
+            return H.ArrayType(args[1].prim, 1 + (first.rank if _is_array(first) else 0))
+        if fn == "empty_in_region":
+            return H.ArrayType(args[7].prim, self._rank(args[6]))
         if fn == "constant_array":
             return H.ArrayType(args[1].prim, 1)
         raise Unsupported(f"the runtime function {fn}")
@@ -292,9 +297,11 @@ class EntryPrinter:
                 raise Unsupported("a true division of host integers")
             return f"({x} {C_OPS[e.op]} {y})"
         p = PRIMS[t]
+        ct = C_TYPES[t]
+        if e.op == "**" and p.is_float:
+            return f"pow{'f' if t == 'f32' else ''}(({ct})({x}), ({ct})({y}))"
         if e.op not in ("+", "-", "*", "/") or (e.op == "/" and not p.is_float):
             raise Unsupported(f"the operation {e.op} on {t}")
-        ct = C_TYPES[t]
         return f"(({ct})(({ct})({x}) {e.op} ({ct})({y})))"
 
     def _ints(self, e) -> list:
@@ -400,6 +407,64 @@ class EntryPrinter:
             field = "b" if prim == "bool" else prim
             return (f"incflat_replicate_scalar(ctx, (union incflat_scalar){{.{field} = ({C_TYPES[prim]})({self.exp(a[0])})}}, "
                     f"{rank}, {shape}, {TYPE_ENUM[prim]}, {where})")
+        if fn == "iota":
+            where = self._str(a[2]) if len(a) > 2 else '""'
+            return f"incflat_iota(ctx, (int64_t)({self.exp(a[0])}), {TYPE_ENUM[a[1].prim]}, {where})"
+        if fn == "concat":
+            arrays = self._arrays(a[0].items)
+            where = self._str(a[2]) if len(a) > 2 else '""'
+            return f"incflat_concat(ctx, {len(a[0].items)}, {arrays}, (int64_t)({self.exp(a[1])}), {where})"
+        if fn == "rotate":
+            return f"incflat_rotate(ctx, (int64_t)({self.exp(a[0])}), {self.exp(a[1])})"
+        if fn == "destination":
+            reads = [r for r in a[2:] if _is_array(self.type_of(r))]
+            return (f"incflat_destination(ctx, {self.exp(a[0])}, {self.exp(a[1])}, {len(reads)}, "
+                    f"{self._arrays(reads)})")
+        if fn == "update":
+            kw = self._kwargs(e)
+            in_place = self.exp(kw["in_place"]) if "in_place" in kw else "false"
+            where = self._str(a[3]) if len(a) > 3 else '""'
+            vt = self.type_of(a[2])
+            if _is_array(vt):
+                value, scalar = f"(const struct incflat_array[]){{{self.exp(a[2])}}}", "(union incflat_scalar){0}"
+            else:
+                value, scalar = "NULL", self._scalar_union(a[2], self.type_of(a[0]).prim)
+            return (f"incflat_update(ctx, {self.exp(a[0])}, {self._indices(a[1])}, {value}, {scalar}, {where}, "
+                    f"{in_place})")
+        if fn == "update_many":
+            kw = self._kwargs(e)
+            in_place = self.exp(kw["in_place"]) if "in_place" in kw else "false"
+            items = a[1].items
+            ats = ", ".join(self._indices(u.items[0], pointer=False) for u in items)
+            wheres = ", ".join(self._str(u.items[2]) for u in items)
+            return (f"incflat_update_many(ctx, {self.exp(a[0])}, {len(items)}, (const struct incflat_indices[]){{{ats}}}, "
+                    f"{self._arrays([u.items[1] for u in items])}, (const char *const[]){{{wheres}}}, {in_place})")
+        if fn == "empty_in_region":
+            root, at, others, same, apart, points, shape, dtype = a[:8]
+            where = self._str(a[8]) if len(a) > 8 else '""'
+            rank, shape_text = self._shape(shape)
+            other_list = [self._indices(o, pointer=False) for o in others.items]
+            other_table = f"(const struct incflat_indices[]){{{', '.join(other_list)}}}" if other_list else "NULL"
+            same_items = [x for x in same.items if _is_array(self.type_of(x))]
+            apart_items = [x for x in apart.items if _is_array(self.type_of(x))]
+            return (f"incflat_empty_in_region(ctx, {self.exp(root)}, {self._indices(at)}, {len(other_list)}, "
+                    f"{other_table}, {len(same_items)}, {self._arrays(same_items)}, {len(apart_items)}, "
+                    f"{self._arrays(apart_items)}, {self.exp(points)}, {rank}, {shape_text}, "
+                    f"{TYPE_ENUM[dtype.prim]}, {where})")
+        if fn == "scatter":
+            kw = self._kwargs(e)
+            in_place = self.exp(kw["in_place"]) if "in_place" in kw else "false"
+            return f"incflat_scatter(ctx, {self.exp(a[0])}, {self.exp(a[1])}, {self.exp(a[2])}, {in_place})"
+        if fn == "array_literal":
+            elements = []
+            for x in a[0].items:
+                if _is_array(self.type_of(x)):
+                    elements.append(f"{{true, {self.exp(x)}, {{0}}}}")
+                else:
+                    elements.append(f"{{false, {{0}}, {self._scalar_union(x, a[1].prim)}}}")
+            where = self._str(a[2]) if len(a) > 2 else '""'
+            return (f"incflat_array_literal(ctx, {len(elements)}, (const struct incflat_element[]){{{', '.join(elements)}}}, "
+                    f"{TYPE_ENUM[a[1].prim]}, {where})")
         if fn == "constant_array":
             prim = a[1].prim
             values = [scalar_literal(v.value, prim) for v in a[0].items]
@@ -407,6 +472,31 @@ class EntryPrinter:
             self.constants.append((name, prim, values))
             return f"incflat_constant_array(ctx, {name}, {len(values)}, {TYPE_ENUM[prim]})"
         raise Unsupported(f"the runtime function {fn}")
+
+    def _arrays(self, items) -> str:
+        """A C array of arrays (NULL for none)."""
+        if not items:
+            return "NULL"
+        return f"(const struct incflat_array[]){{{', '.join(self.exp(x) for x in items)}}}"
+
+    def _scalar_union(self, x, prim: str) -> str:
+        field = "b" if prim == "bool" else prim
+        return f"(union incflat_scalar){{.{field} = ({C_TYPES[prim]})({self.exp(x)})}}"
+
+    def _index_entries(self, idxs) -> list:
+        parts = []
+        for i in idxs:
+            if isinstance(i, H.Tuple):
+                parts.append(f"{{true, {{{', '.join(f'(int64_t)({self.exp(v)})' for v in i.items)}}}}}")
+            else:
+                parts.append(f"{{false, {{(int64_t)({self.exp(i)})}}}}")
+        return parts
+
+    def _indices(self, e, pointer=True) -> str:
+        """A struct incflat_indices of an index tuple (a pointer to it, with pointer)."""
+        parts = self._index_entries(e.items)
+        value = f"{{{len(parts)}, {{{', '.join(parts)}}}}}" if parts else "{0}"
+        return f"&(const struct incflat_indices){value}" if pointer else value
 
     def _prim_call(self, e: H.Call) -> str:
         fn, t, args = e.args[0].value, e.args[1].prim, e.args[2:]
@@ -419,36 +509,57 @@ class EntryPrinter:
             if PRIMS[module].is_int and PRIMS[name].is_float:
                 return f"(({ct})incflat_fptoi((double)({xs[0]})))"
             return f"(({ct})({xs[0]}))"
-        if name not in EXACT_FUNCTIONS:
-            raise Unsupported(f"the function {fn} on the host")
         p = PRIMS[module] if module in PRIMS else PRIMS[t]
-        suffix = "f" if p.name == "f32" else ""
-        x = f"({ct})({xs[0]})"
-        if p.is_float:
-            table = {"sqrt": f"sqrt{suffix}({x})", "abs": f"fabs{suffix}({x})", "floor": f"floor{suffix}({x})",
-                     "ceil": f"ceil{suffix}({x})", "trunc": f"trunc{suffix}({x})", "round": f"rint{suffix}({x})",
-                     "isnan": f"isnan({x})", "isinf": f"isinf({x})", "isfinite": f"isfinite({x})", "neg": f"(-{x})",
-                     "sgn": f"({x} > 0 ? 1 : {x} < 0 ? -1 : {x})"}
-        else:
-            table = {"abs": f"({x} < 0 ? -{x} : {x})", "neg": f"(-{x})", "sgn": f"({x} > 0 ? 1 : {x} < 0 ? -1 : 0)"}
+        x = f"({C_TYPES[p.name]})({xs[0]})"
         if name in ("min", "max"):
-            cmp = ">" if name == "max" else "<"
-            y = f"({ct})({xs[1]})"
-            return f"(({ct})({y} {cmp} {x} ? {y} : {x}))"
-        if name not in table:
+            return f"incflat_{name}_{p.name}({x}, ({C_TYPES[p.name]})({xs[1]}))"
+        if p.is_float:
+            text = self._float_function(name, p.name, xs)
+        else:
+            text = self._int_function(name, p.name, xs)
+        if text is None:
             raise Unsupported(f"the function {fn} on the host")
-        return f"(({ct})({table[name]}))"
+        return f"(({ct})({text}))"
+
+    @staticmethod
+    def _float_function(name, prim, xs):
+        """C's libm for a float function (as Futhark's C backends compute them on the host)."""
+        suffix = "f" if prim == "f32" else ""
+        ct = C_TYPES[prim]
+        x = [f"({ct})({v})" for v in xs]
+        libm = {"sqrt": "sqrt", "exp": "exp", "log": "log", "sin": "sin", "cos": "cos", "tan": "tan", "abs": "fabs",
+                "floor": "floor", "ceil": "ceil", "trunc": "trunc", "round": "rint", "atan2": "atan2", "pow": "pow",
+                "log2": "log2", "log10": "log10", "asin": "asin", "acos": "acos", "atan": "atan", "sinh": "sinh",
+                "cosh": "cosh", "tanh": "tanh", "cbrt": "cbrt", "log1p": "log1p", "expm1": "expm1", "hypot": "hypot",
+                "acosh": "acosh", "asinh": "asinh", "atanh": "atanh", "gamma": "tgamma", "lgamma": "lgamma",
+                "erf": "erf", "erfc": "erfc", "fma": "fma"}
+        if name in libm:
+            return f"{libm[name]}{suffix}({', '.join(x)})"
+        bits = "uint32_t" if prim == "f32" else "uint64_t"
+        return {"isnan": f"isnan({x[0]})", "isinf": f"isinf({x[0]})", "isfinite": f"isfinite({x[0]})",
+                "neg": f"(-{x[0]})", "sgn": f"incflat_sgn_{prim}({x[0]})",
+                "mad": f"incflat_mad_{prim}({', '.join(x)})" if len(x) == 3 else None,
+                "lerp": f"incflat_lerp_{prim}({', '.join(x)})" if len(x) == 3 else None,
+                "to_bits": f"incflat_to_bits_{prim}({x[0]})",
+                "from_bits": f"incflat_from_bits_{prim}(({bits})({xs[0]}))"}.get(name)
+
+    @staticmethod
+    def _int_function(name, prim, xs):
+        ct = C_TYPES[prim]
+        x = [f"({ct})({v})" for v in xs]
+        width = PRIMS[prim].size * 8
+        unsigned = {8: "uint8_t", 16: "uint16_t", 32: "uint32_t", 64: "uint64_t"}[width]
+        return {"abs": f"({x[0]} < 0 ? ({ct})(0 - ({unsigned}){x[0]}) : {x[0]})",
+                "neg": f"({ct})(0 - ({unsigned}){x[0]})", "sgn": f"({x[0]} > 0 ? 1 : {x[0]} < 0 ? -1 : 0)",
+                "popc": f"incflat_popc((uint64_t)({unsigned}){x[0]})",
+                "clz": f"incflat_clz((uint64_t)({unsigned}){x[0]}, {width})",
+                "ctz": f"incflat_ctz((uint64_t)({unsigned}){x[0]}, {width})"}.get(name)
 
     def _index(self, e: H.Call) -> str:
         a = self._args(e)
         arr, idxs = a[0], a[1].items
         where = self._str(a[2]) if len(a) > 2 else '""'
-        parts = []
-        for i in idxs:
-            if isinstance(i, H.Tuple):
-                parts.append(f"{{true, {{{', '.join(f'(int64_t)({self.exp(v)})' for v in i.items)}}}}}")
-            else:
-                parts.append(f"{{false, {{(int64_t)({self.exp(i)})}}}}")
+        parts = self._index_entries(idxs)
         table = f"(const struct incflat_index[]){{{', '.join(parts)}}}" if parts else "NULL"
         t = self.type_of(e)
         if _is_array(t):
@@ -478,6 +589,9 @@ class EntryPrinter:
         out = self.out
         if isinstance(s, H.Assign):
             self.assign(s.target, s.value, s.type)
+            self.check()
+        elif isinstance(s, H.Bind) and s.unpack:
+            self.compact(s)
             self.check()
         elif isinstance(s, H.Bind):
             # through temporaries: `a, b = b, a` swaps
@@ -520,6 +634,20 @@ class EntryPrinter:
             self.ret(s)
         else:
             raise Unsupported(f"the statement {type(s).__name__}")
+
+    def compact(self, s: H.Bind):
+        """`count, arrays... = compact(ctx, flags, arrays, where)`."""
+        a = self._args(s.values[0])
+        arrays = a[1].items
+        outs = self.fresh("kept")
+        where = self._str(a[2]) if len(a) > 2 else '""'
+        with self.out.block(""):
+            self.out.line(f"struct incflat_array {outs}[{max(len(arrays), 1)}];")
+            self.out.line(f"int64_t {outs}_count = incflat_compact(ctx, {self.exp(a[0])}, {len(arrays)}, "
+                          f"{self._arrays(arrays)}, {outs}, {where});")
+            self.out.line(f"v_{s.targets[0]} = ({self.c_type(s.types[0])}){outs}_count;")
+            for k, target in enumerate(s.targets[1:]):
+                self.out.line(f"incflat_arr_set(ctx, &v_{target}, {outs}[{k}]);")
 
     def effect(self, e):
         if not isinstance(e, H.Call):

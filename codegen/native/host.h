@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "opencl.h"
 #include "values.h"
@@ -191,6 +192,38 @@ struct incflat_array incflat_replicate_scalar(struct incflat_ctx *ctx, union inc
 struct incflat_array incflat_replicate_array(struct incflat_ctx *ctx, struct incflat_array x, int rank,
                                              const int64_t *shape, const char *where);
 void incflat_copy_into(struct incflat_ctx *ctx, struct incflat_array src, struct incflat_array dst);
+struct incflat_array incflat_iota(struct incflat_ctx *ctx, int64_t n, enum incflat_type type, const char *where);
+struct incflat_array incflat_concat(struct incflat_ctx *ctx, int count, const struct incflat_array *arrs, int64_t size,
+                                    const char *where);
+struct incflat_array incflat_rotate(struct incflat_ctx *ctx, int64_t amount, struct incflat_array a);
+/* The array an update or scatter writes into: a itself where in place and none of `reads` is in its memory. */
+struct incflat_array incflat_destination(struct incflat_ctx *ctx, struct incflat_array a, bool in_place, int count,
+                                         const struct incflat_array *reads);
+/* The indices of an update's target. */
+struct incflat_indices { int n; struct incflat_index i[INCFLAT_RANK]; };
+/* a with [at] = value (a device array), or = scalar where value is NULL (a host scalar). */
+struct incflat_array incflat_update(struct incflat_ctx *ctx, struct incflat_array a, const struct incflat_indices *at,
+                                    const struct incflat_array *value, union incflat_scalar scalar,
+                                    const char *where, bool in_place);
+struct incflat_array incflat_update_many(struct incflat_ctx *ctx, struct incflat_array a, int count,
+                                         const struct incflat_indices *ats, const struct incflat_array *values,
+                                         const char *const *wheres, bool in_place);
+/* Memory for a kernel's result that an update then writes into root[at] (codegen/placement.py). */
+struct incflat_array incflat_empty_in_region(struct incflat_ctx *ctx, struct incflat_array root,
+                                             const struct incflat_indices *at, int other_count,
+                                             const struct incflat_indices *others, int same_count,
+                                             const struct incflat_array *same, int apart_count,
+                                             const struct incflat_array *apart, int points, int rank,
+                                             const int64_t *shape, enum incflat_type type, const char *where);
+struct incflat_array incflat_scatter(struct incflat_ctx *ctx, struct incflat_array dest, struct incflat_array idxs,
+                                     struct incflat_array vals, bool in_place);
+/* filter's second half: the count kept, and each array's kept elements in outs. */
+int64_t incflat_compact(struct incflat_ctx *ctx, struct incflat_array flags, int count,
+                        const struct incflat_array *arrs, struct incflat_array *outs, const char *where);
+/* An element of an array literal: on the device, or a host scalar. */
+struct incflat_element { bool on_device; struct incflat_array array; union incflat_scalar scalar; };
+struct incflat_array incflat_array_literal(struct incflat_ctx *ctx, int count, const struct incflat_element *elems,
+                                           enum incflat_type type, const char *where);
 
 /* ---- kernels ---- */
 /* A kernel's memory argument: a buffer, or local memory of `local` bytes (buf NULL). */
@@ -232,6 +265,23 @@ INCFLAT_MIN_MAX(int8_t, i8) INCFLAT_MIN_MAX(int16_t, i16) INCFLAT_MIN_MAX(int32_
 INCFLAT_MIN_MAX(uint8_t, u8) INCFLAT_MIN_MAX(uint16_t, u16) INCFLAT_MIN_MAX(uint32_t, u32)
 INCFLAT_MIN_MAX(uint64_t, u64) INCFLAT_MIN_MAX(float, f32) INCFLAT_MIN_MAX(double, f64) INCFLAT_MIN_MAX(bool, bool)
 #undef INCFLAT_MIN_MAX
+
+/* The prelude's functions on host scalars, as the kernels' OpenCL builtins compute them. */
+#define INCFLAT_FLOAT_FUNCTIONS(T, N, B) \
+    static inline T incflat_sgn_##N(T x) { return x > 0 ? (T)1 : x < 0 ? (T)-1 : x; } \
+    static inline T incflat_mad_##N(T a, T b, T c) { T p = a * b; return p + c; } \
+    static inline T incflat_lerp_##N(T v0, T v1, T t) { T d = v1 - v0; T p = d * t; return v0 + p; } \
+    static inline B incflat_to_bits_##N(T x) { B b; memcpy(&b, &x, sizeof b); return b; } \
+    static inline T incflat_from_bits_##N(B b) { T x; memcpy(&x, &b, sizeof x); return x; }
+INCFLAT_FLOAT_FUNCTIONS(float, f32, uint32_t) INCFLAT_FLOAT_FUNCTIONS(double, f64, uint64_t)
+#undef INCFLAT_FLOAT_FUNCTIONS
+static inline int32_t incflat_popc(uint64_t u) { int32_t n = 0; for (; u; u &= u - 1) n++; return n; }
+static inline int32_t incflat_clz(uint64_t u, int width) { int32_t n = width; for (; u; u >>= 1) n--; return n; }
+static inline int32_t incflat_ctz(uint64_t u, int width) {
+    int32_t n = 0;
+    for (; n < width && !(u & 1); u >>= 1) n++;
+    return n;
+}
 
 /* ---- checks ---- */
 void incflat_check_size(struct incflat_ctx *ctx, int64_t expected, int64_t actual, const char *name,
