@@ -72,7 +72,8 @@ def native_program(fut_path: pathlib.Path, out_path: pathlib.Path, options: pipe
         raise ToolError(f"{fut_path}: --backend=opencl cannot compile this program yet ({e}); "
                         "--backend=pyopencl can") from None
     try:
-        return cprogram.build(text, out_path)
+        from incflat.compiled import cache_dir
+        return cprogram.build(text, out_path, cache_dir() / "native")
     except cprogram.BuildError as e:
         raise ToolError(f"{fut_path}: {e}") from None
 
@@ -141,6 +142,12 @@ def cmd_compile(args) -> int:
     return 0
 
 
+def backend(p) -> None:
+    p.add_argument("--backend", choices=("pyopencl", "opencl"), default="pyopencl",
+                   help="pyopencl: a Python program (numpy and pyopencl); opencl: a native executable, C over "
+                   "OpenCL built with the system C compiler ($CC or cc)")
+
+
 def cmd_autotune(args) -> int:
     """Compiles into a temporary file beside the program, tunes that, and installs it with the tuned values
     when the tuning file is written (both together): a kill at any moment leaves both files as they were, or
@@ -155,7 +162,9 @@ def cmd_autotune(args) -> int:
         problem = None if args.force else tuning_file_problem(tuning_path_of(args.program))
         if problem:  # (the tuner checks again; here before compiling)
             raise ToolError(problem)
-        temporary = write_temporary(PlannedFile(program, compiled_text(args.program, verify=args.verify), 0o755))
+        data = (native_program(args.program, program, verify=args.verify) if args.backend == "opencl"
+                else compiled_text(args.program, verify=args.verify))
+        temporary = write_temporary(PlannedFile(program, data, 0o755))
         try:
             print(f"compiled {args.program}; {program} is replaced when tuning ends", flush=True)
             # (the tuner compiles the program with moderate flattening too, for its report, unless --no-moderate)
@@ -267,13 +276,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="no bounds, division or size checks inside kernels (faster; wrong input is undefined)")
     p.add_argument("-o", "--output", type=pathlib.Path)
     p.add_argument("--library", action="store_true", help="write an importable module prog.py")
-    p.add_argument("--backend", choices=("pyopencl", "opencl"), default="pyopencl",
-                   help="pyopencl: a Python program (numpy and pyopencl); opencl: a native executable, C over "
-                   "OpenCL built with the system C compiler ($CC or cc)")
+    backend(p)
     p.add_argument("--force", action="store_true", help="overwrite an output file that incflat did not write")
 
     p = command("autotune", cmd_autotune, "compile, tune the thresholds on the -- == datasets, bake them in")
     p.add_argument("program", type=pathlib.Path)
+    backend(p)
     add_run_options(p)  # (its --force covers the compiled program too)
 
     p = command("test", cmd_test, "run the cases of the programs' -- == blocks and check the results")

@@ -10,74 +10,17 @@ What the printer does not support yet raises `Unsupported` naming it; `incflat c
 reports it in one line.
 """
 
-import math
-
+from incflat.codegen.chost_values import C_TYPES, TYPE_ENUM, Unsupported, c_string, prim_function, scalar_literal
 from incflat.codegen.emit import CEmitter
 from incflat.ir import host as H
 from incflat.ir.runtime.prims import PRIMS
 
-C_TYPES = {"i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t", "u8": "uint8_t",
-           "u16": "uint16_t", "u32": "uint32_t", "u64": "uint64_t", "f32": "float", "f64": "double", "bool": "bool"}
-# the runtime's enum incflat_type
-TYPE_ENUM = {name: f"INCFLAT_{name.upper()}" for name in C_TYPES}
 FIELDS = {"group_size", "max_group_size", "num_groups", "local_mem_size", "default_tile_size", "global_mem_size"}
 ARRAY = "struct incflat_array"
 # Python's comparisons and the C operators of the same meaning on numbers
 C_OPS = {"+": "+", "-": "-", "*": "*", "/": "/", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "==", "!=": "!=",
          "&": "&", "|": "|", "^": "^", "and": "&&", "or": "||"}
 COMPARISONS = {"<", "<=", ">", ">=", "==", "!=", "and", "or"}
-
-class Unsupported(Exception):
-    """A construct of the host IR the C printer does not handle yet."""
-
-
-def c_string(text: str) -> str:
-    """A C string literal of text (UTF-8), split after each newline."""
-    parts, current = [], []
-    for ch in text:
-        code = ord(ch)
-        if ch == "\\":
-            current.append("\\\\")
-        elif ch == '"':
-            current.append('\\"')
-        elif ch == "\n":
-            current.append("\\n")
-            parts.append("".join(current))
-            current = []
-            continue
-        elif ch == "\t":
-            current.append("\\t")
-        elif code < 0x20 or code == 0x7F:
-            current.append(f"\\{code:03o}")
-        elif code > 0x7F:
-            current.append("".join(f"\\{b:03o}" for b in ch.encode("utf-8")))
-        elif ch == "?" and current and current[-1] == "?":  # no trigraphs
-            current.append("\\?")
-        else:
-            current.append(ch)
-    if current or not parts:
-        parts.append("".join(current))
-    return "\n".join(f'"{p}"' for p in parts)
-
-
-def scalar_literal(value, prim: str) -> str:
-    p = PRIMS[prim]
-    if prim == "bool":
-        return "true" if value else "false"
-    if p.is_float:
-        v = float(value)
-        if math.isnan(v):
-            return f"(({C_TYPES[prim]})NAN)"
-        if math.isinf(v):
-            return f"(({C_TYPES[prim]}){'-' if v < 0 else ''}INFINITY)"
-        return f"(({C_TYPES[prim]}){v.hex()})" if prim == "f64" else f"{v.hex()}f"
-    v = int(value)
-    if prim == "u64":
-        return f"UINT64_C({v})"
-    if prim == "i64":
-        return "INT64_MIN" if v == -2 ** 63 else f"INT64_C({v})"
-    return f"(({C_TYPES[prim]}){v})"
-
 
 def _is_array(t) -> bool:
     return isinstance(t, H.ArrayType)
@@ -283,7 +226,6 @@ class EntryPrinter:
         raise Unsupported(f"the integer {e.value} (beyond 64 bits)")
 
     def _op(self, e: H.Op) -> str:
-        tx, ty = self.type_of(e.x), self.type_of(e.y)
         t = self.type_of(e)
         x, y = self.exp(e.x), self.exp(e.y)
         if e.op in COMPARISONS:
@@ -500,60 +442,7 @@ class EntryPrinter:
 
     def _prim_call(self, e: H.Call) -> str:
         fn, t, args = e.args[0].value, e.args[1].prim, e.args[2:]
-        module, name = fn.split(".", 1)
-        ct = C_TYPES[t]
-        xs = [self.exp(x) for x in args]
-        if name in PRIMS:
-            if module == "bool":
-                return f"(({ct})(({xs[0]}) != 0))"
-            if PRIMS[module].is_int and PRIMS[name].is_float:
-                return f"(({ct})incflat_fptoi((double)({xs[0]})))"
-            return f"(({ct})({xs[0]}))"
-        p = PRIMS[module] if module in PRIMS else PRIMS[t]
-        x = f"({C_TYPES[p.name]})({xs[0]})"
-        if name in ("min", "max"):
-            return f"incflat_{name}_{p.name}({x}, ({C_TYPES[p.name]})({xs[1]}))"
-        if p.is_float:
-            text = self._float_function(name, p.name, xs)
-        else:
-            text = self._int_function(name, p.name, xs)
-        if text is None:
-            raise Unsupported(f"the function {fn} on the host")
-        return f"(({ct})({text}))"
-
-    @staticmethod
-    def _float_function(name, prim, xs):
-        """C's libm for a float function (as Futhark's C backends compute them on the host)."""
-        suffix = "f" if prim == "f32" else ""
-        ct = C_TYPES[prim]
-        x = [f"({ct})({v})" for v in xs]
-        libm = {"sqrt": "sqrt", "exp": "exp", "log": "log", "sin": "sin", "cos": "cos", "tan": "tan", "abs": "fabs",
-                "floor": "floor", "ceil": "ceil", "trunc": "trunc", "round": "rint", "atan2": "atan2", "pow": "pow",
-                "log2": "log2", "log10": "log10", "asin": "asin", "acos": "acos", "atan": "atan", "sinh": "sinh",
-                "cosh": "cosh", "tanh": "tanh", "cbrt": "cbrt", "log1p": "log1p", "expm1": "expm1", "hypot": "hypot",
-                "acosh": "acosh", "asinh": "asinh", "atanh": "atanh", "gamma": "tgamma", "lgamma": "lgamma",
-                "erf": "erf", "erfc": "erfc", "fma": "fma"}
-        if name in libm:
-            return f"{libm[name]}{suffix}({', '.join(x)})"
-        bits = "uint32_t" if prim == "f32" else "uint64_t"
-        return {"isnan": f"isnan({x[0]})", "isinf": f"isinf({x[0]})", "isfinite": f"isfinite({x[0]})",
-                "neg": f"(-{x[0]})", "sgn": f"incflat_sgn_{prim}({x[0]})",
-                "mad": f"incflat_mad_{prim}({', '.join(x)})" if len(x) == 3 else None,
-                "lerp": f"incflat_lerp_{prim}({', '.join(x)})" if len(x) == 3 else None,
-                "to_bits": f"incflat_to_bits_{prim}({x[0]})",
-                "from_bits": f"incflat_from_bits_{prim}(({bits})({xs[0]}))"}.get(name)
-
-    @staticmethod
-    def _int_function(name, prim, xs):
-        ct = C_TYPES[prim]
-        x = [f"({ct})({v})" for v in xs]
-        width = PRIMS[prim].size * 8
-        unsigned = {8: "uint8_t", 16: "uint16_t", 32: "uint32_t", 64: "uint64_t"}[width]
-        return {"abs": f"({x[0]} < 0 ? ({ct})(0 - ({unsigned}){x[0]}) : {x[0]})",
-                "neg": f"({ct})(0 - ({unsigned}){x[0]})", "sgn": f"({x[0]} > 0 ? 1 : {x[0]} < 0 ? -1 : 0)",
-                "popc": f"incflat_popc((uint64_t)({unsigned}){x[0]})",
-                "clz": f"incflat_clz((uint64_t)({unsigned}){x[0]}, {width})",
-                "ctz": f"incflat_ctz((uint64_t)({unsigned}){x[0]}, {width})"}.get(name)
+        return prim_function(fn, t, [self.exp(x) for x in args])
 
     def _index(self, e: H.Call) -> str:
         a = self._args(e)

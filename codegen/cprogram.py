@@ -11,22 +11,29 @@ import pathlib
 import shlex
 import shutil
 import subprocess
+import struct
 import tempfile
 
 from incflat import __version__
-from incflat.codegen.chost import C_TYPES, Unsupported, c_string, entry_function
+from incflat.codegen.chost import entry_function
+from incflat.codegen.chost_values import C_TYPES, Unsupported, c_string
 from incflat.codegen.cscalar import PRELUDE
 from incflat.codegen.emit import CEmitter
 from incflat.codegen.native import SOURCES
 from incflat.ir.runtime import tuning
 from incflat.ir.runtime.arrays import COPY_SOURCE
-from incflat.ir.runtime.tuning import USER_PARAM
+from incflat.ir.runtime.tuning import USER_PARAM, ContractError
 
 RUNTIME_SOURCES = ("host.c", "arrays.c", "runs.c", "cli.c", "opencl.c", "values.c")
 HEADERS = ("host.h", "internal.h", "opencl.h", "values.h")
 FLAGS = ("-std=c99", "-O2", "-fwrapv", "-ffp-contract=off")
 NATIVE_MARKER = "incflat native program: "  # in every binary: is_native_program looks for it
-TUNED_BEGIN, TUNED_END = "/* BEGIN INCFLAT TUNED DEFAULTS */", "/* END INCFLAT TUNED DEFAULTS */"
+# The tuned defaults live in the binary's data, in one block that with_defaults patches: the marker (32 bytes),
+# the parameters' count and the size of their names, the provenance (PROVENANCE_SIZE bytes, NUL-terminated),
+# per parameter (set, value) as int64, then the names, NUL-separated. The C program reads it (host.h: tuned).
+TUNED_MARKER = b"INCFLAT TUNED DEFAULTS BLOCK 1"
+PROVENANCE_SIZE = 4096
+_BLOCK_HEAD = struct.Struct("=32sqq")
 
 
 class BuildError(Exception):
@@ -59,18 +66,55 @@ def formats() -> dict:
     }
 
 
-def defaults_block(values: dict, provenance) -> str:
-    """The C block of tuned defaults, between its marker lines."""
-    out = [TUNED_BEGIN, "static const struct incflat_default TUNED[] = {"]
-    out += [f"    {{{c_string(name)}, INT64_C({int(values[name])})}}," for name in sorted(values)]
-    out += ["    {NULL, 0},", "};", f"static const char *const PROVENANCE = {c_string(repr(provenance)) if provenance else 'NULL'};",
-            TUNED_END]
-    return "\n".join(out)
+def tuned_block(names: list) -> list:
+    """The C definition of the tuned-defaults block of a program with these parameters, nothing set."""
+    count, blob = len(names), "".join(n + "\0" for n in names) or "\0"
+    size = len(blob.encode())
+    return [f"struct incflat_tuned_block {{ char marker[32]; int64_t count, names_size; "
+            f"char provenance[{PROVENANCE_SIZE}]; int64_t values[{2 * count + 2}]; char names[{size + 1}]; }};",
+            "/* (external and not const: the compiler keeps it in the data, where the tuner patches it) */",
+            f"struct incflat_tuned_block incflat_tuned = {{{c_string(TUNED_MARKER.decode())}, {count}, {size}, \"\", "
+            f"{{0}}, {c_string(blob)}}};"]
 
 
-def program_text(program, tuned: dict = None, provenance=None) -> str:
-    """The C file of a GeneratedProgram; raises Unsupported for host code the C printer cannot print yet."""
-    tuned = tuned or {}
+def _block_at(binary: bytes) -> int:
+    at = binary.find(TUNED_MARKER + b"\0")
+    if at < 0 or binary.find(TUNED_MARKER + b"\0", at + 1) >= 0:
+        raise ContractError("not a native program of incflat with one tuned-defaults block")
+    return at
+
+
+def with_defaults(binary: bytes, values: dict, provenance) -> bytes:
+    """The native program with its tuned defaults replaced by `values` (with their provenance, a dict or None)."""
+    at = _block_at(binary)
+    _, count, names_size = _BLOCK_HEAD.unpack_from(binary, at)
+    table = at + _BLOCK_HEAD.size + PROVENANCE_SIZE
+    names_at = table + 8 * (2 * count + 2)
+    names = binary[names_at:names_at + names_size].decode().split("\0")[:count]
+    unknown = sorted(set(values) - set(names))
+    if unknown:
+        raise ContractError(f"the program has no tuning parameter {unknown[0]!r}")
+    text = repr(provenance).encode() if provenance else b""
+    if len(text) >= PROVENANCE_SIZE:
+        raise ContractError(f"the tuning's provenance is {len(text)} bytes; the program holds {PROVENANCE_SIZE - 1}")
+    pairs = [x for n in names for x in ((1, int(values[n])) if n in values else (0, 0))]
+    out = bytearray(binary)
+    out[at + _BLOCK_HEAD.size:table] = text.ljust(PROVENANCE_SIZE, b"\0")
+    out[table:table + 16 * count] = struct.pack(f"={2 * count}q", *pairs)
+    return bytes(out)
+
+
+def _param_line(p) -> tuple:
+    """(printf format, default's text) of a parameter's --print-params line, whose text tuning.Param owns."""
+    sentinel = "\x01default\x02"
+    line = dataclasses.replace(p, default=sentinel).line if p.is_threshold else p.line
+    default = "def" if p.default is None else str(p.default)
+    return line.replace("%", "%%").replace(sentinel, "%s"), default
+
+
+def program_text(program) -> str:
+    """The C file of a GeneratedProgram (no tuned defaults: with_defaults sets them in the binary); raises
+    Unsupported for host code the C printer cannot print yet."""
     kernels = {k.name: i for i, k in enumerate(program.kernels)}
     params = {p.name: i for i, p in enumerate(program.params)}
     structs, struct_lines = {}, []
@@ -84,8 +128,6 @@ def program_text(program, tuned: dict = None, provenance=None) -> str:
         struct_lines.append(f"struct scalars_{kernels[k.name]} {{ {fields} }};  /* {k.name} */")
     constants = []
     functions = [entry_function(d, kernels, params, structs, constants) for d in program.host]
-    listed = [dataclasses.replace(p, default=tuned[p.name]) if p.is_threshold and p.name in tuned else p
-              for p in program.params]
 
     out = CEmitter()
     out.line(f"/* Compiled by incflat {__version__} from {program.source_name}: the --backend=opencl program. */")
@@ -94,7 +136,7 @@ def program_text(program, tuned: dict = None, provenance=None) -> str:
     out.line('#include "host.h"')
     out.line(f"const char incflat_native_marker[] = {c_string(NATIVE_MARKER + __version__)};  /* (kept: external) */")
     out.line()
-    out.lines += defaults_block(tuned, provenance).splitlines()
+    out.lines += tuned_block([p.name for p in program.params])
     out.line()
     out.line(f"static const char PRELUDE[] = {c_string(PRELUDE)};")
     out.line(f"static const char COPY_SOURCE[] = {c_string(COPY_SOURCE)};")
@@ -106,9 +148,10 @@ def program_text(program, tuned: dict = None, provenance=None) -> str:
     with out.block("static const struct incflat_param_info PARAMS[] ="):
         for p in program.params:
             default = "false, 0" if p.default is None or not p.is_threshold else f"true, INT64_C({p.default})"
+            line, text = _param_line(p)
             out.line(f"{{{c_string(p.name)}, {str(p.is_threshold).lower()}, {str(p.cls == USER_PARAM).lower()}, "
-                     f"{default}}},")
-        out.line("{NULL, false, false, false, 0},")
+                     f"{default}, {c_string(line)}, {c_string(text)}}},")
+        out.line("{NULL, false, false, false, 0, NULL, NULL},")
     out.lines[-1] += ";"
     with out.block("static const struct incflat_error_info ERRORS[] ="):
         for where, message in program.errors:
@@ -134,8 +177,8 @@ def program_text(program, tuned: dict = None, provenance=None) -> str:
     with out.block("static const struct incflat_program PROGRAM ="):
         out.line(f"{c_string(program.source_name)}, PRELUDE, COPY_SOURCE, KERNELS, {len(program.kernels)}, PARAMS, "
                  f"{len(program.params)},")
-        out.line(f"{c_string(tuning.listing(listed))},")
-        out.line(f"ERRORS, {len(program.errors)}, ENTRIES, {len(program.entries)}, TUNED, PROVENANCE,")
+        out.line(f"ERRORS, {len(program.errors)}, ENTRIES, {len(program.entries)}, incflat_tuned.values, "
+                 "incflat_tuned.provenance,")
         out.line("{" + ", ".join(c_string(f[k]) for k in ("compared_true", "compared_false", "device_line",
                                                           "default_threshold_line", "no_fallback")) + "},")
     out.lines[-1] += ";"
@@ -145,13 +188,12 @@ def program_text(program, tuned: dict = None, provenance=None) -> str:
     return out.text() + "\n"
 
 
-def _runtime_objects(compiler: list) -> list:
-    """The native runtime's object files for this compiler, built once and kept in the cache."""
-    from incflat.compiled import cache_dir
+def _runtime_objects(compiler: list, cache: pathlib.Path) -> list:
+    """The native runtime's object files for this compiler, built once and kept in the folder `cache`."""
     digest = hashlib.sha256(repr((compiler, FLAGS)).encode())
     for name in RUNTIME_SOURCES + HEADERS:
         digest.update((SOURCES / name).read_bytes())
-    folder = cache_dir() / "native" / digest.hexdigest()[:16]
+    folder = cache / digest.hexdigest()[:16]
     objects = [folder / (pathlib.Path(name).stem + ".o") for name in RUNTIME_SOURCES]
     if all(o.exists() for o in objects):
         return objects
@@ -173,12 +215,13 @@ def _run(command: list) -> None:
         raise BuildError(f"the C compiler failed ({shlex.join(command[:1])}):\n{proc.stderr.strip()}")
 
 
-def build(c_text: str, out: pathlib.Path) -> bytes:
-    """The executable of a C program text (its bytes: the caller writes it where it belongs)."""
+def build(c_text: str, out: pathlib.Path, cache: pathlib.Path) -> bytes:
+    """The executable of a C program text (its bytes: the caller writes it where it belongs); the runtime's
+    objects are kept in the folder `cache` (the compile cache's native/)."""
     compiler = c_compiler()
     if compiler is None:
         raise BuildError("no C compiler: set CC, or install cc (or use --backend=pyopencl)")
-    objects = _runtime_objects(compiler)
+    objects = _runtime_objects(compiler, cache)
     with tempfile.TemporaryDirectory() as tmp:
         source = pathlib.Path(tmp) / (out.name + ".c")
         binary = pathlib.Path(tmp) / out.name
@@ -198,4 +241,4 @@ def is_native_program(path) -> bool:
 
 
 __all__ = ["BuildError", "NATIVE_MARKER", "Unsupported", "build", "c_compiler", "formats", "is_native_program",
-           "program_text"]
+           "program_text", "with_defaults"]

@@ -2,6 +2,7 @@
 
     python futhark_examples/upstream.py run FB_DIR --anchors DIR [--out DIR] [PROGRAM ...] [-d DEVICE]
                                         [--parts untuned,tuned] [--tune-seconds N] [--small] [--timeout S]
+                                        [--backend pyopencl|opencl]
     python futhark_examples/upstream.py render [--out DIR] [--markdown FILE]
 
 FB_DIR is a checkout of futhark-benchmarks (github.com/diku-dk/futhark-benchmarks); nothing of it is copied into
@@ -12,8 +13,9 @@ datasets' inputs (`inputs.py OUTDIR PROGRAM ... [--small]` writes OUTDIR/PROGRAM
 
 `run` does, for each program of the anchors (or those named):
 
-1. compile: `incflat compile FB_DIR/FILE -o OUT/PROGRAM.py`, from the file's folder, so that the compiled program's
-   error locations name the file alone. A program that does not compile is recorded with the error's first line
+1. compile: `incflat compile --backend=B FB_DIR/FILE -o OUT/PROGRAM.py` (--backend, default pyopencl; with
+   opencl, the native executable OUT/PROGRAM), from the file's folder, so that the compiled program's error
+   locations name the file alone. A program that does not compile is recorded with the error's first line
    and skipped. The anchors' programs were compiled without some attributes (REMOVED_ATTRIBUTES: LocVolCalib's
    `#[incremental_flattening(only_inner)]`): such a program is compiled from an edited copy without them
    (OUT/edited/), and compiled as written too, to note whether incflat rejects, ignores or honours them.
@@ -47,7 +49,8 @@ Each result is saved as soon as it is done (OUT/PROGRAM.compile.json, OUT/PROGRA
 OUT/PROGRAM.tuning.json, OUT/PROGRAM.DATASET.PART.json, a tuned one naming its training datasets) and skipped when
 its file exists, so that a run that is cut off resumes where it stopped; a failure is a result too (delete its
 file to try again). An --out folder holds runs of one kind of inputs and of tuning: --small and full-size results
-are never mixed, nor this tuning's with those of the earlier one tuning per program on --small's inputs.
+are never mixed, nor this tuning's with those of the earlier one tuning per program on --small's inputs, nor
+the results of two backends.
 
 `render` writes a Markdown table (to --markdown, else stdout) of every dataset: Futhark's default µs, incflat's
 untuned and tuned median µs and their ratios to Futhark's, the tuned kernels' µs per run and its ratio to
@@ -151,25 +154,27 @@ def describe_values(path: pathlib.Path) -> str:
 
 # ---- compiling ----
 
-def incflat_compile(source: pathlib.Path, output: pathlib.Path) -> str | None:
+def incflat_compile(source: pathlib.Path, output: pathlib.Path, backend: str) -> str | None:
     """`incflat compile`, run from the source's folder; the error's first line, or None."""
-    done = subprocess.run([sys.executable, "-m", "incflat", "compile", source.name, "-o", str(output.resolve())],
-                          cwd=source.parent, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "incflat", "compile", f"--backend={backend}", source.name, "-o",
+                           str(output.resolve())], cwd=source.parent, capture_output=True, text=True)
     return None if done.returncode == 0 else first_line(done.stderr or done.stdout)
 
 
-def compile_program(program: str, entry: dict, index: int, fb_dir: pathlib.Path, out: pathlib.Path) -> dict:
+def compile_program(program: str, entry: dict, index: int, fb_dir: pathlib.Path, out: pathlib.Path,
+                    backend: str) -> dict:
     source = fb_dir / entry["file"]
     record = {"program": program, "file": entry["file"], "index": index, "datasets": entry["datasets"],
               "source": str(source), "compiled": None, "error": None, "notes": []}
     if not source.is_file():
         record["error"] = f"{source}: no such file in FB_DIR"
         return record
-    compiled = out / f"{program}.py"
+    suffix = ".py" if backend == "pyopencl" else ""
+    compiled = out / f"{program}{suffix}"
     text = source.read_text(encoding="utf-8")
     removed = [a for a in REMOVED_ATTRIBUTES.get(program, ()) if a in text]
     if not removed:
-        record["error"] = incflat_compile(source, compiled)
+        record["error"] = incflat_compile(source, compiled, backend)
     else:  # the anchors' program: compiled from an edited copy; as written only to say what incflat does with it
         edited = out / "edited" / source.name
         edited.parent.mkdir(parents=True, exist_ok=True)
@@ -177,9 +182,9 @@ def compile_program(program: str, entry: dict, index: int, fb_dir: pathlib.Path,
             text = text.replace(attribute, "")  # the line stays, so that locations do not move
         edited.write_text(text, encoding="utf-8")
         record["source"] = str(edited)
-        record["error"] = incflat_compile(edited, compiled)
-        as_written = out / "edited" / f"{program}.as-written.py"
-        rejected = incflat_compile(source, as_written)
+        record["error"] = incflat_compile(edited, compiled, backend)
+        as_written = out / "edited" / f"{program}.as-written{suffix}"
+        rejected = incflat_compile(source, as_written, backend)
         names = " ".join(removed)
         if rejected:
             note = f"incflat rejects {names} ({rejected}): compiled from OUT/edited/{source.name}, without it"
@@ -218,7 +223,10 @@ def run_program(executable: pathlib.Path, input_path: pathlib.Path, options: lis
     """One invocation of a compiled program, its results discarded; Failed with the error's last line."""
     if not input_path.is_file():
         raise Failed(f"no input file {input_path.name} (inputs.py wrote none)")
-    command = [sys.executable, str(executable), "-e", "main", "-b", *options] + (["-d", device] if device else [])
+    with open(executable, "rb") as f:
+        native = f.read(4) == b"\x7fELF"  # --backend=opencl's executable, else a Python program
+    command = ([str(executable)] if native else [sys.executable, str(executable)]) + ["-e", "main", "-b", *options]
+    command += ["-d", device] if device else []
     try:
         with open(input_path, "rb") as stdin:
             done = subprocess.run(command, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -337,7 +345,8 @@ def tune(program: str, compile_record: dict, held_out: str | None, args) -> dict
     fut.write_text(training_source(pathlib.Path(compile_record["source"]).read_text(encoding="utf-8"),
                                    {case: f"../../{inputs.name}/{program}-{d}.in" for case, d in cases.items()},
                                    title), encoding="utf-8")
-    command = [sys.executable, "-m", "incflat", "autotune", "--no-moderate", "--stop-after", f"{args.tune_seconds:g}",
+    command = [sys.executable, "-m", "incflat", "autotune", f"--backend={args.backend}", "--no-moderate",
+               "--stop-after", f"{args.tune_seconds:g}",
                *([f"--pass-option=-d{args.device}"] if args.device else []), fut.name]
     print(f"$ cd {folder} && incflat", " ".join(command[3:]), flush=True)
     with open(record["log"], "w", encoding="utf-8") as log:
@@ -355,14 +364,17 @@ def tune(program: str, compile_record: dict, held_out: str | None, args) -> dict
 TUNING = "leave-one-out"  # settings.json's "tuning": how an --out folder's tuned results were trained
 
 
-def check_settings(out: pathlib.Path, small: bool) -> None:
-    """An --out folder holds results of one kind of inputs and of one kind of tuning, so that a resumed run never
-    mixes them."""
+def check_settings(out: pathlib.Path, small: bool, backend: str) -> None:
+    """An --out folder holds results of one kind of inputs, of one kind of tuning and of one backend, so that a
+    resumed run never mixes them."""
     path = out / "settings.json"
-    settings = read_json(path) if path.exists() else {"small": small}
+    settings = read_json(path) if path.exists() else {"small": small, "backend": backend}
     if settings.get("small") != small:
         held = "--small" if settings.get("small") else "full-size"
         raise SystemExit(f"upstream.py run: --out {out}: holds results of {held} inputs; use another --out")
+    if settings.get("backend", "pyopencl") != backend:
+        raise SystemExit(f"upstream.py run: --out {out}: holds results of --backend "
+                         f"{settings.get('backend', 'pyopencl')}; use another --out")
     if settings.get("tuning") != TUNING:
         if any(out.glob("*.tuning.json")):
             raise SystemExit(f"upstream.py run: --out {out}: holds tuned results of the earlier tuning (once per "
@@ -382,14 +394,14 @@ def cmd_run(args) -> int:
             raise SystemExit(f"upstream.py run: no program {program!r} in {anchors_file.name} "
                              f"(known: {', '.join(known)})")
     args.out.mkdir(parents=True, exist_ok=True)
-    check_settings(args.out, args.small)
+    check_settings(args.out, args.small, args.backend)
     programs = args.programs or known
     compiled = []
     for program in programs:
         path = args.out / f"{program}.compile.json"
         if not path.exists():
             save_json(path, compile_program(program, anchors["programs"][program], known.index(program),
-                                            args.fb_dir, args.out))
+                                            args.fb_dir, args.out, args.backend))
         record = read_json(path)
         if record["error"]:
             print(f"{program}: did not compile: {record['error']}", flush=True)
@@ -585,6 +597,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--tune-seconds", type=seconds_option, default=TUNE_SECONDS,
                    help=f"autotune's --stop-after per tuning (default {TUNE_SECONDS:g})")
     p.add_argument("--small", action="store_true", help="inputs.py --small's inputs: a smoke run on a CPU")
+    p.add_argument("--backend", choices=("pyopencl", "opencl"), default="pyopencl",
+                   help="incflat compile's and autotune's --backend (default pyopencl)")
     p.add_argument("--timeout", type=seconds_option, default=TIMEOUT,
                    help=f"seconds per program invocation (default {TIMEOUT:g})")
     p.set_defaults(fn=cmd_run)

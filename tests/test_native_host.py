@@ -4,7 +4,6 @@ and the executable's command line gives what the Python program gives, byte for 
 --print-params, run-time errors and bad input (messages and exit statuses)."""
 
 import io
-import os
 import pathlib
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from incflat import pipeline
 from incflat.cli import main as incflat_main
 from incflat.codegen import cprogram
 from incflat.codegen.program import program_text as python_program_text
+from incflat.compiled import cache_dir
 from incflat.ir.interp.interpreter import run_entry
 from incflat.ir.runtime import tuning
 from incflat.ir.runtime.values import read_values, write_values
@@ -47,7 +47,7 @@ ENV = native_env()
 def build(source: str, folder: pathlib.Path, name: str = "prog") -> pathlib.Path:
     generated = pipeline.compile(source, f"{name}.fut", until="generate")
     program = folder / name
-    program.write_bytes(cprogram.build(cprogram.program_text(generated), program))
+    program.write_bytes(cprogram.build(cprogram.program_text(generated), program, cache_dir() / "native"))
     program.chmod(0o755)
     return program
 
@@ -115,7 +115,7 @@ def failing(tmp_path_factory):
         fut.write_text(source)
         generated = pipeline.compile(source, str(fut), until="generate")
         native = folder / f"{name}-c"
-        native.write_bytes(cprogram.build(cprogram.program_text(generated), native))
+        native.write_bytes(cprogram.build(cprogram.program_text(generated), native, cache_dir() / "native"))
         native.chmod(0o755)
         python = folder / f"{name}-py"
         python.write_text(python_program_text(generated))
@@ -256,10 +256,53 @@ def test_corpus_every_version_natively(path, device, tmp_path):
         return
     assert path.stem not in NATIVE_UNSUPPORTED, f"{path.name} prints now: take it out of NATIVE_UNSUPPORTED"
     native = tmp_path / path.stem
-    native.write_bytes(cprogram.build(text, native))
+    native.write_bytes(cprogram.build(text, native, cache_dir() / "native"))
     native.chmod(0o755)
     failures = []
     for params in tuning.version_assignments(tuning.build_forest(generated.params)) or [{}]:
         shown = " ".join(f"{k}={v}" for k, v in params.items()) or "(no thresholds)"
         failures += [f"[{shown}] {f}" for f in run_cases(cases, NativeRunner(native, device, params), False)]
     assert not failures, f"{len(failures)} runs fail:\n" + "\n".join(failures[:SHOWN_FAILURES])
+
+
+# ---- tuned defaults in the binary, and the tuner on a native program ----
+
+def test_tuned_defaults_are_patched_into_the_binary(device, tmp_path):
+    source, datasets = PROGRAMS["row_sums"]
+    native = build(source, tmp_path, "row_sums")
+    binary = native.read_bytes()
+    assert cprogram.with_defaults(binary, {}, None) == binary  # (a fresh program: nothing set)
+    values = {"main.suff_outer_par_0": 7, "main.segred_2_tblock_size": 64}
+    provenance = {"device": "a device", "strategy": "tree"}
+    native.write_bytes(cprogram.with_defaults(binary, values, provenance))
+    listing = tuning.parse_listing(run_native(native, b"", "--print-params").stdout.decode())
+    assert {p.name: p.default for p in listing if p.is_threshold}["main.suff_outer_par_0"] == 7
+    proc = run_native(native, binary_values(datasets[0]), "-d", device, "-L", "-D")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert f"Tuned defaults: {provenance}" in proc.stderr.decode()
+    assert tuning.comparisons(proc.stderr.decode())[0] == ("main.suff_outer_par_0", 5, False)  # 7 <= 5: false
+    proc = run_native(native, binary_values(datasets[0]), "-d", device, "-L", "--param", "main.suff_outer_par_0=1")
+    assert tuning.comparisons(proc.stderr.decode())[0] == ("main.suff_outer_par_0", 5, True)  # options win
+    # back to no tuned defaults: the program as built
+    assert cprogram.with_defaults(native.read_bytes(), {}, None) == binary
+    with pytest.raises(tuning.ContractError):
+        cprogram.with_defaults(binary, {"nope": 1}, None)
+    with pytest.raises(tuning.ContractError):
+        cprogram.with_defaults(b"\x7fELF not a program of ours", {}, None)
+
+
+def test_autotune_a_native_program(tmp_path):
+    from test_autotune_e2e import SOURCE
+    fut = tmp_path / "mm.fut"
+    fut.write_text(SOURCE)
+    proc = subprocess.run([sys.executable, "-m", "incflat", "autotune", "--backend=opencl", str(fut), "-r", "2",
+                           "--no-moderate"], capture_output=True, text=True, timeout=600, cwd=ROOT, env=ENV)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    program = tmp_path / "mm"
+    assert cprogram.is_native_program(program)
+    lines = [l for l in (tmp_path / "mm.fut.tuning").read_text().splitlines() if not l.startswith("--")]
+    from_file = {k: int(v) for k, v in (l.split("=") for l in lines)}
+    listing = tuning.parse_listing(run_native(program, b"", "--print-params").stdout.decode())
+    assert from_file == {p.name: p.default for p in listing if p.is_threshold} and len(from_file) == 4
+    out = run_native(program, b"[[1f32, 2f32, 3f32, 4f32]] [[1f32], [2f32], [3f32], [4f32]]")
+    assert out.returncode == 0 and out.stdout == b"[[30.0f32]]\n"

@@ -29,7 +29,7 @@ import numpy as np
 from incflat.datasets import Dataset, Selection, read_test_cases, select_datasets
 from incflat.files import PlannedFile, remove_stale_temporaries, written
 from incflat.ir.errors import ToolError
-from incflat.ir.runtime.tuning import SIZE_CLASSES, Forest, Param, all_nodes, with_defaults
+from incflat.ir.runtime.tuning import SIZE_CLASSES, Forest, Param, all_nodes
 from incflat.tuner.baseline import (compile_moderate, in_effect, listed_defaults, moderate_bench, moderate_runs,
                                     untuned_and_probes, untuned_key)
 from incflat.tuner.jsonlog import EvaluationLog
@@ -49,7 +49,7 @@ from incflat.tuner.store import ProgramKey, Store
 from incflat.tuner.strategies import STRATEGIES, faster_in_turn
 from incflat.tuner.tree import Probed, build_forest, version
 from incflat.tuner.writeback import (Provenance, commit, plan_writeback, read_program, tuning_file_problem,
-                                     tuning_path_of)
+                                     tuning_path_of, with_tuned_defaults)
 
 
 PER_DATASET = ("tree", "monotonic")  # strategies that compare per dataset, not an objective
@@ -170,7 +170,7 @@ class _Run:
     moderate: Path | None = None  # the MF program, or why there is none
     moderate_failure: str | None = None
     started: float = field(init=False)
-    program_text: str = field(init=False)
+    program_text: str | bytes = field(init=False)  # (writeback.read_program)
     store: Store | None = field(init=False)
     records: EvaluationLog | None = field(init=False)
     bench: Bench = field(init=False)
@@ -408,7 +408,7 @@ def _write_back(run: _Run, untuned: _Untuned, tuned: _Tuned) -> Provenance:
     provenance = _provenance(devices[0] if devices else "unknown", tuple(d.dataset.name for d in untuned.probed),
                              searching.strategy + (" + sizes" if searching.sizes else ""))
     if (tuned.kept_defaults and not tuned.assignment and run.install is None
-            and with_defaults(run.program_text, {}, None) != run.program_text):
+            and with_tuned_defaults(run.program_text, {}, None) != run.program_text):
         tuned.notes += (f"{run.program_path} was tuned before: it and {run.tuning_path} were left as they were",)
     else:
         run.plan = plan_writeback(run.tuning_path, run.program_path, tuned.assignment, provenance, run.install)
@@ -431,7 +431,7 @@ def _judge(run: _Run, untuned: _Untuned, tuned: _Tuned, provenance: Provenance) 
         except Stopped as stop:  # the cache and the store still answer; nothing else is measured
             after[d.name], tuned.stopped = None, tuned.stopped or str(stop)
     written = {} if unchanged else tuned.assignment
-    fresh = with_defaults(run.program_text, {}, None) == run.program_text  # untuned: every device default
+    fresh = with_tuned_defaults(run.program_text, {}, None) == run.program_text  # untuned: every device default
     in_turn = (in_turn_pairs(run.bench, untuned.every, untuned.before, after, written, untuned.device_default,
                              {node.name for node in all_nodes(run.forest)}) if fresh else {})
     reach = reached(run.bench, run.forest, run.defaults, written, untuned.probed, untuned.probes, run.started)

@@ -59,11 +59,15 @@ def param_args(params: Mapping[str, int]) -> list[str]:
 
 
 class Program:
-    """A compiled program, run as `python PROGRAM ...` so that its executable bit and shebang do not matter."""
+    """A compiled program: a Python one run as `python PROGRAM ...`, so that its executable bit and shebang do
+    not matter, or a native one (--backend=opencl) run itself."""
 
     def __init__(self, path: Path, extra_args: Sequence[str] = ()):
+        from incflat.codegen.cprogram import is_native_program
         self.path = path
         self.extra_args = tuple(extra_args)
+        # (a native program by its absolute path: a bare name would be looked up on PATH)
+        self.command = [str(path.absolute())] if is_native_program(path) else [sys.executable, str(path)]
 
     def params(self, timeout: float) -> list[Param]:
         """The program's tuning parameters, from its `--print-params` listing."""
@@ -136,7 +140,7 @@ class Program:
     def _invoke(
         self, args: list[str], dataset: Dataset | None, timeout: float, keep_stdout: bool = False
     ) -> tuple[RunResult, bytes]:
-        argv = [sys.executable, str(self.path), *args, *self.extra_args]
+        argv = [*self.command, *args, *self.extra_args]
         stdout = subprocess.PIPE if keep_stdout else subprocess.DEVNULL  # results can be large
         start = time.monotonic()
         try:

@@ -36,7 +36,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from incflat.ir.runtime.tuning import with_defaults
 from incflat.datasets import Dataset, InlineValues
 from incflat.ir.errors import ToolError
 from incflat.tuner.measure import Measurement
@@ -97,10 +96,15 @@ class ProgramKey:
     params: frozenset[str]  # every parameter the program lists
 
     @staticmethod
-    def of(program_text: str, params: Collection[str], extra_args: Sequence[str]) -> "ProgramKey":
-        code = with_defaults(program_text, {}, None)
+    def of(program: str | bytes, params: Collection[str], extra_args: Sequence[str]) -> "ProgramKey":
+        """The key of a compiled program's contents (writeback.read_program)."""
+        from incflat.tuner.writeback import with_tuned_defaults
+
+        def data(contents):
+            return contents if isinstance(contents, bytes) else contents.encode()
+        code = with_tuned_defaults(program, {}, None)
         device = " ".join([socket.gethostname(), shlex.join(extra_args)]).strip()
-        return ProgramKey(_sha256(code.encode()), _sha256(program_text.encode()), device, frozenset(params))
+        return ProgramKey(_sha256(data(code)), _sha256(data(program)), device, frozenset(params))
 
     def config(self, params: Mapping[str, int] | None) -> str:
         given = dict(params or {})

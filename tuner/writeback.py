@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from incflat.codegen import cprogram
 from incflat.files import PlannedFile, replace_together
 from incflat.ir.runtime.tuning import ContractError, tuning_file_text, with_defaults
 from incflat.ir.errors import ToolError
@@ -63,17 +64,29 @@ def tuning_file_problem(path: Path) -> str | None:
     return f"{path} exists and was not written by incflat autotune; refusing to overwrite it (--force replaces it)"
 
 
-def read_program(program: Path) -> str:
-    """The compiled program's text, checked to hold exactly one tuned-defaults block."""
+def with_tuned_defaults(program: str | bytes, values: Mapping[str, int], provenance) -> str | bytes:
+    """A compiled program's contents with its tuned defaults replaced: the Python program's text (str), or a
+    native program's bytes (codegen/cprogram.py)."""
+    if isinstance(program, bytes):
+        return cprogram.with_defaults(program, dict(values), provenance)
+    return with_defaults(program, dict(values), provenance)
+
+
+def read_program(program: Path) -> str | bytes:
+    """The compiled program's contents (see with_tuned_defaults), checked to hold exactly one tuned-defaults
+    block."""
     try:
-        text = program.read_text(encoding="utf-8")
+        if cprogram.is_native_program(program):
+            contents = program.read_bytes()
+        else:
+            contents = program.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise ToolError(f"cannot read {program}: {e}") from None
     try:
-        with_defaults(text, {}, None)
+        with_tuned_defaults(contents, {}, None)
     except ContractError as e:
         raise ToolError(f"{program}: {e}") from None
-    return text
+    return contents
 
 
 def plan_writeback(
@@ -82,11 +95,12 @@ def plan_writeback(
 ) -> tuple[PlannedFile, ...]:
     """The tuning file and `program` with `values` baked in, written back to `program` or, given `install_as`,
     to that path (with `program`'s mode bits: `incflat autotune` tunes a temporary copy, then installs it)."""
-    new_program = with_defaults(read_program(program), dict(values), provenance.as_dict())
+    new_program = with_tuned_defaults(read_program(program), values, provenance.as_dict())
     mode = None if install_as is None else stat.S_IMODE(program.stat().st_mode)
     return (
         PlannedFile(tuning_path, tuning_file_text(dict(values), tuning_header(provenance)).encode()),
-        PlannedFile(install_as or program, new_program.encode(), mode),
+        PlannedFile(install_as or program, new_program if isinstance(new_program, bytes) else new_program.encode(),
+                    mode),
     )
 
 

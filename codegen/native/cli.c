@@ -408,7 +408,13 @@ int incflat_main(const struct incflat_program *program, int argc, char **argv) {
     struct args a;
     parse_args(&a, argc, argv);
     if (a.print_params) {
-        fputs(program->listing, stdout);
+        for (int i = 0; i < program->param_count; i++) { /* a threshold's default is the tuned value baked in */
+            const struct incflat_param_info *q = &program->params[i];
+            char tuned[32];
+            snprintf(tuned, sizeof tuned, "%lld", (long long)program->tuned[2 * i + 1]);
+            printf(q->line_format, q->threshold && program->tuned[2 * i] ? tuned : q->default_text);
+            putchar('\n');
+        }
         return fflush(stdout) ? 1 : 0;
     }
     if (a.list_devices)
@@ -505,7 +511,7 @@ int incflat_main(const struct incflat_program *program, int argc, char **argv) {
     struct incflat_ctx *all[1 + MAX_ALTERNATES] = {ctx};
     for (int i = 0; i < a.alternate_count; i++)
         all[i + 1] = incflat_ctx_alternate(ctx, alt_given[i], alt_values[i]);
-    if (a.debug && program->provenance)
+    if (a.debug && *program->provenance)
         fprintf(stderr, "Tuned defaults: %s\n", program->provenance);
     /* the inputs */
     struct incflat_reader *reader = incflat_reader_file(stdin);

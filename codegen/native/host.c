@@ -212,9 +212,8 @@ static struct incflat_ctx *ctx_make(struct incflat_shared *s, const struct incfl
         const struct incflat_param_info *q = &p->params[i];
         ctx->values[i] = q->threshold ? (q->has_default ? q->default_value : ctx->default_threshold)
                                       : (q->user ? INCFLAT_UNSET : 0);
-        for (const struct incflat_default *d = p->tuned; d && d->name; d++)
-            if (!strcmp(d->name, q->name))
-                ctx->values[i] = d->value;
+        if (p->tuned[2 * i])
+            ctx->values[i] = p->tuned[2 * i + 1];
         if (given && given[i])
             ctx->values[i] = overrides[i];
         ctx->failed_groups[i] = INT64_MAX;

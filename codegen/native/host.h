@@ -64,6 +64,7 @@ struct incflat_param_info {
     bool threshold, user; /* a threshold; a user parameter (unset until given) */
     bool has_default;     /* a threshold's listed default (else the device's) */
     int64_t default_value;
+    const char *line_format, *default_text; /* its --print-params line: the format of its default's text */
 };
 
 struct incflat_error_info {
@@ -76,11 +77,6 @@ struct incflat_entry_info {
     const char *const *param_types; /* Futhark's spelling without sizes, "[][]f32" */
     const char *const *result_types;
     void (*fn)(struct incflat_ctx *ctx, const struct incflat_slot *in, struct incflat_slot *out);
-};
-
-struct incflat_default {
-    const char *name;
-    int64_t value;
 };
 
 /* Texts whose owner is ir/runtime/tuning.py, as printf formats. */
@@ -98,13 +94,14 @@ struct incflat_program {
     int kernel_count;
     const struct incflat_param_info *params;
     int param_count;
-    const char *listing; /* --print-params, one line a parameter, with the tuned defaults */
     const struct incflat_error_info *errors;
     int error_count;
     const struct incflat_entry_info *entries;
     int entry_count;
-    const struct incflat_default *tuned; /* the tuned defaults written back, name NULL at the end */
-    const char *provenance;              /* of the tuned defaults, or NULL */
+    /* The tuned defaults the tuner wrote into the binary (codegen/cprogram.py patches them): per parameter,
+     * whether it is set and its value; their provenance ("" for none). */
+    const int64_t *tuned;
+    const char *provenance;
     struct incflat_formats formats;
 };
 
