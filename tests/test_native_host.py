@@ -306,3 +306,18 @@ def test_autotune_a_native_program(tmp_path):
     assert from_file == {p.name: p.default for p in listing if p.is_threshold} and len(from_file) == 4
     out = run_native(program, b"[[1f32, 2f32, 3f32, 4f32]] [[1f32], [2f32], [3f32], [4f32]]")
     assert out.returncode == 0 and out.stdout == b"[[30.0f32]]\n"
+
+
+def test_memory_is_reused_across_steps_and_runs(device, tmp_path):
+    """A host loop allocates at every step, and each run anew: the free list gives the same blocks back."""
+    source = ("def main (xs: []f32) (k: i64) : []f32 =\n"
+              "  loop ys = xs for i < k do map (\\y -> y * 0.5 + f32.i64 i) ys")
+    native = build(source, tmp_path)
+
+    def held(steps, runs):
+        proc = run_native(native, binary_values([np.arange(1000, dtype=np.float32), np.int64(steps)]), "-d", device,
+                          "-D", "-r", str(runs))
+        assert proc.returncode == 0, proc.stderr.decode()
+        line = [l for l in proc.stderr.decode().splitlines() if l.startswith("Device memory: ")][0]
+        return int(line.split()[2])
+    assert held(200, 1) == held(200, 5) == held(2, 1) <= 4

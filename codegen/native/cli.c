@@ -583,7 +583,9 @@ int incflat_main(const struct incflat_program *program, int argc, char **argv) {
     }
     incflat_end_timed_runs(ctx);
     if (a.debug) {
-        fprintf(stderr, "Device memory: see the free list\n");
+        int64_t blocks, bytes;
+        incflat_memory_held(ctx, &blocks, &bytes);
+        fprintf(stderr, "Device memory: %lld blocks, %lld bytes\n", (long long)blocks, (long long)bytes);
     }
     if (a.runtime_file && write_times("-t", a.runtime_file, times[0], a.runs))
         return 1;

@@ -403,6 +403,8 @@ static struct incflat_mem *allocate(struct incflat_ctx *ctx, size_t nbytes) {
             while (s->free_list) {
                 struct incflat_mem *m = s->free_list;
                 s->free_list = m->next;
+                s->mem_blocks--;
+                s->mem_bytes -= (int64_t)m->size;
                 s->cl.clReleaseMemObject(m->buf);
                 free(m);
             }
@@ -413,6 +415,8 @@ static struct incflat_mem *allocate(struct incflat_ctx *ctx, size_t nbytes) {
         mem = calloc(1, sizeof *mem);
         mem->buf = buf;
         mem->size = nbytes;
+        s->mem_blocks++;
+        s->mem_bytes += (int64_t)nbytes;
     }
     mem->refs = 0;
     mem->fresh = true;
@@ -427,6 +431,11 @@ static struct incflat_mem *allocate(struct incflat_ctx *ctx, size_t nbytes) {
     s->fresh = incflat_grow(s->fresh, &s->fresh_cap, s->fresh_count, sizeof *s->fresh);
     s->fresh[s->fresh_count++] = mem;
     return mem;
+}
+
+void incflat_memory_held(struct incflat_ctx *ctx, int64_t *blocks, int64_t *bytes) {
+    *blocks = ctx->shared->mem_blocks;
+    *bytes = ctx->shared->mem_bytes;
 }
 
 void incflat_mem_release(struct incflat_ctx *ctx, struct incflat_mem *m) {

@@ -170,6 +170,8 @@ void incflat_arr_set(struct incflat_ctx *ctx, struct incflat_array *target, stru
 void incflat_arr_release(struct incflat_ctx *ctx, struct incflat_array *a);
 void incflat_mem_release(struct incflat_ctx *ctx, struct incflat_mem *m);
 void incflat_release_fresh(struct incflat_ctx *ctx); /* memory made and never referred to */
+/* The device memory the program holds (in use and in the free list): blocks and bytes. */
+void incflat_memory_held(struct incflat_ctx *ctx, int64_t *blocks, int64_t *bytes);
 struct incflat_array incflat_permute(struct incflat_array a, int n, const int64_t *perm);
 /* An index: an integer (is_slice false: vals[0]) or a slice (start, end, stride, size). */
 struct incflat_index { bool is_slice; int64_t v[4]; };

@@ -43,6 +43,7 @@ struct incflat_shared {
     struct build builds[2];
     int64_t *group_limits; /* per kernel, 0 until asked */
     struct incflat_mem *free_list;
+    int64_t mem_blocks, mem_bytes; /* the device memory the program holds: in use and in the free list */
     struct incflat_mem **fresh;
     size_t fresh_count, fresh_cap;
     int64_t widest;
