@@ -321,3 +321,24 @@ def test_memory_is_reused_across_steps_and_runs(device, tmp_path):
         line = [l for l in proc.stderr.decode().splitlines() if l.startswith("Device memory: ")][0]
         return int(line.split()[2])
     assert held(200, 1) == held(200, 5) == held(2, 1) <= 4
+
+
+@pytest.mark.parametrize("name", ["row_sums", "column_sums", "prefix_sum", "transposing_loop", "block_loop",
+                                  "ranges_in_a_map"])
+def test_the_same_commands_and_transfers_as_the_python_program(device, tmp_path, name):
+    """The host does what the Python program's does: the same kernels and copies, as often, and the same
+    host-device traffic (-P's JSON)."""
+    import json
+    source, datasets = PROGRAMS[name]
+    native = build(source, tmp_path, name)
+    python = tmp_path / f"{name}-py"
+    python.write_text(python_program_text(pipeline.compile(source, f"{name}.fut", until="generate")))
+    profiles = []
+    for run in (lambda *a: run_native(native, *a), lambda *a: run_program(python, *a)):
+        out = tmp_path / "profile.json"
+        proc = run(binary_values(datasets[0]), "-d", device, "-r", "2", "--profile-json", str(out))
+        assert proc.returncode == 0, proc.stderr.decode()
+        profile = json.loads(out.read_text())
+        profiles.append(({k: v["runs"] for k, v in profile["kernels"].items()}, profile["transfers"],
+                         [(v["threshold"], v["outcome"], v["epar"]) for v in profile["versions"]]))
+    assert profiles[0] == profiles[1]

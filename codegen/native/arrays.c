@@ -164,36 +164,27 @@ static const char *kernel_name(const char *stem, size_t size) {
     return sized(stem, size);
 }
 
-void incflat_copy_into(struct incflat_ctx *ctx, struct incflat_array src, struct incflat_array dst) {
-    int64_t n = incflat_count(src.rank, src.shape);
-    if (n == 0 || ctx->failed)
-        return;
-    size_t size = incflat_type_size(src.type);
-    if (src.mem != dst.mem && incflat_contiguous(&src) && incflat_contiguous(&dst)) {
-        cl_event event = NULL;
-        if (!incflat_cl_failed(ctx, ctx->cl->clEnqueueCopyBuffer(ctx->queue, src.mem->buf, dst.mem->buf,
-                                                         (size_t)src.offset * size, (size_t)dst.offset * size,
-                                                         (size_t)n * size, 0, NULL, ctx->profile ? &event : NULL),
-                       "clEnqueueCopyBuffer", false) && ctx->profile)
-            incflat_timed(ctx, "incflat_copy_buffer", event);
-        return;
-    }
-    /* the destination's smallest stride last; adjacent dimensions both views walk as one merged */
-    int order[INCFLAT_RANK], rank = src.rank;
+#define COPY_ARGS (4 + 3 * INCFLAT_RANK) /* the runtime's incflat_copy_args: offsets, count, rank, dimensions */
+#define COPIES 4                          /* the copies one launch of incflat_copies_N makes at most */
+
+/* The incflat_copy_args of a copy of n elements between two views of one shape: the destination's smallest
+ * stride last (writes coalesced), adjacent dimensions that both views walk as one merged. */
+static void copy_args(const struct incflat_array *src, const struct incflat_array *dst, int64_t n, int64_t *args) {
+    int order[INCFLAT_RANK], rank = src->rank;
     for (int k = 0; k < rank; k++)
         order[k] = k;
     for (int i = 1; i < rank; i++) /* a stable sort by descending |dst stride|, as Python's sorted */
-        for (int j = i; j > 0 && llabs(dst.strides[order[j - 1]]) < llabs(dst.strides[order[j]]); j--) {
+        for (int j = i; j > 0 && llabs(dst->strides[order[j - 1]]) < llabs(dst->strides[order[j]]); j--) {
             int t = order[j];
             order[j] = order[j - 1];
             order[j - 1] = t;
         }
-    int64_t args[4 + 3 * INCFLAT_RANK] = {0};
+    memset(args, 0, sizeof(int64_t) * COPY_ARGS);
     int64_t *d = args + 4, *ss = d + INCFLAT_RANK, *ds = ss + INCFLAT_RANK;
     int merged = 0;
     for (int i = 0; i < rank; i++) {
         int k = order[i];
-        int64_t dim = src.shape[k], a = src.strides[k], b = dst.strides[k];
+        int64_t dim = src->shape[k], a = src->strides[k], b = dst->strides[k];
         if (dim == 1)
             continue;
         if (merged && ss[merged - 1] == a * dim && ds[merged - 1] == b * dim) {
@@ -210,10 +201,60 @@ void incflat_copy_into(struct incflat_ctx *ctx, struct incflat_array src, struct
         d[0] = 1;
         merged = 1;
     }
-    args[0] = src.offset;
-    args[1] = dst.offset;
+    args[0] = src->offset;
+    args[1] = dst->offset;
     args[2] = n;
     args[3] = merged;
+}
+
+/* Copies each srcs[i] into dsts[i] (views of one shape; the destinations in one buffer, disjoint), COPIES of
+ * them a launch. */
+static void copy_many(struct incflat_ctx *ctx, int count, const struct incflat_array *srcs,
+                      const struct incflat_array *dsts) {
+    for (int start = 0; start < count && !ctx->failed; start += COPIES) {
+        int part = count - start < COPIES ? count - start : COPIES;
+        if (part == 1) {
+            incflat_copy_into(ctx, srcs[start], dsts[start]);
+            continue;
+        }
+        int64_t packed[1 + COPIES * COPY_ARGS] = {part}, total = 0;
+        cl_mem sources[COPIES];
+        for (int i = 0; i < COPIES; i++) {
+            const struct incflat_array *src = &srcs[start + (i < part ? i : 0)];
+            sources[i] = src->mem->buf;
+            if (i < part) {
+                int64_t n = incflat_count(src->rank, src->shape);
+                copy_args(src, &dsts[start + i], n, packed + 1 + i * COPY_ARGS);
+                total += n;
+            }
+        }
+        size_t size = incflat_type_size(srcs[start].type);
+        size_t global = (size_t)incflat_ceil_div(total, COPY_GROUP) * COPY_GROUP, local = COPY_GROUP;
+        const void *values[] = {&sources[0], &sources[1], &sources[2], &sources[3], &dsts[start].mem->buf, packed};
+        size_t sizes[] = {sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem),
+                          sizeof packed};
+        const char *names[] = {"incflat_copies_1", "incflat_copies_2", "incflat_copies_4", "incflat_copies_8"};
+        run_runtime_kernel(ctx, names[size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3], 1, &global, &local, 6,
+                           values, sizes);
+    }
+}
+
+void incflat_copy_into(struct incflat_ctx *ctx, struct incflat_array src, struct incflat_array dst) {
+    int64_t n = incflat_count(src.rank, src.shape);
+    if (n == 0 || ctx->failed)
+        return;
+    size_t size = incflat_type_size(src.type);
+    if (src.mem != dst.mem && incflat_contiguous(&src) && incflat_contiguous(&dst)) {
+        cl_event event = NULL;
+        if (!incflat_cl_failed(ctx, ctx->cl->clEnqueueCopyBuffer(ctx->queue, src.mem->buf, dst.mem->buf,
+                                                         (size_t)src.offset * size, (size_t)dst.offset * size,
+                                                         (size_t)n * size, 0, NULL, ctx->profile ? &event : NULL),
+                       "clEnqueueCopyBuffer", false) && ctx->profile)
+            incflat_timed(ctx, "incflat_copy_buffer", event);
+        return;
+    }
+    int64_t args[COPY_ARGS];
+    copy_args(&src, &dst, n, args);
     size_t global = (size_t)incflat_ceil_div(n, COPY_GROUP) * COPY_GROUP, local = COPY_GROUP;
     const void *values[] = {&src.mem->buf, &dst.mem->buf, args};
     size_t sizes[] = {sizeof(cl_mem), sizeof(cl_mem), sizeof args};
@@ -319,56 +360,6 @@ struct incflat_array incflat_replicate_array(struct incflat_ctx *ctx, struct inc
     }
     incflat_copy_into(ctx, repeated, out);
     return out;
-}
-
-/* ---- values in and out ---- */
-
-struct incflat_slot incflat_upload_value(struct incflat_ctx *ctx, const struct incflat_value *v) {
-    struct incflat_slot slot;
-    memset(&slot, 0, sizeof slot);
-    if (v->rank == 0) {
-        memcpy(&slot.scalar, v->data, incflat_type_size(v->type));
-        return slot;
-    }
-    struct incflat_array a = incflat_empty(ctx, v->rank, v->shape, v->type, "", NULL, 0);
-    if (ctx->failed)
-        return slot;
-    int64_t n = incflat_count(a.rank, a.shape);
-    if (n)
-        incflat_upload(ctx, a.mem->buf, v->data, n, (size_t)n * incflat_type_size(v->type), 0, false);
-    incflat_arr_set(ctx, &slot.array, a);
-    return slot;
-}
-
-int incflat_download_value(struct incflat_ctx *ctx, const struct incflat_slot *slot, const char *type,
-                           struct incflat_value *out) {
-    int rank = 0;
-    while (type[2 * rank] == '[')
-        rank++;
-    memset(out, 0, sizeof *out);
-    out->type = (enum incflat_type)incflat_type_from_name(type + 2 * rank);
-    out->rank = rank;
-    size_t size = incflat_type_size(out->type);
-    if (!rank) {
-        out->data = malloc(size);
-        memcpy(out->data, &slot->scalar, size);
-        return 0;
-    }
-    const struct incflat_array *a = &slot->array;
-    memcpy(out->shape, a->shape, sizeof(int64_t) * (size_t)rank);
-    int64_t n = incflat_count(rank, a->shape);
-    if (!n)
-        return 0;
-    out->data = malloc((size_t)n * size);
-    if (incflat_contiguous(a)) {
-        incflat_download(ctx, out->data, a->mem->buf, n, (size_t)n * size, (size_t)a->offset * size);
-        return ctx->failed ? -1 : 0;
-    }
-    struct incflat_array copy = incflat_manifest(ctx, *a); /* a strided view: made row-major on the device */
-    if (!ctx->failed)
-        incflat_download(ctx, out->data, copy.mem->buf, n, (size_t)n * size, 0);
-    incflat_drop(ctx, copy.mem);
-    return ctx->failed ? -1 : 0;
 }
 
 /* ---- the array operations of the host code ---- */
@@ -630,10 +621,16 @@ struct incflat_array incflat_update_many(struct incflat_ctx *ctx, struct incflat
         }
         return a;
     }
-    struct incflat_array out = incflat_destination(ctx, a, in_place, count, values);
+    /* values made in their targets (empty_in_region) are there already, also in a copy destination makes */
+    struct incflat_array *srcs = calloc((size_t)count + 1, sizeof *srcs), *dsts = calloc((size_t)count + 1, sizeof *dsts);
+    int pairs = 0, reads = 0;
+    for (int i = 0; i < count; i++)
+        if (!placed(a, &ats[i], &values[i]))
+            srcs[reads++] = values[i];
+    struct incflat_array out = incflat_destination(ctx, a, in_place, reads, srcs);
     for (int i = 0; i < count && !ctx->failed; i++) {
         if (placed(a, &ats[i], &values[i]))
-            continue; /* made in its target, also in a copy destination made */
+            continue;
         struct incflat_array target;
         if (!locate(ctx, &out, ats[i].n, ats[i].i, wheres[i], &target))
             break;
@@ -641,9 +638,15 @@ struct incflat_array incflat_update_many(struct incflat_ctx *ctx, struct incflat
         for (int k = 0; k < ats[i].n; k++)
             slice |= ats[i].i[k].is_slice;
         if (check_written(ctx, values[i].rank, values[i].shape, &target, slice ? "a slice" : "a row", wheres[i]) &&
-            incflat_count(target.rank, target.shape))
-            incflat_copy_into(ctx, values[i], target);
+            incflat_count(target.rank, target.shape)) {
+            srcs[pairs] = values[i];
+            dsts[pairs++] = target;
+        }
     }
+    if (!ctx->failed)
+        copy_many(ctx, pairs, srcs, dsts);
+    free(srcs);
+    free(dsts);
     return out;
 }
 
@@ -771,4 +774,65 @@ struct incflat_array incflat_array_literal(struct incflat_ctx *ctx, int count, c
             incflat_upload(ctx, out.mem->buf, &elems[i].scalar, 1, size, (size_t)row.offset * size, false);
     }
     return out;
+}
+
+/* ---- values in and out ---- */
+
+struct incflat_slot incflat_upload_value(struct incflat_ctx *ctx, const struct incflat_value *v) {
+    struct incflat_slot slot;
+    memset(&slot, 0, sizeof slot);
+    if (v->rank == 0) {
+        memcpy(&slot.scalar, v->data, incflat_type_size(v->type));
+        return slot;
+    }
+    struct incflat_array a = incflat_empty(ctx, v->rank, v->shape, v->type, "", NULL, 0);
+    if (ctx->failed)
+        return slot;
+    int64_t n = incflat_count(a.rank, a.shape);
+    if (n)
+        incflat_upload(ctx, a.mem->buf, v->data, n, (size_t)n * incflat_type_size(v->type), 0, false);
+    incflat_arr_set(ctx, &slot.array, a);
+    return slot;
+}
+
+int incflat_download_value(struct incflat_ctx *ctx, const struct incflat_slot *slot, const char *type,
+                           struct incflat_value *out) {
+    int rank = 0;
+    while (type[2 * rank] == '[')
+        rank++;
+    memset(out, 0, sizeof *out);
+    out->type = (enum incflat_type)incflat_type_from_name(type + 2 * rank);
+    out->rank = rank;
+    size_t size = incflat_type_size(out->type);
+    if (!rank) {
+        out->data = malloc(size);
+        memcpy(out->data, &slot->scalar, size);
+        return 0;
+    }
+    const struct incflat_array *a = &slot->array;
+    memcpy(out->shape, a->shape, sizeof(int64_t) * (size_t)rank);
+    int64_t n = incflat_count(rank, a->shape);
+    if (!n)
+        return 0;
+    out->data = malloc((size_t)n * size);
+    if (incflat_contiguous(a)) {
+        incflat_download(ctx, out->data, a->mem->buf, n, (size_t)n * size, (size_t)a->offset * size);
+        return ctx->failed ? -1 : 0;
+    }
+    /* a strided view: the span of its elements read back (the elements between too), gathered here */
+    int64_t low, high;
+    span(a, &low, &high);
+    unsigned char *whole = malloc((size_t)(high - low + 1) * size), *to = out->data;
+    incflat_download(ctx, whole, a->mem->buf, n, (size_t)(high - low + 1) * size, (size_t)low * size);
+    int64_t index[INCFLAT_RANK] = {0};
+    for (int64_t e = 0; e < n && !ctx->failed; e++) {
+        int64_t at = a->offset - low;
+        for (int k = 0; k < rank; k++)
+            at += index[k] * a->strides[k];
+        memcpy(to + (size_t)e * size, whole + (size_t)at * size, size);
+        for (int k = rank - 1; k >= 0 && ++index[k] == a->shape[k]; k--)
+            index[k] = 0;
+    }
+    free(whole);
+    return ctx->failed ? -1 : 0;
 }

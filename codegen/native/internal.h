@@ -25,8 +25,8 @@ struct build {
 struct runtime_kernel {
     const char *name;
     cl_kernel kernel;
-    unsigned char last[8][256];
-    size_t last_size[8];
+    unsigned char last[12][1024]; /* the arguments it was last launched with */
+    size_t last_size[12];
 };
 
 struct constant {
