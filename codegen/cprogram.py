@@ -24,7 +24,7 @@ from incflat.ir.runtime import tuning
 from incflat.ir.runtime.arrays import COPY_SOURCE
 from incflat.ir.runtime.tuning import USER_PARAM, ContractError
 
-RUNTIME_SOURCES = ("host.c", "arrays.c", "runs.c", "cli.c", "opencl.c", "values.c")
+RUNTIME_SOURCES = ("host.c", "arrays.c", "runs.c", "cli.c", "server.c", "opencl.c", "values.c")
 HEADERS = ("host.h", "internal.h", "opencl.h", "values.h")
 FLAGS = ("-std=c99", "-O2", "-fwrapv", "-ffp-contract=off")
 NATIVE_MARKER = "incflat native program: "  # in every binary: is_native_program looks for it

@@ -4,6 +4,7 @@ and the executable's command line gives what the Python program gives, byte for 
 --print-params, run-time errors and bad input (messages and exit statuses)."""
 
 import io
+import os
 import pathlib
 import subprocess
 import sys
@@ -342,3 +343,70 @@ def test_the_same_commands_and_transfers_as_the_python_program(device, tmp_path,
         profiles.append(({k: v["runs"] for k, v in profile["kernels"].items()}, profile["transfers"],
                          [(v["threshold"], v["outcome"], v["epar"]) for v in profile["versions"]]))
     assert profiles[0] == profiles[1]
+
+
+# ---- --server: Futhark's server protocol, through Futhark's own client (futhark-server) ----
+
+def test_a_whole_server_conversation(device, tmp_path):
+    futhark_server = pytest.importorskip("futhark_server")
+    source = ("entry main [n] (xs: [n]f32) (ys: [n]f32) : ([n]f32, f32) =\n"
+              "  let zs = map2 (\\x y -> x * y + 1) xs ys in (zs, reduce (+) 0 zs)\n"
+              "entry scale (k: f32) (xs: []f32) : []f32 = map (* k) xs")
+    native = build(source, tmp_path)
+    xs, ys = np.arange(5, dtype=np.float32), np.full(5, 2, np.float32)
+    env_keys = ("INCFLAT_OPENCL_LIBRARY", "PYOPENCL_HOME", "LD_LIBRARY_PATH", "OCL_ICD_VENDORS")
+    saved = {k: os.environ.get(k) for k in env_keys}
+    os.environ.update({k: ENV[k] for k in env_keys if k in ENV})  # (the client starts the server with ours)
+    try:
+        with futhark_server.Server(str(native), "--server", "-d", device) as s:
+            assert s.cmd_entry_points() == ["main", "scale"]
+            assert s.cmd_types() == ["[]f32", "f32"]
+            assert s.cmd_inputs("main") == ["[]f32", "[]f32"] and s.cmd("outputs", "main") == ["[]f32", "f32"]
+            assert s.cmd_output("scale") == ["[]f32"]
+            s.put_value("xs", xs)
+            s.put_value("ys", ys)
+            out = s.cmd_call("main", "zs", "total", "xs", "ys")
+            assert len(out) == 1 and out[0].startswith("runtime: ") and int(out[0].split()[1]) >= 0
+            np.testing.assert_array_equal(s.get_value("zs"), xs * ys + 1)
+            assert s.get_value("total") == np.float32((xs * ys + 1).sum())
+            assert s.cmd("shape", "zs") == ["5"] and s.cmd("type", "total") == ["f32"]
+            assert s.cmd("kind", "[]f32") == ["array"] and s.cmd("kind", "f32") == ["primitive"]
+            s.put_value("k", np.float32(3))
+            s.cmd_call("scale", "scaled", "k", "zs")  # a result of one call as another's input
+            np.testing.assert_array_equal(s.get_value("scaled"), (xs * ys + 1) * 3)
+            both = tmp_path / "both.bin"
+            s.cmd_store(str(both), "scaled", "total")  # and restored, two values from one file
+            s.cmd_restore(str(both), ("again", "[]f32"), ("sum", "f32"))
+            np.testing.assert_array_equal(s.get_value("again"), s.get_value("scaled"))
+            s.cmd_rename("again", "renamed")
+            s.cmd_free("renamed", "sum")
+            with pytest.raises(futhark_server.Failure, match="Unknown variable: renamed"):
+                s.cmd_free("renamed")
+            with pytest.raises(futhark_server.Failure, match="Variable already exists: zs"):
+                s.cmd_call("main", "zs", "t2", "xs", "ys")
+            with pytest.raises(futhark_server.Failure, match="Wrong input type"):
+                s.cmd_call("main", "a", "b", "k", "ys")
+            s.put_value("short", np.arange(3, dtype=np.float32))  # a run-time error: the session goes on
+            with pytest.raises(futhark_server.Failure, match="size mismatch: ys has size 3 where n = 5"):
+                s.cmd_call("main", "a", "b", "xs", "short")
+            params = s.cmd_tuning_params("main")
+            assert params and all(p.startswith("main.") and len(p.split()) == 2 for p in params)
+            name, cls = params[0].split()
+            assert s.cmd_tuning_param_class(name) == cls
+            s.cmd_set_tuning_param(name, "1")
+            s.cmd_call("main", "zs2", "total2", "xs", "ys")
+            np.testing.assert_array_equal(s.get_value("zs2"), xs * ys + 1)
+            s.cmd_pause_profiling()
+            s.cmd_unpause_profiling()
+            assert s.cmd_report()[0].split() == ["kernel", "runs", "total", "us"]
+            s.cmd_clear()
+            with pytest.raises(futhark_server.Failure, match="Unknown variable: xs"):
+                s.cmd_free("xs")
+            with pytest.raises(futhark_server.Failure, match="Unknown command"):
+                s.cmd("nonsense")
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

@@ -17,7 +17,7 @@
 struct args {
     const char *entry, *runtime_file, *device, *platform, *tuning, *profile_json;
     int64_t runs, default_threshold, default_group_size, default_tile_size;
-    bool group_size_given, tile_size_given, binary, list_devices, print_params, log, profile, debug, no_fallback;
+    bool server, group_size_given, tile_size_given, binary, list_devices, print_params, log, profile, debug, no_fallback;
     const char **params;
     int param_count;
     const char *alternate_tuning[MAX_ALTERNATES], *alternate_times[MAX_ALTERNATES];
@@ -106,6 +106,7 @@ static const struct option_spec OPTIONS[] = {
     {NULL, "--print-params", false}, {"-L", "--log", false}, {"-P", "--profile", false},
     {NULL, "--profile-json", true}, {"-D", "--debug", false}, {NULL, "--no-fallback", false},
     {NULL, "--alternate-tuning", true}, {NULL, "--alternate-times", true}, {"-h", "--help", false},
+    {NULL, "--server", false},
 };
 #define OPTION_COUNT (int)(sizeof OPTIONS / sizeof *OPTIONS)
 
@@ -136,6 +137,7 @@ static void set_option(struct args *a, const struct option_spec *o, const char *
     else if (!strcmp(name, "--profile-json")) a->profile_json = value;
     else if (!strcmp(name, "--debug")) a->debug = true;
     else if (!strcmp(name, "--no-fallback")) a->no_fallback = true;
+    else if (!strcmp(name, "--server")) a->server = true;
     else if (!strcmp(name, "--alternate-tuning")) {
         if (a->alternate_count >= MAX_ALTERNATES)
             usage_error("at most %s --alternate-tuning options%s", "16", "");
@@ -483,6 +485,8 @@ int incflat_main(const struct incflat_program *program, int argc, char **argv) {
     bool profile = a.profile || a.profile_json;
     if (a.times_count > a.alternate_count)
         return failure("each --alternate-times needs an --alternate-tuning before it%s%s%s", "", "", "");
+    if (a.server && (a.alternate_count || a.runtime_file || a.runs != 1))
+        return failure("--server takes no --alternate-tuning, -t or -r: each call prints its runtime%s%s%s", "", "", "");
     if (a.alternate_count) {
         const char *opts[3] = {"-L", "-P", "--profile-json"};
         bool set[3] = {a.log, a.profile, a.profile_json != NULL};
@@ -513,6 +517,8 @@ int incflat_main(const struct incflat_program *program, int argc, char **argv) {
         all[i + 1] = incflat_ctx_alternate(ctx, alt_given[i], alt_values[i]);
     if (a.debug && *program->provenance)
         fprintf(stderr, "Tuned defaults: %s\n", program->provenance);
+    if (a.server) /* Futhark's server protocol on stdin and stdout (server.c) */
+        return incflat_server(program, ctx);
     /* the inputs */
     struct incflat_reader *reader = incflat_reader_file(stdin);
     struct incflat_value inputs[256];

@@ -304,7 +304,8 @@ struct incflat_slot incflat_upload_value(struct incflat_ctx *ctx, const struct i
 int incflat_download_value(struct incflat_ctx *ctx, const struct incflat_slot *slot, const char *type,
                            struct incflat_value *out);
 
-/* The executable's command line (cli.c). */
+/* The executable's command line (cli.c), and its --server mode (server.c). */
 int incflat_main(const struct incflat_program *program, int argc, char **argv);
+int incflat_server(const struct incflat_program *program, struct incflat_ctx *ctx);
 
 #endif
