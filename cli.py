@@ -137,9 +137,40 @@ def cmd_compile(args) -> int:
     out = args.output or (default_output(args.program).with_suffix(".py") if args.library
                           else default_output(args.program))
     if args.library and args.backend == "opencl":
-        raise UsageError("--library is not available with --backend=opencl yet")
+        native_library(args.program, out, options_of(args), verify=args.verify, force=args.force)
+        return 0
     compile_file(args.program, out, options_of(args), verify=args.verify, force=args.force, backend=args.backend)
     return 0
+
+
+def native_library(fut_path: pathlib.Path, module: pathlib.Path, options: pipeline.Options = pipeline.Options(),
+                   verify: bool = None, force: bool = False) -> None:
+    """--backend=opencl --library: the shared library (libprog.so) with Futhark's C API, its header (prog.h) and the
+    Python module over it (prog.py), written together."""
+    from incflat.compiled import cache_dir
+    from incflat.files import replace_together
+    # (libprog.so: Python would import prog.so, beside prog.py, as an extension module)
+    library, header = module.with_name(f"lib{module.stem}.so"), module.with_suffix(".h")
+    check_output_path(module, fut_path, force)
+    check_output_path(library, fut_path, force)
+    if header.exists() and not force and not header.read_bytes().startswith(b"/* Futhark's C API of "):
+        raise UsageError(f"refusing to write the header to {header}: the file exists and was not written by incflat "
+                         "(--force overwrites it)")
+    generated = pipeline.compile(read_program(fut_path), str(fut_path), verify_stages=verify, options=options)
+    try:
+        text = cprogram.program_text(generated)
+        data = cprogram.build(text, library, cache_dir() / "native", library=True)
+    except cprogram.Unsupported as e:
+        raise ToolError(f"{fut_path}: --backend=opencl cannot compile this program yet ({e}); "
+                        "--backend=pyopencl can") from None
+    except cprogram.BuildError as e:
+        raise ToolError(f"{fut_path}: {e}") from None
+    try:
+        replace_together([PlannedFile(library, data, 0o755),
+                          PlannedFile(header, cprogram.header_text(generated, module.stem).encode(), 0o644),
+                          PlannedFile(module, cprogram.module_text(generated, library.name).encode(), 0o644)])
+    except OSError as e:
+        raise ToolError(f"cannot write {e.filename}: {e.strerror}") from None
 
 
 def backend(p) -> None:

@@ -16,17 +16,18 @@ import tempfile
 
 from incflat import __version__
 from incflat.codegen.chost import entry_function
-from incflat.codegen.chost_values import C_TYPES, Unsupported, c_string
+from incflat.codegen.chost_values import C_TYPES, TYPE_ENUM, Unsupported, c_string
 from incflat.codegen.cscalar import PRELUDE
 from incflat.codegen.emit import CEmitter
 from incflat.codegen.native import SOURCES
+from incflat.codegen.program import COMPILED_MARKER
 from incflat.ir.runtime import tuning
 from incflat.ir.runtime.arrays import COPY_SOURCE
 from incflat.ir.runtime.tuning import USER_PARAM, ContractError
 
-RUNTIME_SOURCES = ("host.c", "arrays.c", "runs.c", "cli.c", "server.c", "opencl.c", "values.c")
+RUNTIME_SOURCES = ("host.c", "arrays.c", "runs.c", "cli.c", "server.c", "api.c", "opencl.c", "values.c")
 HEADERS = ("host.h", "internal.h", "opencl.h", "values.h")
-FLAGS = ("-std=c99", "-O2", "-fwrapv", "-ffp-contract=off")
+FLAGS = ("-std=c99", "-O2", "-fwrapv", "-ffp-contract=off", "-fPIC")  # (PIC: the objects also make libraries)
 NATIVE_MARKER = "incflat native program: "  # in every binary: is_native_program looks for it
 # The tuned defaults live in the binary's data, in one block that with_defaults patches: the marker (32 bytes),
 # the parameters' count and the size of their names, the provenance (PROVENANCE_SIZE bytes, NUL-terminated),
@@ -182,10 +183,133 @@ def program_text(program) -> str:
         out.line("{" + ", ".join(c_string(f[k]) for k in ("compared_true", "compared_false", "device_line",
                                                           "default_threshold_line", "no_fallback")) + "},")
     out.lines[-1] += ";"
+    out.line("const struct incflat_program *const incflat_library_program = &PROGRAM;  /* (api.c) */")
     out.line()
+    out.lines += api_functions(program).splitlines()
+    out.line()
+    out.line("#ifndef INCFLAT_LIBRARY")
     with out.block("int main(int argc, char **argv)"):
         out.line("return incflat_main(&PROGRAM, argc, argv);")
+    out.line("#endif")
     return out.text() + "\n"
+
+
+# ---- the library: Futhark's C API, and a Python module over it ----
+
+def _array_types(program) -> list:
+    """(prim, rank) of every array type an entry point takes or gives, in order of appearance."""
+    seen = []
+    for e in program.entries:
+        for t in (*e.param_types, *e.ret_types):
+            rank = t.count("[]")
+            if rank and (t[2 * rank:], rank) not in seen:
+                seen.append((t[2 * rank:], rank))
+    return seen
+
+
+def _c_type_of(t: str, const: bool = False) -> str:
+    rank = t.count("[]")
+    if rank:
+        return f"{'const ' if const else ''}struct futhark_{t[2 * rank:]}_{rank}d *"
+    return f"{'const ' if const else ''}{C_TYPES[t]} "
+
+
+def _api_declarations(program) -> list:
+    """The typed functions of the program's C API: (return type, name, parameters) of each."""
+    out = []
+    for prim, rank in _array_types(program):
+        a, ct = f"struct futhark_{prim}_{rank}d", C_TYPES[prim]
+        dims = ", ".join(f"int64_t dim{k}" for k in range(rank))
+        out += [(f"{a} *", f"futhark_new_{prim}_{rank}d", f"struct futhark_context *ctx, const {ct} *data, {dims}"),
+                ("int", f"futhark_free_{prim}_{rank}d", f"struct futhark_context *ctx, {a} *arr"),
+                ("int", f"futhark_values_{prim}_{rank}d", f"struct futhark_context *ctx, {a} *arr, {ct} *data"),
+                ("const int64_t *", f"futhark_shape_{prim}_{rank}d", f"struct futhark_context *ctx, {a} *arr")]
+    for e in program.entries:
+        outs = [f"{_c_type_of(t)}*out{k}" for k, t in enumerate(e.ret_types)]
+        ins = [f"{_c_type_of(t, const=True)}in{k}" for k, t in enumerate(e.param_types)]
+        out.append(("int", f"futhark_entry_{e.name}", ", ".join(["struct futhark_context *ctx", *outs, *ins])))
+    return out
+
+
+def api_functions(program) -> str:
+    """The C of the typed functions, over api.c's generic ones."""
+    out = CEmitter()
+    out.line("struct futhark_context;")
+    out.line("struct incflat_array *incflat_lib_new(struct futhark_context *c, int type, int rank, const int64_t *shape, "
+             "const void *data);")
+    out.line("int incflat_lib_free(struct futhark_context *c, struct incflat_array *a);")
+    out.line("const int64_t *incflat_lib_shape(struct futhark_context *c, const struct incflat_array *a);")
+    out.line("int incflat_lib_values(struct futhark_context *c, const struct incflat_array *a, void *data);")
+    out.line("int incflat_lib_call(struct futhark_context *c, int entry, void *const *outs, const void *const *ins);")
+    for prim, rank in _array_types(program):
+        out.line(f"struct futhark_{prim}_{rank}d {{ struct incflat_array array; }};")
+    declared = {name: (ret, params) for ret, name, params in _api_declarations(program)}
+    for prim, rank in _array_types(program):
+        stem = f"{prim}_{rank}d"
+        with out.block(f"{declared['futhark_new_' + stem][0]}futhark_new_{stem}({declared['futhark_new_' + stem][1]})"):
+            out.line(f"const int64_t shape[{rank}] = {{{', '.join(f'dim{k}' for k in range(rank))}}};")
+            out.line(f"return (struct futhark_{stem} *)incflat_lib_new(ctx, {TYPE_ENUM[prim]}, {rank}, shape, data);")
+        with out.block(f"int futhark_free_{stem}({declared['futhark_free_' + stem][1]})"):
+            out.line("return incflat_lib_free(ctx, (struct incflat_array *)arr);")
+        with out.block(f"int futhark_values_{stem}({declared['futhark_values_' + stem][1]})"):
+            out.line("return incflat_lib_values(ctx, &arr->array, data);")
+        with out.block(f"const int64_t *futhark_shape_{stem}({declared['futhark_shape_' + stem][1]})"):
+            out.line("return incflat_lib_shape(ctx, &arr->array);")
+    for index, e in enumerate(program.entries):
+        ret, params = declared[f"futhark_entry_{e.name}"]
+        with out.block(f"int futhark_entry_{e.name}({params})"):
+            outs = [f"out{k}" for k in range(len(e.ret_types))] or ["NULL"]
+            ins = [f"in{k}" if "[]" in t else f"&in{k}" for k, t in enumerate(e.param_types)] or ["NULL"]
+            out.line(f"void *const outs[] = {{{', '.join(outs)}}};")
+            out.line(f"const void *const ins[] = {{{', '.join(ins)}}};")
+            out.line(f"return incflat_lib_call(ctx, {index}, outs, ins);")
+    return out.text()
+
+
+API_HEADER = """\
+struct futhark_context_config;
+struct futhark_context;
+struct futhark_context_config *futhark_context_config_new(void);
+void futhark_context_config_free(struct futhark_context_config *cfg);
+void futhark_context_config_set_device(struct futhark_context_config *cfg, const char *s);
+void futhark_context_config_set_platform(struct futhark_context_config *cfg, const char *s);
+void futhark_context_config_set_profiling(struct futhark_context_config *cfg, int flag);
+void futhark_context_config_set_logging(struct futhark_context_config *cfg, int flag);
+void futhark_context_config_set_debugging(struct futhark_context_config *cfg, int flag);
+int futhark_context_config_set_tuning_param(struct futhark_context_config *cfg, const char *param_name,
+                                            size_t new_value);
+int futhark_get_tuning_param_count(void);
+const char *futhark_get_tuning_param_name(int i);
+const char *futhark_get_tuning_param_class(int i);
+struct futhark_context *futhark_context_new(struct futhark_context_config *cfg);
+void futhark_context_free(struct futhark_context *ctx);
+char *futhark_context_get_error(struct futhark_context *ctx);
+int futhark_context_sync(struct futhark_context *ctx);
+int futhark_context_clear_caches(struct futhark_context *ctx);
+void futhark_context_pause_profiling(struct futhark_context *ctx);
+void futhark_context_unpause_profiling(struct futhark_context *ctx);
+char *futhark_context_report(struct futhark_context *ctx);
+"""
+
+
+def header_text(program, name: str) -> str:
+    """prog.h: Futhark's C API of the library (futhark_context_get_error's and _report's strings are the caller's
+    to free)."""
+    guard = "INCFLAT_" + "".join(ch if ch.isalnum() else "_" for ch in name.upper()) + "_H"
+    lines = [f"/* Futhark's C API of {program.source_name}, compiled by incflat {__version__}. */",
+             f"#ifndef {guard}", f"#define {guard}", "#include <stdbool.h>", "#include <stddef.h>",
+             "#include <stdint.h>", "", API_HEADER.rstrip("\n")]
+    lines += [f"struct futhark_{prim}_{rank}d;" for prim, rank in _array_types(program)]
+    lines += [f"{ret}{'' if ret.endswith('*') else ' '}{fn}({params});" for ret, fn, params in _api_declarations(program)]
+    return "\n".join(lines + ["#endif", ""])
+
+
+def module_text(program, library_name: str) -> str:
+    """prog.py: the Python module over the library (codegen/native/library.py, then its data)."""
+    template = (SOURCES / "library.py").read_text(encoding="utf-8")
+    entries = tuple((e.name, e.param_types, e.ret_types) for e in program.entries)
+    return (f"# The Python module of the native library {library_name} (numpy and ctypes).\n"
+            f"{COMPILED_MARKER}{__version__} from {program.source_name}.\n" + template + f"\n\nLIBRARY = {library_name!r}\nENTRIES = {entries!r}\n")
 
 
 def _runtime_objects(compiler: list, cache: pathlib.Path) -> list:
@@ -215,9 +339,9 @@ def _run(command: list) -> None:
         raise BuildError(f"the C compiler failed ({shlex.join(command[:1])}):\n{proc.stderr.strip()}")
 
 
-def build(c_text: str, out: pathlib.Path, cache: pathlib.Path) -> bytes:
-    """The executable of a C program text (its bytes: the caller writes it where it belongs); the runtime's
-    objects are kept in the folder `cache` (the compile cache's native/)."""
+def build(c_text: str, out: pathlib.Path, cache: pathlib.Path, library: bool = False) -> bytes:
+    """The executable of a C program text, or with `library` the shared library (its bytes: the caller writes it
+    where it belongs); the runtime's objects are kept in the folder `cache` (the compile cache's native/)."""
     compiler = c_compiler()
     if compiler is None:
         raise BuildError("no C compiler: set CC, or install cc (or use --backend=pyopencl)")
@@ -226,7 +350,9 @@ def build(c_text: str, out: pathlib.Path, cache: pathlib.Path) -> bytes:
         source = pathlib.Path(tmp) / (out.name + ".c")
         binary = pathlib.Path(tmp) / out.name
         source.write_text(c_text, encoding="utf-8")
-        _run([*compiler, *FLAGS, f"-I{SOURCES}", str(source), *map(str, objects), "-o", str(binary), "-ldl", "-lm"])
+        shared = ["-shared", "-DINCFLAT_LIBRARY"] if library else []
+        _run([*compiler, *FLAGS, *shared, f"-I{SOURCES}", str(source), *map(str, objects), "-o", str(binary), "-ldl",
+              "-lm"])
         return binary.read_bytes()
 
 
@@ -240,5 +366,5 @@ def is_native_program(path) -> bool:
         return False
 
 
-__all__ = ["BuildError", "NATIVE_MARKER", "Unsupported", "build", "c_compiler", "formats", "is_native_program",
-           "program_text", "with_defaults"]
+__all__ = ["BuildError", "NATIVE_MARKER", "Unsupported", "build", "c_compiler", "formats", "header_text",
+           "is_native_program", "module_text", "program_text", "with_defaults"]

@@ -410,3 +410,50 @@ def test_a_whole_server_conversation(device, tmp_path):
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+# ---- --library: Futhark's C API and a Python module over it ----
+
+API_SOURCE = ("entry main [n] (xs: [n]f32) (ys: [n]f32) : ([n]f32, f32) =\n"
+              "  let zs = map2 (\\x y -> x * y + 1) xs ys in (zs, reduce (+) 0 zs)\n"
+              "entry scale (k: f32) (xss: [][]f32) : [][]f32 = map (map (* k)) xss")
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("library")
+    (folder / "prog.fut").write_text(API_SOURCE)
+    assert incflat_main(["compile", "--backend=opencl", "--library", str(folder / "prog.fut")]) == 0
+    return folder
+
+
+def test_the_c_api_from_a_c_program(library, device):
+    driver = library / "driver"
+    compiler = cprogram.c_compiler()
+    subprocess.run([*compiler, "-std=c99", "-Wall", "-Werror", f"-I{library}", str(ROOT / "tests/native/api_driver.c"),
+                    f"-L{library}", "-lprog", f"-Wl,-rpath,{library}", "-o", str(driver)], check=True)
+    proc = subprocess.run([str(driver), device], capture_output=True, text=True, timeout=120, env=ENV)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "params 7, first scale.suff_outer_par_0 (threshold)"
+    assert lines[1] == "main: [4] 1 3 5 7, total 16"
+    assert lines[2] == "error: size mismatch: ys has size 3 where n = 4"
+
+
+def test_the_python_module(library, device):
+    code = ("import sys, numpy as np; sys.path.insert(0, sys.argv[1]); import prog\n"
+            "p = prog.load(device=sys.argv[2])\n"
+            "zs, total = p.main(np.arange(4, dtype=np.float32), np.full(4, 2, np.float32))\n"
+            "print(zs.tolist(), float(total), zs.dtype)\n"
+            "print(p.scale(np.float32(2), np.arange(6, dtype=np.float32).reshape(2, 3)).tolist())\n"
+            "try:\n    p.main(np.arange(4, dtype=np.float32), np.ones(3, np.float32))\n"
+            "except prog.ProgramError as e:\n    print('error:', e)\n"
+            "try:\n    p.main(np.arange(4), np.ones(4, np.float32))\n"
+            "except TypeError as e:\n    print('type:', e)\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(library), device], capture_output=True, text=True,
+                          timeout=120, env=ENV)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "[1.0, 3.0, 5.0, 7.0] 16.0 float32", "[[0.0, 2.0, 4.0], [6.0, 8.0, 10.0]]",
+        "error: size mismatch: ys has size 3 where n = 4",
+        "type: argument 1 of entry point 'main': expected a value of type []f32, got int64 of rank 1"]

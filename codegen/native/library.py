@@ -1,0 +1,137 @@
+"""The Python module of a native library (`incflat compile --backend=opencl --library prog.fut`): prog.py loads
+prog.so through ctypes and gives, as the pyopencl backend's modules do, `load(device=None, **options)`, an object
+with a method per entry point that takes and returns numpy values. prog.py is this text, then its data (LIBRARY
+and ENTRIES, set again after the placeholders below); it needs numpy and nothing else."""
+
+import ctypes
+import os
+
+import numpy as np
+
+_TYPES = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16,
+          "u32": np.uint32, "u64": np.uint64, "f32": np.float32, "f64": np.float64, "bool": np.bool_}
+_CODES = {name: k for k, name in enumerate(_TYPES)}  # the runtime's enum incflat_type
+LIBRARY = ""  # the shared library's file name, beside this module
+ENTRIES = ()  # (name, parameter types, result types) of each entry point, in the library's order
+
+
+class ProgramError(Exception):
+    """A run-time error of the program (its message, as the executable prints it after `Error: `)."""
+
+
+def _library(path):
+    lib = ctypes.CDLL(path)
+    p, i64p = ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64)
+    for name, res, args in (
+            ("futhark_context_config_new", p, []), ("futhark_context_config_free", None, [p]),
+            ("futhark_context_config_set_device", None, [p, ctypes.c_char_p]),
+            ("futhark_context_config_set_platform", None, [p, ctypes.c_char_p]),
+            ("futhark_context_config_set_profiling", None, [p, ctypes.c_int]),
+            ("futhark_context_config_set_tuning_param", ctypes.c_int, [p, ctypes.c_char_p, ctypes.c_size_t]),
+            ("futhark_context_new", p, [p]), ("futhark_context_free", None, [p]),
+            ("futhark_context_get_error", p, [p]), ("futhark_context_sync", ctypes.c_int, [p]),
+            ("incflat_lib_new", p, [p, ctypes.c_int, ctypes.c_int, i64p, p]),
+            ("incflat_lib_free", ctypes.c_int, [p, p]), ("incflat_lib_shape", i64p, [p, p]),
+            ("incflat_lib_values", ctypes.c_int, [p, p, p]),
+            ("incflat_lib_call", ctypes.c_int, [p, ctypes.c_int, p, p])):
+        f = getattr(lib, name)
+        f.restype, f.argtypes = res, args
+    libc = ctypes.CDLL(None)
+    libc.free.argtypes = [p]
+    return lib, libc
+
+
+class Library:
+    """A context of the program on a device: `device` and `platform` name substrings, `profiling`, and tuning
+    parameters by name (`**params`)."""
+
+    def __init__(self, path, entries, device=None, platform=None, profiling=False, **params):
+        self._lib, self._libc = _library(path)
+        cfg = self._lib.futhark_context_config_new()
+        try:
+            if device:
+                self._lib.futhark_context_config_set_device(cfg, device.encode())
+            if platform:
+                self._lib.futhark_context_config_set_platform(cfg, platform.encode())
+            self._lib.futhark_context_config_set_profiling(cfg, int(profiling))
+            for name, value in params.items():
+                if self._lib.futhark_context_config_set_tuning_param(cfg, name.encode(), int(value)):
+                    raise ValueError(f"unknown tuning parameter {name!r}")
+            self._ctx = self._lib.futhark_context_new(cfg)
+        finally:
+            self._lib.futhark_context_config_free(cfg)
+        self._check(1 if self._lib.futhark_context_sync(self._ctx) else 0)
+        for index, (name, params_, results) in enumerate(entries):
+            setattr(self, name, self._entry(index, name, params_, results))
+
+    def __del__(self):
+        ctx = getattr(self, "_ctx", None)
+        if ctx:
+            self._lib.futhark_context_free(ctx)
+            self._ctx = None
+
+    def _check(self, failed):
+        if failed:
+            error = self._lib.futhark_context_get_error(self._ctx)
+            text = ctypes.string_at(error).decode() if error else "unknown failure"
+            self._libc.free(error)
+            raise ProgramError(text)
+
+    def _entry(self, index, name, param_types, result_types):
+        lib, ctx = self._lib, self._ctx
+        n_in, n_out = len(param_types), len(result_types)
+
+        def call(*args):
+            if len(args) != n_in:
+                raise TypeError(f"entry point {name!r} takes {n_in} arguments, but {len(args)} were given")
+            made, ins = [], (ctypes.c_void_p * max(n_in, 1))()
+            keep = []
+            try:
+                for i, (value, t) in enumerate(zip(args, param_types)):
+                    rank, prim = t.count("[]"), t.replace("[]", "")
+                    a = np.asarray(value)
+                    if a.ndim != rank or a.dtype != np.dtype(_TYPES[prim]):
+                        raise TypeError(f"argument {i + 1} of entry point {name!r}: expected a value of type {t}, "
+                                        f"got {a.dtype} of rank {a.ndim}")
+                    if rank:
+                        a = np.ascontiguousarray(a)
+                        shape = (ctypes.c_int64 * rank)(*a.shape)
+                        arr = lib.incflat_lib_new(ctx, _CODES[prim], rank, shape, a.ctypes.data)
+                        self._check(arr is None)
+                        made.append(arr)
+                        ins[i] = arr
+                    else:
+                        box = np.array(a, dtype=_TYPES[prim])
+                        keep.append(box)
+                        ins[i] = box.ctypes.data
+                outs = (ctypes.c_void_p * max(n_out, 1))()
+                slots = []
+                for i, t in enumerate(result_types):
+                    slot = ctypes.c_void_p() if "[]" in t else np.zeros((), dtype=_TYPES[t])
+                    slots.append(slot)
+                    outs[i] = ctypes.addressof(slot) if "[]" in t else slot.ctypes.data
+                self._check(lib.incflat_lib_call(ctx, index, outs, ins))
+                results = []
+                for slot, t in zip(slots, result_types):
+                    if "[]" not in t:
+                        results.append(slot[()])
+                        continue
+                    rank, prim = t.count("[]"), t.replace("[]", "")
+                    shape = lib.incflat_lib_shape(ctx, slot)
+                    out = np.empty(tuple(shape[k] for k in range(rank)), dtype=_TYPES[prim])
+                    failed = lib.incflat_lib_values(ctx, slot, out.ctypes.data)
+                    lib.incflat_lib_free(ctx, slot)
+                    self._check(failed)
+                    results.append(out)
+                return results[0] if n_out == 1 else tuple(results)
+            finally:
+                for arr in made:
+                    lib.incflat_lib_free(ctx, arr)
+        call.__name__ = name
+        return call
+
+
+def load(device=None, platform=None, profiling=False, **params):
+    """The program as a library: `load(device="GPU").main(xs, ys)`."""
+    return Library(os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY), ENTRIES, device, platform,
+                   profiling, **params)
