@@ -704,26 +704,33 @@ int64_t incflat_fit_local(struct incflat_ctx *ctx, int64_t group_size, int64_t b
     return out > 1 ? out : 1;
 }
 
+/* A buffer of the runtime's own kept at `*size` elements of `element` bytes, zeros, and made larger (twice, at
+ * least 1024 elements) where `need` are more: false where that fails. */
+static bool zeroed(struct incflat_ctx *ctx, cl_mem *buf, int64_t *size, int64_t need, size_t element) {
+    struct incflat_shared *s = ctx->shared;
+    if (need <= *size)
+        return true;
+    int64_t grown = need > 2 * *size ? need : 2 * *size;
+    grown = grown > 1024 ? grown : 1024;
+    if (*buf)
+        s->cl.clReleaseMemObject(*buf);
+    cl_int err;
+    *buf = s->cl.clCreateBuffer(s->context, CL_MEM_READ_WRITE, (size_t)grown * element, NULL, &err);
+    if (incflat_cl_failed(ctx, err, "clCreateBuffer", false)) {
+        *buf = NULL;
+        *size = 0;
+        return false;
+    }
+    *size = grown;
+    uint64_t zero = 0;
+    return !incflat_cl_failed(ctx, s->cl.clEnqueueFillBuffer(ctx->queue, *buf, &zero, element, 0,
+                                                             (size_t)grown * element, 0, NULL, NULL),
+                              "clEnqueueFillBuffer", false);
+}
+
 cl_mem incflat_segment_counters(struct incflat_ctx *ctx, int64_t segments) {
     struct incflat_shared *s = ctx->shared;
-    if (segments > s->counters_size) {
-        int64_t size = segments;
-        if (2 * s->counters_size > size)
-            size = 2 * s->counters_size;
-        if (size < 1024)
-            size = 1024;
-        if (s->counters)
-            s->cl.clReleaseMemObject(s->counters);
-        cl_int err;
-        s->counters = s->cl.clCreateBuffer(s->context, CL_MEM_READ_WRITE, (size_t)size * 4, NULL, &err);
-        if (incflat_cl_failed(ctx, err, "clCreateBuffer", false))
-            return NULL;
-        s->counters_size = size;
-        uint32_t zero = 0;
-        incflat_cl_failed(ctx, s->cl.clEnqueueFillBuffer(ctx->queue, s->counters, &zero, 4, 0, (size_t)size * 4, 0, NULL, NULL),
-                  "clEnqueueFillBuffer", false);
-    }
-    return s->counters;
+    return zeroed(ctx, &s->counters, &s->counters_size, segments, 4) ? s->counters : NULL;
 }
 
 cl_mem incflat_lookback(struct incflat_ctx *ctx, int64_t blocks) {
@@ -736,22 +743,10 @@ cl_mem incflat_lookback(struct incflat_ctx *ctx, int64_t blocks) {
         if (incflat_cl_failed(ctx, err, "clCreateBuffer", false))
             return NULL;
     }
-    if (blocks > s->scan_blocks || s->scan_epoch + 1 >= (1LL << 29)) {
-        int64_t size = blocks;
-        if (2 * s->scan_blocks > size)
-            size = 2 * s->scan_blocks;
-        if (size < 1024)
-            size = 1024;
-        if (s->scan_status)
-            s->cl.clReleaseMemObject(s->scan_status);
-        s->scan_status = s->cl.clCreateBuffer(s->context, CL_MEM_READ_WRITE, (size_t)size * 8, NULL, &err);
-        if (incflat_cl_failed(ctx, err, "clCreateBuffer", false))
-            return NULL;
-        s->scan_blocks = size;
-        uint64_t zero = 0;
-        if (incflat_cl_failed(ctx, s->cl.clEnqueueFillBuffer(ctx->queue, s->scan_status, &zero, 8, 0, (size_t)size * 8, 0,
-                                                     NULL, NULL),
-                      "clEnqueueFillBuffer", false))
+    if (s->scan_epoch + 1 >= (1LL << 29)) /* the epochs wrap: the statuses cleared (made again) */
+        s->scan_blocks = 0;
+    if (blocks > s->scan_blocks) {
+        if (!zeroed(ctx, &s->scan_status, &s->scan_blocks, blocks, 8))
             return NULL;
         s->scan_epoch = 0;
     }
