@@ -408,7 +408,7 @@ struct incflat_array incflat_iota(struct incflat_ctx *ctx, int64_t n, enum incfl
 }
 
 static bool same_shape(int rank, const int64_t *a, int other_rank, const int64_t *b) {
-    return rank == other_rank && !memcmp(a, b, sizeof(int64_t) * (size_t)rank);
+    return rank == other_rank && (rank == 0 || !memcmp(a, b, sizeof(int64_t) * (size_t)rank)); /* (a may be NULL) */
 }
 
 /* The view of `count` rows of a from row `start`. */

@@ -268,7 +268,8 @@ void incflat_report_profile(struct incflat_ctx *ctx, FILE *out) {
     settle(ctx);
     struct incflat_profile *p = ctx->prof;
     fprintf(out, "%-32s %6s %12s\n", "kernel", "runs", "total us");
-    qsort(p->times, p->time_count, sizeof *p->times, by_name);
+    if (p->time_count) /* (qsort of NULL is undefined, even of nothing) */
+        qsort(p->times, p->time_count, sizeof *p->times, by_name);
     for (size_t i = 0; i < p->time_count; i++)
         fprintf(out, "%-32s %6lld %12.1f\n", p->times[i].name, (long long)p->times[i].count, p->times[i].total);
     fprintf(out, "%-48s %6s %12s %12s %12s  ePar values\n", "version (guard: outcome)", "runs", "total us", "host us",
@@ -335,7 +336,8 @@ static void json_string(FILE *out, const char *s) {
 int incflat_profile_json(struct incflat_ctx *ctx, FILE *out) {
     settle(ctx);
     struct incflat_profile *p = ctx->prof;
-    qsort(p->times, p->time_count, sizeof *p->times, by_name);
+    if (p->time_count) /* (qsort of NULL is undefined, even of nothing) */
+        qsort(p->times, p->time_count, sizeof *p->times, by_name);
     fprintf(out, "{\n \"kernels\": {");
     for (size_t i = 0; i < p->time_count; i++) {
         fprintf(out, "%s\n  ", i ? "," : "");
