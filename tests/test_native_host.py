@@ -239,9 +239,71 @@ class NativeRunner:
     def run(self, entry: str, inputs: list) -> Outcome:
         proc = subprocess.run([*self.argv, "-e", entry], input=binary_values(inputs), capture_output=True,
                               timeout=300, env=ENV)
+        if proc.returncode < 0:  # (INTERNAL's words for a crash)
+            return Outcome(error=f"Error: the compiled program crashed (signal {-proc.returncode})")
         if proc.returncode != 0:
             return Outcome(error=proc.stderr.decode().strip())
         return Outcome(values=tuple(read_values(io.BytesIO(proc.stdout))))
+
+
+class ServerRunner:
+    """A native program as one --server process per configuration, which runs every case (a process per case
+    costs its start, a context and the kernels' build each time)."""
+
+    def __init__(self, program, device, params, folder):
+        self.proc = subprocess.Popen([str(program), "--server", "-d", device, *params_argv(params)], env=ENV,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.file = folder / "values.bin"
+        self.response()
+
+    def command(self, *words) -> list:
+        self.proc.stdin.write((" ".join(words) + "\n").encode())
+        self.proc.stdin.flush()
+        return self.response()
+
+    def response(self) -> list:
+        lines, failed = [], False
+        while True:
+            line = self.proc.stdout.readline().decode()
+            if line == "":
+                raise AssertionError(f"the server ended: {self.proc.stderr.read().decode()}")
+            if line == "%%% OK\n":
+                if failed:
+                    raise ServerFailure("\n".join(lines))
+                return lines
+            if line == "%%% FAILURE\n":
+                failed, lines = True, []
+                continue
+            lines.append(line.rstrip("\n"))
+
+    def run(self, entry: str, inputs: list) -> Outcome:
+        try:
+            types, outputs = self.command("inputs", entry), self.command("outputs", entry)
+            self.file.write_bytes(binary_values(inputs))
+            names = [f"in{k}" for k in range(len(types))]
+            try:
+                self.command("restore", str(self.file), *(x for pair in zip(names, types) for x in pair))
+            except ServerFailure as e:  # (the executable names a wrong argument in its own words)
+                return Outcome(error=f"Error: {e}")
+            outs = [f"out{k}" for k in range(len(outputs))]
+            try:
+                self.command("call", entry, *outs, *names)
+            except ServerFailure as e:
+                self.command("free", *names)
+                return Outcome(error=f"Error: {e}")
+            self.command("store", str(self.file), *outs)
+            self.command("free", *names, *outs)
+            return Outcome(values=tuple(read_values(io.BytesIO(self.file.read_bytes()))))
+        except ServerFailure as e:
+            return Outcome(error=f"Error: {e}")
+
+    def close(self):
+        self.proc.stdin.close()
+        assert self.proc.wait(timeout=60) == 0
+
+
+class ServerFailure(Exception):
+    pass
 
 
 @pytest.mark.parametrize("path", CORPUS + EXAMPLES, ids=lambda p: p.stem)
@@ -262,7 +324,9 @@ def test_corpus_every_version_natively(path, device, tmp_path):
     failures = []
     for params in tuning.version_assignments(tuning.build_forest(generated.params)) or [{}]:
         shown = " ".join(f"{k}={v}" for k, v in params.items()) or "(no thresholds)"
-        failures += [f"[{shown}] {f}" for f in run_cases(cases, NativeRunner(native, device, params), False)]
+        server = ServerRunner(native, device, params, tmp_path)
+        failures += [f"[{shown}] {f}" for f in run_cases(cases, server, False)]
+        server.close()
     assert not failures, f"{len(failures)} runs fail:\n" + "\n".join(failures[:SHOWN_FAILURES])
 
 
@@ -457,3 +521,73 @@ def test_the_python_module(library, device):
         "[1.0, 3.0, 5.0, 7.0] 16.0 float32", "[[0.0, 2.0, 4.0], [6.0, 8.0, 10.0]]",
         "error: size mismatch: ys has size 3 where n = 4",
         "type: argument 1 of entry point 'main': expected a value of type []f32, got int64 of rank 1"]
+
+
+# ---- generated programs that may fail at run time (test_differential's), natively ----
+
+from hypothesis import given, note  # noqa: E402
+
+import known_issues  # noqa: E402
+from incflat.datasets import compare_values  # noqa: E402
+from incflat.harness import Interpreter, load_program  # noqa: E402
+from strategies import failing_inputs, failing_programs, fuzz_settings, inputs, programs  # noqa: E402
+from test_differential import internal  # noqa: E402
+
+
+def loaded_and_built(source: str, folder: pathlib.Path):
+    """A generated program as the harness loads it (for the interpreter), its generated code, and its native
+    executable."""
+    (folder / "generated.fut").write_text(source)
+    loaded = load_program(folder / "generated.fut")
+    assert loaded.error is None
+    generated = pipeline.compile(source, str(folder / "generated.fut"), until="generate")
+    native = folder / "generated"
+    native.write_bytes(cprogram.build(cprogram.program_text(generated), native, cache_dir() / "native"))
+    native.chmod(0o755)
+    return loaded, generated, native
+
+
+@fuzz_settings(8)
+@given(program=failing_programs(), args=failing_inputs())
+def test_generated_programs_agree_with_the_interpreter_natively(device, tmp_path_factory, program, args):
+    source, entries = program
+    note(source)
+    loaded, generated, native = loaded_and_built(source, tmp_path_factory.mktemp("native-differential"))
+    reproducer = {"source": source, "args": [a.tolist() for a in args], "backend": "opencl"}
+    expected = {entry: Interpreter(loaded).run(entry, args) for entry in entries}
+    for params in [{}] + tuning.version_assignments(tuning.build_forest(generated.params)):
+        runner = NativeRunner(native, device, params)
+        for entry in entries:
+            got, want = runner.run(entry, args), expected[entry]
+            where = f"entry {entry}, parameters {params}"
+            if internal(got.error) or (got.error or "").startswith("Error: OpenCL"):
+                known_issues.report("native crash", f"{where}: {got.error}", reproducer)
+            elif (got.error is None) != (want.error is None):
+                known_issues.report("disagreement", f"{where}: interpreter {want.error or want.values}, "
+                                                    f"native {got.error or got.values}", reproducer)
+            elif got.error is None:
+                mismatch = compare_values(list(got.values), list(want.values))
+                if mismatch is not None:
+                    known_issues.report("different values", f"{where}: {mismatch}", reproducer)
+
+
+@fuzz_settings(2)  # (each example compiles a program of many entry points: slow on a CPU; INCFLAT_FUZZ=long runs more)
+@given(source=programs(), args=inputs())
+def test_generated_expressions_agree_with_the_interpreter_natively(device, tmp_path_factory, source, args):
+    """test_generated's programs (random scalar expressions in maps, reductions, scans and host-level counts)."""
+    note(source)
+    loaded, generated, native = loaded_and_built(source, tmp_path_factory.mktemp("native-generated"))
+    vectors, matrix = args
+    runs = [(e.name, matrix if e.name in ("s", "c") else vectors) for e in loaded.source.entries]
+    expected = {}
+    for entry, entry_args in runs:
+        outcome = Interpreter(loaded).run(entry, entry_args)
+        assert outcome.error is None, outcome.error
+        expected[entry] = list(outcome.values)
+    for params in [{}] + tuning.version_assignments(tuning.build_forest(generated.params)):
+        runner = NativeRunner(native, device, params)
+        for entry, entry_args in runs:
+            got = runner.run(entry, entry_args)
+            assert got.error is None, f"{entry} {params}: {got.error}"
+            mismatch = compare_values(list(got.values), expected[entry])
+            assert mismatch is None, f"{entry} {params}: {mismatch}"

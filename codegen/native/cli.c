@@ -425,7 +425,7 @@ int incflat_main(const struct incflat_program *program, int argc, char **argv) {
     for (int i = 0; i < program->entry_count; i++)
         if (!strcmp(program->entries[i].name, a.entry))
             entry = &program->entries[i];
-    if (!entry) {
+    if (!entry && !a.server) { /* (a server calls any entry point) */
         char shown[600], names[4096] = "";
         py_repr(shown, sizeof shown, a.entry, strlen(a.entry));
         const char *sorted[256];
