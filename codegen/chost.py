@@ -483,18 +483,26 @@ class EntryPrinter:
             self.compact(s)
             self.check()
         elif isinstance(s, H.Bind):
-            # through temporaries: `a, b = b, a` swaps
+            # through temporaries that hold their own references: `a, b = b, a` swaps, and the memory a target
+            # let go of is not released while another target takes it
             temps = []
-            for target, value, t in zip(s.targets, s.values, s.types):
-                temp = self.fresh("bind")
-                ct = ARRAY if _is_array(t) else self.c_type(t)
-                out.line(f"{ct} {temp} = {self.exp(value)};")
-                temps.append((target, temp, t))
-            for target, temp, t in temps:
-                if _is_array(t):
-                    out.line(f"incflat_arr_set(ctx, &v_{target}, {temp});")
-                else:
-                    out.line(f"v_{target} = {temp};")
+            with out.block(""):
+                for target, value, t in zip(s.targets, s.values, s.types):
+                    temp = self.fresh("bind")
+                    if _is_array(t):
+                        out.line(f"{ARRAY} {temp} = {{0}};")
+                        out.line(f"incflat_arr_set(ctx, &{temp}, {self.exp(value)});")
+                    else:
+                        out.line(f"{self.c_type(t)} {temp} = {self.exp(value)};")
+                    temps.append((target, temp, t))
+                for target, temp, t in temps:
+                    if _is_array(t):
+                        out.line(f"incflat_arr_set(ctx, &v_{target}, {temp});")
+                    else:
+                        out.line(f"v_{target} = {temp};")
+                for target, temp, t in temps:
+                    if _is_array(t):
+                        out.line(f"incflat_arr_release(ctx, &{temp});")
             self.check()
         elif isinstance(s, H.Do):
             self.effect(s.value)

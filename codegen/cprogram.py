@@ -1,7 +1,8 @@
 """The `--backend=opencl` program: the C file of a GeneratedProgram (its data as C tables, the host code as
-codegen/chost.py prints it) and its build with the system C compiler into an executable, linked with the native
-runtime (codegen/native: host.c, cli.c, opencl.c, values.c), whose objects are built once per compiler and
-kept in the cache.
+codegen/chost.py prints it) and its build with the system C compiler into an executable or, with --library, a
+shared library with Futhark's C API (its header and Python module made here too), linked with the native runtime
+(codegen/native: RUNTIME_SOURCES), whose objects are built once per compiler and kept in the cache; and the
+tuned-defaults block of a built program (with_defaults).
 """
 
 import dataclasses

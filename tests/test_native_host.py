@@ -591,3 +591,19 @@ def test_generated_expressions_agree_with_the_interpreter_natively(device, tmp_p
             assert got.error is None, f"{entry} {params}: {got.error}"
             mismatch = compare_values(list(got.values), expected[entry])
             assert mismatch is None, f"{entry} {params}: {mismatch}"
+
+
+def test_arrays_swapped_in_a_loop(device, tmp_path):
+    """A loop whose state swaps two arrays: the memory one target lets go of is the other's (a release between
+    the two bindings put it on the free list, where the next allocation took it)."""
+    source = ("def main [m] (xs: [m]f32) (ys: [m]f32) (n: i64) : [m]f32 =\n"
+              "  let (a, b) = loop (a, b) = (map (+1) xs, map (+2) ys) for _i < n do (map (*2) b, a)\n"
+              "  in map2 (\\x y -> x * 10 + y) a b")
+    native = build(source, tmp_path)
+    prog = source_program(source, "swap.fut")
+    xs, ys = np.arange(3, dtype=np.float32), np.arange(3, 6, dtype=np.float32)
+    for n in (1, 2, 5, 20):
+        proc = run_native(native, binary_values([xs, ys, np.int64(n)]), "-d", device, "-b")
+        assert proc.returncode == 0, proc.stderr.decode()
+        expected = run_entry(prog, "main", [xs, ys, np.int64(n)])[0]
+        np.testing.assert_array_equal(read_values(io.BytesIO(proc.stdout))[0], expected)

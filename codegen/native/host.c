@@ -463,6 +463,10 @@ void incflat_release_fresh(struct incflat_ctx *ctx) {
 }
 
 void incflat_arr_set(struct incflat_ctx *ctx, struct incflat_array *target, struct incflat_array value) {
+    if (value.mem && value.mem->refs == 0 && !value.mem->fresh) { /* (a wrong result otherwise: shared memory) */
+        incflat_fail(ctx, "", "internal error: memory given back to the free list is referred to again");
+        return;
+    }
     if (value.mem) {
         value.mem->refs++;
         value.mem->fresh = false;
