@@ -36,6 +36,10 @@ class UsageError(Exception):
     """A command line incflat refuses (exit status 2, as argparse's own errors)."""
 
 
+class NotNative(ToolError):
+    """--backend=opencl cannot print this program's host code in C yet (--backend=pyopencl can)."""
+
+
 def check_output_path(out_path: pathlib.Path, fut_path: pathlib.Path, force: bool = False) -> None:
     """A compiled program may replace only a file incflat wrote (or, with force, any file but a .fut source)."""
     def refuse(why):
@@ -69,7 +73,7 @@ def native_program(fut_path: pathlib.Path, out_path: pathlib.Path, options: pipe
     try:
         text = cprogram.program_text(generated)
     except cprogram.Unsupported as e:
-        raise ToolError(f"{fut_path}: --backend=opencl cannot compile this program yet ({e}); "
+        raise NotNative(f"{fut_path}: --backend=opencl cannot compile this program yet ({e}); "
                         "--backend=pyopencl can") from None
     try:
         from incflat.compiled import cache_dir
@@ -136,11 +140,31 @@ def versions_stats(text: str, name: str, verify: bool = None) -> str:
 def cmd_compile(args) -> int:
     out = args.output or (default_output(args.program).with_suffix(".py") if args.library
                           else default_output(args.program))
-    if args.library and args.backend == "opencl":
-        native_library(args.program, out, options_of(args), verify=args.verify, force=args.force)
-        return 0
-    compile_file(args.program, out, options_of(args), verify=args.verify, force=args.force, backend=args.backend)
+
+    def write(backend: str) -> None:
+        if args.library and backend == "opencl":
+            native_library(args.program, out, options_of(args), verify=args.verify, force=args.force)
+        else:
+            compile_file(args.program, out, options_of(args), verify=args.verify, force=args.force, backend=backend)
+
+    with_backend(args, write)
     return 0
+
+
+def with_backend(args, write):
+    """write(backend) with --backend's choice; without one, opencl where a C compiler is found, and pyopencl
+    where none is or where the C backend cannot compile the program yet, with a one-line note saying so."""
+    if args.backend is not None:
+        return write(args.backend)
+    if cprogram.c_compiler() is None:
+        print("incflat: note: no C compiler found ($CC, or cc): writing a Python program (--backend=pyopencl)",
+              file=sys.stderr)
+        return write("pyopencl")
+    try:
+        return write("opencl")
+    except NotNative as e:
+        print(f"incflat: note: {e}: writing a Python program", file=sys.stderr)
+        return write("pyopencl")
 
 
 def native_library(fut_path: pathlib.Path, module: pathlib.Path, options: pipeline.Options = pipeline.Options(),
@@ -161,7 +185,7 @@ def native_library(fut_path: pathlib.Path, module: pathlib.Path, options: pipeli
         text = cprogram.program_text(generated)
         data = cprogram.build(text, library, cache_dir() / "native", library=True)
     except cprogram.Unsupported as e:
-        raise ToolError(f"{fut_path}: --backend=opencl cannot compile this program yet ({e}); "
+        raise NotNative(f"{fut_path}: --backend=opencl cannot compile this program yet ({e}); "
                         "--backend=pyopencl can") from None
     except cprogram.BuildError as e:
         raise ToolError(f"{fut_path}: {e}") from None
@@ -174,9 +198,9 @@ def native_library(fut_path: pathlib.Path, module: pathlib.Path, options: pipeli
 
 
 def backend(p) -> None:
-    p.add_argument("--backend", choices=("pyopencl", "opencl"), default="pyopencl",
-                   help="pyopencl: a Python program (numpy and pyopencl); opencl: a native executable, C over "
-                   "OpenCL built with the system C compiler ($CC or cc)")
+    p.add_argument("--backend", choices=("pyopencl", "opencl"),
+                   help="opencl (the default where a C compiler is found): a native executable, C over OpenCL "
+                   "built with the system C compiler ($CC or cc); pyopencl: a Python program (numpy and pyopencl)")
 
 
 def cmd_autotune(args) -> int:
@@ -193,8 +217,8 @@ def cmd_autotune(args) -> int:
         problem = None if args.force else tuning_file_problem(tuning_path_of(args.program))
         if problem:  # (the tuner checks again; here before compiling)
             raise ToolError(problem)
-        data = (native_program(args.program, program, verify=args.verify) if args.backend == "opencl"
-                else compiled_text(args.program, verify=args.verify))
+        data = with_backend(args, lambda backend: native_program(args.program, program, verify=args.verify)
+                            if backend == "opencl" else compiled_text(args.program, verify=args.verify))
         temporary = write_temporary(PlannedFile(program, data, 0o755))
         try:
             print(f"compiled {args.program}; {program} is replaced when tuning ends", flush=True)

@@ -294,10 +294,9 @@ class EntryPrinter:
             return self._prim_call(e)
         if fn == "int_div":
             t = self.type_of(a[0])
-            if t == "u64":
-                raise Unsupported("an integer division of u64")
-            return (f"(({C_TYPES[t]})incflat_int_div(ctx, (int64_t)({self.exp(a[0])}), (int64_t)({self.exp(a[1])}), "
-                    f"{self._str(a[2])}, {self._str(a[3]) if len(a) > 3 else chr(34) * 2}))")
+            wide = "uint64_t" if t == "u64" else "int64_t"  # (the narrower unsigned types fit int64_t)
+            return (f"(({C_TYPES[t]})incflat_{'u' if t == 'u64' else ''}int_div(ctx, ({wide})({self.exp(a[0])}), "
+                    f"({wide})({self.exp(a[1])}), {self._str(a[2])}, {self._str(a[3]) if len(a) > 3 else chr(34) * 2}))")
         if fn == "int_pow":
             where = self._str(a[3]) if len(a) > 3 else '""'
             return (f"(({C_TYPES[a[0].prim]})incflat_int_pow(ctx, (int64_t)({self.exp(a[1])}), "

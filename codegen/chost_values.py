@@ -91,6 +91,10 @@ def _float_function(name, prim, xs):
     suffix = "f" if prim == "f32" else ""
     ct = C_TYPES[prim]
     x = [f"({ct})({v})" for v in xs]
+    if name in ("get_bit", "set_bit"):  # on the bits
+        bits_prim = "u32" if prim == "f32" else "u64"
+        text = _int_function(name, bits_prim, [xs[0], f"incflat_to_bits_{prim}({x[1]})", *xs[2:]])
+        return text if name == "get_bit" else f"incflat_from_bits_{prim}({text})"
     libm = {"sqrt": "sqrt", "exp": "exp", "log": "log", "sin": "sin", "cos": "cos", "tan": "tan", "abs": "fabs",
             "floor": "floor", "ceil": "ceil", "trunc": "trunc", "round": "rint", "atan2": "atan2", "pow": "pow",
             "log2": "log2", "log10": "log10", "asin": "asin", "acos": "acos", "atan": "atan", "sinh": "sinh",
@@ -113,7 +117,17 @@ def _int_function(name, prim, xs):
     x = [f"({ct})({v})" for v in xs]
     width = PRIMS[prim].size * 8
     unsigned = {8: "uint8_t", 16: "uint16_t", 32: "uint32_t", 64: "uint64_t"}[width]
-    return {"abs": f"({x[0]} < 0 ? ({ct})(0 - ({unsigned}){x[0]}) : {x[0]})",
+    if name in ("get_bit", "set_bit"):  # (bit, x[, b]): an index outside the width reads 0 and sets nothing
+        bit, u = f"(int64_t)({xs[0]})", f"(({unsigned})({ct})({xs[1]}))"
+        inside = f"{bit} >= 0 && {bit} < {width}"
+        if name == "get_bit":
+            return f"({inside} ? (int32_t)(({u} >> {bit}) & 1) : 0)"
+        cleared = f"({u} & ~(({unsigned})1 << {bit}))"
+        return f"({inside} ? ({ct})({cleared} | (({unsigned})({xs[2]}) << {bit})) : ({ct})({xs[1]}))"
+    return {"mul_hi": f"incflat_mul_hi_{prim}({x[0]}, {x[1]})" if len(x) == 2 else None,
+            "mad_hi": f"({ct})(({unsigned})incflat_mul_hi_{prim}({x[0]}, {x[1]}) + ({unsigned}){x[2]})"
+                      if len(x) == 3 else None,
+            "abs": f"({x[0]} < 0 ? ({ct})(0 - ({unsigned}){x[0]}) : {x[0]})",
             "neg": f"({ct})(0 - ({unsigned}){x[0]})", "sgn": f"({x[0]} > 0 ? 1 : {x[0]} < 0 ? -1 : 0)",
             "popc": f"incflat_popc((uint64_t)({unsigned}){x[0]})",
             "clz": f"incflat_clz((uint64_t)({unsigned}){x[0]}, {width})",

@@ -7,6 +7,7 @@ tuned-defaults block of a built program (with_defaults).
 
 import dataclasses
 import hashlib
+import importlib.util
 import os
 import pathlib
 import shlex
@@ -140,6 +141,9 @@ def program_text(program) -> str:
     out.line()
     out.lines += tuned_block([p.name for p in program.params])
     out.line()
+    out.line("#ifndef INCFLAT_OPENCL_LOADER")
+    out.line("#define INCFLAT_OPENCL_LOADER NULL")
+    out.line("#endif")
     out.line(f"static const char PRELUDE[] = {c_string(PRELUDE)};")
     out.line(f"static const char COPY_SOURCE[] = {c_string(COPY_SOURCE)};")
     with out.block("static const struct incflat_kernel_info KERNELS[] ="):
@@ -183,6 +187,7 @@ def program_text(program) -> str:
                  "incflat_tuned.provenance,")
         out.line("{" + ", ".join(c_string(f[k]) for k in ("compared_true", "compared_false", "device_line",
                                                           "default_threshold_line", "no_fallback")) + "},")
+        out.line("INCFLAT_OPENCL_LOADER,  /* (build defines it: pyopencl_loader) */")
     out.lines[-1] += ";"
     out.line("const struct incflat_program *const incflat_library_program = &PROGRAM;  /* (api.c) */")
     out.line()
@@ -313,6 +318,18 @@ def module_text(program, library_name: str) -> str:
             f"{COMPILED_MARKER}{__version__} from {program.source_name}.\n" + template + f"\n\nLIBRARY = {library_name!r}\nENTRIES = {entries!r}\n")
 
 
+def pyopencl_loader() -> pathlib.Path | None:
+    """The OpenCL ICD loader pyopencl's wheel bundles (pyopencl/.libs), if it is installed with one: a program
+    built here falls back on it where INCFLAT_OPENCL_LIBRARY is unset (opencl.h: incflat_cl_load), so that it
+    finds the devices pyopencl finds on a machine with no system loader."""
+    spec = importlib.util.find_spec("pyopencl")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        found = sorted((pathlib.Path(folder) / ".libs").glob("libOpenCL*.so*"))
+        if found:
+            return found[0].absolute()
+    return None
+
+
 def _runtime_objects(compiler: list, cache: pathlib.Path) -> list:
     """The native runtime's object files for this compiler, built once and kept in the folder `cache`."""
     digest = hashlib.sha256(repr((compiler, FLAGS)).encode())
@@ -352,6 +369,9 @@ def build(c_text: str, out: pathlib.Path, cache: pathlib.Path, library: bool = F
         binary = pathlib.Path(tmp) / out.name
         source.write_text(c_text, encoding="utf-8")
         shared = ["-shared", "-DINCFLAT_LIBRARY"] if library else []
+        loader = pyopencl_loader()
+        if loader is not None:
+            shared.append(f"-DINCFLAT_OPENCL_LOADER={c_string(str(loader))}")
         _run([*compiler, *FLAGS, *shared, f"-I{SOURCES}", str(source), *map(str, objects), "-o", str(binary), "-ldl",
               "-lm"])
         return binary.read_bytes()

@@ -31,7 +31,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 
 def compile_with(command: str, fut: pathlib.Path, out: pathlib.Path, tag: str):
-    subprocess.run([*shlex.split(command), "compile", "--library", str(fut), "-o", str(out)], check=True)
+    subprocess.run([*shlex.split(command), "compile", "--backend=pyopencl", "--library", str(fut), "-o", str(out)], check=True)
     spec = importlib.util.spec_from_file_location(f"{tag}_{out.stem}", out)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

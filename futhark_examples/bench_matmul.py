@@ -41,7 +41,7 @@ def load_matmul(directory: pathlib.Path):
     from incflat.cli import main as incflat_main
     fut = directory / "matmul.fut"
     fut.write_text((ROOT / "futhark_examples" / "matmul.fut").read_text())
-    if incflat_main(["compile", "--library", str(fut)]) != 0:
+    if incflat_main(["compile", "--backend=pyopencl", "--library", str(fut)]) != 0:
         raise SystemExit("compilation failed")
     spec = importlib.util.spec_from_file_location("matmul_bench", directory / "matmul.py")
     module = importlib.util.module_from_spec(spec)

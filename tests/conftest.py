@@ -82,7 +82,9 @@ def compile_program(source: str, directory: pathlib.Path, name: str = "prog") ->
 def run_program(program: pathlib.Path, stdin: bytes, *args, check=True) -> subprocess.CompletedProcess:
     # a compiled program needs numpy and pyopencl but not this repository: keep it off the path
     path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and pathlib.Path(p).resolve() != ROOT]
-    proc = subprocess.run([sys.executable, str(program), *args], input=stdin, capture_output=True,
+    from incflat.codegen.cprogram import is_native_program
+    command = [str(program)] if is_native_program(program) else [sys.executable, str(program)]
+    proc = subprocess.run([*command, *args], input=stdin, capture_output=True,
                           timeout=300, env=dict(os.environ, PYTHONPATH=os.pathsep.join(path)))
     if check and proc.returncode != 0:
         raise AssertionError(f"{program} {' '.join(args)} failed:\n{proc.stderr.decode()}")

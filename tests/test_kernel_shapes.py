@@ -34,7 +34,7 @@ entry col_last [n][m] (xss: [n][m]i32): [m]i32 =
 def compile_library(directory, name: str, source: str):
     """The program compiled with --library and imported."""
     (directory / f"{name}.fut").write_text(source)
-    assert incflat_main(["compile", "--library", str(directory / f"{name}.fut")]) == 0
+    assert incflat_main(["compile", "--backend=pyopencl", "--library", str(directory / f"{name}.fut")]) == 0
     spec = importlib.util.spec_from_file_location(name, directory / f"{name}.py")
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)

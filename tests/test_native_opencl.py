@@ -29,9 +29,9 @@ def program(tmp_path_factory):
 
 
 def run(program, *args, library=None, **env) -> subprocess.CompletedProcess:
-    """The program with the environment the tests' pyopencl sees (its loader's vendors, OCL_ICD_VENDORS), less
-    INCFLAT_OPENCL_LIBRARY unless given."""
-    environment = launch.loader_env(library)
+    """The program with the tests' environment less INCFLAT_OPENCL_LIBRARY unless given (opencl.c prepares
+    pyopencl's loader itself)."""
+    environment = dict(os.environ)
     environment.pop("INCFLAT_OPENCL_LIBRARY", None)
     environment.update(env)
     return subprocess.run([str(program), *args, *(["--library", str(library)] if library else [])],

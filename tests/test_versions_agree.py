@@ -169,7 +169,7 @@ def compiled(tmp_path_factory):
     for name, (source, _) in PROGRAMS.items():
         fut = d / f"{name}.fut"
         fut.write_text(source)
-        assert incflat_main(["compile", "--library", str(fut)]) == 0
+        assert incflat_main(["compile", "--backend=pyopencl", "--library", str(fut)]) == 0
         spec = importlib.util.spec_from_file_location(name, d / f"{name}.py")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)

@@ -361,9 +361,9 @@ static void interrupted(int sig) {
     _exit(130);
 }
 
-static int list_devices(void) {
+static int list_devices(const struct incflat_program *p) {
     struct incflat_cl cl;
-    char *why = incflat_cl_load(&cl, NULL);
+    char *why = incflat_cl_load(&cl, NULL, p->opencl_loader);
     if (why) {
         fprintf(stderr, "Error: %s\n", why);
         return 1;
@@ -420,7 +420,7 @@ int incflat_main(const struct incflat_program *program, int argc, char **argv) {
         return fflush(stdout) ? 1 : 0;
     }
     if (a.list_devices)
-        return list_devices();
+        return list_devices(program);
     const struct incflat_entry_info *entry = NULL;
     for (int i = 0; i < program->entry_count; i++)
         if (!strcmp(program->entries[i].name, a.entry))

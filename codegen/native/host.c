@@ -233,7 +233,7 @@ static struct incflat_ctx *ctx_make(struct incflat_shared *s, const struct incfl
 struct incflat_ctx *incflat_ctx_new(const struct incflat_program *p, const struct incflat_options *o,
                                     const bool *given, const int64_t *overrides, char **error) {
     struct incflat_shared *s = calloc(1, sizeof *s);
-    char *why = incflat_cl_load(&s->cl, NULL);
+    char *why = incflat_cl_load(&s->cl, NULL, p->opencl_loader);
     if (!why)
         why = incflat_cl_choose_device(&s->cl, o->platform, o->device, &s->device);
     if (!why)

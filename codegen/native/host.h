@@ -103,6 +103,7 @@ struct incflat_program {
     const int64_t *tuned;
     const char *provenance;
     struct incflat_formats formats;
+    const char *opencl_loader; /* the loader pyopencl's wheel held where the program was built, or NULL */
 };
 
 /* ---- the context ---- */
@@ -253,6 +254,7 @@ int64_t incflat_segment_group_size(int64_t group_size, int64_t width);
 int64_t incflat_thread_parts(int64_t segments, int64_t width, int64_t num_groups, int64_t group_size);
 /* Futhark's integer division and remainder at kind "/" "%" (floor) "//" "%%" (truncate), of `type` */
 int64_t incflat_int_div(struct incflat_ctx *ctx, int64_t x, int64_t y, const char *kind, const char *where);
+uint64_t incflat_uint_div(struct incflat_ctx *ctx, uint64_t x, uint64_t y, const char *kind, const char *where);
 int64_t incflat_int_pow(struct incflat_ctx *ctx, int64_t x, int64_t y, const char *where);
 int64_t incflat_fptoi(double x); /* Futhark's fptosi through 64 bits: NaN and infinities give 0 */
 
@@ -281,6 +283,24 @@ static inline int32_t incflat_ctz(uint64_t u, int width) {
     for (; n < width && !(u & 1); u >>= 1) n++;
     return n;
 }
+
+/* The high half of a product: 64-bit ones from 32-bit halves (C99 has no wider type), signed from unsigned. */
+static inline uint64_t incflat_mul_hi_u64(uint64_t a, uint64_t b) {
+    uint64_t a0 = a & 0xffffffffu, a1 = a >> 32, b0 = b & 0xffffffffu, b1 = b >> 32;
+    uint64_t low = a0 * b0, middle1 = a1 * b0 + (low >> 32), middle2 = a0 * b1 + (middle1 & 0xffffffffu);
+    return a1 * b1 + (middle1 >> 32) + (middle2 >> 32);
+}
+static inline int64_t incflat_mul_hi_i64(int64_t a, int64_t b) {
+    uint64_t high = incflat_mul_hi_u64((uint64_t)a, (uint64_t)b);
+    high -= (a < 0 ? (uint64_t)b : 0) + (b < 0 ? (uint64_t)a : 0);
+    return (int64_t)high;
+}
+#define INCFLAT_MUL_HI(T, N, W, BITS) \
+    static inline T incflat_mul_hi_##N(T a, T b) { return (T)(((W)a * (W)b) >> BITS); }
+INCFLAT_MUL_HI(int8_t, i8, int32_t, 8) INCFLAT_MUL_HI(int16_t, i16, int32_t, 16)
+INCFLAT_MUL_HI(int32_t, i32, int64_t, 32) INCFLAT_MUL_HI(uint8_t, u8, uint32_t, 8)
+INCFLAT_MUL_HI(uint16_t, u16, uint32_t, 16) INCFLAT_MUL_HI(uint32_t, u32, uint64_t, 32)
+#undef INCFLAT_MUL_HI
 
 /* ---- checks ---- */
 void incflat_check_size(struct incflat_ctx *ctx, int64_t expected, int64_t actual, const char *name,

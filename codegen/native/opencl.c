@@ -4,6 +4,7 @@
 #include "opencl.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -36,13 +37,51 @@ static const struct { const char *name; size_t offset; } SYMBOLS[] = {
 #undef INCFLAT_CL_SYMBOL
 };
 
-char *incflat_cl_load(struct incflat_cl *cl, const char *path) {
+/* For pyopencl's bundled loader at `library` (a file in a folder named .libs): PYOPENCL_HOME, where unset, and the
+ * vendor libraries that the folder's .icd files name by file name alone, loaded by path (a later dlopen of the
+ * bare name finds a library already loaded). */
+static void prepare_pyopencl_loader(const char *library) {
+    const char *slash = strrchr(library, '/');
+    size_t folder_length = slash ? (size_t)(slash - library) : 0;
+    if (folder_length < 6 || strncmp(slash - 6, "/.libs", 6) != 0 || folder_length >= 3800)
+        return;
+    char folder[4096], home[4096];
+    memcpy(folder, library, folder_length);
+    folder[folder_length] = '\0';
+    memcpy(home, library, folder_length - 6);
+    home[folder_length - 6] = '\0';
+    setenv("PYOPENCL_HOME", home, 0);
+    DIR *dir = opendir(folder);
+    if (!dir)
+        return;
+    for (struct dirent *entry; (entry = readdir(dir));) {
+        size_t length = strlen(entry->d_name);
+        char path[8192], named[256];
+        if (length < 5 || strcmp(entry->d_name + length - 4, ".icd") != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", folder, entry->d_name);
+        FILE *icd = fopen(path, "r");
+        if (!icd)
+            continue;
+        if (fgets(named, sizeof named, icd)) {
+            named[strcspn(named, "\r\n")] = '\0';
+            snprintf(path, sizeof path, "%s/%s", folder, named);
+            if (*named && !strchr(named, '/') && access(path, R_OK) == 0)
+                dlopen(path, RTLD_NOW | RTLD_GLOBAL); /* (left loaded for the process's life, as the loader would) */
+        }
+        fclose(icd);
+    }
+    closedir(dir);
+}
+
+char *incflat_cl_load(struct incflat_cl *cl, const char *path, const char *fallback) {
     static const char *const SYSTEM[] = {"libOpenCL.so.1", "libOpenCL.so"};
     const char *env = getenv("INCFLAT_OPENCL_LIBRARY");
-    const char *named = env && *env ? env : path;
+    const char *named = env && *env ? env : path ? path : fallback && access(fallback, R_OK) == 0 ? fallback : NULL;
     char tried[2][512] = {"", ""};
     memset(cl, 0, sizeof *cl);
     if (named) {
+        prepare_pyopencl_loader(named);
         if (!(cl->library = dlopen(named, RTLD_NOW | RTLD_LOCAL)))
             return message("cannot load the OpenCL library%s: %s", /* (dlerror names the file) */
                            named == env ? " that INCFLAT_OPENCL_LIBRARY names" : "", dlerror());

@@ -146,11 +146,12 @@ struct incflat_cl_device {
 };
 
 /* Loads OpenCL. The library is the one INCFLAT_OPENCL_LIBRARY names if it is set (a user's choice reaches
- * programs run by tools), else `path` if not NULL, else libOpenCL.so.1, then libOpenCL.so. A library that was
- * named is the only one tried: another one, loaded in its place, would hide the mistake. The loader pyopencl's
- * wheel bundles (pyopencl/.libs) crashes without PYOPENCL_HOME set and finds its PoCL only on LD_LIBRARY_PATH:
- * a program given it needs the environment of futhark_examples/micro/launch.py's loader_env. */
-char *incflat_cl_load(struct incflat_cl *cl, const char *path);
+ * programs run by tools), else `path` if not NULL, else `fallback` if not NULL and the file exists, else
+ * libOpenCL.so.1, then libOpenCL.so. A library that was named is the only one tried: another one, loaded in its
+ * place, would hide the mistake. The loader pyopencl's wheel bundles (a pyopencl/.libs/libOpenCL*) crashes
+ * without PYOPENCL_HOME set and finds the vendor libraries its .icd files name only on the library path: for one
+ * in a folder named .libs, PYOPENCL_HOME is set (where unset) and those libraries are loaded first, by path. */
+char *incflat_cl_load(struct incflat_cl *cl, const char *path, const char *fallback);
 void incflat_cl_unload(struct incflat_cl *cl);
 
 /* "CL_INVALID_VALUE" for -30; "an unknown OpenCL error" for a code it does not know. */

@@ -128,6 +128,14 @@ int64_t incflat_int_div(struct incflat_ctx *ctx, int64_t x, int64_t y, const cha
     return quotient ? q : (int64_t)((uint64_t)x - (uint64_t)q * (uint64_t)y);
 }
 
+uint64_t incflat_uint_div(struct incflat_ctx *ctx, uint64_t x, uint64_t y, const char *kind, const char *where) {
+    if (y == 0) {
+        incflat_fail(ctx, where, "division by zero");
+        return 0;
+    }
+    return !strcmp(kind, "/") || !strcmp(kind, "//") ? x / y : x % y; /* (floored and truncated alike) */
+}
+
 int64_t incflat_int_pow(struct incflat_ctx *ctx, int64_t x, int64_t y, const char *where) {
     if (y < 0) {
         incflat_fail(ctx, where, "Negative exponent in integer power.");

@@ -117,7 +117,7 @@ int main(int argc, char **argv) {
     cl_program program;
     cl_int err;
     struct bench b = {&cl, NULL, NULL, NULL, 1};
-    char *why = incflat_cl_load(&cl, library);
+    char *why = incflat_cl_load(&cl, library, NULL);
     if (why || (why = incflat_cl_choose_device(&cl, platform_sub, device_sub, &device)) ||
         (why = incflat_cl_create(&cl, device.id, 0, &context, &b.queue)) ||
         (why = incflat_cl_build(&cl, context, device.id, "__kernel void k(__global int *a, const long n) { }", NULL,

@@ -1,27 +1,30 @@
 """The host's time per kernel launch of an empty kernel, from C (launch.c, through the native host's OpenCL
-layer) against pyopencl, on the same device in the same run.
+layer) against pyopencl, on the same device in the same run; then the whole call of an entry point that
+launches one kernel (ENTRY_SOURCE, on three elements) in each backend.
 
     python futhark_examples/micro/launch.py [-d DEVICE] [-n N] [--json FILE]
 
 Microseconds per launch over N launches after a warm-up: bare (enqueue and wait, the arguments set once),
 args (set both arguments, enqueue and wait) and pipelined (N enqueues, then one wait: the launch alone).
 launch.c is compiled with $CC (or cc) and run with pyopencl's own OpenCL loader where pyopencl bundles one
-(the same devices as pyopencl's), else the system's.
+(the same devices as pyopencl's), else the system's. The entry call: the median of N calls after N/10 more,
+as the program's `-r N -t` times them (the native executable and the Python program), and as Python times a
+call of the native library's module (`incflat compile --library`: numpy in and out).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import pathlib
-import shlex
-import shutil
 import subprocess
 import tempfile
 import time
 
 import numpy as np
+
+from incflat.codegen.cprogram import c_compiler, pyopencl_loader
+from incflat.codegen.native import SOURCES
 
 HERE = pathlib.Path(__file__).resolve().parent
 KERNEL = "__kernel void k(__global int *a, const long n) { }"  # as in launch.c
@@ -29,15 +32,8 @@ WARMUP = 100
 MODES = ("bare", "args", "pipelined")
 
 
-def c_compiler() -> list | None:
-    """$CC (which may carry flags) or cc, as a command; None where there is none."""
-    command = shlex.split(os.environ.get("CC") or "cc")
-    return command if command and shutil.which(command[0]) else None
-
-
 def compile_launch(directory: pathlib.Path, flags=()) -> pathlib.Path:
     """launch.c and the native host's opencl.c built into directory: the path of the program."""
-    from incflat.codegen.native import SOURCES
     compiler = c_compiler()
     if compiler is None:
         raise SystemExit("no C compiler: set CC, or install cc")
@@ -50,31 +46,11 @@ def compile_launch(directory: pathlib.Path, flags=()) -> pathlib.Path:
     return program
 
 
-def pyopencl_loader() -> pathlib.Path | None:
-    """The OpenCL ICD loader bundled in pyopencl's wheel (pyopencl/.libs), if it has one."""
-    import pyopencl
-    found = sorted((pathlib.Path(pyopencl.__file__).parent / ".libs").glob("libOpenCL*.so*"))
-    return found[0] if found else None
-
-
-def loader_env(library) -> dict:
-    """The environment in which a program finds the devices pyopencl finds through `library`. The loader pyopencl
-    bundles reads the vendors in PYOPENCL_HOME/.libs as well as the usual ones (OCL_ICD_VENDORS, passed on), and
-    crashes where that variable is unset; its pocl.icd names PoCL's library by file name alone, which pyopencl's
-    module finds through its own run path and another program through LD_LIBRARY_PATH."""
-    env = dict(os.environ)
-    library = pathlib.Path(library) if library else None
-    if library is not None and library.parent.name == ".libs":
-        env["PYOPENCL_HOME"] = str(library.parent.parent)
-        env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(library.parent), env.get("LD_LIBRARY_PATH")) if p)
-    return env
-
-
 def native_launch(program: pathlib.Path, device=None, n=10000, library=None) -> dict:
     """launch.c's figures: {device, platform, library, n, bare_us, args_us, pipelined_us}."""
     args = [str(program), "-n", str(n), *(["-d", device] if device else []),
             *(["--library", str(library)] if library else [])]
-    proc = subprocess.run(args, capture_output=True, text=True, env=loader_env(library), timeout=600)
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise SystemExit(proc.stderr.strip() or f"launch exited with status {proc.returncode}")
     return json.loads(proc.stdout)
@@ -106,6 +82,61 @@ def pyopencl_launch(device=None, n=10000) -> dict:
     return out
 
 
+ENTRY_SOURCE = "def main (xs: []f32) (ys: []f32) : []f32 = map2 (\\x y -> x * y + 1) xs ys\n"
+ENTRY_INPUT = b"[1f32, 2f32, 3f32] [4f32, 5f32, 6f32]"
+
+
+def entry_calls(directory: pathlib.Path, device=None, n=10000) -> dict:
+    """The one-kernel entry call's median µs: {c, pyopencl} (the executables' -t: the call, its inputs already
+    on the device), {c_api, c_module} (from host arrays to host arrays: api_call.c through the C API, and the
+    native library's Python module timed from Python)."""
+    import statistics
+    import sys
+    from incflat.cli import main as incflat
+    fut = directory / "one.fut"
+    fut.write_text(ENTRY_SOURCE)
+    device_args = ["-d", device] if device else []
+    out = {}
+    for backend in ("opencl", "pyopencl"):
+        program = directory / f"one-{backend}"
+        if incflat(["compile", f"--backend={backend}", str(fut), "-o", str(program)]) != 0:
+            raise SystemExit(f"compiling {fut} with --backend={backend} failed")
+        times = directory / "times.txt"
+        command = [str(program)] if backend == "opencl" else [sys.executable, str(program)]
+        proc = subprocess.run([*command, *device_args, "-r", str(n + n // 10), "-t", str(times)],
+                              input=ENTRY_INPUT, capture_output=True, timeout=600)
+        if proc.returncode != 0:
+            raise SystemExit(f"{program}: {proc.stderr.decode().strip()}")
+        out["c" if backend == "opencl" else "pyopencl"] = statistics.median(
+            float(t) for t in times.read_text().split()[n // 10:])
+    if incflat(["compile", "--backend=opencl", "--library", str(fut), "-o", str(directory / "one.py")]) != 0:
+        raise SystemExit(f"compiling {fut} with --library failed")
+    api_call = directory / "api_call"
+    proc = subprocess.run([*c_compiler(), "-std=c99", "-O2", "-Wall", f"-I{directory}", str(HERE / "api_call.c"),
+                           str(directory / "libone.so"), f"-Wl,-rpath,{directory}", "-o", str(api_call)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"compiling api_call.c failed:\n{proc.stderr}")
+    proc = subprocess.run([str(api_call), *device_args, str(n), str(n // 10)], capture_output=True, text=True,
+                          timeout=600)
+    if proc.returncode != 0:
+        raise SystemExit(proc.stderr.strip())
+    out["c_api"] = statistics.median(float(t) for t in proc.stdout.split())
+    sys.path.insert(0, str(directory))
+    try:
+        import one
+    finally:
+        sys.path.pop(0)
+    program = one.load(device=device)
+    xs, ys, calls = np.array([1, 2, 3], np.float32), np.array([4, 5, 6], np.float32), []
+    for _ in range(n + n // 10):
+        start = time.perf_counter()
+        program.main(xs, ys)
+        calls.append((time.perf_counter() - start) * 1e6)
+    out["c_module"] = statistics.median(calls[n // 10:])
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-d", "--device", help="a substring of the device's name")
@@ -115,6 +146,7 @@ def main(argv=None):
     library = pyopencl_loader()
     with tempfile.TemporaryDirectory() as tmp:
         native = native_launch(compile_launch(pathlib.Path(tmp)), args.device, args.n, library)
+        calls = entry_calls(pathlib.Path(tmp), args.device, args.n)
     python = pyopencl_launch(args.device, args.n)
     if (native["device"], native["platform"]) != (python["device"], python["platform"]):
         raise SystemExit(f"C chose {native['device']} ({native['platform']}), pyopencl {python['device']} "
@@ -125,11 +157,17 @@ def main(argv=None):
     for mode, what in zip(MODES, ("bare: enqueue + finish", "args: set 2 arguments + enqueue + finish",
                                   "pipelined: enqueue (one finish)")):
         print(f"{what:<40} {native[f'{mode}_us']:>8.2f} {python[f'{mode}_us']:>9.2f}")
+    bare = native["bare_us"]
+    print(f"one-kernel entry call, us: C {calls['c']:.2f} ({calls['c'] / bare:.2f}x the bare launch in C), "
+          f"pyopencl {calls['pyopencl']:.2f} ({calls['pyopencl'] / bare:.2f}x)")
+    print(f"the same from host arrays to host arrays, us: through the C API {calls['c_api']:.2f}, through the "
+          f"native library's Python module {calls['c_module']:.2f} ({calls['c_module'] - calls['c_api']:+.2f})")
     if args.json:
         args.json.write_text(json.dumps({"device": native["device"], "platform": native["platform"], "n": args.n,
                                          "library": native["library"],
                                          "c": {m: native[f"{m}_us"] for m in MODES},
-                                         "pyopencl": {m: round(python[f"{m}_us"], 3) for m in MODES}}, indent=1))
+                                         "pyopencl": {m: round(python[f"{m}_us"], 3) for m in MODES},
+                                         "entry_call_us": {k: round(v, 3) for k, v in calls.items()}}, indent=1))
 
 
 if __name__ == "__main__":
