@@ -229,3 +229,42 @@ int incflat_lib_call(struct futhark_context *c, int entry, void *const *outs, co
     }
     return 0;
 }
+
+/* incflat_lib_call from host values, as the Python module calls it (one foreign call where it would make five):
+ * ins[i] points to an array's elements, its shape the next values of `shapes`, or to a scalar. The arrays made
+ * for the call are freed after it. */
+int incflat_lib_call_host(struct futhark_context *c, int entry, void *const *outs, const void *const *ins,
+                          const int64_t *shapes) {
+    if (!c->ctx)
+        return 1;
+    const struct incflat_entry_info *e = &incflat_library_program->entries[entry];
+    struct incflat_array *made[256];
+    const void *args[256];
+    int count = 0, failed = 0;
+    for (int i = 0; i < e->params && !failed; i++) {
+        const char *t = e->param_types[i];
+        int rank = 0;
+        while (t[2 * rank] == '[')
+            rank++;
+        if (!rank) {
+            args[i] = ins[i];
+            continue;
+        }
+        made[count] = incflat_lib_new(c, incflat_type_from_name(t + 2 * rank), rank, shapes, ins[i]);
+        shapes += rank;
+        failed = !made[count];
+        args[i] = made[count++];
+    }
+    if (!failed)
+        failed = incflat_lib_call(c, entry, outs, args);
+    for (int k = 0; k < count; k++)
+        incflat_lib_free(c, made[k]);
+    return failed;
+}
+
+/* incflat_lib_values, then incflat_lib_free (the Python module's one call for each array it returns). */
+int incflat_lib_take(struct futhark_context *c, struct incflat_array *a, void *data) {
+    int failed = incflat_lib_values(c, a, data);
+    incflat_lib_free(c, a);
+    return failed;
+}

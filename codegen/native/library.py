@@ -10,7 +10,6 @@ import numpy as np
 
 _TYPES = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16,
           "u32": np.uint32, "u64": np.uint64, "f32": np.float32, "f64": np.float64, "bool": np.bool_}
-_CODES = {name: k for k, name in enumerate(_TYPES)}  # the runtime's enum incflat_type
 LIBRARY = ""  # the shared library's file name, beside this module
 ENTRIES = ()  # (name, parameter types, result types) of each entry point, in the library's order
 
@@ -30,10 +29,9 @@ def _library(path):
             ("futhark_context_config_set_tuning_param", ctypes.c_int, [p, ctypes.c_char_p, ctypes.c_size_t]),
             ("futhark_context_new", p, [p]), ("futhark_context_free", None, [p]),
             ("futhark_context_get_error", p, [p]), ("futhark_context_sync", ctypes.c_int, [p]),
-            ("incflat_lib_new", p, [p, ctypes.c_int, ctypes.c_int, i64p, p]),
-            ("incflat_lib_free", ctypes.c_int, [p, p]), ("incflat_lib_shape", i64p, [p, p]),
-            ("incflat_lib_values", ctypes.c_int, [p, p, p]),
-            ("incflat_lib_call", ctypes.c_int, [p, ctypes.c_int, p, p])):
+            ("incflat_lib_shape", i64p, [p, p]),
+            ("incflat_lib_take", ctypes.c_int, [p, p, p]),
+            ("incflat_lib_call_host", ctypes.c_int, [p, ctypes.c_int, p, p, p])):
         f = getattr(lib, name)
         f.restype, f.argtypes = res, args
     libc = ctypes.CDLL(None)
@@ -78,55 +76,40 @@ class Library:
             raise ProgramError(text)
 
     def _entry(self, index, name, param_types, result_types):
-        lib, ctx = self._lib, self._ctx
-        n_in, n_out = len(param_types), len(result_types)
+        """The entry point's method: its arguments' checks and conversions, then one foreign call
+        (incflat_lib_call_host), and one more per array it returns (its shape; its values, which free it)."""
+        lib, ctx, check = self._lib, self._ctx, self._check
+        params = [(t, t.count("[]"), np.dtype(_TYPES[t.replace("[]", "")])) for t in param_types]
+        results = [(t.count("[]"), np.dtype(_TYPES[t.replace("[]", "")])) for t in result_types]
+        n_in, n_out, ranks = len(params), len(results), sum(rank for _, rank, _ in params)
+        Ins, Outs, Shapes = ctypes.c_void_p * max(n_in, 1), ctypes.c_void_p * max(n_out, 1), ctypes.c_int64 * max(ranks, 1)
 
         def call(*args):
             if len(args) != n_in:
                 raise TypeError(f"entry point {name!r} takes {n_in} arguments, but {len(args)} were given")
-            made, ins = [], (ctypes.c_void_p * max(n_in, 1))()
-            keep = []
-            try:
-                for i, (value, t) in enumerate(zip(args, param_types)):
-                    rank, prim = t.count("[]"), t.replace("[]", "")
-                    a = np.asarray(value)
-                    if a.ndim != rank or a.dtype != np.dtype(_TYPES[prim]):
-                        raise TypeError(f"argument {i + 1} of entry point {name!r}: expected a value of type {t}, "
-                                        f"got {a.dtype} of rank {a.ndim}")
-                    if rank:
-                        a = np.ascontiguousarray(a)
-                        shape = (ctypes.c_int64 * rank)(*a.shape)
-                        arr = lib.incflat_lib_new(ctx, _CODES[prim], rank, shape, a.ctypes.data)
-                        self._check(arr is None)
-                        made.append(arr)
-                        ins[i] = arr
-                    else:
-                        box = np.array(a, dtype=_TYPES[prim])
-                        keep.append(box)
-                        ins[i] = box.ctypes.data
-                outs = (ctypes.c_void_p * max(n_out, 1))()
-                slots = []
-                for i, t in enumerate(result_types):
-                    slot = ctypes.c_void_p() if "[]" in t else np.zeros((), dtype=_TYPES[t])
-                    slots.append(slot)
-                    outs[i] = ctypes.addressof(slot) if "[]" in t else slot.ctypes.data
-                self._check(lib.incflat_lib_call(ctx, index, outs, ins))
-                results = []
-                for slot, t in zip(slots, result_types):
-                    if "[]" not in t:
-                        results.append(slot[()])
-                        continue
-                    rank, prim = t.count("[]"), t.replace("[]", "")
-                    shape = lib.incflat_lib_shape(ctx, slot)
-                    out = np.empty(tuple(shape[k] for k in range(rank)), dtype=_TYPES[prim])
-                    failed = lib.incflat_lib_values(ctx, slot, out.ctypes.data)
-                    lib.incflat_lib_free(ctx, slot)
-                    self._check(failed)
-                    results.append(out)
-                return results[0] if n_out == 1 else tuple(results)
-            finally:
-                for arr in made:
-                    lib.incflat_lib_free(ctx, arr)
+            values, dims = [], []
+            for i, (value, (t, rank, dtype)) in enumerate(zip(args, params)):
+                a = np.asarray(value)
+                if a.ndim != rank or a.dtype != dtype:
+                    raise TypeError(f"argument {i + 1} of entry point {name!r}: expected a value of type {t}, "
+                                    f"got {a.dtype} of rank {a.ndim}")
+                values.append(np.ascontiguousarray(a) if rank else np.array(a, dtype))  # (kept alive: the call reads them)
+                dims += a.shape
+            slots = [ctypes.c_void_p() if rank else np.zeros((), dtype) for rank, dtype in results]
+            outs = Outs(*(ctypes.addressof(slot) if rank else slot.ctypes.data
+                          for slot, (rank, _) in zip(slots, results)))
+            check(lib.incflat_lib_call_host(ctx, index, outs, Ins(*(v.ctypes.data for v in values)), Shapes(*dims)))
+            out, failed = [], 0
+            for slot, (rank, dtype) in zip(slots, results):
+                if not rank:
+                    out.append(slot[()])
+                    continue
+                shape = lib.incflat_lib_shape(ctx, slot)
+                values = np.empty(shape[:rank], dtype)
+                failed = lib.incflat_lib_take(ctx, slot, values.ctypes.data) or failed  # (every one freed)
+                out.append(values)
+            check(failed)
+            return out[0] if n_out == 1 else tuple(out)
         call.__name__ = name
         return call
 
