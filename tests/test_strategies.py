@@ -12,7 +12,7 @@ import pytest
 from incflat.ir.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, Param
 from incflat.datasets import Dataset, InlineValues
 from incflat.tuner.measure import MIN_INVOCATION_DOF, Measurement, Stopped
-from incflat.tuner.program import RunResult
+from incflat.tuner.children import RunResult
 from incflat.ir.errors import ToolError
 from incflat.tuner.search import Objective, Space
 from incflat.tuner.sizes import tune_sizes

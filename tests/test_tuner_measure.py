@@ -19,7 +19,8 @@ from incflat.tuner.measure import (ALPHA, EQUIVALENCE, MIN_INVOCATION_DOF, Bench
                                    decisive_runs, difference_pvalue, paired_verdict, practically_equal)
 from incflat.ir.runtime.tuning import (NEVER, Param, default_threshold_line, parse_comparisons, parse_default_threshold,
                                        parse_device, parse_listing)
-from incflat.tuner.program import Program, RunResult
+from incflat.tuner.children import RunResult
+from incflat.tuner.program import Program
 from tuner_fixtures import FAKE, T1, T2, T3, T4, fake, threshold
 
 

@@ -32,7 +32,7 @@ from incflat.datasets import Dataset, InlineValues, ValuesFile
 from incflat.ir.errors import ToolError
 from incflat.tuner.lock import lock_path, tuning_lock
 from incflat.tuner.measure import Bench, Candidate, Limits, compare
-from incflat.tuner.program import RunResult
+from incflat.tuner.children import RunResult
 from incflat.tuner.store import (APPLICATION_ID, PAIRS, SCHEMA, SCHEMA_VERSION, ProgramKey, Store, StoredProbe,
                                  dataset_key, default_store_path)
 from conftest import earlier_tuning

@@ -10,7 +10,7 @@ from incflat.ir.errors import ToolError
 from incflat.tuner.measure import MIN_INVOCATION_DOF, Measurement
 from incflat.tuner.probe import Probe, probe
 from incflat.ir.runtime.tuning import NEVER, no_fallback_error
-from incflat.tuner.program import RunResult
+from incflat.tuner.children import RunResult
 from incflat.tuner.simple import tune_simple
 from incflat.tuner.tree import Probed, build_forest, path, pins, tuning_order
 from tuner_fixtures import T1, T2, T3, T4, threshold

@@ -11,7 +11,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "futhark
 
 import tuner_study  # noqa: E402
 from conftest import compile_program, needs_device  # noqa: E402
-from incflat.tuner.program import Program, RunResult  # noqa: E402
+from incflat.tuner.children import RunResult  # noqa: E402
+from incflat.tuner.program import Program  # noqa: E402
 
 TREE = {"strategy": "tree", "assignment": {"main.suff_outer_par_0": 64}, "runs": 12, "history": []}
 FAILED = {"strategy": "bandit", "error": "ToolError: no datasets", "log": ""}

@@ -275,7 +275,9 @@ def _open(run: _Run, cleanup: ExitStack) -> None:
     run.records = (cleanup.enter_context(closing(EvaluationLog(Path(writing.log_file), run.target)))
                    if writing.log_file else None)
     cleanup.enter_context(closing(run.progress.start(run.limits.budget)))
-    run.bench = Bench(Program(run.program_path, measuring.extra_args), runs=measuring.runs,
+    program = Program(run.program_path, measuring.extra_args)
+    cleanup.callback(program.close)  # (a native program's servers: tuner/server.py)
+    run.bench = Bench(program, runs=measuring.runs,
                       timeout=measuring.timeout, log=run.log, max_runs=measuring.max_runs, limits=run.limits,
                       observe=run.observe, max_time=measuring.max_time)
     run.params = run.bench.program.params(measuring.timeout)
@@ -286,6 +288,8 @@ def _open(run: _Run, cleanup: ExitStack) -> None:
         run.bench.store = run.store.for_program(key, warn=lambda text: run.log(f"warning: {text}"))
     run.mf_bench = moderate_bench(run.bench, run.moderate, measuring.extra_args, run.store, run.observe_moderate,
                                   run.log)
+    if run.mf_bench is not None:
+        cleanup.callback(run.mf_bench.program.close)
 
 
 def _one_version(run: _Run) -> TuneResult:

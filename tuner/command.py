@@ -21,7 +21,7 @@ from incflat.tuner.jsonlog import log_path_problem
 from incflat.tuner.measure import DEFAULT_MAX_TIME, Limits
 from incflat.tuner.plot import EXTRA as PLOT_EXTRA
 from incflat.tuner.plot import plot_path_problem
-from incflat.tuner.program import kill_children
+from incflat.tuner.children import kill_children
 from incflat.tuner.search import OBJECTIVES
 from incflat.tuner.store import default_store_path
 from incflat.tuner.strategies import STRATEGIES

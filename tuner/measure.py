@@ -53,7 +53,8 @@ from typing import Callable, Protocol
 from incflat.tuner.stats import CONVERGENCE, mean_ci, mean_difference_test, relative_standard_error
 from incflat.datasets import expected_values
 from incflat.datasets import Dataset
-from incflat.tuner.program import Program, RunResult, output_file
+from incflat.tuner.children import RunResult, output_file
+from incflat.tuner.program import Program
 from incflat.ir.errors import ToolError
 
 SLOWDOWN_LIMIT = 10.0

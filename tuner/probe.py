@@ -17,7 +17,8 @@ from incflat.datasets import Dataset
 from incflat.tuner.measure import STORED, Bench, Measurement, Record
 from incflat.ir.runtime.tuning import (Forest, all_nodes, parse_comparisons, parse_default_threshold,
                                            parse_device)
-from incflat.tuner.program import EPars, RunResult
+from incflat.tuner.children import RunResult
+from incflat.tuner.program import EPars
 from incflat.tuner.store import StoredProbe
 from incflat.tuner.tree import pins
 

@@ -1,81 +1,76 @@
-"""Talking to a compiled program through its command line (docs/contracts.md), and nothing else.
-
-A program runs as a child process that dies with the tuner: on Linux the kernel kills it when the tuner dies,
-even by SIGKILL (PR_SET_PDEATHSIG), and an interrupt kills it before it propagates. The files a program writes
-for the tuner (`-t`) are unnamed temporary files, passed as `/dev/fd/N`: nothing is left in a temporary folder,
-whatever happens to the tuner.
-"""
+"""Talking to a compiled program through its command line (docs/contracts.md), and to a native program's timed
+runs through its `--server` processes (tuner/server.py), and nothing else. Each runs as a child process
+(tuner/children.py)."""
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import dataclasses
-import functools
 import gzip
-import os
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from incflat.ir.runtime.tuning import ContractError, Param, parse_listing, tuning_file_text
 from incflat.datasets import Dataset, InlineValues
-from incflat.files import signals_held_back
 from incflat.ir.errors import ToolError
+from incflat.tuner.children import (RunResult, checked, decode, failure_reason, input_file, output_file, param_args,
+                                     run_child)
 
 # ePar values per threshold for one dataset: the sorted distinct values it was compared against.
 EPars = Mapping[str, tuple[int, ...]]
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """One invocation. `failure` is None on success, else a one-line reason."""
-
-    failure: str | None
-    stderr: str
-    wall_s: float
-    times_us: tuple[float, ...] = ()
-    timed_out: bool = False  # the failure is the time limit: a longer one might succeed
-    alternate_times_us: tuple[tuple[float, ...], ...] = ()  # run_in_turn: the other configurations' runs
-
-    @property
-    def ok(self) -> bool:
-        return self.failure is None
 
 
 def parse_times(text: str) -> tuple[float, ...]:
     return tuple(float(line) for line in text.split())
 
 
-def param_args(params: Mapping[str, int]) -> list[str]:
-    return [arg for name in sorted(params) for arg in ("--param", f"{name}={params[name]}")]
-
-
 class Program:
     """A compiled program: a Python one run as `python PROGRAM ...`, so that its executable bit and shebang do
-    not matter, or a native one (--backend=opencl) run itself."""
+    not matter, or a native one (--backend=opencl) run itself.
 
-    def __init__(self, path: Path, extra_args: Sequence[str] = ()):
+    A native program's timed runs (run_in_turn, and run with timing_runs) go through its `--server` processes,
+    one per configuration, kept for the next invocation of that configuration (tuner/server.py), unless
+    `servers` is False (None: unless the environment's INCFLAT_TUNER_SERVERS is 0); at most `max_servers` live
+    at once. Options that a server cannot take (-L, -P, --profile-json, ...) run a process of their own, as
+    does every other invocation. `close` ends the servers."""
+
+    def __init__(self, path: Path, extra_args: Sequence[str] = (), servers: bool | None = None,
+                 max_servers: int | None = None):
         from incflat.codegen.cprogram import is_native_program
+        from incflat.tuner import server
         self.path = path
         self.extra_args = tuple(extra_args)
+        native = is_native_program(path)
         # (a native program by its absolute path: a bare name would be looked up on PATH)
-        self.command = [str(path.absolute())] if is_native_program(path) else [sys.executable, str(path)]
+        self.command = [str(path.absolute())] if native else [sys.executable, str(path)]
+        self.servers = (server.ServerPool(self.command, self.extra_args, path, max_servers or server.MAX_SERVERS)
+                        if native and server.servers_wanted(servers) and server.server_options(self.extra_args)
+                        else None)
+        self._longest_timeout = 0.0  # the longest limit given: starting a server and loading its input
+
+    def close(self) -> None:
+        """Ends the program's servers (a later run starts them again)."""
+        if self.servers is not None:
+            self.servers.close()
+
+    def __enter__(self) -> "Program":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def params(self, timeout: float) -> list[Param]:
         """The program's tuning parameters, from its `--print-params` listing."""
+        self._longest_timeout = max(self._longest_timeout, timeout)
         result, listing = self._invoke(["--print-params"], None, timeout, keep_stdout=True)
         if not result.ok:
             raise ToolError(f"{self.path} --print-params failed: {result.failure}")
         try:
-            return parse_listing(_decode(listing))
+            return parse_listing(decode(listing))
         except ContractError as e:
             raise ToolError(f"{self.path} --print-params: {e}") from None
 
@@ -93,9 +88,10 @@ class Program:
         Its results are written in binary (`-b`): printing a large result as text can take far longer than the
         runs themselves. They are discarded, or given to `check`, which says what is wrong with them (a failure:
         "wrong result: ...") or returns None."""
+        self._longest_timeout = max(self._longest_timeout, timeout)
         if timing_runs is None:
             args = ["-e", dataset.entry, "-b", *options, *param_args(params or {})]
-            return _checked(*self._invoke(args, dataset, timeout, keep_stdout=check is not None), check)
+            return checked(*self._invoke(args, dataset, timeout, keep_stdout=check is not None), check)
         return self.run_in_turn(dataset, [params], timeout=timeout, timing_runs=timing_runs, options=options,
                                 check=check)
 
@@ -112,7 +108,14 @@ class Program:
         """Run `dataset` under several configurations in one invocation, `timing_runs` runs each taken in turn
         (`--alternate-tuning`): the first's as --params (None: none), each other's over the program's
         defaults (None: the defaults). The first's runs are `times_us`, the others' `alternate_times_us`; the
-        first's results go to `check` if given (as `run`)."""
+        first's results go to `check` if given (as `run`). Through the servers where they can (see Program),
+        with the same runs, results and failures."""
+        self._longest_timeout = max(self._longest_timeout, timeout)
+        if self.servers is not None:
+            served = self.servers.run_in_turn(dataset, configurations, timeout=timeout, timing_runs=timing_runs,
+                                              setup_timeout=self._longest_timeout, options=options, check=check)
+            if served is not None:
+                return served
         first, *others = configurations
         args = ["-e", dataset.entry, "-b", *options, *param_args(first or {}), "-r", str(timing_runs)]
         with contextlib.ExitStack() as stack:
@@ -124,7 +127,7 @@ class Program:
                 path, read = stack.enter_context(output_file())
                 args += ["--alternate-times", path]
                 readers.append(read)
-            result = _checked(*self._invoke([*args, "-t", times_path], dataset, timeout,
+            result = checked(*self._invoke([*args, "-t", times_path], dataset, timeout,
                                             keep_stdout=check is not None), check)
             if not result.ok:
                 return result
@@ -145,129 +148,15 @@ class Program:
         start = time.monotonic()
         try:
             with _stdin(dataset) as (stdin, data):
-                returncode, out, err = _run_child(argv, stdin, data, stdout, timeout)
+                returncode, out, err = run_child(argv, stdin, data, stdout, timeout)
         except subprocess.TimeoutExpired as e:
-            return RunResult(f"timed out after {timeout:.3g} s", _decode(e.stderr), time.monotonic() - start,
+            return RunResult(f"timed out after {timeout:.3g} s", decode(e.stderr), time.monotonic() - start,
                              timed_out=True), b""
         except OSError as e:
             return RunResult(f"{e.filename or argv[0]}: {e.strerror or e}", "", 0.0), b""
-        stderr = _decode(err)
-        reason = None if returncode == 0 else _failure_reason(returncode, stderr)
+        stderr = decode(err)
+        reason = None if returncode == 0 else failure_reason(returncode, stderr)
         return RunResult(reason, stderr, time.monotonic() - start), out
-
-
-def _checked(result: RunResult, out: bytes, check: Callable[[bytes], str | None] | None) -> RunResult:
-    """`result`, or a failure where `check` finds its results `out` wrong (no `check`: not checked)."""
-    problem = check(out) if check is not None and result.ok else None
-    return result if problem is None else dataclasses.replace(result, failure=f"wrong result: {problem}")
-
-
-# The measurement children running now: an interrupt's handler kills them (kill_children).
-_children: set[subprocess.Popen] = set()
-
-
-def kill_children() -> None:
-    """Kills the program runs in progress (their results are then failures, which the caller discards)."""
-    for child in list(_children):
-        child.kill()
-
-
-def _run_child(
-    argv: list[str], stdin: int | IO[bytes] | None, data: bytes | None, stdout: int, timeout: float
-) -> tuple[int, bytes, bytes]:
-    """subprocess.run's work, with the child registered for kill_children, dying with the tuner, and sharing
-    the tuner's inherited-for-output files (output_file)."""
-    # Signals wait until the child is registered: their handlers would otherwise run inside Popen's at-fork
-    # callbacks, where Python prints an exception and swallows it, or before kill_children can see the child.
-    with signals_held_back() as unblock:
-        child = subprocess.Popen(argv, stdin=subprocess.PIPE if data is not None else stdin, stdout=stdout,
-                                 stderr=subprocess.PIPE, pass_fds=tuple(_shared_fds),
-                                 preexec_fn=_child_set_up(unblock))
-        _children.add(child)
-    with child:
-        try:
-            out, err = child.communicate(data, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            out, err = child.communicate()
-            raise subprocess.TimeoutExpired(argv, timeout, out, err) from None
-        except BaseException:  # an interrupt: the child must not outlive it
-            child.kill()
-            raise
-        finally:
-            _children.discard(child)
-    return child.returncode, out or b"", err or b""
-
-
-def _child_set_up(unblock: Callable[[], None]) -> Callable[[], None]:
-    """The child's preexec_fn: the signal mask as it was before signals_held_back, and death with the tuner."""
-    die_with_parent = _die_with_parent()
-
-    def set_up() -> None:
-        unblock()
-        if die_with_parent is not None:
-            die_with_parent()
-
-    return set_up
-
-
-_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-
-
-@functools.cache
-def _die_with_parent() -> Callable[[], None] | None:
-    """A preexec_fn that has the kernel SIGKILL the child when the tuner dies (Linux's PR_SET_PDEATHSIG);
-    None where that does not exist."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    parent = os.getpid()
-
-    def die_with_parent() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent:  # the tuner died before the request took effect
-            os._exit(1)
-
-    return die_with_parent
-
-
-# The descriptors of the unnamed files in use (output_file, input_file), which the children inherit.
-_shared_fds: set[int] = set()
-
-
-@contextmanager
-def output_file() -> Iterator[tuple[str, Callable[[], str]]]:
-    """An unnamed temporary file for a program's output option (`-t FILE`): the path to give the program
-    (/dev/fd/N), and a function that reads what it wrote. It has no name on disk, so nothing can be left
-    behind."""
-    with tempfile.TemporaryFile() as file:
-        fd = file.fileno()
-        _shared_fds.add(fd)
-        try:
-            def read() -> str:
-                file.seek(0)
-                return file.read().decode()
-
-            yield f"/dev/fd/{fd}", read
-        finally:
-            _shared_fds.discard(fd)
-
-
-@contextmanager
-def input_file(text: str) -> Iterator[str]:
-    """An unnamed temporary file holding `text`, for a program's input option (`--alternate-tuning FILE`): the
-    path to give the program (/dev/fd/N, which it opens afresh, from the start)."""
-    with tempfile.TemporaryFile() as file:
-        file.write(text.encode())
-        file.flush()
-        _shared_fds.add(file.fileno())
-        try:
-            yield f"/dev/fd/{file.fileno()}"
-        finally:
-            _shared_fds.discard(file.fileno())
 
 
 @contextmanager
@@ -284,16 +173,3 @@ def _stdin(dataset: Dataset | None) -> Iterator[tuple[int | IO[bytes] | None, by
         with open(dataset.input.path, "rb") as file:
             yield file, None
 
-
-def _decode(data: bytes | str | None) -> str:
-    if isinstance(data, str):
-        return data
-    return (data or b"").decode(errors="replace")
-
-
-def _failure_reason(returncode: int, stderr: str) -> str:
-    """The program's own `Error: ...` line if it printed one, else its last stderr line, else the exit status."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    errors = [line for line in lines if line.startswith("Error")]
-    detail = errors[-1] if errors else lines[-1] if lines else "no message"
-    return f"exit status {returncode}: {detail}"

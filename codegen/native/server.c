@@ -6,6 +6,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -110,6 +111,10 @@ static void cmd_call(struct server *s, int n, char **w) {
         return;
     }
     struct incflat_slot in[256], out[256];
+    if (e->params > 256 || e->results > 256) {
+        failure("call %s: more than 256 inputs or outputs", e->name);
+        return;
+    }
     memset(out, 0, sizeof out);
     for (int i = 0; i < e->params; i++) {
         struct variable *v = find(s, w[2 + e->results + i]);
@@ -136,7 +141,8 @@ static void cmd_call(struct server *s, int n, char **w) {
     if (!s->ctx->failed)
         incflat_finish(s->ctx);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    printf("runtime: %lld\n", (long long)((t1.tv_sec - t0.tv_sec) * 1000000LL + (t1.tv_nsec - t0.tv_nsec) / 1000));
+    printf("runtime: %lld\n", /* (rounded, as -t's times: cli.c) */
+           (long long)nearbyint((double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3));
     if (failed(s)) {
         for (int i = 0; i < e->results; i++)
             incflat_arr_release(s->ctx, &out[i].array);
@@ -222,8 +228,9 @@ static void cmd_store(struct server *s, int n, char **w) {
         struct variable *v = find(s, w[i]);
         struct incflat_value value;
         if (incflat_download_value(s->ctx, &v->slot, v->type, &value)) {
+            fclose(f);
             failed(s);
-            break;
+            return;
         }
         incflat_write_binary(f, &value);
         incflat_value_free(&value);
