@@ -108,8 +108,9 @@ def test_the_same_runs_results_and_checks_as_a_process_per_invocation(native, sp
         for program in (served, alone):
             ran = program.run(SMALL, params={T1: 1}, timeout=60, timing_runs=2, check=problem)
             assert ran.failure == "wrong result: value #0 differs" and not ran.times_us
-    # a server per configuration (no --param and none set are one); a process per invocation, and for -b
-    assert spawned(native) == (3, 3 * 4 + 1 + 3)
+    # one server (no --param and none set are one: the only configuration run alone); a process per invocation
+    # of several configurations in turn (three datasets, three such), per invocation without servers, and for -b
+    assert spawned(native) == (2, 3 * 3 + 3 * 4 + 1 + 3)
 
 
 def test_values_files_plain_and_gzipped(native, tmp_path):
@@ -158,17 +159,20 @@ def test_a_timeout_kills_the_server_and_the_next_run_starts_another(native, spaw
 def test_a_repeated_configuration_reuses_its_server(native, spawned):
     with open_program(native) as served:
         for dataset in (SMALL, WIDE, SMALL, WIDE):
-            for configurations in ([{T1: 1}], [{T1: 1}, {T1: NEVER}], [{T1: NEVER}, {T1: 1}]):
+            for configurations in ([{T1: 1}], [{T1: NEVER}]):
                 assert results_of(served, dataset, configurations)[0].ok
                 served.run(dataset, params={T1: 1}, timeout=60, timing_runs=2)
         assert spawned(native) == (2, 0) and served.servers.started == 2
+        # configurations in turn run in one process: alternating between processes, a GPU switches contexts
+        assert results_of(served, SMALL, [{T1: 1}, {T1: NEVER}])[0].ok
+        assert spawned(native) == (2, 1)
         # options that a server does not take run a process of their own; --no-fallback is a configuration's
         logged = served.run_in_turn(SMALL, [{T1: 1}], timeout=60, timing_runs=1, options=["-L"])
         assert logged.ok and "Compared main.suff_outer_par_0" in logged.stderr
         assert served.run(SMALL, params={T1: 1}, timeout=60).ok  # (no timed runs: a process of its own)
-        assert spawned(native) == (2, 2)
+        assert spawned(native) == (2, 3)
         assert served.run_in_turn(SMALL, [{T1: 1}], timeout=60, timing_runs=2, options=["--no-fallback"]).ok
-        assert spawned(native) == (3, 2)
+        assert spawned(native) == (3, 3)
 
 
 def test_at_most_so_many_servers_the_least_recently_used_closed(native, spawned):
@@ -181,7 +185,7 @@ def test_at_most_so_many_servers_the_least_recently_used_closed(native, spawned)
         assert run(3) == {2, 3} and first.poll() is not None  # (1, the least recently used, closed)
         assert run(2) == {2, 3} and spawned(native)[0] == 3
         assert run(1) == {1, 2} and spawned(native)[0] == 4  # (3 closed)
-        assert run(1, 2, 3) == {1, 2, 3}  # one invocation's configurations all live
+        assert run(1, 2, 3) == {1, 2} and spawned(native)[0] == 4  # (in turn: a process of its own)
         procs = [s.proc for s in served.servers._servers.values()]
     assert all(p.poll() is not None for p in procs)  # closed with the program
 
@@ -257,9 +261,9 @@ def test_autotune_through_servers(tmp_path, monkeypatch):
         start(self, argv)
         started.append(self.proc)
 
-    def count(self, *args, **options):
-        ran = run_in_turn(self, *args, **options)
-        if servers.server_options(options.get("options", ())):  # (not the probes' -L -D)
+    def count(self, dataset, configurations, **options):
+        ran = run_in_turn(self, dataset, configurations, **options)
+        if servers.server_options(options.get("options", ())) and len(configurations) == 1:  # (not the probes')
             served.append(ran is not None)
         return ran
     monkeypatch.setattr(servers._Server, "__init__", keep)

@@ -32,8 +32,9 @@ class Program:
     """A compiled program: a Python one run as `python PROGRAM ...`, so that its executable bit and shebang do
     not matter, or a native one (--backend=opencl) run itself.
 
-    A native program's timed runs (run_in_turn, and run with timing_runs) go through its `--server` processes,
-    one per configuration, kept for the next invocation of that configuration (tuner/server.py), unless
+    A native program's timed runs of one configuration (run_in_turn of one, and run with timing_runs) go
+    through its `--server` processes, one per configuration, kept for the next invocation of that configuration
+    (tuner/server.py), unless
     `servers` is False (None: unless the environment's INCFLAT_TUNER_SERVERS is 0); at most `max_servers` live
     at once. Options that a server cannot take (-L, -P, --profile-json, ...) run a process of their own, as
     does every other invocation. `close` ends the servers."""

@@ -36,7 +36,6 @@ from incflat.tuner.children import RunResult, checked, child_set_up, children, d
 # "0" (or "no", "off", "false") runs every invocation as a process of its own; unset, or anything else: servers.
 SERVERS_ENVIRONMENT = "INCFLAT_TUNER_SERVERS"
 MAX_SERVERS = 4  # the live servers of a program; the least recently used one is closed to start another
-MAX_CONFIGURATIONS = 17  # the command line's most in one invocation: one and 16 --alternate-tuning (cli.c)
 CLOSE_WAIT_S = 5.0  # how long a closed server (its stdin at end of file) may take to exit before it is killed
 
 # The program options that a server takes on its command line as a run does: they set up its context, and are
@@ -233,10 +232,11 @@ class ServerPool:
         warm-up (neither has one), the first configuration's last results given to `check`. `timeout` limits
         the runs; starting a server and loading the dataset into it are limited by `setup_timeout` (the
         longest limit the program was given: an invocation's own limit is learnt from invocations that had
-        neither). None where the command line must run it: options that a server cannot take, or see
-        _Fallback."""
-        if timing_runs < 1 or not 1 <= len(configurations) <= MAX_CONFIGURATIONS or not server_options(options):
-            return None
+        neither). None where the command line must run it: several configurations (one process takes them in
+        turn), options that a server cannot take, or see _Fallback."""
+        if timing_runs < 1 or len(configurations) != 1 or not server_options(options):
+            return None  # (configurations in turn run in one process: calls alternating between processes on
+            # one GPU pay its switch between their contexts, tens of µs a call on an H100)
         loading = (dataset.entry, dataset.input)
         if loading in self._unloadable or (not self._proc_paths and _input_path(dataset) is None):
             return None

@@ -230,11 +230,12 @@ int incflat_lib_call(struct futhark_context *c, int entry, void *const *outs, co
     return 0;
 }
 
-/* incflat_lib_call from host values, as the Python module calls it (one foreign call where it would make five):
+/* incflat_lib_call from host values, as the Python module calls it (one foreign call where it would make seven):
  * ins[i] points to an array's elements, its shape the next values of `shapes`, or to a scalar. The arrays made
- * for the call are freed after it. */
+ * for the call are freed after it. The shapes of the array results are written one after the other to
+ * `result_shapes`. */
 int incflat_lib_call_host(struct futhark_context *c, int entry, void *const *outs, const void *const *ins,
-                          const int64_t *shapes) {
+                          const int64_t *shapes, int64_t *result_shapes) {
     if (!c->ctx)
         return 1;
     const struct incflat_entry_info *e = &incflat_library_program->entries[entry];
@@ -259,6 +260,12 @@ int incflat_lib_call_host(struct futhark_context *c, int entry, void *const *out
         failed = incflat_lib_call(c, entry, outs, args);
     for (int k = 0; k < count; k++)
         incflat_lib_free(c, made[k]);
+    for (int i = 0; i < e->results && !failed; i++)
+        if (e->result_types[i][0] == '[') {
+            const struct incflat_array *a = *(struct incflat_array *const *)outs[i];
+            memcpy(result_shapes, a->shape, sizeof(int64_t) * (size_t)a->rank);
+            result_shapes += a->rank;
+        }
     return failed;
 }
 

@@ -20,7 +20,7 @@ class ProgramError(Exception):
 
 def _library(path):
     lib = ctypes.CDLL(path)
-    p, i64p = ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64)
+    p = ctypes.c_void_p
     for name, res, args in (
             ("futhark_context_config_new", p, []), ("futhark_context_config_free", None, [p]),
             ("futhark_context_config_set_device", None, [p, ctypes.c_char_p]),
@@ -29,9 +29,8 @@ def _library(path):
             ("futhark_context_config_set_tuning_param", ctypes.c_int, [p, ctypes.c_char_p, ctypes.c_size_t]),
             ("futhark_context_new", p, [p]), ("futhark_context_free", None, [p]),
             ("futhark_context_get_error", p, [p]), ("futhark_context_sync", ctypes.c_int, [p]),
-            ("incflat_lib_shape", i64p, [p, p]),
             ("incflat_lib_take", ctypes.c_int, [p, p, p]),
-            ("incflat_lib_call_host", ctypes.c_int, [p, ctypes.c_int, p, p, p])):
+            ("incflat_lib_call_host", ctypes.c_int, [p, ctypes.c_int, p, p, p, p])):
         f = getattr(lib, name)
         f.restype, f.argtypes = res, args
     libc = ctypes.CDLL(None)
@@ -77,12 +76,16 @@ class Library:
 
     def _entry(self, index, name, param_types, result_types):
         """The entry point's method: its arguments' checks and conversions, then one foreign call
-        (incflat_lib_call_host), and one more per array it returns (its shape; its values, which free it)."""
+        (incflat_lib_call_host: the call, and the results' shapes), and one more per array it returns (its
+        values, which free it)."""
         lib, ctx, check = self._lib, self._ctx, self._check
+        call_host, take = lib.incflat_lib_call_host, lib.incflat_lib_take
         params = [(t, t.count("[]"), np.dtype(_TYPES[t.replace("[]", "")])) for t in param_types]
         results = [(t.count("[]"), np.dtype(_TYPES[t.replace("[]", "")])) for t in result_types]
-        n_in, n_out, ranks = len(params), len(results), sum(rank for _, rank, _ in params)
-        Ins, Outs, Shapes = ctypes.c_void_p * max(n_in, 1), ctypes.c_void_p * max(n_out, 1), ctypes.c_int64 * max(ranks, 1)
+        n_in, n_out = len(params), len(results)
+        Ins, Outs = ctypes.c_void_p * max(n_in, 1), ctypes.c_void_p * max(n_out, 1)
+        Shapes = ctypes.c_int64 * max(sum(rank for _, rank, _ in params), 1)
+        ResultShapes = ctypes.c_int64 * max(sum(rank for rank, _ in results), 1)
 
         def call(*args):
             if len(args) != n_in:
@@ -98,15 +101,16 @@ class Library:
             slots = [ctypes.c_void_p() if rank else np.zeros((), dtype) for rank, dtype in results]
             outs = Outs(*(ctypes.addressof(slot) if rank else slot.ctypes.data
                           for slot, (rank, _) in zip(slots, results)))
-            check(lib.incflat_lib_call_host(ctx, index, outs, Ins(*(v.ctypes.data for v in values)), Shapes(*dims)))
-            out, failed = [], 0
+            shapes = ResultShapes()
+            check(call_host(ctx, index, outs, Ins(*(v.ctypes.data for v in values)), Shapes(*dims), shapes))
+            out, failed, at = [], 0, 0
             for slot, (rank, dtype) in zip(slots, results):
                 if not rank:
                     out.append(slot[()])
                     continue
-                shape = lib.incflat_lib_shape(ctx, slot)
-                values = np.empty(shape[:rank], dtype)
-                failed = lib.incflat_lib_take(ctx, slot, values.ctypes.data) or failed  # (every one freed)
+                values = np.empty(shapes[at:at + rank], dtype)
+                at += rank
+                failed = take(ctx, slot, values.ctypes.data) or failed  # (every one freed)
                 out.append(values)
             check(failed)
             return out[0] if n_out == 1 else tuple(out)
