@@ -13,8 +13,9 @@ datasets' inputs (`inputs.py OUTDIR PROGRAM ... [--small]` writes OUTDIR/PROGRAM
 
 `run` does, for each program of the anchors (or those named):
 
-1. compile: `incflat compile --backend=B FB_DIR/FILE -o OUT/PROGRAM.py` (--backend, default pyopencl; with
-   opencl, the native executable OUT/PROGRAM), from the file's folder, so that the compiled program's error
+1. compile: `incflat compile --backend=B FB_DIR/FILE -o OUT/PROGRAM` (--backend, default incflat's own: opencl,
+   the native executable, where a C compiler is found; with pyopencl, the Python program OUT/PROGRAM.py), from
+   the file's folder, so that the compiled program's error
    locations name the file alone. A program that does not compile is recorded with the error's first line
    and skipped. The anchors' programs were compiled without some attributes (REMOVED_ATTRIBUTES: LocVolCalib's
    `#[incremental_flattening(only_inner)]`): such a program is compiled from an edited copy without them
@@ -394,6 +395,9 @@ def cmd_run(args) -> int:
             raise SystemExit(f"upstream.py run: no program {program!r} in {anchors_file.name} "
                              f"(known: {', '.join(known)})")
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.backend is None:
+        from incflat.codegen.cprogram import c_compiler
+        args.backend = "opencl" if c_compiler() else "pyopencl"
     check_settings(args.out, args.small, args.backend)
     programs = args.programs or known
     compiled = []
@@ -597,8 +601,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--tune-seconds", type=seconds_option, default=TUNE_SECONDS,
                    help=f"autotune's --stop-after per tuning (default {TUNE_SECONDS:g})")
     p.add_argument("--small", action="store_true", help="inputs.py --small's inputs: a smoke run on a CPU")
-    p.add_argument("--backend", choices=("pyopencl", "opencl"), default="pyopencl",
-                   help="incflat compile's and autotune's --backend (default pyopencl)")
+    p.add_argument("--backend", choices=("pyopencl", "opencl"),
+                   help="incflat compile's and autotune's --backend (default: opencl where a C compiler is "
+                   "found, as incflat compile chooses, else pyopencl)")
     p.add_argument("--timeout", type=seconds_option, default=TIMEOUT,
                    help=f"seconds per program invocation (default {TIMEOUT:g})")
     p.set_defaults(fn=cmd_run)
