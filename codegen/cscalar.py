@@ -181,8 +181,9 @@ def primcall(fn: str, args: list, arg_types: list, ret: str, loc) -> str:
         if PRIMS[module].is_int and PRIMS[arg_types[0]].is_float:
             return f"(({CTYPES[module]})fptoi_{arg_types[0]}({args[0]}))"
         return f"(({CTYPES[module]})({args[0]}))"
-    if name == "sgn":
-        return f"(({CTYPES[ret]})(({args[0]} > 0) - ({args[0]} < 0)))"
+    if name == "sgn":  # (a float's NaN stays NaN, as Futhark's fsignum)
+        sign = f"(({CTYPES[ret]})(({args[0]} > 0) - ({args[0]} < 0)))"
+        return f"(isnan({args[0]}) ? ({args[0]}) : {sign})" if PRIMS[ret].is_float else sign
     if name in ("isnan", "isinf", "isfinite"):
         return f"((uchar){name}({args[0]}))"
     if name == "neg":

@@ -269,7 +269,7 @@ INCFLAT_MIN_MAX(uint64_t, u64) INCFLAT_MIN_MAX(float, f32) INCFLAT_MIN_MAX(doubl
 
 /* The prelude's functions on host scalars, as the kernels' OpenCL builtins compute them. */
 #define INCFLAT_FLOAT_FUNCTIONS(T, N, B) \
-    static inline T incflat_sgn_##N(T x) { return x > 0 ? (T)1 : x < 0 ? (T)-1 : x; } \
+    static inline T incflat_sgn_##N(T x) { return x != x ? x : (T)((x > 0) - (x < 0)); } \
     static inline T incflat_mad_##N(T a, T b, T c) { T p = a * b; return p + c; } \
     static inline T incflat_lerp_##N(T v0, T v1, T t) { T d = v1 - v0; T p = d * t; return v0 + p; } \
     static inline B incflat_to_bits_##N(T x) { B b; memcpy(&b, &x, sizeof b); return b; } \

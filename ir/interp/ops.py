@@ -169,7 +169,7 @@ _FLOAT_UNARY = {
     "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh,
     "atanh": np.arctanh, "abs": np.abs, "floor": np.floor, "ceil": np.ceil, "round": np.rint,
     "trunc": np.trunc, "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
-    "sgn": np.sign, "signum": np.sign, "neg": np.negative,
+    "neg": np.negative,  # (sgn: scalars.prelude_function)
 }
 _FLOAT_BINARY = {
     "min": np.fmin, "max": np.fmax, "pow": np.power, "atan2": np.arctan2, "hypot": np.hypot,

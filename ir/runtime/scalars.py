@@ -156,7 +156,15 @@ def _set_bit(bit, x, b):
     return _result(np.where(inside, r, u).astype(u.dtype).view(x.dtype))
 
 
+def _float_sgn(x):
+    """Futhark's fsignum: NaN stays NaN, either zero gives +0, else 1 or -1."""
+    x = np.asarray(x)
+    with np.errstate(invalid="ignore"):
+        return _result(np.where(np.isnan(x), x, (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)))
+
+
 _FLOAT_FUNCTIONS = {
+    "sgn": lambda dt: _float_sgn,
     "acosh": lambda dt: np.arccosh, "asinh": lambda dt: np.arcsinh, "atanh": lambda dt: np.arctanh,
     "gamma": lambda dt: _elementwise(_gamma, dt), "lgamma": lambda dt: _elementwise(_lgamma, dt),
     "erf": lambda dt: _elementwise(math.erf, dt), "erfc": lambda dt: _elementwise(math.erfc, dt),
