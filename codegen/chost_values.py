@@ -71,7 +71,8 @@ def prim_function(fn: str, t: str, xs: list) -> str:
         if module == "bool":
             return f"(({ct})(({xs[0]}) != 0))"
         if PRIMS[module].is_int and PRIMS[name].is_float:
-            return f"(({ct})incflat_fptoi((double)({xs[0]})))"
+            how = "cvttu64" if t == "u64" else "cvtt64" if t in ("i64", "u32") else "cvtt32"
+            return f"(({ct})incflat_{how}((double)({xs[0]})))"
         return f"(({ct})({xs[0]}))"
     p = PRIMS[module] if module in PRIMS else PRIMS[t]
     x = f"({C_TYPES[p.name]})({xs[0]})"

@@ -53,10 +53,15 @@ DEFINE_INT_OPS(uchar, uint, u8)
 DEFINE_INT_OPS(ushort, uint, u16)
 DEFINE_INT_OPS(uint, uint, u32)
 DEFINE_INT_OPS(ulong, ulong, u64)
-// A float converted to an integer as Futhark converts it (fptosi/fptoui): NaN and infinities give 0, other
-// values are truncated and wrapped to the target's width through 64 bits (as the interpreter does).
-static inline long fptoi_f32(float x) { return isfinite(x) ? (x >= 0x1p63f ? (long)(ulong)x : (long)x) : 0; }
-static inline long fptoi_f64(double x) { return isfinite(x) ? (x >= 0x1p63 ? (long)(ulong)x : (long)x) : 0; }
+// A float converted to an integer as Futhark's C backends convert it on x86 (ir/runtime/scalars.py's
+// float_to_int): truncated through 32 bits (cvtt32) or 64 (cvtt64), the width's least value where it does not
+// fit or is NaN; u64 from 2^63 on as x - 2^63, plus 2^63.
+static inline int cvtt32_f32(float x) { float t = trunc(x); return t >= -0x1p31f && t < 0x1p31f ? (int)t : (int)0x80000000u; }
+static inline long cvtt64_f32(float x) { float t = trunc(x); return t >= -0x1p63f && t < 0x1p63f ? (long)t : (long)0x8000000000000000ul; }
+static inline ulong cvttu64_f32(float x) { return x >= 0x1p63f ? (ulong)cvtt64_f32(x - 0x1p63f) + 0x8000000000000000ul : (ulong)cvtt64_f32(x); }
+static inline int cvtt32_f64(double x) { double t = trunc(x); return t >= -0x1p31 && t < 0x1p31 ? (int)t : (int)0x80000000u; }
+static inline long cvtt64_f64(double x) { double t = trunc(x); return t >= -0x1p63 && t < 0x1p63 ? (long)t : (long)0x8000000000000000ul; }
+static inline ulong cvttu64_f64(double x) { return x >= 0x1p63 ? (ulong)cvtt64_f64(x - 0x1p63) + 0x8000000000000000ul : (ulong)cvtt64_f64(x); }
 // lerp as Futhark writes it, v0 + (v1 - v0) * t, rounded twice: the compiler may not fuse it into an fma.
 static inline float lerp_f32(float v0, float v1, float t) {
 #pragma OPENCL FP_CONTRACT OFF
@@ -179,7 +184,8 @@ def primcall(fn: str, args: list, arg_types: list, ret: str, loc) -> str:
         if module == "bool":
             return f"((uchar)({args[0]} != 0))"
         if PRIMS[module].is_int and PRIMS[arg_types[0]].is_float:
-            return f"(({CTYPES[module]})fptoi_{arg_types[0]}({args[0]}))"
+            how = "cvttu64" if module == "u64" else "cvtt64" if module in ("i64", "u32") else "cvtt32"
+            return f"(({CTYPES[module]}){how}_{arg_types[0]}({args[0]}))"
         return f"(({CTYPES[module]})({args[0]}))"
     if name == "sgn":  # (a float's NaN stays NaN, as Futhark's fsignum)
         sign = f"(({CTYPES[ret]})(({args[0]} > 0) - ({args[0]} < 0)))"

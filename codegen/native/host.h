@@ -9,6 +9,7 @@
 #ifndef INCFLAT_HOST_H
 #define INCFLAT_HOST_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -256,7 +257,18 @@ int64_t incflat_thread_parts(int64_t segments, int64_t width, int64_t num_groups
 int64_t incflat_int_div(struct incflat_ctx *ctx, int64_t x, int64_t y, const char *kind, const char *where);
 uint64_t incflat_uint_div(struct incflat_ctx *ctx, uint64_t x, uint64_t y, const char *kind, const char *where);
 int64_t incflat_int_pow(struct incflat_ctx *ctx, int64_t x, int64_t y, const char *where);
-int64_t incflat_fptoi(double x); /* Futhark's fptosi through 64 bits: NaN and infinities give 0 */
+/* A float converted to an integer as Futhark's C backends convert it on x86 (cscalar.py's cvtt32/64) */
+static inline int32_t incflat_cvtt32(double x) {
+    double t = trunc(x);
+    return t >= -0x1p31 && t < 0x1p31 ? (int32_t)t : INT32_MIN;
+}
+static inline int64_t incflat_cvtt64(double x) {
+    double t = trunc(x);
+    return t >= -0x1p63 && t < 0x1p63 ? (int64_t)t : INT64_MIN;
+}
+static inline uint64_t incflat_cvttu64(double x) {
+    return x >= 0x1p63 ? (uint64_t)incflat_cvtt64(x - 0x1p63) + UINT64_C(0x8000000000000000) : (uint64_t)incflat_cvtt64(x);
+}
 
 /* Python's max and min of two: the first, replaced by the second where it compares beyond it. */
 #define INCFLAT_MIN_MAX(T, N) \

@@ -144,16 +144,6 @@ int64_t incflat_int_pow(struct incflat_ctx *ctx, int64_t x, int64_t y, const cha
     return incflat_ipow(x, y);
 }
 
-int64_t incflat_fptoi(double x) {
-    if (!isfinite(x))
-        return 0;
-    if (x >= 9223372036854775808.0) /* wrapped through 64 bits, as the kernels' fptoi */
-        return (int64_t)(uint64_t)fmod(x, 18446744073709551616.0);
-    if (x < -9223372036854775808.0)
-        return (int64_t)(0 - (uint64_t)fmod(-x, 18446744073709551616.0));
-    return (int64_t)x;
-}
-
 /* ---- checks ---- */
 
 void incflat_check_size(struct incflat_ctx *ctx, int64_t expected, int64_t actual, const char *name,

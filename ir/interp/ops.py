@@ -12,7 +12,7 @@ import numpy as np
 from incflat.ir import source as S
 from incflat.ir.errors import CompileError
 from incflat.ir.types import FLOAT_TYPES, INT_TYPES, NUMPY_DTYPES, PRIM_NAMES
-from incflat.ir.runtime.scalars import prelude_function
+from incflat.ir.runtime.scalars import float_to_int, prelude_function
 from incflat.ir.runtime.values import type_name
 
 
@@ -139,16 +139,6 @@ def _to_bool(x):
     return x != 0 if x.dtype.kind != "b" else x
 
 
-def _float_to_int(x, dt):
-    a = np.trunc(np.asarray(x, dtype=np.float64))
-    a = np.where(np.isfinite(a), a, 0.0)
-    if a.size == 0 or np.all(np.abs(a) < 2.0 ** 63):
-        r = a.astype(np.int64).astype(dt)  # int64 -> narrower type wraps
-    else:
-        r = np.array([_wrap_int(int(v), dt) for v in a.ravel()], dtype=dt).reshape(a.shape)
-    return r[()] if r.ndim == 0 else r
-
-
 def _converter(dst):
     dt = np.dtype(NUMPY_DTYPES[dst])
 
@@ -157,7 +147,7 @@ def _converter(dst):
         if dst == "bool":
             return _to_bool(x)
         if k == "f" and dt.kind in "iu":
-            return _float_to_int(x, dt)
+            return float_to_int(x, dt)
         return x.astype(dt)
     return conv
 

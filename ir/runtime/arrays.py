@@ -14,7 +14,7 @@ import pyopencl as cl
 
 from .errors import ProgramError, fail
 from .prims import PRIMS
-from .scalars import prelude_function
+from .scalars import float_to_int, prelude_function
 
 __all__ = ["DeviceArray", "array_literal", "ceil_div", "check_assertion", "check_coercion", "check_size",
            "check_sizes", "coalesced", "compact", "concat", "constant_array", "destination", "groups_per_segment",
@@ -613,8 +613,8 @@ def prim_call(fn, result_type, *args):
     if name in PRIMS:
         if module == "bool":
             return result_type(args[0] != 0)
-        if PRIMS[module].is_int and PRIMS[name].is_float:  # Futhark's fptosi: NaN and infinities give 0
-            return wrap(result_type, int(args[0])) if np.isfinite(args[0]) else result_type(0)
+        if PRIMS[module].is_int and PRIMS[name].is_float:
+            return float_to_int(args[0], result_type)
         return result_type(args[0])
     extra = prelude_function(module, name)
     if extra is not None:

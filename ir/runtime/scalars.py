@@ -156,6 +156,30 @@ def _set_bit(bit, x, b):
     return _result(np.where(inside, r, u).astype(u.dtype).view(x.dtype))
 
 
+def float_to_int(x, dtype):
+    """A float converted to the integer type `dtype` as Futhark's C backends convert it on x86 (cvttss2si and
+    cvttsd2si): truncated through 32 bits for i8, i16, i32, u8 and u16 and through 64 bits for i64 and u32, then
+    wrapped to the type's width, where a value outside those 32 or 64 bits, or NaN, gives the least value of
+    that width (-2^31, -2^63); for u64, a value from 2^63 on converts as x - 2^63, plus 2^63."""
+    dt = np.dtype(dtype)
+    f = np.asarray(x).astype(np.float64)  # (exact for f32 and f64)
+
+    def truncated(v, bits):
+        with np.errstate(invalid="ignore"):
+            t = np.trunc(v)
+            inside = (t >= -2.0 ** (bits - 1)) & (t < 2.0 ** (bits - 1))
+        return np.where(inside, np.where(inside, t, 0).astype(np.int64), np.int64(-2 ** (bits - 1)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        if dt == np.uint64:
+            with np.errstate(invalid="ignore"):
+                high = f >= 2.0 ** 63
+            low_part = truncated(f, 64).astype(np.uint64)
+            high_part = truncated(f - 2.0 ** 63, 64).astype(np.uint64) + np.uint64(2 ** 63)
+            return _result(np.where(high, high_part, low_part))
+        bits = 64 if dt in (np.dtype(np.int64), np.dtype(np.uint32)) else 32
+        return _result(truncated(f, bits).astype(dt))
+
+
 def _float_sgn(x):
     """Futhark's fsignum: NaN stays NaN, either zero gives +0, else 1 or -1."""
     x = np.asarray(x)
