@@ -97,8 +97,8 @@ def host_reads(body: S.Body) -> set:
     """The variables the host code of a body reads itself (_host_reads), and the arrays replicated into those
     or renamed as those (a replicate or a coercion of an array that only kernels read, which they compute,
     reads nothing: backprop's zeroed weights)."""
-    rows = {}  # `replicate n x` of an array x: its result -> x
-    reads = _host_reads(body, rows)
+    rows = {}  # `replicate n x` of an array x that kernels compute: its result -> x
+    reads = _host_reads(body, rows, {})
     pending = list(reads)
     while pending:
         row = rows.get(pending.pop())
@@ -108,21 +108,26 @@ def host_reads(body: S.Body) -> set:
     return reads
 
 
-def _host_reads(body: S.Body, rows: dict) -> set:
+def _host_reads(body: S.Body, rows: dict, computed: dict) -> set:
     """The variables the host code of a body reads itself, as opposed to those only its kernels read. A
     level-1 segop's kernels compute the elements of a host iota or replicate where they read them
-    (computed_array), so one that only kernels read is never made (nw's `tabulate (blk * B * B)` and the
-    replicate its blocks start from, at every step)."""
+    (computed_array, `computed`: those in scope, as the host code's writer keeps them), so one that only kernels
+    read is never made (nw's `tabulate (blk * B * B)` and the replicate its blocks start from, at every step).
+    A replicate that kernels cannot compute (of an iota's row) is made, and reads its row."""
     reads = {a.name for a in body.result if isinstance(a, S.Var)}
+    computed = dict(computed)
     for stm in body.stms:
         e = stm.exp
+        made = computed_array(stm, computed)
+        if made is not None:
+            computed[stm.pat[0].name] = made
         if isinstance(e, T.SEGOPS):
             reads |= set(coalescing.coalesced_inputs(e)) if isinstance(e, T.SegMap) else set()
             continue
         if isinstance(e, S.Hist):  # its kernels take every array they read as memory
             reads |= set(free_in_exp(e))
             continue
-        if isinstance(e, S.Replicate) and isinstance(e.x.type, Array):
+        if isinstance(e, S.Replicate) and isinstance(e.x.type, Array) and made is not None:
             rows[stm.pat[0].name] = e.x.name
             reads |= {a.name for a in (e.n, e.checked) if isinstance(a, S.Var)}
             continue
@@ -131,7 +136,7 @@ def _host_reads(body: S.Body, rows: dict) -> set:
             continue
         reads |= {a.name for a in exp_atoms(e) if isinstance(a, S.Var)}
         for inner in nested(e):  # the bodies of branches, loops and guards: host code
-            reads |= _host_reads(inner.body, rows)
+            reads |= _host_reads(inner.body, rows, computed)
     return reads
 
 
