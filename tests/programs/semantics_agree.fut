@@ -1,7 +1,7 @@
 -- Where the interpreter and compiled programs once disagreed: a failed size coercion is an error (also in a
 -- function that is not an entry point, and inside a map); integer `**` with a negative exponent is an error,
--- as in Futhark, and so is a negative exponent inside a map; a float converted to an integer gives 0 for
--- NaN and the infinities (Futhark's fptosi), truncates other values and wraps them to the width.
+-- as in Futhark, and so is a negative exponent inside a map; a float converted to an integer as on x86 (NaN
+-- and the infinities give the least value of the 32 or 64 bits converted through: float_to_int.fut).
 -- ==
 -- entry: coerce
 -- input { [1i32, 2i32] }
@@ -33,10 +33,10 @@
 -- ==
 -- entry: to_int
 -- input { [f32.nan, f32.inf, -f32.inf, -3.7f32, 300.5f32, 70000.9f32] }
--- output { [0i32, 0i32, 0i32, -3i32, 300i32, 70000i32] [0u8, 0u8, 0u8, 253u8, 44u8, 112u8]
---          0i32 0i64 0u8 }
+-- output { [-2147483648i32, -2147483648i32, -2147483648i32, -3i32, 300i32, 70000i32]
+--          [0u8, 0u8, 0u8, 253u8, 44u8, 112u8] -2147483648i32 -9223372036854775808i64 0u8 }
 -- input { empty([0]f32) }
--- output { empty([0]i32) empty([0]u8) 0i32 0i64 0u8 }
+-- output { empty([0]i32) empty([0]u8) -2147483648i32 -9223372036854775808i64 0u8 }
 
 def take2 (xs: []i32): [2]i32 = xs :> [2]i32
 
