@@ -403,7 +403,7 @@ static int int_literal(struct incflat_reader *r, const char *t, size_t n, uint64
     if (over) fits = 0;
     else if (TYPES[type].kind == 'u') fits = neg ? m == 0 : m <= hi;
     else if (neg) fits = m <= hi + 1, v = 0 - m;
-    else fits = m <= hi || (base != 10 && m <= 2 * hi + 1); /* a hex or binary literal: its bit pattern */
+    else fits = m <= 2 * hi + 1; /* up to the width's unsigned most: its bit pattern (values.py) */
     if (!fits && lead) return expected(r, "a value", p); /* the fast path failed: int() refuses it */
     if (!fits) return invalid(r, p, "integer literal %.*s does not fit in %s", (int)n, t, TYPES[type].name);
     put_uint(s->bytes, v, TYPES[type].size);

@@ -185,8 +185,9 @@ class _FvReader:
             if sign:
                 x = -x
             lo, hi = _FV_INT_RANGE[tname]
-            if lo < 0 and hi < x <= 2 * hi + 1 and not sign and digits[1:2] in (b"x", b"X", b"b", b"B"):
-                x -= 2 * (hi + 1)  # a hexadecimal or binary literal of a signed type is its bit pattern, as in Futhark
+            if lo < 0 and hi < x <= 2 * hi + 1 and not sign:
+                x -= 2 * (hi + 1)  # a literal of a signed type up to its width's unsigned most is its bit pattern,
+                # as Futhark reads it (tests/primitive/ctz.fut: 4294967295i32 is -1)
             if not lo <= x <= hi:
                 raise ValueError("Invalid value at %s: integer literal %s does not fit in %s"
                                  % (self._where(pos), tok.decode(), tname))
