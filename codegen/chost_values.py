@@ -5,6 +5,7 @@ backends compute them on the host."""
 import math
 
 from incflat.ir.runtime.prims import PRIMS
+from incflat.ir.runtime.scalars import conversion_path
 
 C_TYPES = {"i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t", "u8": "uint8_t",
            "u16": "uint16_t", "u32": "uint32_t", "u64": "uint64_t", "f32": "float", "f64": "double", "bool": "bool"}
@@ -71,8 +72,7 @@ def prim_function(fn: str, t: str, xs: list) -> str:
         if module == "bool":
             return f"(({ct})(({xs[0]}) != 0))"
         if PRIMS[module].is_int and PRIMS[name].is_float:
-            how = "cvttu64" if t == "u64" else "cvtt64" if t in ("i64", "u32") else "cvtt32"
-            return f"(({ct})incflat_{how}((double)({xs[0]})))"
+            return f"(({ct})incflat_cvtt{conversion_path(t)}((double)({xs[0]})))"
         return f"(({ct})({xs[0]}))"
     p = PRIMS[module] if module in PRIMS else PRIMS[t]
     x = f"({C_TYPES[p.name]})({xs[0]})"

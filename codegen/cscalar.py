@@ -4,6 +4,7 @@ prelude's functions, with Futhark's semantics."""
 import math
 
 from incflat.ir.runtime.prims import PRIMS
+from incflat.ir.runtime.scalars import conversion_path
 from incflat.ir import source as S
 from incflat.ir.errors import Unsupported
 
@@ -184,8 +185,7 @@ def primcall(fn: str, args: list, arg_types: list, ret: str, loc) -> str:
         if module == "bool":
             return f"((uchar)({args[0]} != 0))"
         if PRIMS[module].is_int and PRIMS[arg_types[0]].is_float:
-            how = "cvttu64" if module == "u64" else "cvtt64" if module in ("i64", "u32") else "cvtt32"
-            return f"(({CTYPES[module]}){how}_{arg_types[0]}({args[0]}))"
+            return f"(({CTYPES[module]})cvtt{conversion_path(module)}_{arg_types[0]}({args[0]}))"
         return f"(({CTYPES[module]})({args[0]}))"
     if name == "sgn":  # (a float's NaN stays NaN, as Futhark's fsignum)
         sign = f"(({CTYPES[ret]})(({args[0]} > 0) - ({args[0]} < 0)))"

@@ -255,19 +255,19 @@ def test_autotune_through_servers(tmp_path, monkeypatch):
     fut.write_text(SOURCE)
     started: list[subprocess.Popen] = []
     served: list[bool] = []
-    start, run_in_turn = servers._Server.__init__, servers.ServerPool.run_in_turn
+    start, run = servers._Server.__init__, servers.ServerPool.run
 
     def keep(self, argv):
         start(self, argv)
         started.append(self.proc)
 
-    def count(self, dataset, configurations, **options):
-        ran = run_in_turn(self, dataset, configurations, **options)
-        if servers.server_options(options.get("options", ())) and len(configurations) == 1:  # (not the probes')
+    def count(self, dataset, params, **options):
+        ran = run(self, dataset, params, **options)
+        if servers.server_options(options.get("options", ())):  # (not the probes')
             served.append(ran is not None)
         return ran
     monkeypatch.setattr(servers._Server, "__init__", keep)
-    monkeypatch.setattr(servers.ServerPool, "run_in_turn", count)
+    monkeypatch.setattr(servers.ServerPool, "run", count)
     assert incflat_main(["autotune", "--backend=opencl", str(fut), "-r", "2", "--no-moderate"]) == 0
     lines = [line for line in (tmp_path / "prog.fut.tuning").read_text().splitlines() if not line.startswith("--")]
     assert {line.split("=")[0] for line in lines} == {T1, T2}

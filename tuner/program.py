@@ -112,9 +112,9 @@ class Program:
         first's results go to `check` if given (as `run`). Through the servers where they can (see Program),
         with the same runs, results and failures."""
         self._longest_timeout = max(self._longest_timeout, timeout)
-        if self.servers is not None:
-            served = self.servers.run_in_turn(dataset, configurations, timeout=timeout, timing_runs=timing_runs,
-                                              setup_timeout=self._longest_timeout, options=options, check=check)
+        if self.servers is not None and len(configurations) == 1:  # (in turn: one process, see server.ServerPool.run)
+            served = self.servers.run(dataset, configurations[0], timeout=timeout, timing_runs=timing_runs,
+                                      setup_timeout=self._longest_timeout, options=options, check=check)
             if served is not None:
                 return served
         first, *others = configurations

@@ -216,10 +216,10 @@ class ServerPool:
         while self._servers:
             self._drop(next(iter(self._servers)))
 
-    def run_in_turn(
+    def run(
         self,
         dataset: Dataset,
-        configurations: Sequence[Mapping[str, int] | None],
+        params: Mapping[str, int] | None,
         *,
         timeout: float,
         setup_timeout: float,
@@ -227,22 +227,21 @@ class ServerPool:
         options: Sequence[str] = (),
         check: Callable[[bytes], str | None] | None = None,
     ) -> RunResult | None:
-        """Program.run_in_turn through the servers: the same runs in the same order (run by run, the
-        configurations in turn, every other run in reverse order, as --alternate-tuning takes them), no
-        warm-up (neither has one), the first configuration's last results given to `check`. `timeout` limits
-        the runs; starting a server and loading the dataset into it are limited by `setup_timeout` (the
-        longest limit the program was given: an invocation's own limit is learnt from invocations that had
-        neither). None where the command line must run it: several configurations (one process takes them in
-        turn), options that a server cannot take, or see _Fallback."""
-        if timing_runs < 1 or len(configurations) != 1 or not server_options(options):
-            return None  # (configurations in turn run in one process: calls alternating between processes on
-            # one GPU pay its switch between their contexts, tens of µs a call on an H100)
+        """Program.run_in_turn of one configuration through its server: the same runs (`-r timing_runs`, no
+        warm-up: neither has one), the last results given to `check`. `timeout` limits the runs; starting a
+        server and loading the dataset into it are limited by `setup_timeout` (the longest limit the program was
+        given: an invocation's own limit is learnt from invocations that had neither). None where the command
+        line must run it: options that a server cannot take, or see _Fallback. (Configurations in turn run in
+        one process, Program's: calls alternating between processes on one GPU pay its switch between their
+        contexts, tens of µs a call on an H100.)"""
+        if timing_runs < 1 or not server_options(options):
+            return None
         loading = (dataset.entry, dataset.input)
         if loading in self._unloadable or (not self._proc_paths and _input_path(dataset) is None):
             return None
         start = time.monotonic()
         self._stderr = []
-        keys = [(tuple(options), tuple(sorted((values or {}).items()))) for values in configurations]
+        key = (tuple(options), tuple(sorted((params or {}).items())))
         used: list[_Server] = []
         try:
             with contextlib.ExitStack() as files:
@@ -251,23 +250,19 @@ class ServerPool:
                 limit = max(setup_timeout, timeout)
                 setup = (start + limit, f"timed out after {limit:.3g} s (starting the program's server or loading "
                                         f"the dataset into it)")
-                servers = {key: self._acquire(key, setup, set(keys)) for key in dict.fromkeys(keys)}
-                used = list(servers.values())
-                types, results = self._entry(used[0], dataset.entry, setup)
+                server = self._acquire(key, setup)
+                used = [server]
+                types, results = self._entry(server, dataset.entry, setup)
                 inputs = [f"in{k}" for k in range(len(types))]
-                source: list[str] = []
-                for server in used:
-                    if server.loaded != loading:
-                        if not source:
-                            source.append(_input_path(dataset) or _input_copy(dataset, files))
-                        self._load(server, loading, source[0], list(zip(inputs, types)), setup)
+                if server.loaded != loading:
+                    source = _input_path(dataset) or _input_copy(dataset, files)
+                    self._load(server, loading, source, list(zip(inputs, types)), setup)
                 runs = (time.monotonic() + timeout, f"timed out after {timeout:.3g} s")
                 self._invocations += 1  # (results named afresh: what an interrupt left behind is in no way)
-                outputs = [[f"out{self._invocations}_{which}_{k}" for k in range(results)]
-                           for which in range(len(keys))]
-                times = self._runs(dataset.entry, [servers[key] for key in keys], inputs, outputs, runs,
-                                   timing_runs, keep=check is not None)
-                out = self._results(servers[keys[0]], outputs[0], runs, files) if check is not None else b""
+                outputs = [f"out{self._invocations}_{k}" for k in range(results)]
+                times = self._runs(dataset.entry, server, inputs, outputs, runs, timing_runs,
+                                   keep=check is not None)
+                out = self._results(server, outputs, runs, files) if check is not None else b""
         except _Over as over:
             self._free_pending(used)
             return RunResult(over.failure, self._collect(used), time.monotonic() - start, timed_out=over.timed_out)
@@ -275,7 +270,7 @@ class ServerPool:
             self._free_pending(used)
             self._collect(used)
             return None
-        except _Refused:  # a command that cannot fail did: the servers are in no known state
+        except _Refused:  # a command that cannot fail did: the server is in no known state
             for server in used:
                 self._drop(server, kill=True)
             self._collect(used)
@@ -283,8 +278,7 @@ class ServerPool:
         result = checked(RunResult(None, self._collect(used), time.monotonic() - start), out, check)
         if not result.ok:  # (no runtimes, as from the command line)
             return result
-        return dataclasses.replace(result, times_us=tuple(times[0]),
-                                   alternate_times_us=tuple(tuple(t) for t in times[1:]))
+        return dataclasses.replace(result, times_us=tuple(times))
 
     def _same_program(self) -> bool:
         """Closes the servers of an earlier version of the program file; False where it cannot be read (the
@@ -301,16 +295,16 @@ class ServerPool:
             self._signature = signature
         return True
 
-    def _acquire(self, key: Hashable, deadline: _Deadline, needed: set[Hashable]) -> _Server:
+    def _acquire(self, key: Hashable, deadline: _Deadline) -> _Server:
         """The server of configuration `key`, started if there is none (or it died), the least recently used
-        other one closed where that makes too many."""
+        one closed where that makes too many."""
         server = self._servers.get(key)
         if server is not None and not server.alive():  # killed (kill_children) or ended while idle
             self._drop(key)
             server = None
         if server is None:
-            while len(self._servers) >= max(self.size, len(needed)):  # (before: device memory for one more)
-                self._drop(next(k for k in self._servers if k not in needed))
+            while len(self._servers) >= self.size:  # (before: device memory for one more)
+                self._drop(next(iter(self._servers)))
             options, values = key
             argv = [*self.command, "--server", *options, *param_args(dict(values)), *self.extra_args]
             try:
@@ -355,26 +349,23 @@ class ServerPool:
             raise _Fallback from None
         server.loaded = loading
 
-    def _runs(self, entry: str, order: list[_Server], inputs: list[str], outputs: list[list[str]],
-              deadline: _Deadline, timing_runs: int, keep: bool) -> list[list[float]]:
-        """The runs, as the command line takes them (cli.c): run by run, each configuration in turn, every
-        other run the other way round; each call's results freed, but the first configuration's last."""
-        times: list[list[float]] = [[] for _ in order]
+    def _runs(self, entry: str, server: _Server, inputs: list[str], outputs: list[str], deadline: _Deadline,
+              timing_runs: int, keep: bool) -> list[float]:
+        """The runs' times, each call's results freed but the last's where `keep`."""
+        times = []
         for run in range(timing_runs):
-            for which in (range(len(order)) if run % 2 == 0 else reversed(range(len(order)))):
-                server = order[which]
-                try:
-                    lines = self._talk(server, ["call", entry, *outputs[which], *inputs], deadline)
-                except _Refused as e:
-                    self._drop(server, kill=True)  # (its device's state after a failure is not to be trusted)
-                    if str(e).startswith("OpenCL: "):  # perhaps the memory that the other servers hold
-                        self.close()
-                        raise _Fallback from None
-                    raise _Over(f"server call failed: Error: {e}") from None
-                server.pending += outputs[which]
-                times[which].append(self._runtime(server, lines))
-                if not (keep and which == 0 and run == timing_runs - 1):
-                    self._free(server, outputs[which], deadline)
+            try:
+                lines = self._talk(server, ["call", entry, *outputs, *inputs], deadline)
+            except _Refused as e:
+                self._drop(server, kill=True)  # (its device's state after a failure is not to be trusted)
+                if str(e).startswith("OpenCL: "):  # perhaps the memory that the other servers hold
+                    self.close()
+                    raise _Fallback from None
+                raise _Over(f"server call failed: Error: {e}") from None
+            server.pending += outputs
+            times.append(self._runtime(server, lines))
+            if not (keep and run == timing_runs - 1):
+                self._free(server, outputs, deadline)
         return times
 
     def _runtime(self, server: _Server, lines: list[str]) -> float:

@@ -108,10 +108,10 @@ class Library:
                 if not rank:
                     out.append(slot[()])
                     continue
-                values = np.empty(shapes[at:at + rank], dtype)
+                array = np.empty(shapes[at:at + rank], dtype)
                 at += rank
-                failed = take(ctx, slot, values.ctypes.data) or failed  # (every one freed)
-                out.append(values)
+                failed = take(ctx, slot, array.ctypes.data) or failed  # (every one freed)
+                out.append(array)
             check(failed)
             return out[0] if n_out == 1 else tuple(out)
         call.__name__ = name

@@ -11,6 +11,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from .prims import BY_DTYPE
+
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _WIDE = {np.dtype(np.int8): np.int64, np.dtype(np.int16): np.int64, np.dtype(np.int32): np.int64,
          np.dtype(np.uint8): np.uint64, np.dtype(np.uint16): np.uint64, np.dtype(np.uint32): np.uint64}
@@ -156,6 +158,12 @@ def _set_bit(bit, x, b):
     return _result(np.where(inside, r, u).astype(u.dtype).view(x.dtype))
 
 
+def conversion_path(type_name: str) -> str:
+    """How a float converts to the integer type `type_name` (float_to_int): through "32" or "64" bits, or "u64"
+    (the kernels' cvtt32/cvtt64/cvttu64 and the native host's incflat_cvtt*, named by it)."""
+    return "u64" if type_name == "u64" else "64" if type_name in ("i64", "u32") else "32"
+
+
 def float_to_int(x, dtype):
     """A float converted to the integer type `dtype` as Futhark's C backends convert it on x86 (cvttss2si and
     cvttsd2si): truncated through 32 bits for i8, i16, i32, u8 and u16 and through 64 bits for i64 and u32, then
@@ -176,8 +184,7 @@ def float_to_int(x, dtype):
             low_part = truncated(f, 64).astype(np.uint64)
             high_part = truncated(f - 2.0 ** 63, 64).astype(np.uint64) + np.uint64(2 ** 63)
             return _result(np.where(high, high_part, low_part))
-        bits = 64 if dt in (np.dtype(np.int64), np.dtype(np.uint32)) else 32
-        return _result(truncated(f, bits).astype(dt))
+        return _result(truncated(f, int(conversion_path(BY_DTYPE[dt].name))).astype(dt))
 
 
 def _float_sgn(x):
