@@ -78,6 +78,7 @@ STAGES = (
     _normalisation(N.inline_calls),
     _normalisation(N.propagate_copies),
     _normalisation(N.index_rotations),  # a map reads a rotated array through its index function
+    _normalisation(N.read_replicates),  # a map over a replicate binds the replicated value
     _normalisation(N.hoist_invariants),
     _normalisation(N.replicates_as_maps),  # a replicate inside a map is a nest of its own (G6)
     _normalisation(N.fuse_into_reductions),  # map into map, map into reduce/scan: redomap / scanomap

@@ -54,6 +54,10 @@ DEFINE_INT_OPS(uchar, uint, u8)
 DEFINE_INT_OPS(ushort, uint, u16)
 DEFINE_INT_OPS(uint, uint, u32)
 DEFINE_INT_OPS(ulong, ulong, u64)
+// The kernels' own index arithmetic (a flat index split over dimensions): never negative, divided in 32 bits
+// where both operands fit (a GPU divides 64-bit integers in software, some hundred instructions).
+static inline long idx_div(long x, long y) { return ((ulong)x | (ulong)y) < 0x100000000UL ? (long)((uint)x / (uint)y) : x / y; }
+static inline long idx_rem(long x, long y) { return ((ulong)x | (ulong)y) < 0x100000000UL ? (long)((uint)x % (uint)y) : x % y; }
 // A float converted to an integer as Futhark's C backends convert it on x86 (ir/runtime/scalars.py's
 // float_to_int): truncated through 32 bits (cvtt32) or 64 (cvtt64), the width's least value where it does not
 // fit or is NaN; u64 from 2^63 on as x - 2^63, plus 2^63.

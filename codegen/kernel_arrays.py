@@ -12,9 +12,14 @@ from incflat.ir import source as S
 
 
 def unravel(flat: str, dims: tuple) -> list:
-    """The indices of the element at a row-major flat index in an array of these dimensions."""
-    return [f"(({flat}) / ({' * '.join(f'({d})' for d in dims[k + 1:]) or '1'})) % ({dims[k]})"
-            for k in range(len(dims))]
+    """The indices of the element at a row-major flat index (below the product of the dimensions, so that the
+    outermost index needs no remainder) in an array of these dimensions."""
+    idxs = []
+    for k in range(len(dims)):
+        inner = " * ".join(f"({d})" for d in dims[k + 1:])
+        quotient = f"idx_div({flat}, {inner})" if inner else f"({flat})"
+        idxs.append(quotient if k == 0 else f"idx_rem({quotient}, {dims[k]})")
+    return idxs
 
 
 def into_dests(write):

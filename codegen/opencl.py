@@ -466,9 +466,14 @@ class KernelWriter(ArrayRules):
         idxs = []
         rest = flat
         for k in range(len(ctx)):
-            inner = " * ".join(f"({w})" for w in widths[k + 1:]) or "1"
-            idxs.append(self.declare(ctype, f"({rest}) / ({inner})", "gtid"))
-            rest = self.declare(ctype, f"({rest}) % ({inner})", "rem") if k + 1 < len(ctx) else rest
+            inner = " * ".join(f"({w})" for w in widths[k + 1:])
+            if not inner:
+                idxs.append(self.declare(ctype, rest, "gtid"))
+                break
+            # a long index divides in 32 bits where it can (idx_div); the remainder is a multiplication
+            quotient = f"idx_div({rest}, {inner})" if ctype == "long" else f"({rest}) / ({inner})"
+            idxs.append(self.declare(ctype, quotient, "gtid"))
+            rest = self.declare(ctype, f"({rest}) - {idxs[-1]} * ({inner})", "rem")
         for b, i in zip(ctx, idxs):
             self.bind_elems(b.params, b.arrs, i)
         return idxs

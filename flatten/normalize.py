@@ -575,6 +575,50 @@ def _read_rotations(e: S.Map, rotations: dict, names: NameSource, stms: list) ->
     return dataclasses.replace(e, lam=dataclasses.replace(e.lam, params=tuple(params), body=body), arrs=tuple(arrs))
 
 
+# ---- maps over replicates ----
+
+def read_replicates(prog: S.Program) -> S.Program:
+    """A map over `replicate n x` binds its parameter to x instead of reading an element of the replicate, as
+    Futhark's simplifier does; a copy of a replicate counts as one. LocVolCalib's constant coefficient grids
+    (`replicate numY (replicate numX 0.0)`, one a strike) are then never written nor read: the dead code goes."""
+    names = NameSource(all_names(prog))
+    return map_bodies(prog, lambda body: _replicates_body_read(body, {}, names))
+
+
+def _replicates_body_read(body: S.Body, replicated: dict, names: NameSource) -> S.Body:
+    replicated = dict(replicated)  # name -> the atom its replicate repeats, for those bound here and around here
+    stms = []
+    for stm in body.stms:
+        e = stm.exp
+        if isinstance(e, S.Map) and any(a.name in replicated for a in e.arrs):
+            e = _map_over_replicates(e, replicated, names, stms)
+        e = map_nested(e, lambda inner: _replicates_body_read(inner, replicated, names))
+        if isinstance(e, S.Replicate):
+            replicated[stm.pat[0].name] = e.x
+        elif isinstance(e, S.AtomExp) and isinstance(e.x, S.Var) and e.x.name in replicated:
+            replicated[stm.pat[0].name] = replicated[e.x.name]
+        stms.append(S.Stm(stm.pat, e, stm.loc))
+    return S.Body(tuple(stms), body.result)
+
+
+def _map_over_replicates(e: S.Map, replicated: dict, names: NameSource, stms: list) -> S.Map:
+    """The map with each replicated input's parameter bound to the replicated atom; where no input is left, it
+    maps over an iota of its width (bound in stms)."""
+    arrs, params, binds = [], [], []
+    for arr, param in zip(e.arrs, e.lam.params):
+        if arr.name in replicated:
+            binds.append(S.Stm((param,), S.AtomExp(replicated[arr.name])))
+        else:
+            arrs.append(arr)
+            params.append(param)
+    if not arrs:
+        positions = S.Var(names.fresh("replicated_i"), array_of(I64, (S.dim_of(e.width),)))
+        stms.append(S.Stm((positions,), S.Iota(e.width, I64)))
+        arrs, params = [positions], [S.Var(names.fresh("i"), I64)]
+    body = S.Body(tuple(binds) + e.lam.body.stms, e.lam.body.result)
+    return dataclasses.replace(e, lam=dataclasses.replace(e.lam, params=tuple(params), body=body), arrs=tuple(arrs))
+
+
 # ---- copy propagation ----
 
 class _CopyPropagator(Renamer):
