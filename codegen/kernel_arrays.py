@@ -102,9 +102,8 @@ class ArrayRules(KernelBase):
     def fill_reshape(self, e: S.Reshape, dst: View, i: str, group: bool, loc):
         """The same elements in row-major order: a copy by flat index."""
         src = self.env[e.arr.name]
-        f = self.fresh("f")
-        with self.row_loop(f, " * ".join(f"({d})" for d in dst.dims) or "1", group):
-            self.emit(f"{dst.elem(unravel(f, dst.dims))} = {src.elem(unravel(f, src.dims))};")
+        with self.flat_loop(dst.dims, group) as (f, idxs):
+            self.emit(f"{dst.elem(idxs)} = {src.elem(unravel(f, src.dims) if len(src.dims) > 1 else [f])};")
 
     def fill_array_lit(self, e: S.ArrayLit, dst: View, i: str, group: bool, loc):
         for k, a in enumerate(e.elems):

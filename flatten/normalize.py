@@ -595,7 +595,8 @@ def _replicates_body_read(body: S.Body, replicated: dict, names: NameSource) -> 
         e = map_nested(e, lambda inner: _replicates_body_read(inner, replicated, names))
         if isinstance(e, S.Replicate):
             replicated[stm.pat[0].name] = e.x
-        elif isinstance(e, S.AtomExp) and isinstance(e.x, S.Var) and e.x.name in replicated:
+        elif isinstance(e, S.AtomExp) and isinstance(e.x, S.Var) and e.x.name in replicated \
+                and stm.pat[0].type == e.x.type:  # not a coercion (`:>`): its size check must stay
             replicated[stm.pat[0].name] = replicated[e.x.name]
         stms.append(S.Stm(stm.pat, e, stm.loc))
     return S.Body(tuple(stms), body.result)

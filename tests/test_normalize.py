@@ -233,3 +233,13 @@ def test_a_map_over_a_replicate_binds_the_replicated_value():
         args = [np.arange(n, dtype=np.float32) - 1, np.int64(m), np.float32(1.5)]
         want, got = run_entry(reference, "main", args), run_entry(prog, "main", args)
         assert all(np.array_equal(g, w) for g, w in zip(got, want)), (n, m)
+
+
+def test_a_coerced_replicate_keeps_its_size_check():
+    """`replicate k x :> [n]t` is not read as x: the coercion would go with the dead code, and k != n must fail."""
+    source = "entry main [n] (xs: [n]f32) (k: i64): [n]f32 = map2 (+) xs (replicate k 1f32 :> [n]f32)\n"
+    prog = pipeline.compile(source, "t.fut", until="remove_dead_code")
+    args = [np.arange(3, dtype=np.float32), np.int64(3)]
+    np.testing.assert_array_equal(run_entry(prog, "main", args)[0], [1, 2, 3])
+    with pytest.raises(Exception, match=r"Cannot coerce an array of shape \[2\] to shape \[3\]"):
+        run_entry(prog, "main", [np.arange(3, dtype=np.float32), np.int64(2)])
