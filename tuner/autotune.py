@@ -35,8 +35,8 @@ from incflat.tuner.baseline import (compile_moderate, in_effect, listed_defaults
 from incflat.tuner.jsonlog import EvaluationLog
 from incflat.tuner.judge import in_turn_pairs, measure_tuned, reached, worse_than_untuned
 from incflat.tuner.lock import tuning_lock
-from incflat.tuner.measure import (DEFAULT_MAX_TIME, MORE, PAIRED, RUN, UNTIMED, Bench, Limits, Measurement, Record,
-                                   Stopped)
+from incflat.tuner.measure import (DEFAULT_MAX_TIME, MORE, PAIRED, RUN, UNTIMED, Bench, Candidate, Limits,
+                                   Measurement, Record, Stopped, dominates)
 from incflat.tuner.plot import plot_path_problem, write_plots
 from incflat.tuner.probe import Probe
 from incflat.tuner.program import Program
@@ -46,7 +46,7 @@ from incflat.tuner.search import Objective, Space
 from incflat.tuner.sizes import size_dimensions, tune_sizes
 from incflat.tuner.stochastic import JOINT_SIZES
 from incflat.tuner.store import ProgramKey, Store
-from incflat.tuner.strategies import STRATEGIES, faster_in_turn
+from incflat.tuner.strategies import STRATEGIES
 from incflat.tuner.tree import Probed, build_forest, version
 from incflat.tuner.writeback import (Provenance, commit, plan_writeback, read_program, tuning_file_problem,
                                      tuning_path_of, with_tuned_defaults)
@@ -395,11 +395,15 @@ def _check_against_untuned(run: _Run, untuned: _Untuned, tuned: _Tuned) -> None:
 def _slower_than_defaults(goal: Objective, assignment: dict[str, int]) -> bool:
     """Whether the values a stopped search found run significantly slower than the program's defaults on some
     tuning dataset and faster on none, timed in turn, in the time the search left for it (CLOSING_SHARE): a
-    search cut off mid-way (LUD's profiled pass, under load) can end far from where it would have."""
+    search cut off mid-way (LUD's profiled pass, under load) can end far from where it would have. Both run as
+    the program does, falling back where a version cannot run: as an experiment (--no-fallback) the defaults
+    failed wherever they take such a version (LUD 64's first intra-group version, 2,048 threads), and failing
+    lost to the found values, 18x slower, which were written."""
     space = goal.space
+    untuned = Candidate(space.params(space.start() | dict(space.defaults)), None, "untuned")
+    found = Candidate(space.params(space.start() | assignment), None, "found")
     try:
-        return faster_in_turn(space, goal, (space.start() | dict(space.defaults), "untuned"),
-                              (space.start() | assignment, "found"))
+        return dominates(goal.bench, [(d.dataset, untuned, found) for d in space.datasets], in_turn=True)
     except Stopped:
         return False
 
