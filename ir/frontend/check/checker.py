@@ -19,7 +19,7 @@ from incflat.ir.frontend.check.builtins import Builtins
 from incflat.ir.frontend.check.prelude_arrays import PreludeArrays
 from incflat.ir.frontend.check.checked import CheckedExpressions
 from incflat.ir.frontend.check.decls import Declarations
-from incflat.ir.frontend.check.infer import KIND_TEXT, TV, TArr, arr_of, coerce_value, prune, unify
+from incflat.ir.frontend.check.infer import DEFERRED_TO_I64, KIND_TEXT, TV, TArr, arr_of, coerce_value, prune, unify
 from incflat.ir.frontend.check.lower import Lowering
 from incflat.ir.frontend.check.operators import Operators
 from incflat.ir.frontend.check.records import Records
@@ -210,9 +210,11 @@ class Checker(Uniqueness, Declarations, Lowering, Records, Operators, ArrayExpre
 
     def to_i64(self, a, loc):
         t = prune(a.type)
-        if isinstance(t, TV):
+        if isinstance(t, TV) and isinstance(a, S.Const):  # a literal index is an i64 literal
             unify(t, I64)
             return a
+        if isinstance(t, TV):  # an integer type not known yet (it may default to i32): zonk names the conversion
+            return self.emit(S.PrimCall(DEFERRED_TO_I64, (a,), I64), I64, loc)
         if t == I64:
             return a
         return self.emit(S.PrimCall(f"i64.{t.name}", (a,), I64), I64, loc)

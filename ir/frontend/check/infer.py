@@ -13,7 +13,7 @@ from typing import Optional
 
 from incflat.ir import source as S
 from incflat.ir.frontend.check.prelude import INT_RANGE
-from incflat.ir.types import Array, Scalar, Tuple
+from incflat.ir.types import I64, Array, Scalar, Tuple
 
 
 # ---------------------------------------------------------------- literal type variables
@@ -286,6 +286,7 @@ def coerce_value(v, t: Scalar):
 
 
 _FIELDS = {}
+DEFERRED_TO_I64 = "i64.(integer type to be known)"  # an index of a literal type's conversion (Checker.to_i64)
 
 
 def zonk(x):
@@ -312,6 +313,9 @@ def zonk(x):
     if isinstance(x, S.Var):
         t = zonk(x.type)
         return x if t is x.type else S.Var(x.name, t)
+    if isinstance(x, S.PrimCall) and x.fn == DEFERRED_TO_I64:
+        arg = zonk(x.args[0])
+        return S.PrimCall(f"i64.{arg.type.name}", (arg,), I64)
     cls = type(x)
     names = _FIELDS.get(cls)
     if names is None:
