@@ -22,6 +22,8 @@ from incflat import pipeline
 from incflat.codegen.program import program_text
 from incflat.files import atomic_write
 from incflat.ir.errors import read_source
+from incflat.ir.frontend.imports import program_files
+from incflat.ir.frontend.parse import parse_syntax
 from incflat.ir.runtime import tuning
 
 COMPILER_PACKAGES = ("ir", "flatten", "codegen")  # with the modules of incflat itself: what compiles
@@ -57,7 +59,10 @@ def cache_dir() -> pathlib.Path:
 
 
 def cache_key(path: pathlib.Path, text: str, options: pipeline.Options = pipeline.Options()) -> str:
-    key = f"{compiler_hash()}\0{path.name}\0{text}\0{options!r}"
+    """The key of a compilation: the compiler, the options, and every file the program reads (its imports')."""
+    files = program_files(text, str(path), parse_syntax)
+    key = "\0".join([compiler_hash(), path.name, *(f"{name}\0{source}" for name, source in files[1:]), text,
+                     repr(options)])
     return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 

@@ -67,7 +67,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import pathlib
+import re
 import statistics
 import subprocess
 import sys
@@ -312,9 +314,15 @@ def tuning_path(out: pathlib.Path, program: str, held_out: str | None) -> pathli
     return out / (f"{program}.without-{held_out}.tuning.json" if held_out is not None else f"{program}.tuning.json")
 
 
-def training_source(source_text: str, cases: dict[str, str], title: str) -> str:
-    """The program with its own test blocks disabled and one of the training cases ({name: input path}) appended."""
-    lines = [DISABLED_BLOCK if line.startswith("--") and line[2:].strip() == "==" else line
+IMPORT_LINE = re.compile(r'^(\s*import\s+")([^"]*)(".*)$')
+
+
+def training_source(source_text: str, cases: dict[str, str], title: str, moved: str = ".") -> str:
+    """The program with its own test blocks disabled and one of the training cases ({name: input path}) appended;
+    its imports made relative to the copy's folder (`moved`: the original's folder, relative to the copy's)."""
+    lines = [DISABLED_BLOCK if line.startswith("--") and line[2:].strip() == "==" else
+             IMPORT_LINE.sub(lambda m: m.group(1) + os.path.normpath(os.path.join(moved, m.group(2))) + m.group(3),
+                             line)
              for line in source_text.splitlines()]
     block = ["", f"-- Training datasets: {title}.", "-- =="]
     block += [f'-- "{name}" input @ {path}' for name, path in cases.items()]
@@ -343,9 +351,11 @@ def tune(program: str, compile_record: dict, held_out: str | None, args) -> dict
         record["error"] = f"{source} wrote no training input for {', '.join(missing)}"
         return record
     fut = folder / f"{program}.fut"
-    fut.write_text(training_source(pathlib.Path(compile_record["source"]).read_text(encoding="utf-8"),
+    original = pathlib.Path(compile_record["source"])
+    fut.write_text(training_source(original.read_text(encoding="utf-8"),
                                    {case: f"../../{inputs.name}/{program}-{d}.in" for case, d in cases.items()},
-                                   title), encoding="utf-8")
+                                   title, os.path.relpath(original.resolve().parent, folder.resolve())),
+                   encoding="utf-8")
     command = [sys.executable, "-m", "incflat", "autotune", f"--backend={args.backend}", "--no-moderate",
                "--stop-after", f"{args.tune_seconds:g}",
                *([f"--pass-option=-d{args.device}"] if args.device else []), fut.name]

@@ -5,6 +5,7 @@ its saved results, tunes each dataset of a program of two on a copy whose block 
 traceback."""
 
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -18,6 +19,7 @@ sys.path.insert(0, str(SCRIPT.parent))
 import upstream  # noqa: E402
 from conftest import needs_device  # noqa: E402
 from incflat.datasets import ValuesFile, parse_test_cases  # noqa: E402
+from incflat.pipeline import source_program  # noqa: E402
 
 # As futhark-benchmarks' programs do, the block names data files that the checkout does not hold.
 TINY = """-- ==
@@ -93,7 +95,8 @@ def test_run_times_the_program_and_render_tabulates_it(folders):
     assert row.startswith(f"| tiny | D1 | 50 | {result['median_us']:,.0f} | {ratio:.2f} | – | – | – | – |")
     ratio2 = json.loads((out / "tiny.D2.untuned.json").read_text())["median_us"] / 60
     assert f"over the 2 datasets that ran: {(ratio * ratio2) ** 0.5:.2f}" in table.read_text()
-    assert '- broken (misc/broken.fut): broken.fut:1:1: error: "import" is not supported by incflat.' in lines
+    assert ("- broken (misc/broken.fut): broken.fut:1:1: error: cannot read the imported file "
+            "lib/github.com/diku-dk/cpprandom/random.fut: No such file or directory.") in lines
     combined = json.loads((table.parent / "results.json").read_text())
     assert combined["programs"]["tiny"]["datasets"]["D1"]["untuned"] == result
     assert combined["untuned_datasets"] == 2 and combined["not_compiled"] == [lines[-1].removeprefix("- ")]
@@ -106,6 +109,21 @@ def test_the_tuning_copy_has_only_the_training_datasets(tmp_path):
     path = "../../inputs/tiny-D2.in"
     assert case.name == "D2" and case.input == ValuesFile(path, fut.parent / path)
     assert upstream.DISABLED_BLOCK in text.splitlines() and "data/large.in" in text
+
+
+def test_the_tuning_copy_imports_the_originals_files(tmp_path):
+    """The copy lies in another folder: its imports are made relative to it, so that they name the same files."""
+    checkout = tmp_path / "fb" / "misc" / "heston"
+    checkout.mkdir(parents=True)
+    (checkout / "util.fut").write_text("def twice (x: i32) = x * 2\n")
+    source = 'import "util"\n-- ==\n-- input { 1 } output { 2 }\nentry main (x: i32) = twice x\n'
+    copy = tmp_path / "out" / "tuned" / "heston-small-inputs"
+    copy.mkdir(parents=True)
+    text = upstream.training_source(source, {}, "t", os.path.relpath(checkout, copy))
+    assert text.splitlines()[0] == 'import "../../../fb/misc/heston/util"'
+    (copy / "heston.fut").write_text(text)
+    prog = source_program(text, str(copy / "heston.fut"))
+    assert [f.name for f in prog.funs if f.entry] == ["main"]
 
 
 @needs_device

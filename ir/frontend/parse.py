@@ -21,16 +21,16 @@ from lark.visitors import Transformer
 
 from incflat.ir.errors import CompileError
 from incflat.ir.source import Loc
-from incflat.ir.frontend.syntax import (App, ArrayE, AscribeE, AssertE, BinOpE, Decl, ForIn, ForUpto, FunTypeExp, Ident, IfE,
-                               IndexE, LambdaE, LetE, LetFunE, Lit, LoopE, NegE, Node, NotE, ParamE, PName, PRecord,
-                               PTuple, PTyped, PWild, ProjE, QualIdent, RangeE, RecordE, RecordTypeExp, RecordUpdateE,
-                               SectionE, SliceI, SourceText, Syntax, TupleE, TypeDecl, TypeExp, While, WithE, mark_unsafe,
-                               mk_app)
+from incflat.ir.frontend.syntax import (App, ArrayE, AscribeE, AssertE, BinOpE, Decl, ForIn, ForUpto, FunTypeExp,
+                                       Ident, IfE, Import, IndexE, LambdaE, LetE, LetFunE, Lit, LoopE, NegE, Node,
+                                       NotE, ParamE, PName, PRecord, PTuple, PTyped, PWild, ProjE, QualIdent, RangeE,
+                                       RecordE, RecordTypeExp, RecordUpdateE, SectionE, SliceI, SourceText, Syntax,
+                                       TupleE, TypeDecl, TypeExp, While, WithE, mark_unsafe, mk_app)
 
 # Futhark keywords that this subset does not have. They lex as NAME and are rejected here
 # with a clear message rather than as a confusing syntax error later.
 UNSUPPORTED_KEYWORDS = frozenset({
-    "match", "case", "module", "open", "import", "include", "local", "val",
+    "match", "case", "module", "open", "include", "local", "val",
 })
 
 # Binary operators: Futhark's precedence (higher binds tighter) and associativity.
@@ -219,6 +219,9 @@ class ToSyntax(Transformer):
                 self.err(f"Type abbreviations with type parameters ('{x[1]}) are not supported by incflat.", x[2])
         sizes = [(x[1], x[2]) for x in c[2:-2]]
         return TypeDecl(str(name), self.loc(name), sizes, c[-1], self.loc(kw))
+
+    def import_decl(self, c):
+        return Import(str(c[1])[1:-1], self.loc(c[0]))
 
     def size_param(self, c):
         return ("size", self.check_name(c[1]), self.loc(c[1]))
@@ -755,6 +758,9 @@ def parse_syntax(text: str, filename: str = "<input>") -> list:
                 msg = "Syntax error: unexpected end of file" + hint
             raise CompileError(msg, _end_loc(text, filename)) from None
         loc = Loc(filename, tok.line, tok.column)
+        if tok.type == "STRING":  # only an import names a file
+            raise CompileError(f"Syntax error: unexpected string {tok}. (String literals are not supported by "
+                               "incflat.)", loc) from None
         if tok.type == "NAME" and str(tok) in UNSUPPORTED_KEYWORDS:
             raise CompileError(f'"{tok}" is not supported by incflat.', loc) from None
         hint = _hint(tok, expected, text)
@@ -794,5 +800,7 @@ def parse_syntax(text: str, filename: str = "<input>") -> list:
 
 
 def parse(source: SourceText) -> Syntax:
-    """The parse stage of the pipeline."""
-    return Syntax(tuple(parse_syntax(source.text, source.file)), source.file, source.text)
+    """The parse stage of the pipeline: the file's declarations, its imports' in place of each `import`."""
+    from incflat.ir.frontend.imports import with_imports
+    return Syntax(with_imports(parse_syntax(source.text, source.file), source.file, parse_syntax), source.file,
+                  source.text)

@@ -373,6 +373,13 @@ class TypeDecl:
     loc: Loc
 
 
+@dataclass
+class Import:
+    """`import "path"`: the declarations of path.fut, relative to the importing file (ir/frontend/imports.py)."""
+    path: str
+    loc: Loc
+
+
 # ---------------------------------------------------------------- building the tree
 
 def mk_app(fn, args):

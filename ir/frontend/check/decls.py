@@ -27,8 +27,9 @@ class Declarations:
             if isinstance(d, P.TypeDecl):
                 continue
             if d.name in self.later:
-                raise self.err(f'Duplicate definition of "{d.name}" (first defined at line '
-                               f'{self.later[d.name].line}).', d.name_loc)
+                first = self.later[d.name]
+                where = f"line {first.line}" if first.file == d.name_loc.file else f"{first.file}:{first.line}"
+                raise self.err(f'Duplicate definition of "{d.name}" (first defined at {where}).', d.name_loc)
             self.later[d.name] = d.name_loc
         funs = []
         for d in self.decls:

@@ -1,0 +1,88 @@
+"""`import "path"` (ir/frontend/imports.py): files relative to the importing one, `lib/...` as `futhark pkg` lays
+packages out, each read once, an imported `entry` an ordinary function, cycles and unreadable files located at
+the import, errors inside an imported file naming it, and the compile cache keyed on every file read."""
+
+import numpy as np
+import pytest
+
+from incflat import compiled, pipeline
+from incflat.ir.errors import CompileError
+from incflat.ir.interp.interpreter import run_entry
+from incflat.pipeline import source_program
+
+
+def write(folder, files: dict):
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return folder
+
+
+PACKAGE = {
+    "lib/github.com/someone/helpers/helpers.fut": "def twice (x: i32) = x * 2\nentry alone (x: i32) = twice x\n",
+    "util.fut": 'import "lib/github.com/someone/helpers/helpers"\ndef quad (x: i32) = twice (twice x)\n',
+    "main.fut": 'import "util"\nimport "lib/github.com/someone/helpers/helpers"\n'
+                "entry main (xs: []i32) = map (\\x -> quad x + twice 1) xs\n",
+}
+
+
+def compile_error(path) -> CompileError:
+    with pytest.raises(CompileError) as e:
+        pipeline.compile(path.read_text(), str(path), until="check")
+    return e.value
+
+
+def test_an_imported_file_is_read_once_and_its_entries_are_functions(tmp_path):
+    main = write(tmp_path, PACKAGE) / "main.fut"
+    prog = source_program(main.read_text(), str(main))
+    assert [f.name for f in prog.funs if f.entry] == ["main"]
+    assert sorted(f.name for f in prog.funs).count("twice") == 1, "the helpers, imported twice, are read once"
+    got, = run_entry(prog, "main", [np.array([1, 2], np.int32)])
+    np.testing.assert_array_equal(got, [6, 10])
+    generated = pipeline.compile(main.read_text(), str(main))
+    assert [e.name for e in generated.entries] == ["main"]
+
+
+def test_a_cycle_is_an_error_at_the_import_that_closes_it(tmp_path):
+    write(tmp_path, {"a.fut": 'import "b"\ndef fa (x: i32) = x\n', "b.fut": '\nimport "a"\ndef fb (x: i32) = x\n',
+                     "main.fut": 'import "a"\nentry main (x: i32) = fa x\n'})
+    e = compile_error(tmp_path / "main.fut")
+    assert "Import cycle:" in str(e) and e.loc.file.endswith("b.fut") and (e.loc.line, e.loc.col) == (2, 1)
+
+
+@pytest.mark.parametrize("path, words", [("nothere", "cannot read the imported file"),
+                                         ("/abs/file", "relative to the importing one"),
+                                         ("util.fut", 'without ".fut"')])
+def test_a_file_that_cannot_be_imported_is_an_error_at_the_import(tmp_path, path, words):
+    write(tmp_path, {"main.fut": f'def one = 1i32\nimport "{path}"\nentry main (x: i32) = x\n'})
+    e = compile_error(tmp_path / "main.fut")
+    assert words in str(e) and e.loc.file.endswith("main.fut") and e.loc.line == 2
+
+
+def test_an_error_inside_an_imported_file_names_that_file(tmp_path):
+    write(tmp_path, {"bad.fut": "def f (x: i32) =\n  x + true\n", "main.fut": 'import "bad"\nentry main (x: i32) = f x\n'})
+    e = compile_error(tmp_path / "main.fut")
+    assert e.loc.file == str(tmp_path / "bad.fut") and e.loc.line == 2
+
+
+def test_two_files_may_not_define_one_name(tmp_path):
+    """Names are not scoped per file yet: a name that two files define could resolve otherwise than in Futhark."""
+    write(tmp_path, {"a.fut": "def f (x: i32) = x\n", "b.fut": "def f (x: i32) = x + 1\n",
+                     "main.fut": 'import "a"\nimport "b"\nentry main (x: i32) = f x\n'})
+    e = compile_error(tmp_path / "main.fut")
+    assert '"f" is defined in' in str(e) and e.loc.file.endswith("b.fut")
+
+
+def test_the_compile_cache_is_keyed_on_every_file_read(tmp_path):
+    main = write(tmp_path, PACKAGE) / "main.fut"
+    before = compiled.cache_key(main, main.read_text())
+    helpers = tmp_path / PACKAGE_HELPERS
+    helpers.write_text(helpers.read_text().replace("x * 2", "x * 3"))
+    assert compiled.cache_key(main, main.read_text()) != before
+    alone = tmp_path / "alone.fut"
+    alone.write_text("entry main (x: i32) = x\n")
+    assert compiled.cache_key(alone, alone.read_text()) == compiled.cache_key(alone, alone.read_text())
+
+
+PACKAGE_HELPERS = "lib/github.com/someone/helpers/helpers.fut"
