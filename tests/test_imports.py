@@ -86,3 +86,16 @@ def test_the_compile_cache_is_keyed_on_every_file_read(tmp_path):
 
 
 PACKAGE_HELPERS = "lib/github.com/someone/helpers/helpers.fut"
+
+
+def test_a_local_declaration_is_a_declaration(tmp_path):
+    """`local def` at the top level (the sorts library's radix_sort.fut): the declaration. Importers see it too
+    (Futhark hides it from them), so a local name that two files define is refused like any other."""
+    write(tmp_path, {"lib.fut": "local def step (x: i32) = x + 1\nlocal\ndef twice (x: i32) = step (step x)\n",
+                     "main.fut": 'import "lib"\nentry main (x: i32) = twice x\n',
+                     "clash.fut": 'import "lib"\nlocal def step (x: i32) = x\nentry main (x: i32) = step x\n'})
+    main = tmp_path / "main.fut"
+    (got,) = run_entry(source_program(main.read_text(), str(main)), "main", [np.int32(3)])
+    assert got == 5
+    e = compile_error(tmp_path / "clash.fut")
+    assert '"step" is defined in' in str(e) and e.loc.file.endswith("clash.fut")

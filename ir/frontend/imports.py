@@ -5,7 +5,8 @@ Each file is read and parsed once, however many files import it; an `entry` of a
 function (only the compiled file's are entry points); a cycle of imports is an error at the import that closes
 it, and errors inside an imported file name that file. Names are not scoped per file yet (Futhark's imports are:
 a file sees the names of the files it imports itself, not theirs): so that no name can resolve otherwise than in
-Futhark, a top-level name that two files both define is refused (as two definitions in one file are).
+Futhark, a top-level name that two files both define is refused (as two definitions in one file are); a `local`
+declaration is an ordinary one, seen by importers too.
 """
 
 from __future__ import annotations

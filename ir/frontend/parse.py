@@ -30,7 +30,7 @@ from incflat.ir.frontend.syntax import (App, ArrayE, AscribeE, AssertE, BinOpE, 
 # Futhark keywords that this subset does not have. They lex as NAME and are rejected here
 # with a clear message rather than as a confusing syntax error later.
 UNSUPPORTED_KEYWORDS = frozenset({
-    "match", "case", "module", "open", "include", "local", "val",
+    "match", "case", "module", "open", "include", "val",
 })
 
 # Binary operators: Futhark's precedence (higher binds tighter) and associativity.
@@ -219,6 +219,10 @@ class ToSyntax(Transformer):
                 self.err(f"Type abbreviations with type parameters ('{x[1]}) are not supported by incflat.", x[2])
         sizes = [(x[1], x[2]) for x in c[2:-2]]
         return TypeDecl(str(name), self.loc(name), sizes, c[-1], self.loc(kw))
+
+    def local_decl(self, c):
+        """`local def ...`: the declaration, visible to the files that import this one too (imports.py)."""
+        return c[1]
 
     def import_decl(self, c):
         return Import(str(c[1])[1:-1], self.loc(c[0]))
