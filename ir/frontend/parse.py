@@ -30,7 +30,7 @@ from incflat.ir.frontend.syntax import (App, ArrayE, AscribeE, AssertE, BinOpE, 
 # Futhark keywords that this subset does not have. They lex as NAME and are rejected here
 # with a clear message rather than as a confusing syntax error later.
 UNSUPPORTED_KEYWORDS = frozenset({
-    "match", "case", "module", "open", "include", "val",
+    "match", "case", "module", "include", "val",
 })
 
 # Binary operators: Futhark's precedence (higher binds tighter) and associativity.
@@ -225,7 +225,13 @@ class ToSyntax(Transformer):
         return c[1]
 
     def import_decl(self, c):
-        return Import(str(c[1])[1:-1], self.loc(c[0]))
+        """`import "path"`, or `open import "path"`: the same while names are not scoped per file (imports.py)."""
+        keyword = c[0] if c[0] is not None else c[1]
+        return Import(str(c[-1])[1:-1], self.loc(keyword))
+
+    def open_module(self, c):
+        self.err('"open" of a module is not supported by incflat (modules are outside the subset); '
+                 '`open import "file"` is.', c[0])
 
     def size_param(self, c):
         return ("size", self.check_name(c[1]), self.loc(c[1]))
