@@ -130,6 +130,15 @@ class ToSyntax(Transformer):
         sizes = [(x[1], x[2]) for x in c[2:-2]]
         return TypeDecl(str(name), self.loc(name), sizes, c[-1], self.loc(kw))
 
+    def lifted_type_decl(self, c):
+        """`type^ name [n] = t`, which may be a function type: expanded where it is used (lifted.py)."""
+        c = [x for x in c if not isinstance(x, _Attr)]
+        if str(c[1]) != "^":
+            self.err(f'"type{c[1]}" is not supported by incflat (only type^, a lifted type abbreviation).', c[1])
+        decl = self.type_decl([c[0]] + c[2:])
+        decl.lifted = True
+        return decl
+
     def local_decl(self, c):
         """`local def ...`: the declaration, visible to the files that import this one too (imports.py)."""
         return c[1]
@@ -175,6 +184,10 @@ class ToSyntax(Transformer):
 
     def fun_type(self, c):
         return FunTypeExp(c[0], c[2], c[0].loc)
+
+    def named_fun_type(self, c):
+        """`(x: t) -> u`: the parameter's name only documents it (a size it would name is not supported)."""
+        return FunTypeExp(c[3], c[6], self.loc(c[0]))
 
     def tbase(self, c):
         *dims, t = c
@@ -722,5 +735,6 @@ def parse_syntax(text: str, filename: str = "<input>") -> list:
 def parse(source: SourceText) -> Syntax:
     """The parse stage of the pipeline: the file's declarations, its imports' in place of each `import`."""
     from incflat.ir.frontend.imports import with_imports
-    return Syntax(with_imports(parse_syntax(source.text, source.file), source.file, parse_syntax), source.file,
-                  source.text)
+    from incflat.ir.frontend.lifted import expand_lifted_types
+    decls = with_imports(parse_syntax(source.text, source.file), source.file, parse_syntax)
+    return Syntax(expand_lifted_types(decls), source.file, source.text)

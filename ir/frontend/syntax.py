@@ -371,6 +371,7 @@ class TypeDecl:
     size_params: list  # list[(name, Loc)]
     type: TypeExp
     loc: Loc
+    lifted: bool = False  # `type^`: may name a function type (ir/frontend/lifted.py expands it where used)
 
 
 @dataclass

@@ -1,0 +1,66 @@
+"""Lifted type abbreviations (`type^ step_fn [n] = [n]i32 -> [n]i32`): a name for a type that may be a function
+type, which incflat allows only as a parameter's annotation. Each use of the name is replaced by the abbreviation's
+type, its size parameters by the use's size arguments, before checking; the abbreviations themselves go. A use
+under array dimensions is refused (an array of functions), as is one with other than as many size arguments."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from incflat.ir.errors import CompileError
+from incflat.ir.frontend.syntax import FunTypeExp, TypeDecl, TypeExp
+
+
+def expand_lifted_types(decls) -> tuple:
+    lifted: dict[str, TypeDecl] = {}
+    out = []
+    for d in decls:
+        d = _expand(d, lifted)
+        if isinstance(d, TypeDecl) and d.lifted:
+            lifted[d.name] = d
+        else:
+            out.append(d)
+    return tuple(out)
+
+
+def _expand(node, lifted: dict):
+    if not lifted:
+        return node
+    if isinstance(node, TypeExp) and isinstance(node.base, str) and node.base in lifted:
+        return _instantiate(node, lifted[node.base])
+    if isinstance(node, list):
+        return [_expand(x, lifted) for x in node]
+    if isinstance(node, tuple):
+        return tuple(_expand(x, lifted) for x in node)
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        changes = {}
+        for f in dataclasses.fields(node):
+            value = getattr(node, f.name)
+            new = _expand(value, lifted)
+            if new is not value:
+                changes[f.name] = new
+        return dataclasses.replace(node, **changes) if changes else node
+    return node
+
+
+def _instantiate(use: TypeExp, decl: TypeDecl):
+    if use.dims:
+        raise CompileError(f'An array of "{decl.name}", a lifted type (type^), is not supported by incflat.', use.loc)
+    if len(use.args) != len(decl.size_params):
+        raise CompileError(f'"{decl.name}" takes {len(decl.size_params)} size arguments, but is given '
+                           f"{len(use.args)}.", use.loc)
+    sizes = {name: arg for (name, _), arg in zip(decl.size_params, use.args)}
+    return dataclasses.replace(_resize(decl.type, sizes, use.unique), loc=use.loc)  # errors point at the use
+
+
+def _resize(t, sizes: dict, unique: bool):
+    """t with the dimensions that name a size parameter replaced by its argument (and `*` of the use kept)."""
+    if isinstance(t, FunTypeExp):
+        return dataclasses.replace(t, param=_resize(t.param, sizes, False), result=_resize(t.result, sizes, False),
+                                   unique=t.unique or unique)
+    if isinstance(t, TypeExp):
+        dims = [sizes.get(v, (k, v)) if k == "name" else (k, v) for k, v in t.dims]
+        args = [sizes.get(v, (k, v)) if k == "name" else (k, v) for k, v in t.args]
+        base = [_resize(x, sizes, False) for x in t.base] if isinstance(t.base, list) else t.base
+        return dataclasses.replace(t, dims=dims, args=args, base=base, unique=t.unique or unique)
+    return t

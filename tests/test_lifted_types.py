@@ -1,0 +1,35 @@
+"""Lifted type abbreviations (`type^`, ir/frontend/lifted.py): a name for a function type, expanded where it is
+used with its size arguments (rodinia's bfs/common.fut: `type^ step_fn [n] [e] = (cost: *[n]i32) -> ...`), and
+named parameters in function types. Uses that incflat cannot expand are located errors."""
+
+import numpy as np
+import pytest
+
+from incflat.ir.errors import CompileError
+from incflat.ir.interp.interpreter import run_entry
+from incflat.pipeline import source_program
+
+SOURCE = """
+type^ step_fn [n] = (xs: *[n]i32) -> (k: i32) -> *[n]i32
+type^ pair_fn = (i32, i32) -> i32
+def run [n] (step: step_fn [n]) (add: pair_fn) (xs: *[n]i32) : [n]i32 = step (step xs (add (1, 1))) 3
+entry main (xs: []i32) = run (\\ys k -> map (+ k) ys) (\\(a, b) -> a + b) (copy xs)
+"""
+
+
+def test_a_lifted_abbreviation_names_a_function_type():
+    got, = run_entry(source_program(SOURCE), "main", [np.array([1, 2, 3], np.int32)])
+    np.testing.assert_array_equal(got, [6, 7, 8])
+
+
+@pytest.mark.parametrize("text, line, col, words", [
+    ("type^ f = i32 -> i32\ndef g (h: [2]f) = 1i32\n", 2, 11, "An array of \"f\""),
+    ("type^ f [n] = [n]i32 -> i32\ndef g (h: f) = 1i32\n", 2, 11, "takes 1 size arguments, but is given 0"),
+    ("type~ t = []i32\n", 1, 5, 'unexpected character "~"'),
+    ("type+ t = i32\n", 1, 5, '"type+" is not supported'),
+    ("type^ f = i32 -> i32\nentry main (x: i32) : f = \\y -> y\n", 2, 23, "function type"),
+])
+def test_what_cannot_be_expanded_is_a_located_error(text, line, col, words):
+    with pytest.raises(CompileError) as e:
+        source_program(text, "t.fut")
+    assert words in str(e.value) and (e.value.loc.line, e.value.loc.col) == (line, col), str(e.value)
