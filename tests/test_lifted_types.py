@@ -33,3 +33,21 @@ def test_what_cannot_be_expanded_is_a_located_error(text, line, col, words):
     with pytest.raises(CompileError) as e:
         source_program(text, "t.fut")
     assert words in str(e.value) and (e.value.loc.line, e.value.loc.col) == (line, col), str(e.value)
+
+
+def test_an_entry_point_that_partially_applies_a_function_takes_its_written_parameters():
+    """rodinia's bfs: `def main = common_main step`, where common_main takes a function first: the entry point
+    takes the remaining parameters as written, with the sizes they share ([n] twice: one size)."""
+    source = SOURCE + """
+def common [n] [e] (step: step_fn [n]) (xs: *[n]i32) (ys: [n]i32) (zs: [e]i32) : [n]i32 =
+  map2 (+) (step xs 1) ys |> map (+ i32.i64 e)
+entry partial = common (\\ys k -> map (+ k) ys)
+"""
+    prog = source_program(source, "t.fut")
+    entry = next(f for f in prog.funs if f.name == "partial")
+    assert len(entry.params) == 3 and entry.params[0].type.shape == entry.params[1].type.shape
+    got, = run_entry(prog, "partial", [np.array([1, 2], np.int32), np.array([10, 20], np.int32),
+                                       np.array([0, 0, 0], np.int32)])
+    np.testing.assert_array_equal(got, [15, 26])
+    with pytest.raises(Exception, match="size"):
+        run_entry(prog, "partial", [np.array([1, 2], np.int32), np.array([10], np.int32), np.array([0], np.int32)])

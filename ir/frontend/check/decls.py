@@ -320,17 +320,41 @@ class Declarations:
 
     def eta_expand(self, d: P.Decl, f: FunV) -> P.Decl:
         """An entry point defined as a function value, with the parameters that value takes written out:
-        `entry main = map f32.acos` is `entry main (x0: []f32) = map f32.acos x0`."""
-        types = self.param_types(f)
-        if types is None or not types:
-            raise self.err(f'The parameter types of the entry point "{d.name}" cannot be inferred from its '
-                           f'definition; write its parameters with their types.', d.body.loc)
+        `entry main = map f32.acos` is `entry main (x0: []f32) = map f32.acos x0`. A partial application of a
+        function whose remaining parameters are written takes them as written, with the size parameters they
+        name (`def main = common_main step` is `main [n] [e] (x0: [n]i32) (x1: [n]i32) (x2: [e]i32)`)."""
         loc = d.body.loc
+        written = self.written_params(f)
+        if written is not None:
+            sizes, types = written
+        else:
+            found = self.param_types(f)
+            if not found:
+                raise self.err(f'The parameter types of the entry point "{d.name}" cannot be inferred from its '
+                               f'definition; write its parameters with their types.', d.body.loc)
+            sizes, types = [], [self.type_exp(t, loc) for t in found]
         names = [f"x{i}" for i in range(len(types))]
-        params = list(d.params) + [P.PTyped(P.PName(n, loc), self.type_exp(t, loc), loc)
-                                   for n, t in zip(names, types)]
+        params = list(d.params) + [P.PTyped(P.PName(n, loc), t, loc) for n, t in zip(names, types)]
         body = P.mk_app(d.body, [P.Ident(loc, d.body.span, n) for n in names])
-        return dataclasses.replace(d, params=params, body=body)
+        return dataclasses.replace(d, size_params=list(d.size_params) + sizes, params=params, body=body)
+
+    def written_params(self, f: FunV):
+        """(size parameters, parameter types as written) that a partially applied user function still takes,
+        where each is written and none is a function, and its size parameters appear only among them; None
+        otherwise."""
+        if not (isinstance(f, Named) and f.kind == "user"):
+            return None
+        decl = self.funs[f.name].decl
+        pre = len(f.pre)
+        rest, given = decl.params[pre:], decl.params[:pre]
+        if not rest or not all(isinstance(p, P.PTyped) and not isinstance(p.type, P.FunTypeExp) for p in rest):
+            return None
+        named = {v for p in rest for k, v in type_dims(p.type) if k == "name"}
+        applied = {v for p in given if isinstance(p, P.PTyped) and not isinstance(p.type, P.FunTypeExp)
+                   for k, v in type_dims(p.type) if k == "name"}
+        if named & applied:  # a size the applied arguments bind
+            return None
+        return [(n, loc) for n, loc in decl.size_params if n in named], [p.type for p in rest]
 
     def param_types(self, f: FunV):
         """The checker types of the parameters a function value still takes, where they are known without
@@ -542,3 +566,16 @@ def _with_unknown_types(p):
         return P.PRecord([(name, loc, _with_unknown_types(q)) for name, loc, q in p.fields], p.loc)
     return P.PTyped(p, P.TypeExp([], "?", p.loc, p.loc), p.loc)
 
+
+def type_dims(te) -> list:
+    """Every dimension (kind, value) written in a type: around it, as its size arguments, and in its parts."""
+    if isinstance(te, P.FunTypeExp):
+        return type_dims(te.param) + type_dims(te.result)
+    if not isinstance(te, P.TypeExp):
+        return []
+    found = list(te.dims) + list(te.args)
+    if isinstance(te.base, list):
+        found += [d for t in te.base for d in type_dims(t)]
+    elif isinstance(te.base, P.RecordTypeExp):
+        found += [d for _, t in te.base.fields for d in type_dims(t)]
+    return found
