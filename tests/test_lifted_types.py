@@ -51,3 +51,13 @@ entry partial = common (\\ys k -> map (+ k) ys)
     np.testing.assert_array_equal(got, [15, 26])
     with pytest.raises(Exception, match="size"):
         run_entry(prog, "partial", [np.array([1, 2], np.int32), np.array([10], np.int32), np.array([0], np.int32)])
+
+
+def test_remaining_parameters_of_a_type_parameter_the_arguments_decide_are_not_taken_as_written():
+    """`entry sort b = radix_sort_int b i32.get_bit` (pbbs): its `xs: [n]t` names the type parameter that the
+    applied function decides, so the entry point's types are not known from the definition: that error, not an
+    unknown type."""
+    source = ("def sort [n] 't (bits: i32) (get: i32 -> t -> i32) (xs: [n]t) : [n]t = xs\n"
+              "entry main b = sort b i32.get_bit\n")
+    with pytest.raises(CompileError, match="cannot be inferred from its definition"):
+        source_program(source, "t.fut")

@@ -349,6 +349,8 @@ class Declarations:
         rest, given = decl.params[pre:], decl.params[:pre]
         if not rest or not all(isinstance(p, P.PTyped) and not isinstance(p.type, P.FunTypeExp) for p in rest):
             return None
+        if {name for name, _ in decl.type_params} & {name for p in rest for name in type_names(p.type)}:
+            return None  # a type parameter that the applied arguments decide (radix_sort_int b i32.get_bit)
         named = {v for p in rest for k, v in type_dims(p.type) if k == "name"}
         applied = {v for p in given if isinstance(p, P.PTyped) and not isinstance(p.type, P.FunTypeExp)
                    for k, v in type_dims(p.type) if k == "name"}
@@ -579,3 +581,16 @@ def type_dims(te) -> list:
     elif isinstance(te.base, P.RecordTypeExp):
         found += [d for _, t in te.base.fields for d in type_dims(t)]
     return found
+
+
+def type_names(te) -> list:
+    """Every type name written in a type (its base and its parts')."""
+    if isinstance(te, P.FunTypeExp):
+        return type_names(te.param) + type_names(te.result)
+    if not isinstance(te, P.TypeExp):
+        return []
+    if isinstance(te.base, list):
+        return [n for t in te.base for n in type_names(t)]
+    if isinstance(te.base, P.RecordTypeExp):
+        return [n for _, t in te.base.fields for n in type_names(t)]
+    return [te.base]
