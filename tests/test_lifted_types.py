@@ -53,11 +53,15 @@ entry partial = common (\\ys k -> map (+ k) ys)
         run_entry(prog, "partial", [np.array([1, 2], np.int32), np.array([10], np.int32), np.array([0], np.int32)])
 
 
-def test_remaining_parameters_of_a_type_parameter_the_arguments_decide_are_not_taken_as_written():
-    """`entry sort b = radix_sort_int b i32.get_bit` (pbbs): its `xs: [n]t` names the type parameter that the
-    applied function decides, so the entry point's types are not known from the definition: that error, not an
-    unknown type."""
-    source = ("def sort [n] 't (bits: i32) (get: i32 -> t -> i32) (xs: [n]t) : [n]t = xs\n"
+def test_a_type_parameter_that_the_applied_arguments_decide_is_theirs():
+    """`entry sort_i32 b = radix_sort_int b i32.get_bit` (pbbs): the remaining `xs: [n]t` takes t from the prelude
+    function given for `get: i32 -> t -> i32`; where nothing decides it, the entry point's types are not known
+    from its definition: that error, not an unknown type."""
+    source = ("def sort [n] 't (bits: i32) (get: i32 -> t -> i32) (xs: [n]t) : [n]t = map (\\x -> x) xs\n"
               "entry main b = sort b i32.get_bit\n")
+    prog = source_program(source, "t.fut")
+    got, = run_entry(prog, "main", [np.int32(3), np.array([5, 7], np.int32)])
+    np.testing.assert_array_equal(got, [5, 7])
+    undecided = "def sort [n] 't (bits: i32) (get: t -> i32) (xs: [n]t) : [n]t = xs\nentry main b = sort b (\\x -> 0)\n"
     with pytest.raises(CompileError, match="cannot be inferred from its definition"):
-        source_program(source, "t.fut")
+        source_program(undecided, "t.fut")

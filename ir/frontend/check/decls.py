@@ -349,14 +349,46 @@ class Declarations:
         rest, given = decl.params[pre:], decl.params[:pre]
         if not rest or not all(isinstance(p, P.PTyped) and not isinstance(p.type, P.FunTypeExp) for p in rest):
             return None
-        if {name for name, _ in decl.type_params} & {name for p in rest for name in type_names(p.type)}:
-            return None  # a type parameter that the applied arguments decide (radix_sort_int b i32.get_bit)
+        open_types = {name for name, _ in decl.type_params} & {name for p in rest for name in type_names(p.type)}
+        if open_types:  # type parameters that the applied arguments decide (radix_sort_int b i32.get_bit)
+            decided = self.decided_type_params(given, f.pre)
+            if not open_types <= set(decided):
+                return None
+            rest = [dataclasses.replace(p, type=with_type_names(p.type, decided)) for p in rest]
         named = {v for p in rest for k, v in type_dims(p.type) if k == "name"}
         applied = {v for p in given if isinstance(p, P.PTyped) and not isinstance(p.type, P.FunTypeExp)
                    for k, v in type_dims(p.type) if k == "name"}
         if named & applied:  # a size the applied arguments bind
             return None
         return [(n, loc) for n, loc in decl.size_params if n in named], [p.type for p in rest]
+
+    def decided_type_params(self, params, args) -> dict:
+        """{type parameter: the primitive type's name} that applied arguments decide: a prelude function given for
+        a parameter written as a function type (`get: i32 -> t -> i32` and i32.get_bit: t is i32), or a value of
+        a primitive type given for a parameter of type `t`."""
+        decided = {}
+
+        def match(te, t):
+            if isinstance(te, P.TypeExp) and isinstance(te.base, str) and not te.dims and not te.args \
+                    and isinstance(t, Scalar):
+                decided.setdefault(te.base, t.name)
+        for p, arg in zip(params, args):
+            if not isinstance(p, P.PTyped):
+                continue
+            value = arg.val
+            if isinstance(p.type, P.FunTypeExp) and isinstance(value, Named) and value.kind == "prelude" \
+                    and not value.pre:
+                found = prelude_lookup(tuple(value.name.split(".")))
+                parts, te = [], p.type
+                while isinstance(te, P.FunTypeExp):
+                    parts.append(te.param)
+                    te = te.result
+                if found is not None and len(parts) == len(found[0]):
+                    for part, t in zip(parts + [te], list(found[0]) + [found[1]]):
+                        match(part, t)
+            elif isinstance(value, V):
+                match(p.type, prune(value.t))
+        return decided
 
     def param_types(self, f: FunV):
         """The checker types of the parameters a function value still takes, where they are known without
@@ -594,3 +626,18 @@ def type_names(te) -> list:
     if isinstance(te.base, P.RecordTypeExp):
         return [n for _, t in te.base.fields for n in type_names(t)]
     return [te.base]
+
+
+def with_type_names(te, names: dict):
+    """The type with each type name in `names` replaced by its value."""
+    if isinstance(te, P.FunTypeExp):
+        return dataclasses.replace(te, param=with_type_names(te.param, names),
+                                   result=with_type_names(te.result, names))
+    if not isinstance(te, P.TypeExp):
+        return te
+    if isinstance(te.base, list):
+        return dataclasses.replace(te, base=[with_type_names(t, names) for t in te.base])
+    if isinstance(te.base, P.RecordTypeExp):
+        fields = [(n, with_type_names(t, names)) for n, t in te.base.fields]
+        return dataclasses.replace(te, base=P.RecordTypeExp(fields))
+    return dataclasses.replace(te, base=names.get(te.base, te.base))
