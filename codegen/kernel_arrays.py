@@ -12,8 +12,8 @@ from incflat.ir import source as S
 
 
 def unravel(flat: str, dims: tuple) -> list:
-    """The indices of the element at a row-major flat index (below the product of the dimensions, so that the
-    outermost index needs no remainder) in an array of these dimensions."""
+    """The indices of the element at a row-major flat index in an array of these dimensions: the outermost is the
+    quotient alone (no remainder: a flat index is below the product of the dimensions)."""
     idxs = []
     for k in range(len(dims)):
         inner = " * ".join(f"({d})" for d in dims[k + 1:])
@@ -103,7 +103,7 @@ class ArrayRules(KernelBase):
         """The same elements in row-major order: a copy by flat index."""
         src = self.env[e.arr.name]
         with self.flat_loop(dst.dims, group) as (f, idxs):
-            self.emit(f"{dst.elem(idxs)} = {src.elem(unravel(f, src.dims) if len(src.dims) > 1 else [f])};")
+            self.emit(f"{dst.elem(idxs)} = {src.elem(unravel(f, src.dims))};")
 
     def fill_array_lit(self, e: S.ArrayLit, dst: View, i: str, group: bool, loc):
         for k, a in enumerate(e.elems):

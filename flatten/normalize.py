@@ -506,6 +506,19 @@ def _g5_body(body: S.Body) -> S.Body:
 
 # ---- replicates inside maps are maps ----
 
+def _positions(width: S.Atom, names: NameSource, stms: list, base: str, checked=None, loc=None) -> S.Var:
+    """A fresh `iota width` bound in stms: the positions a map without other arrays maps over."""
+    positions = S.Var(names.fresh(base), array_of(I64, (S.dim_of(width),)))
+    stms.append(S.Stm((positions,), S.Iota(width, I64, checked), loc))
+    return positions
+
+
+def _with_inputs(e: S.Map, arrs: list, params: list, first: list) -> S.Map:
+    """The map over these arrays with these parameters, its body starting with the statements `first`."""
+    body = S.Body(tuple(first) + e.lam.body.stms, e.lam.body.result)
+    return dataclasses.replace(e, lam=dataclasses.replace(e.lam, params=tuple(params), body=body), arrs=tuple(arrs))
+
+
 def replicates_as_maps(prog: S.Program) -> S.Program:
     """Inside a map's lambda, `replicate n x` becomes `map (\\_ -> x) (iota n)`: a parallel statement that
     distribution (G6) makes a nest of its own, one thread an element, where a replicate would be run by each
@@ -522,8 +535,7 @@ def _replicates_body(body: S.Body, names: NameSource, in_map: bool) -> S.Body:
         inner = in_map or isinstance(e, S.Map)
         e = map_nested(e, lambda b: _replicates_body(b, names, inner))
         if in_map and isinstance(e, S.Replicate):
-            positions = S.Var(names.fresh("replicated_i"), array_of(I64, (S.dim_of(e.n),)))
-            stms.append(S.Stm((positions,), S.Iota(e.n, I64, e.checked), stm.loc))
+            positions = _positions(e.n, names, stms, "replicated_i", e.checked, stm.loc)
             ignored = S.Var(names.fresh("i"), I64)
             e = S.Map(e.n, S.Lambda((ignored,), S.Body((), (e.x,)), (e.x.type,)), (positions,))
         stms.append(S.Stm(stm.pat, e, stm.loc))
@@ -555,8 +567,7 @@ def _rotations_body(body: S.Body, rotations: dict, names: NameSource) -> S.Body:
 
 def _read_rotations(e: S.Map, rotations: dict, names: NameSource, stms: list) -> S.Map:
     """The map with each rotated input replaced by an iota of its width (bound in stms) and read by index."""
-    positions = S.Var(names.fresh("rotated_i"), array_of(I64, (S.dim_of(e.width),)))
-    stms.append(S.Stm((positions,), S.Iota(e.width, I64)))
+    positions = _positions(e.width, names, stms, "rotated_i")
     arrs, params, reads = [], [], []
     for arr, param in zip(e.arrs, e.lam.params):
         rotation = rotations.get(arr.name)
@@ -571,8 +582,7 @@ def _read_rotations(e: S.Map, rotations: dict, names: NameSource, stms: list) ->
                   S.Stm((param,), S.Index(rotation.arr, (wrapped,)))]
         arrs.append(positions)
         params.append(i)
-    body = S.Body(tuple(reads) + e.lam.body.stms, e.lam.body.result)
-    return dataclasses.replace(e, lam=dataclasses.replace(e.lam, params=tuple(params), body=body), arrs=tuple(arrs))
+    return _with_inputs(e, arrs, params, reads)
 
 
 # ---- maps over replicates ----
@@ -613,11 +623,8 @@ def _map_over_replicates(e: S.Map, replicated: dict, names: NameSource, stms: li
             arrs.append(arr)
             params.append(param)
     if not arrs:
-        positions = S.Var(names.fresh("replicated_i"), array_of(I64, (S.dim_of(e.width),)))
-        stms.append(S.Stm((positions,), S.Iota(e.width, I64)))
-        arrs, params = [positions], [S.Var(names.fresh("i"), I64)]
-    body = S.Body(tuple(binds) + e.lam.body.stms, e.lam.body.result)
-    return dataclasses.replace(e, lam=dataclasses.replace(e.lam, params=tuple(params), body=body), arrs=tuple(arrs))
+        arrs, params = [_positions(e.width, names, stms, "replicated_i")], [S.Var(names.fresh("i"), I64)]
+    return _with_inputs(e, arrs, params, binds)
 
 
 # ---- copy propagation ----

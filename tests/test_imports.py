@@ -82,7 +82,9 @@ def test_the_compile_cache_is_keyed_on_every_file_read(tmp_path):
     assert compiled.cache_key(main, main.read_text()) != before
     alone = tmp_path / "alone.fut"
     alone.write_text("entry main (x: i32) = x\n")
-    assert compiled.cache_key(alone, alone.read_text()) == compiled.cache_key(alone, alone.read_text())
+    key = compiled.cache_key(alone, alone.read_text())
+    (tmp_path / "util.fut").write_text("def quad (x: i32) = x\n")  # beside it, but not imported
+    assert compiled.cache_key(alone, alone.read_text()) == key
 
 
 PACKAGE_HELPERS = "lib/github.com/someone/helpers/helpers.fut"

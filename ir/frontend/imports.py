@@ -66,6 +66,8 @@ def program_files(text: str, file: str, parse_syntax) -> list[tuple[str, str]]:
     found, pending, seen = [(file, text)], [(file, text)], {os.path.normpath(file)}
     while pending:
         importer, source = pending.pop()
+        if "import" not in source:  # most programs: no parse for a cache key
+            continue
         try:
             decls = parse_syntax(source, importer)
         except CompileError:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 from incflat.ir.errors import CompileError
-from incflat.ir.frontend.syntax import FunTypeExp, TypeDecl, TypeExp
+from incflat.ir.frontend.syntax import TypeDecl, TypeExp, map_type
 
 
 def expand_lifted_types(decls) -> tuple:
@@ -50,17 +50,9 @@ def _instantiate(use: TypeExp, decl: TypeDecl):
         raise CompileError(f'"{decl.name}" takes {len(decl.size_params)} size arguments, but is given '
                            f"{len(use.args)}.", use.loc)
     sizes = {name: arg for (name, _), arg in zip(decl.size_params, use.args)}
-    return dataclasses.replace(_resize(decl.type, sizes, use.unique), loc=use.loc)  # errors point at the use
 
-
-def _resize(t, sizes: dict, unique: bool):
-    """t with the dimensions that name a size parameter replaced by its argument (and `*` of the use kept)."""
-    if isinstance(t, FunTypeExp):
-        return dataclasses.replace(t, param=_resize(t.param, sizes, False), result=_resize(t.result, sizes, False),
-                                   unique=t.unique or unique)
-    if isinstance(t, TypeExp):
-        dims = [sizes.get(v, (k, v)) if k == "name" else (k, v) for k, v in t.dims]
-        args = [sizes.get(v, (k, v)) if k == "name" else (k, v) for k, v in t.args]
-        base = [_resize(x, sizes, False) for x in t.base] if isinstance(t.base, list) else t.base
-        return dataclasses.replace(t, dims=dims, args=args, base=base, unique=t.unique or unique)
-    return t
+    def given(dims: list) -> list:
+        return [sizes.get(v, (k, v)) if k == "name" else (k, v) for k, v in dims]
+    expanded = map_type(decl.type, lambda t: dataclasses.replace(t, dims=given(t.dims), args=given(t.args)))
+    # errors point at the use, which may mark the type unique (`*`)
+    return dataclasses.replace(expanded, loc=use.loc, unique=expanded.unique or use.unique)

@@ -403,3 +403,30 @@ def mark_unsafe(node) -> None:
             if isinstance(x, Node) and isinstance(x.loc, Loc):
                 x.loc = replace(x.loc, unsafe=True)
             pending.extend(getattr(x, f.name) for f in fields(x) if f.name not in ("loc", "span"))
+
+
+# ---------------------------------------------------------------- types as written
+
+def type_parts(te) -> list:
+    """A type as written and every type written inside it (a function type's sides, a tuple's elements, a
+    record's fields): its TypeExp nodes, outermost first."""
+    if isinstance(te, FunTypeExp):
+        return type_parts(te.param) + type_parts(te.result)
+    if not isinstance(te, TypeExp):
+        return []
+    inner = te.base if isinstance(te.base, list) else \
+        [t for _, t in te.base.fields] if isinstance(te.base, RecordTypeExp) else []
+    return [te] + [part for t in inner for part in type_parts(t)]
+
+
+def map_type(te, f):
+    """The type with `f` applied to each of its TypeExp nodes (the inner ones first); function types stay."""
+    if isinstance(te, FunTypeExp):
+        return replace(te, param=map_type(te.param, f), result=map_type(te.result, f))
+    if not isinstance(te, TypeExp):
+        return te
+    if isinstance(te.base, list):
+        te = replace(te, base=[map_type(t, f) for t in te.base])
+    elif isinstance(te.base, RecordTypeExp):
+        te = replace(te, base=RecordTypeExp([(name, map_type(t, f)) for name, t in te.base.fields]))
+    return f(te)

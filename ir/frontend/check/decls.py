@@ -349,12 +349,14 @@ class Declarations:
         rest, given = decl.params[pre:], decl.params[:pre]
         if not rest or not all(isinstance(p, P.PTyped) and not isinstance(p.type, P.FunTypeExp) for p in rest):
             return None
-        open_types = {name for name, _ in decl.type_params} & {name for p in rest for name in type_names(p.type)}
+        open_types = {name for name, _ in decl.type_params} & {t.base for p in rest for t in P.type_parts(p.type)
+                                                               if isinstance(t.base, str)}
         if open_types:  # type parameters that the applied arguments decide (radix_sort_int b i32.get_bit)
             decided = self.decided_type_params(given, f.pre)
             if not open_types <= set(decided):
                 return None
-            rest = [dataclasses.replace(p, type=with_type_names(p.type, decided)) for p in rest]
+            rest = [dataclasses.replace(p, type=P.map_type(p.type, lambda t: dataclasses.replace(
+                t, base=decided.get(t.base, t.base)) if isinstance(t.base, str) else t)) for p in rest]
         named = {v for p in rest for k, v in type_dims(p.type) if k == "name"}
         applied = {v for p in given if isinstance(p, P.PTyped) and not isinstance(p.type, P.FunTypeExp)
                    for k, v in type_dims(p.type) if k == "name"}
@@ -602,42 +604,5 @@ def _with_unknown_types(p):
 
 
 def type_dims(te) -> list:
-    """Every dimension (kind, value) written in a type: around it, as its size arguments, and in its parts."""
-    if isinstance(te, P.FunTypeExp):
-        return type_dims(te.param) + type_dims(te.result)
-    if not isinstance(te, P.TypeExp):
-        return []
-    found = list(te.dims) + list(te.args)
-    if isinstance(te.base, list):
-        found += [d for t in te.base for d in type_dims(t)]
-    elif isinstance(te.base, P.RecordTypeExp):
-        found += [d for _, t in te.base.fields for d in type_dims(t)]
-    return found
-
-
-def type_names(te) -> list:
-    """Every type name written in a type (its base and its parts')."""
-    if isinstance(te, P.FunTypeExp):
-        return type_names(te.param) + type_names(te.result)
-    if not isinstance(te, P.TypeExp):
-        return []
-    if isinstance(te.base, list):
-        return [n for t in te.base for n in type_names(t)]
-    if isinstance(te.base, P.RecordTypeExp):
-        return [n for _, t in te.base.fields for n in type_names(t)]
-    return [te.base]
-
-
-def with_type_names(te, names: dict):
-    """The type with each type name in `names` replaced by its value."""
-    if isinstance(te, P.FunTypeExp):
-        return dataclasses.replace(te, param=with_type_names(te.param, names),
-                                   result=with_type_names(te.result, names))
-    if not isinstance(te, P.TypeExp):
-        return te
-    if isinstance(te.base, list):
-        return dataclasses.replace(te, base=[with_type_names(t, names) for t in te.base])
-    if isinstance(te.base, P.RecordTypeExp):
-        fields = [(n, with_type_names(t, names)) for n, t in te.base.fields]
-        return dataclasses.replace(te, base=P.RecordTypeExp(fields))
-    return dataclasses.replace(te, base=names.get(te.base, te.base))
+    """Every dimension (kind, value) written in a type: around it, as size arguments, and in its parts."""
+    return [d for t in P.type_parts(te) for d in (*t.dims, *t.args)]
