@@ -65,3 +65,11 @@ def test_a_type_parameter_that_the_applied_arguments_decide_is_theirs():
     undecided = "def sort [n] 't (bits: i32) (get: t -> i32) (xs: [n]t) : [n]t = xs\nentry main b = sort b (\\x -> 0)\n"
     with pytest.raises(CompileError, match="cannot be inferred from its definition"):
         source_program(undecided, "t.fut")
+
+
+def test_a_lifted_abbreviation_of_a_record_takes_its_size_arguments_in_the_fields():
+    source = ("type^ box [n] = {xs: [n]i32, f: i32}\n"
+              "def total [k] (b: box [k]) (ys: [k]i32) : [k]i32 = map2 (+) b.xs ys\n"
+              "entry main (xs: []i32) = total {xs, f = 1} xs\n")
+    got, = run_entry(source_program(source, "t.fut"), "main", [np.array([1, 2], np.int32)])
+    np.testing.assert_array_equal(got, [2, 4])
