@@ -32,6 +32,7 @@ from incflat.codegen.lower.interfaces import rename_interfaces
 from incflat.codegen.lower.iotas import sink_iotas
 from incflat.codegen.lower.postmaps import fuse_scan_postmaps
 from incflat.codegen.lower.prune import prune_unsupported
+from incflat.codegen.lower.thread_maps import inline_thread_maps
 from incflat.codegen.program import GeneratedProgram, generate, generated_text, verify_generated
 from incflat.flatten import normalize as N
 from incflat.flatten.incremental import flatten
@@ -92,6 +93,7 @@ STAGES = (
     Stage("sink_iotas", sink_iotas, T.Program, T.Program),  # a kernel computes the iotas it reads
     Stage("inline_cheap_maps", inline_cheap_maps, T.Program, T.Program),  # readers compute a few scalars a point
     Stage("fuse_scan_postmaps", fuse_scan_postmaps, T.Program, T.Program),  # a thread's scan maps as it goes
+    Stage("inline_thread_maps", inline_thread_maps, T.Program, T.Program),  # a thread recomputes cheap elements it reads
     Stage("prune_context", prune_context, T.Program, T.Program),  # kernels take only the arrays they read
     # the versions code generation cannot handle yet (code generation's `supports` says which)
     Stage("prune_unsupported", functools.partial(prune_unsupported, supports=supports), T.Program, T.Program),

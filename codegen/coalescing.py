@@ -16,14 +16,9 @@ from incflat.ir.analysis import free_in_exp
 from incflat.ir.types import Array
 
 
-def walks_rows(op: T.SegMap) -> bool:
-    """A segmap whose threads run the body alone (not a workgroup a point: the intra-group version)."""
-    return op.level == 1 and not T.level0_segops(op.body)
-
-
 def interleaved_results(op: T.SegMap) -> tuple[bool, ...]:
     """For each result, whether to allocate it interleaved: an array per thread, written by the thread."""
-    if not walks_rows(op):
+    if not T.walks_rows(op):
         return tuple(False for _ in op.types)
     return tuple(isinstance(t, Array) and t.rank > len(op.ctx) for t in op.types)
 
@@ -32,7 +27,7 @@ def coalesced_inputs(op: T.SegMap) -> dict[str, int]:
     """The host arrays to pass interleaved: name -> the number of context dimensions to put innermost. An
     array qualifies when the context indexes it at every level, outermost first, and the row each thread
     gets is traversed by the body (used other than by indexing single elements)."""
-    if not walks_rows(op):
+    if not T.walks_rows(op):
         return {}
     rows = T.whole_rows(op.ctx)
     return {rows[p.name].name: len(op.ctx) for p in op.ctx[-1].params

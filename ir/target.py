@@ -89,6 +89,11 @@ def level0_segops(body: Body) -> list:
     return found
 
 
+def walks_rows(op: SegMap) -> bool:
+    """A segmap whose threads run the body alone (not a workgroup a point: the intra-group version)."""
+    return op.level == 1 and not level0_segops(op.body)
+
+
 @dataclass(frozen=True)
 class Program(Functions):
     """A target program: entry points only (every call is inlined), holding segops and guards."""

@@ -113,7 +113,7 @@ def segmaps(source: str):
 
 
 def thread_per_row(source: str) -> T.SegMap:
-    per_row = [op for op in segmaps(source) if coalescing.walks_rows(op) and len(op.ctx) == 1]
+    per_row = [op for op in segmaps(source) if T.walks_rows(op) and len(op.ctx) == 1]
     assert per_row, "no thread-per-row version"
     return per_row[0]
 
