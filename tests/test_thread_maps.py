@@ -47,3 +47,15 @@ def test_the_generated_thread_kernel_writes_fewer_rows():
     before = pipeline.run(pipeline.compile(text, str(PROGRAM), until="fuse_scan_postmaps"), after="inline_thread_maps")
     after = pipeline.compile(text, str(PROGRAM))
     assert thread_kernel_scratch(after) < thread_kernel_scratch(before)
+
+
+def test_a_result_needing_three_rows_of_the_thread_stays_stored():
+    source = ("entry main [m][n] (xs: [m][n]f32) (ys: [m][n]f32) (zs: [m][n]f32) (w: [n]f32): [m]f32 =\n"
+              "  map3 (\\x y z -> let s = map4 (\\a b c d -> a + b + c + d) x y z w\n"
+              "                  let t = map2 (\\a d -> a * d) x w\n"
+              "                  in loop acc = 0 for i < n do acc + s[i] * t[i]) xs ys zs")
+    prog = pipeline.compile(source, "t.fut", until="inline_thread_maps")
+    (kernel,) = [e for e in walk_exps(prog.funs[0].body) if isinstance(e, T.SegMap) and T.walks_rows(e)
+                 and any(isinstance(s.exp, S.Map) for s in e.body.stms)]  # the thread version, not the last step
+    stored = [user_name(p.name) for s in kernel.body.stms if isinstance(s.exp, S.Map) for p in s.pat]
+    assert stored == ["s"], "s reads x, y and z (w is every thread's); t reads x alone"

@@ -9,9 +9,10 @@ every read of a map's result is a single element `xs[i]`, the `inline_thread_map
 by the statements that compute that element (the map's inputs read at `i`); the map keeps the other results,
 or goes.
 
-A result qualifies when it needs at most CHEAP_STATEMENTS scalar statements, is read at most one loop deeper
-than the map (a read inside a nested loop would recompute the element at every iteration), and the inputs it
-needs are not updated in place afterwards."""
+A result qualifies when it needs at most CHEAP_STATEMENTS scalar statements reading at most MOST_INPUTS
+arrays of the thread's own (rows its neighbours do not share), is read at most one loop deeper than the map
+(a read inside a nested loop would recompute the element at every iteration), and the inputs it needs are
+not updated in place afterwards."""
 
 import dataclasses
 
@@ -23,6 +24,8 @@ from incflat.ir.rename import NameSource, Renamer, all_names
 from incflat.ir.traverse import map_bodies, map_nested, nested
 from incflat.ir.types import Scalar
 
+MOST_INPUTS = 2  # of a thread's own: an element read k times costs k reads of each instead of 1 + k reads
+
 
 def inline_thread_maps(prog: T.Program) -> T.Program:
     """The inline_thread_maps stage (target IR to target IR)."""
@@ -33,19 +36,30 @@ def inline_thread_maps(prog: T.Program) -> T.Program:
 def _host_body(body: S.Body, names: NameSource) -> S.Body:
     def stm(s: S.Stm) -> S.Stm:
         if isinstance(s.exp, T.SegMap) and T.walks_rows(s.exp):
-            return S.Stm(s.pat, dataclasses.replace(s.exp, body=_thread_body(s.exp.body, names)), s.loc)
+            own = {p.name for p in s.exp.ctx[-1].params} | _bound(s.exp.body)
+            return S.Stm(s.pat, dataclasses.replace(s.exp, body=_thread_body(s.exp.body, own, names)), s.loc)
         if isinstance(s.exp, T.SEGOPS):
             return s
         return S.Stm(s.pat, map_nested(s.exp, lambda b: _host_body(b, names)), s.loc)
     return S.Body(tuple(stm(s) for s in body.stms), body.result)
 
 
-def _thread_body(body: S.Body, names: NameSource) -> S.Body:
+def _bound(body: S.Body) -> set:
+    """The names a body binds, nested bodies included."""
+    out = set()
+    for s in body.stms:
+        out |= {p.name for p in s.pat}
+        for inner in nested(s.exp):
+            out |= {v.name for v in inner.binds} | _bound(inner.body)
+    return out
+
+
+def _thread_body(body: S.Body, own: set, names: NameSource) -> S.Body:
     """A body a thread runs alone: its maps' qualifying results inlined into their readers, inner bodies first."""
-    stms = [S.Stm(s.pat, map_nested(s.exp, lambda b: _thread_body(b, names)), s.loc) for s in body.stms]
+    stms = [S.Stm(s.pat, map_nested(s.exp, lambda b: _thread_body(b, own, names)), s.loc) for s in body.stms]
     i = 0
     while i < len(stms):  # the list grows as reads are replaced
-        slices = _recomputable(stms[i], stms[i + 1:], body.result)
+        slices = _recomputable(stms[i], stms[i + 1:], body.result, own)
         if slices:
             stms[i + 1:] = _reads_replaced(stms[i + 1:], stms[i].exp, slices, names)
             stms[i] = _without(stms[i], slices)
@@ -53,8 +67,10 @@ def _thread_body(body: S.Body, names: NameSource) -> S.Body:
     return S.Body(tuple(s for s in stms if s is not None), body.result)
 
 
-def _recomputable(stm, after: list, result: tuple) -> dict:
-    """For a map, each result that qualifies: its name -> (the lambda statements it needs, the result atom)."""
+def _recomputable(stm, after: list, result: tuple, own: set) -> dict:
+    """For a map, each result that qualifies: its name -> (the lambda statements it needs, the result atom).
+    `own`: the names of the thread's own arrays (its innermost context rows and what its body binds), as
+    opposed to arrays its neighbours read too, whose reads the cache serves."""
     if stm is None or not isinstance(stm.exp, S.Map):
         return {}
     lam = stm.exp.lam
@@ -70,8 +86,9 @@ def _recomputable(stm, after: list, result: tuple) -> dict:
     for p, r, t in zip(stm.pat, lam.body.result, lam.ret):
         needed = _slice(lam.body.stms, r)
         uses = {a.name for s in needed for a in exp_atoms(s.exp) if isinstance(a, S.Var)} | _names((r,))
+        inputs = {input_of[n] for n in uses if n in input_of}
         if (isinstance(t, Scalar) and p.name not in deep and counts.get(p.name, 0) == reads.get(p.name, 0) > 0
-                and len(needed) <= CHEAP_STATEMENTS and not {input_of[n] for n in uses if n in input_of} & consumed):
+                and len(needed) <= CHEAP_STATEMENTS and len(inputs & own) <= MOST_INPUTS and not inputs & consumed):
             slices[p.name] = (needed, r)
     return slices
 
