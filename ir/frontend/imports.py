@@ -15,7 +15,7 @@ import dataclasses
 import os
 
 from incflat.ir.errors import CompileError
-from incflat.ir.frontend.syntax import Decl, Import
+from incflat.ir.frontend.syntax import Decl, Import, TypeDecl
 
 
 def imported_path(importer: str, path: str, loc) -> str:
@@ -50,7 +50,8 @@ def with_imports(decls: list, file: str, parse_syntax) -> tuple:
                 done.add(target)
                 splice(parse_syntax(read_source(target, d.loc), target), target, chain + (target,), True)
                 continue
-            other = defined.setdefault(d.name, file)
+            # (a module's declarations have names of their own: `M.f`; a module may shadow another)
+            other = defined.setdefault(d.name, file) if isinstance(d, (Decl, TypeDecl)) else file
             if other != file:
                 raise CompileError(f'"{d.name}" is defined in {other} and in {file}: incflat does not scope '
                                    f"imported names per file yet, so two files may not define one name.", d.name_loc)

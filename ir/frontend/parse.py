@@ -21,6 +21,7 @@ from lark.visitors import Transformer
 
 from incflat.ir.errors import CompileError
 from incflat.ir.source import Loc
+from incflat.ir.frontend.module_syntax import ModuleSyntax
 from incflat.ir.frontend.operators import OpSeq, fin
 from incflat.ir.frontend.syntax import (ArrayE, AscribeE, AssertE, Decl, ForIn, ForUpto, FunTypeExp,
                                        Ident, IfE, Import, IndexE, LambdaE, LetE, LetFunE, Lit, LoopE, NegE, Node,
@@ -31,7 +32,7 @@ from incflat.ir.frontend.syntax import (ArrayE, AscribeE, AssertE, Decl, ForIn, 
 # Futhark keywords that this subset does not have. They lex as NAME and are rejected here
 # with a clear message rather than as a confusing syntax error later.
 UNSUPPORTED_KEYWORDS = frozenset({
-    "match", "case", "module", "include", "val",
+    "match", "case",
 })
 
 # The parameter of an index section's lambda: not a valid identifier, so it cannot capture a user's name.
@@ -59,7 +60,7 @@ class _Attr:
         return None
 
 
-class ToSyntax(Transformer):
+class ToSyntax(ModuleSyntax, Transformer):
     def __init__(self, filename):
         super().__init__()
         self.filename = filename
@@ -78,7 +79,7 @@ class ToSyntax(Transformer):
     # ---- declarations
 
     def start(self, children):
-        return list(children)
+        return [d for d in children if d is not None]  # (a module type declares nothing that is kept)
 
     def fun_decl(self, c):
         c = [x for x in c if not isinstance(x, _Attr)]
@@ -145,12 +146,7 @@ class ToSyntax(Transformer):
 
     def import_decl(self, c):
         """`import "path"`, or `open import "path"`: the same while names are not scoped per file (imports.py)."""
-        keyword = c[0] if c[0] is not None else c[1]
-        return Import(str(c[-1])[1:-1], self.loc(keyword))
-
-    def open_module(self, c):
-        self.err('"open" of a module is not supported by incflat (modules are outside the subset); '
-                 '`open import "file"` is.', c[0])
+        return Import(str(c[-1])[1:-1], self.loc(c[0]))
 
     def size_param(self, c):
         return ("size", self.check_name(c[1]), self.loc(c[1]))
@@ -200,7 +196,7 @@ class ToSyntax(Transformer):
         return c[0]
 
     def type_name(self, c):
-        name, *args = c
+        name, *args = c  # (a module's type, `M.t`, is resolved by ir/frontend/modules.py)
         return TypeExp([], str(name), self.loc(name), self.loc(name), [(k, v) for k, v, _ in args])
 
     def tuple_type(self, c):
@@ -736,5 +732,6 @@ def parse(source: SourceText) -> Syntax:
     """The parse stage of the pipeline: the file's declarations, its imports' in place of each `import`."""
     from incflat.ir.frontend.imports import with_imports
     from incflat.ir.frontend.lifted import expand_lifted_types
+    from incflat.ir.frontend.modules import elaborate_modules
     decls = with_imports(parse_syntax(source.text, source.file), source.file, parse_syntax)
-    return Syntax(expand_lifted_types(decls), source.file, source.text)
+    return Syntax(expand_lifted_types(elaborate_modules(decls, parse_syntax)), source.file, source.text)

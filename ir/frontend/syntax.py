@@ -375,6 +375,57 @@ class TypeDecl:
 
 
 @dataclass
+class ModuleDecl:
+    """`module name (P: S) ... = body`: `params` are (name, Loc) pairs; a module type written is not kept
+    (ir/frontend/modules.py elaborates modules away)."""
+    name: str
+    name_loc: Loc
+    params: list
+    body: object  # a module expression: ModStruct, ModName or ModApply
+    loc: Loc
+
+
+@dataclass
+class OpenDecl:
+    """`open M`: the names of module M, unqualified, in the declarations after it."""
+    module: object  # a module expression
+    loc: Loc
+
+
+@dataclass
+class ModStruct:
+    decls: list
+    loc: Loc
+
+
+@dataclass
+class ModName:
+    parts: tuple  # `M`, `M.N`
+    loc: Loc
+
+
+@dataclass
+class ModImport:
+    """`import "path"` as a module expression: the file's declarations as a module."""
+    path: str
+    loc: Loc
+
+
+@dataclass
+class ModApply:
+    fn: object
+    arg: object
+    loc: Loc
+
+
+@dataclass
+class LocalOpenE(Node):
+    """`M.(e)`: e with the names of module M in scope (elaborated away before the checker)."""
+    module: tuple = ()
+    body: object = None
+
+
+@dataclass
 class Import:
     """`import "path"`: the declarations of path.fut, relative to the importing file (ir/frontend/imports.py)."""
     path: str

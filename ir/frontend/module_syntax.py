@@ -1,0 +1,56 @@
+"""The parse tree's module forms as syntax (a mixin of ir/frontend/parse.py's ToSyntax): module bindings,
+structures, names and applications, `open`, `M.(e)`. Module types and ascriptions are parsed and dropped: they
+are not checked (ir/frontend/modules.py elaborates the modules away; docs/language.md says what that means)."""
+
+from incflat.ir.frontend.syntax import Import, LocalOpenE, ModApply, ModImport, ModName, ModStruct, ModuleDecl, OpenDecl
+
+
+class ModuleSyntax:
+    """Mixin of ToSyntax: what the grammar's module rules give."""
+
+    def module_decl(self, c):
+        params = [x for x in c if isinstance(x, tuple) and x[0] == "module parameter"]
+        return ModuleDecl(self.check_name(c[1]), self.loc(c[1]), [(n, loc) for _, n, loc in params], c[-1],
+                          self.loc(c[0]))
+
+    def module_type_decl(self, c):
+        return None  # not checked: a module's ascription is transparent
+
+    def mod_param(self, c):
+        return ("module parameter", self.check_name(c[1]), self.loc(c[1]))
+
+    def mod_app(self, c):
+        out = c[0]
+        for arg in c[1:]:
+            out = ModApply(out, arg, out.loc)
+        return out
+
+    def mod_ascribe(self, c):
+        return c[0]
+
+    def mod_struct(self, c):
+        return ModStruct([d for d in c[1:-1] if d is not None], self.loc(c[0]))
+
+    def mod_name(self, c):
+        return ModName(tuple(str(c[0]).split(".")), self.loc(c[0]))
+
+    def mod_paren(self, c):
+        return c[1]
+
+    def mod_import(self, c):
+        return ModImport(str(c[1])[1:-1], self.loc(c[0]))
+
+    def open_module(self, c):
+        if isinstance(c[1], ModImport):  # `open import "path"`: an import (names are not scoped per file yet)
+            return Import(c[1].path, self.loc(c[0]))
+        return OpenDecl(c[1], self.loc(c[0]))
+
+    def local_open(self, c):
+        tok = c[0]
+        return LocalOpenE(self.loc(tok), self.span(tok, c[-1]), tuple(str(tok)[:-2].split(".")), c[1])
+
+    # module types: parsed, not kept
+    def mod_type(self, c):
+        return None
+
+    mod_type_with = functor_type = mod_type_refined = mod_type_atom = spec = mod_type
