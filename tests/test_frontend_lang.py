@@ -471,3 +471,18 @@ entry main [n] (k: i64) (xss: [n][]i32) (x: i32) =
          [xss, i32s(2, 3), i32s(1, 2), i32s(2, 3), np.int32(3)])
     with pytest.raises(CompileError, match=r"Cannot coerce an array of shape \[2\] to shape \[3\]"):
         run(src, "main", np.int64(3), xss, np.int32(1))
+
+
+def test_an_update_takes_an_open_expression_as_its_value():
+    src = ("entry main (xs: *[]i32) (c: bool) =\n"
+           "  let n = length xs in xs with [n - 1] = if c then 1 else let k = 2 in k * 4\n")
+    assert run(src, "main", np.array([5, 6], np.int32), True)[0].tolist() == [5, 1]
+    assert run(src, "main", np.array([5, 6], np.int32), False)[0].tolist() == [5, 8]
+
+
+def test_a_type_abbreviation_may_name_a_constant_size_and_type_tilde_is_an_abbreviation():
+    src = ("def N = 3i64\ntype vec = [N]f32\ntype~ row = []i32\n"
+           "def mk (x: f32) : vec = replicate N x\n"
+           "entry main (x: f32) (xs: []i32) : (f32, i32) = let v: vec = mk x let r: row = filter (> 0) xs\n"
+           "  in (f32.sum v, i32.sum r)\n")
+    assert [float(v) for v in run(src, "main", np.float32(2), np.array([1, -2, 3], np.int32))] == [6.0, 4.0]

@@ -140,6 +140,11 @@ class ToSyntax(ModuleSyntax, Transformer):
         decl.lifted = True
         return decl
 
+    def size_lifted_type_decl(self, c):
+        """`type~ name [n] = t`: a type whose sizes may be unknown (`[]`); a plain abbreviation here, as incflat
+        checks unknown sizes where they are used."""
+        return self.type_decl(c)
+
     def local_decl(self, c):
         """`local def ...`: the declaration, visible to the files that import this one too (imports.py)."""
         return c[1]

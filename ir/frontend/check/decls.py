@@ -67,7 +67,7 @@ class Declarations:
         params = {n for n, _ in d.size_params}
 
         def dimfn(kind, v, loc):
-            if kind == "name" and v not in params:
+            if kind == "name" and v not in params and not self.size_constant(v):
                 raise self.err(f'Unknown size "{v}" in the definition of type "{d.name}"; declare it as a '
                                f'size parameter: type {d.name} [{v}] = ...', loc)
             if kind == "exp":
