@@ -78,3 +78,7 @@ def test_errors_are_located(text, message, where):
 def test_a_parameter_may_have_the_name_of_its_type():
     text = "module D = { type date = i32 def next (date: date) : date = date + 1 }\nentry main (x: i32) = D.next x\n"
     assert run(text, np.int32(4))[0] == 5
+
+
+def test_a_prelude_module_type_without_any_module_declared():
+    assert run("entry main (x: f64.t) : i32.t = i32.f64 x\n", np.float64(2.5))[0] == 2

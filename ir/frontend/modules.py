@@ -78,15 +78,16 @@ class Env:
 
 
 def uses_modules(decls) -> bool:
-    """Whether a program declares, opens or locally opens a module (the others are left as they are)."""
-    def local_open(x) -> bool:
-        if isinstance(x, P.LocalOpenE):
+    """Whether a program declares, opens or locally opens a module, or names a module's type (`f64.t`); the
+    others are left as they are."""
+    def qualified(x) -> bool:
+        if isinstance(x, P.LocalOpenE) or (isinstance(x, P.TypeExp) and isinstance(x.base, str) and "." in x.base):
             return True
         if isinstance(x, (list, tuple)):
-            return any(local_open(y) for y in x)
+            return any(qualified(y) for y in x)
         return is_dataclass(x) and not isinstance(x, type) and any(
-            local_open(getattr(x, f.name)) for f in fields(x) if f.name not in ("loc", "span"))
-    return any(isinstance(d, (P.ModuleDecl, P.OpenDecl)) for d in decls) or local_open(list(decls))
+            qualified(getattr(x, f.name)) for f in fields(x) if f.name not in ("loc", "span"))
+    return any(isinstance(d, (P.ModuleDecl, P.OpenDecl)) for d in decls) or qualified(list(decls))
 
 
 def elaborate_modules(decls, parse_syntax) -> tuple:
