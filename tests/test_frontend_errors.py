@@ -61,7 +61,7 @@ BAD = [
     ('entry main (x: i32) = f32.recip x', 1, 33, ['"f32.recip"', 'f32', 'i32']),
     ("def same 't (x: t) (y: t): t = x\nentry main (a: i32) (b: f32) = same a b", 2, 39, ['"y"', 'i32', 'f32']),
     ("entry main 't (a: t): t = a", 1, 12, ['"main"', 'type parameters']),
-    ("type pair 'a = (a, a)", 1, 11, ['type parameters', "'a"]),
+    ("type pair 'a = (a, a)\ndef f (x: pair) = 1i32", 2, 11, ['type parameters', "'a"]),
     ('def f [n] (xs: [n*2]i32): i32 = 0', 1, 8, ['"n"', 'not used', '[n]']),
     ('def f [n] (a: [n]i32) (xs: [n*2f32]i32): i32 = 0', 1, 30, ['"*"', 'i64', 'f32']),
     ('def f [n] (x: i32): i32 = x', 1, 8, ['"n"', 'not used']),

@@ -118,7 +118,9 @@ class _Elaborator:
             elif isinstance(d, P.TypeDecl):
                 flat = prefix + d.name
                 locals_ = frozenset(n for n, _ in d.size_params)
+                self.type_params = frozenset(n for n, _ in d.type_params)
                 self.out.append(replace(d, name=flat, type=self.type(d.type, env, locals_)))
+                self.type_params = frozenset()
                 env.types[d.name] = flat
             elif isinstance(d, P.ModuleDecl):
                 if d.params:

@@ -125,11 +125,9 @@ class ToSyntax(ModuleSyntax, Transformer):
         c = [x for x in c if not isinstance(x, _Attr)]
         kw, name = c[0], c[1]
         self.check_name(name)
-        for x in c[2:-2]:
-            if x[0] == "type":
-                self.err(f"Type abbreviations with type parameters ('{x[1]}) are not supported by incflat.", x[2])
-        sizes = [(x[1], x[2]) for x in c[2:-2]]
-        return TypeDecl(str(name), self.loc(name), sizes, c[-1], self.loc(kw))
+        sizes = [(x[1], x[2]) for x in c[2:-2] if x[0] != "type"]
+        type_params = [(x[1], x[2]) for x in c[2:-2] if x[0] == "type"]
+        return TypeDecl(str(name), self.loc(name), sizes, c[-1], self.loc(kw), type_params=type_params)
 
     def lifted_type_decl(self, c):
         """`type^ name [n] = t`, which may be a function type: expanded where it is used (lifted.py)."""
@@ -203,6 +201,24 @@ class ToSyntax(ModuleSyntax, Transformer):
     def type_name(self, c):
         name, *args = c  # (a module's type, `M.t`, is resolved by ir/frontend/modules.py)
         return TypeExp([], str(name), self.loc(name), self.loc(name), [(k, v) for k, v, _ in args])
+
+    def type_app(self, c):
+        """`vector f32`: a parametric type applied (the checker refuses it where it is used; a parametric
+        module's body is only checked where the module is applied)."""
+        name, *rest = c
+        args = [x for x in rest if isinstance(x, tuple)]
+        te = TypeExp([], str(name), self.loc(name), self.loc(name), [(k, v) for k, v, _ in args])
+        te.type_args = [x for x in rest if not isinstance(x, tuple)]
+        return te
+
+    def type_arg(self, c):
+        tok = c[0]
+        if tok.type in ("NAME", "QUALNAME"):
+            return TypeExp([], str(tok), self.loc(tok), self.loc(tok))
+        if tok.type == "LBRACE":
+            return self.record_type(c)
+        types = [x for x in c if isinstance(x, TypeExp)]
+        return types[0] if len(types) == 1 else TypeExp([], types, self.loc(tok), self.loc(tok))
 
     def tuple_type(self, c):
         elems = [x for x in c[1:] if isinstance(x, TypeExp)]

@@ -51,6 +51,7 @@ class TypeExp:
     base_loc: Loc = field(repr=False)
     args: list = field(default_factory=list)
     unique: bool = False
+    type_args: list = field(default_factory=list)  # `vector f32`: parsed, refused by the checker
 
     @property
     def prim(self):  # the base name, for messages
@@ -372,6 +373,7 @@ class TypeDecl:
     type: TypeExp
     loc: Loc
     lifted: bool = False  # `type^`: may name a function type (ir/frontend/lifted.py expands it where used)
+    type_params: list = field(default_factory=list)  # `type vector 'a`: refused where it is used
 
 
 @dataclass
@@ -476,6 +478,8 @@ def map_type(te, f):
         return replace(te, param=map_type(te.param, f), result=map_type(te.result, f))
     if not isinstance(te, TypeExp):
         return te
+    if te.type_args:
+        te = replace(te, type_args=[map_type(t, f) for t in te.type_args])
     if isinstance(te.base, list):
         te = replace(te, base=[map_type(t, f) for t in te.base])
     elif isinstance(te.base, RecordTypeExp):

@@ -233,6 +233,9 @@ class Checker(Uniqueness, Declarations, Lowering, Records, Operators, ArrayExpre
         if isinstance(te, P.FunTypeExp):
             raise self.err("A function type can only be the type of a parameter of a function (incflat then "
                            "inlines the function at each call).", te.loc)
+        if te.type_args:
+            raise self.err(f'"{te.base}" is applied to a type: parametric types are not supported by incflat.',
+                           te.base_loc)
         dims = [dimfn(k, v, te.loc) for k, v in te.dims]
         if isinstance(te.base, list):
             base = Tuple(tuple(self.resolve_type(x, dimfn, where) for x in te.base))
@@ -245,6 +248,9 @@ class Checker(Uniqueness, Declarations, Lowering, Records, Operators, ArrayExpre
             base = record_type([(name, self.resolve_type(x, dimfn, where)) for name, x in te.base.fields])
         elif te.base in self.types:
             td = self.types[te.base]
+            if td.type_params:
+                raise self.err(f'The type "{te.base}" has type parameters (\'{td.type_params[0][0]}): parametric '
+                               f'types are not supported by incflat.', te.base_loc)
             if len(te.args) != len(td.size_params):
                 raise self.err(f'The type "{te.base}" takes {len(td.size_params)} size argument'
                                f'{"s" if len(td.size_params) != 1 else ""}, but is given {len(te.args)}.',

@@ -64,6 +64,9 @@ class Declarations:
             raise self.err(f'Cannot redefine the primitive type "{d.name}".', d.name_loc)
         if d.name in self.types:
             raise self.err(f'Duplicate definition of the type "{d.name}".', d.name_loc)
+        if d.type_params:  # refused where it is used (a library may declare one that a program never uses)
+            self.types[d.name] = d
+            return
         params = {n for n, _ in d.size_params}
 
         def dimfn(kind, v, loc):
