@@ -91,3 +91,11 @@ def test_a_parametric_type_is_refused_where_it_is_used_only():
     assert "parametric types are not supported" in str(e) and (e.loc.line, e.loc.col) == (2, 16), str(e)
     e = error("type pair 'a = (a, a)\ndef f (x: pair) : i32 = 1\nentry main (x: i32) : i32 = f (x, x)\n")
     assert "has type parameters ('a)" in str(e) and (e.loc.line, e.loc.col) == (2, 11), str(e)
+
+
+def test_a_local_declaration_stays_inside_its_module():
+    """Futhark's tests/modules/local0.fut: the opened module's local x does not replace the outer x."""
+    assert run("def x = 1i32\nopen {local def x = 2i32 def y = x + 10}\nentry main (z: i32) = x + y + z\n",
+               np.int32(100))[0] == 1 + 12 + 100
+    e = error("module M = { local def h = 1i32 def g = h }\nentry main (x: i32) = M.h + x\n")
+    assert 'module M does not define "h"' in str(e)

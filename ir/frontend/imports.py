@@ -15,7 +15,7 @@ import dataclasses
 import os
 
 from incflat.ir.errors import CompileError
-from incflat.ir.frontend.syntax import Decl, Import, TypeDecl
+from incflat.ir.frontend.syntax import Decl, Import, LocalDecl, TypeDecl
 
 
 def imported_path(importer: str, path: str, loc) -> str:
@@ -51,11 +51,15 @@ def with_imports(decls: list, file: str, parse_syntax) -> tuple:
                 splice(parse_syntax(read_source(target, d.loc), target), target, chain + (target,), True)
                 continue
             # (a module's declarations have names of their own: `M.f`; a module may shadow another)
-            other = defined.setdefault(d.name, file) if isinstance(d, (Decl, TypeDecl)) else file
+            inner = d.decl if isinstance(d, LocalDecl) else d
+            other = defined.setdefault(inner.name, file) if isinstance(inner, (Decl, TypeDecl)) else file
             if other != file:
-                raise CompileError(f'"{d.name}" is defined in {other} and in {file}: incflat does not scope '
-                                   f"imported names per file yet, so two files may not define one name.", d.name_loc)
-            out.append(dataclasses.replace(d, entry=False) if imported and isinstance(d, Decl) and d.entry else d)
+                raise CompileError(f'"{inner.name}" is defined in {other} and in {file}: incflat does not scope '
+                                   f"imported names per file yet, so two files may not define one name.",
+                                   inner.name_loc)
+            if imported and isinstance(inner, Decl) and inner.entry:
+                inner = dataclasses.replace(inner, entry=False)
+            out.append(LocalDecl(inner) if isinstance(d, LocalDecl) else inner)
 
     splice(decls, file, (os.path.normpath(file),), False)
     return tuple(out)

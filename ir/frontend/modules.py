@@ -52,6 +52,7 @@ class Env:
         self.parent = parent
         self.values, self.types, self.modules = {}, {}, {}
         self.prims = []  # the prelude modules opened here
+        self.hidden = set()  # (kind, name) bound by a `local` declaration: not part of the module
 
     def find(self, kind: str, name: str):
         env = self
@@ -74,7 +75,12 @@ class Env:
         self.modules.update(m.modules)
 
     def struct(self) -> Struct:
-        return Struct(dict(self.values), dict(self.types), dict(self.modules))
+        def shown(kind):
+            return {n: v for n, v in getattr(self, kind).items() if (kind, n) not in self.hidden}
+        return Struct(shown("values"), shown("types"), shown("modules"))
+
+    def bindings(self) -> set:
+        return {(kind, n, id(v)) for kind in ("values", "types", "modules") for n, v in getattr(self, kind).items()}
 
 
 def uses_modules(decls) -> bool:
@@ -94,7 +100,7 @@ def elaborate_modules(decls, parse_syntax) -> tuple:
     """The declarations with every module elaborated away (see the module's docstring); `parse_syntax` parses a
     file imported as a module."""
     if not uses_modules(decls):
-        return tuple(decls)
+        return tuple(d.decl if isinstance(d, P.LocalDecl) else d for d in decls)
     out = []
     _Elaborator(out, parse_syntax).decls(decls, Env(), "")
     return tuple(out)
@@ -111,32 +117,41 @@ class _Elaborator:
 
     def decls(self, decls, env: Env, prefix: str):
         for d in decls:
-            if isinstance(d, P.Decl):
-                flat = prefix + d.name
-                self.out.append(self.fun(d, env, flat, entry=d.entry and not prefix))
-                env.values[d.name] = flat
-            elif isinstance(d, P.TypeDecl):
-                flat = prefix + d.name
-                locals_ = frozenset(n for n, _ in d.size_params)
-                self.type_params = frozenset(n for n, _ in d.type_params)
-                self.out.append(replace(d, name=flat, type=self.type(d.type, env, locals_)))
-                self.type_params = frozenset()
-                env.types[d.name] = flat
-            elif isinstance(d, P.ModuleDecl):
-                if d.params:
-                    env.modules[d.name] = Functor(tuple(d.params), d.body, env)
-                else:
-                    env.modules[d.name] = self.module(d.body, env, prefix + d.name + ".")
-            elif isinstance(d, P.OpenDecl):
-                m = self.module(d.module, env, self.fresh_prefix(prefix))
-                if not isinstance(m, (Struct, PrimModule)):
-                    raise CompileError("Only a module, not a parametric one, can be opened.", d.loc)
-                if isinstance(m, Struct):
-                    env.open(m)
-                else:
-                    env.prims.append(m.name)
-            else:  # pragma: no cover - the parser makes no other declaration
-                raise TypeError(f"unexpected declaration {d!r}")
+            before = env.bindings()
+            self.decl(d.decl if isinstance(d, P.LocalDecl) else d, env, prefix)
+            changed = {(kind, n) for kind, n, _ in env.bindings() - before}
+            if isinstance(d, P.LocalDecl):
+                env.hidden |= changed
+            else:
+                env.hidden -= changed
+
+    def decl(self, d, env: Env, prefix: str):
+        if isinstance(d, P.Decl):
+            flat = prefix + d.name
+            self.out.append(self.fun(d, env, flat, entry=d.entry and not prefix))
+            env.values[d.name] = flat
+        elif isinstance(d, P.TypeDecl):
+            flat = prefix + d.name
+            locals_ = frozenset(n for n, _ in d.size_params)
+            self.type_params = frozenset(n for n, _ in d.type_params)
+            self.out.append(replace(d, name=flat, type=self.type(d.type, env, locals_)))
+            self.type_params = frozenset()
+            env.types[d.name] = flat
+        elif isinstance(d, P.ModuleDecl):
+            if d.params:
+                env.modules[d.name] = Functor(tuple(d.params), d.body, env)
+            else:
+                env.modules[d.name] = self.module(d.body, env, prefix + d.name + ".")
+        elif isinstance(d, P.OpenDecl):
+            m = self.module(d.module, env, self.fresh_prefix(prefix))
+            if not isinstance(m, (Struct, PrimModule)):
+                raise CompileError("Only a module, not a parametric one, can be opened.", d.loc)
+            if isinstance(m, Struct):
+                env.open(m)
+            else:
+                env.prims.append(m.name)
+        else:  # pragma: no cover - the parser makes no other declaration
+            raise TypeError(f"unexpected declaration {d!r}")
 
     def fresh_prefix(self, prefix: str) -> str:
         self.anonymous += 1

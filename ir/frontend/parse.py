@@ -23,7 +23,7 @@ from incflat.ir.errors import CompileError
 from incflat.ir.source import Loc
 from incflat.ir.frontend.module_syntax import ModuleSyntax
 from incflat.ir.frontend.operators import OpSeq, fin
-from incflat.ir.frontend.syntax import (ArrayE, AscribeE, AssertE, Decl, ForIn, ForUpto, FunTypeExp,
+from incflat.ir.frontend.syntax import (LocalDecl, ArrayE, AscribeE, AssertE, Decl, ForIn, ForUpto, FunTypeExp,
                                        Ident, IfE, Import, IndexE, LambdaE, LetE, LetFunE, Lit, LoopE, NegE, Node,
                                        NotE, ParamE, PName, PRecord, PTuple, PTyped, PWild, ProjE, QualIdent, RangeE,
                                        RecordE, RecordTypeExp, RecordUpdateE, SectionE, SliceI, SourceText, Syntax,
@@ -144,8 +144,8 @@ class ToSyntax(ModuleSyntax, Transformer):
         return self.type_decl(c)
 
     def local_decl(self, c):
-        """`local def ...`: the declaration, visible to the files that import this one too (imports.py)."""
-        return c[1]
+        """`local d`: hidden outside the module that holds it (ir/frontend/modules.py)."""
+        return LocalDecl(c[1]) if c[1] is not None else None
 
     def import_decl(self, c):
         """`import "path"`, or `open import "path"`: the same while names are not scoped per file (imports.py)."""

@@ -388,6 +388,13 @@ class ModuleDecl:
 
 
 @dataclass
+class LocalDecl:
+    """`local d`: d, visible to the declarations after it in its file or module but not outside the module (a
+    top-level one is an ordinary declaration: names are not scoped per file yet)."""
+    decl: object
+
+
+@dataclass
 class OpenDecl:
     """`open M`: the names of module M, unqualified, in the declarations after it."""
     module: object  # a module expression
