@@ -99,3 +99,10 @@ def test_a_local_declaration_stays_inside_its_module():
                np.int32(100))[0] == 1 + 12 + 100
     e = error("module M = { local def h = 1i32 def g = h }\nentry main (x: i32) = M.h + x\n")
     assert 'module M does not define "h"' in str(e)
+
+
+def test_a_module_lambda_and_a_module_shadowing_one_of_its_name():
+    text = ("module F = \\(P: { val k: i32 }) -> { def add (x: i32) = x + P.k }\n"
+            "module M = { type t = i32 def v = 1i32 }\nmodule M = { type t = i32 def v = M.v + 1 }\n"
+            "module A = F { def k = 5i32 }\nentry main (x: M.t) = A.add x + M.v\n")
+    assert run(text, np.int32(1))[0] == 1 + 5 + 2

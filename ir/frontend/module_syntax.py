@@ -2,7 +2,7 @@
 structures, names and applications, `open`, `M.(e)`. Module types and ascriptions are parsed and dropped: they
 are not checked (ir/frontend/modules.py elaborates the modules away; docs/language.md says what that means)."""
 
-from incflat.ir.frontend.syntax import Import, LocalOpenE, ModApply, ModImport, ModName, ModStruct, ModuleDecl, OpenDecl
+from incflat.ir.frontend.syntax import Import, LocalOpenE, ModApply, ModImport, ModLambda, ModName, ModStruct, ModuleDecl, OpenDecl
 
 
 class ModuleSyntax:
@@ -36,6 +36,10 @@ class ModuleSyntax:
 
     def mod_paren(self, c):
         return c[1]
+
+    def mod_lambda(self, c):
+        params = [(n, loc) for x in c if isinstance(x, tuple) and x[0] == "module parameter" for _, n, loc in [x]]
+        return ModLambda(params, c[-1], self.loc(c[0]))
 
     def mod_import(self, c):
         return ModImport(str(c[1])[1:-1], self.loc(c[0]))

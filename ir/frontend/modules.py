@@ -111,6 +111,7 @@ class _Elaborator:
         self.out = out
         self.parse_syntax = parse_syntax
         self.anonymous = 0
+        self.paths = set()  # the modules' paths so far (their declarations' names start with them)
         self.type_params = frozenset()  # the type parameters of the declaration being resolved
 
     # ---- declarations and module expressions
@@ -141,7 +142,11 @@ class _Elaborator:
             if d.params:
                 env.modules[d.name] = Functor(tuple(d.params), d.body, env)
             else:
-                env.modules[d.name] = self.module(d.body, env, prefix + d.name + ".")
+                path = prefix + d.name
+                if path in self.paths:  # a module that shadows one of the same name: declarations of its own
+                    path = f"{path}_{len(self.paths)}"
+                self.paths.add(path)
+                env.modules[d.name] = self.module(d.body, env, path + ".")
         elif isinstance(d, P.OpenDecl):
             m = self.module(d.module, env, self.fresh_prefix(prefix))
             if not isinstance(m, (Struct, PrimModule)):
@@ -164,6 +169,8 @@ class _Elaborator:
             return inner.struct()
         if isinstance(me, P.ModName):
             return self.module_path(me.parts, env, me.loc)
+        if isinstance(me, P.ModLambda):
+            return Functor(tuple(me.params), me.body, env)
         if isinstance(me, P.ModImport):
             path = imported_path(me.loc.file, me.path, me.loc)
             decls = with_imports(self.parse_syntax(read_source(path, me.loc), path), path, self.parse_syntax)

@@ -421,6 +421,14 @@ class ModImport:
 
 
 @dataclass
+class ModLambda:
+    """`\\(P: S) -> body`: a parametric module as an expression."""
+    params: list  # (name, Loc) pairs
+    body: object
+    loc: Loc
+
+
+@dataclass
 class ModApply:
     fn: object
     arg: object
