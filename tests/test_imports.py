@@ -111,3 +111,12 @@ def test_open_import_is_an_import_and_open_of_an_unknown_module_is_located(tmp_p
     assert run_entry(source_program(main.read_text(), str(main)), "main", [np.int32(4)])[0] == 8
     e = compile_error(tmp_path / "module.fut")
     assert 'Unknown module "perm"' in str(e) and (e.loc.line, e.loc.col) == (1, 6)
+
+
+def test_a_local_import_is_an_import(tmp_path):
+    """pbbs's sorts library: `local import "../segmented/segmented"` (a traceback before)."""
+    write(tmp_path, {"lib/seg.fut": "def twice (x: i32) = x * 2\n",
+                     "lib/sort.fut": 'local import "seg"\ndef quad (x: i32) = twice (twice x)\n',
+                     "main.fut": 'import "lib/sort"\nentry main (x: i32) = quad x\n'})
+    main = tmp_path / "main.fut"
+    assert run_entry(source_program(main.read_text(), str(main)), "main", [np.int32(3)])[0] == 12

@@ -106,3 +106,8 @@ def test_a_module_lambda_and_a_module_shadowing_one_of_its_name():
             "module M = { type t = i32 def v = 1i32 }\nmodule M = { type t = i32 def v = M.v + 1 }\n"
             "module A = F { def k = 5i32 }\nentry main (x: M.t) = A.add x + M.v\n")
     assert run(text, np.int32(1))[0] == 1 + 5 + 2
+
+
+def test_local_modules_and_opens_at_the_top_level():
+    text = "local module M = { def k = 2i32 }\nlocal open M\nentry main (x: i32) = x * k + M.k\n"
+    assert run(text, np.int32(5))[0] == 12

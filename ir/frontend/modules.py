@@ -93,7 +93,8 @@ def uses_modules(decls) -> bool:
             return any(qualified(y) for y in x)
         return is_dataclass(x) and not isinstance(x, type) and any(
             qualified(getattr(x, f.name)) for f in fields(x) if f.name not in ("loc", "span"))
-    return any(isinstance(d, (P.ModuleDecl, P.OpenDecl)) for d in decls) or qualified(list(decls))
+    return any(isinstance(d.decl if isinstance(d, P.LocalDecl) else d, (P.ModuleDecl, P.OpenDecl))
+               for d in decls) or qualified(list(decls))
 
 
 def elaborate_modules(decls, parse_syntax) -> tuple:

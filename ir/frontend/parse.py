@@ -144,8 +144,11 @@ class ToSyntax(ModuleSyntax, Transformer):
         return self.type_decl(c)
 
     def local_decl(self, c):
-        """`local d`: hidden outside the module that holds it (ir/frontend/modules.py)."""
-        return LocalDecl(c[1]) if c[1] is not None else None
+        """`local d`: hidden outside the module that holds it (ir/frontend/modules.py); `local import` is an
+        import (names are not scoped per file yet)."""
+        if c[1] is None or isinstance(c[1], Import):
+            return c[1]
+        return LocalDecl(c[1])
 
     def import_decl(self, c):
         """`import "path"`, or `open import "path"`: the same while names are not scoped per file (imports.py)."""
