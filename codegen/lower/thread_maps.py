@@ -17,6 +17,7 @@ not updated in place afterwards."""
 import dataclasses
 
 from incflat.codegen.lower.cheap_maps import CHEAP, CHEAP_STATEMENTS
+from incflat.flatten.nests import names_of
 from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.analysis import exp_atoms, use_counts
@@ -85,8 +86,7 @@ def _recomputable(stm, after: list, result: tuple, own: set) -> dict:
     slices = {}
     for p, r, t in zip(stm.pat, lam.body.result, lam.ret):
         needed = _slice(lam.body.stms, r)
-        uses = {a.name for s in needed for a in exp_atoms(s.exp) if isinstance(a, S.Var)} | _names((r,))
-        inputs = {input_of[n] for n in uses if n in input_of}
+        inputs = {input_of[n] for n in _reads_of(needed, r) if n in input_of}
         if (isinstance(t, Scalar) and p.name not in deep and counts.get(p.name, 0) == reads.get(p.name, 0) > 0
                 and len(needed) <= CHEAP_STATEMENTS and len(inputs & own) <= MOST_INPUTS and not inputs & consumed):
             slices[p.name] = (needed, r)
@@ -106,8 +106,9 @@ def _without(stm: S.Stm, slices: dict) -> "S.Stm | None":
     return S.Stm(tuple(stm.pat[k] for k in kept), dataclasses.replace(e, lam=lam), stm.loc)
 
 
-def _names(atoms) -> set:
-    return {a.name for a in atoms if isinstance(a, S.Var)}
+def _reads_of(needed: tuple, result) -> set:
+    """The names a result's slice reads (the lambda's parameters among them)."""
+    return {n for s in needed for n in names_of(exp_atoms(s.exp))} | names_of((result,))
 
 
 def _count_reads(stms, made: set, reads: dict, depth: int) -> set:
@@ -136,7 +137,7 @@ def _consumed(stms) -> set:
         elif isinstance(e, (S.Scatter, S.Hist)):
             out.add(e.dest.name)
         elif isinstance(e, S.Loop):
-            out |= {a.name for a in e.init if isinstance(a, S.Var)}
+            out |= names_of(e.init)
         for inner in nested(e):
             out |= _consumed(inner.body.stms)
     return out
@@ -144,12 +145,12 @@ def _consumed(stms) -> set:
 
 def _slice(stms: tuple, result) -> tuple:
     """The statements of `stms` that `result` depends on, in order."""
-    needed = {result.name} if isinstance(result, S.Var) else set()
+    needed = names_of((result,))
     kept = []
     for s in reversed(stms):
         if any(p.name in needed for p in s.pat):
             kept.append(s)
-            needed |= {a.name for a in exp_atoms(s.exp) if isinstance(a, S.Var)}
+            needed |= names_of(exp_atoms(s.exp))
     return tuple(reversed(kept))
 
 
@@ -173,7 +174,7 @@ def _element(read: S.Stm, m: S.Map, piece: tuple, names: NameSource) -> list:
     """The statements computing `read`'s element: the inputs the slice uses read at the index (with the read's
     position, for its bounds check), the slice renamed, the result bound to the read's variable."""
     needed, result = piece
-    used = {a.name for s in needed for a in exp_atoms(s.exp) if isinstance(a, S.Var)} | _names((result,))
+    used = _reads_of(needed, result)
     renamer = Renamer(names, {})
     out = []
     for p, a in zip(m.lam.params, m.arrs):

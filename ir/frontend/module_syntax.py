@@ -2,7 +2,8 @@
 structures, names and applications, `open`, `M.(e)`. Module types and ascriptions are parsed and dropped: they
 are not checked (ir/frontend/modules.py elaborates the modules away; docs/language.md says what that means)."""
 
-from incflat.ir.frontend.syntax import Import, LocalOpenE, ModApply, ModImport, ModLambda, ModName, ModStruct, ModuleDecl, OpenDecl
+from incflat.ir.frontend.syntax import (Import, LocalOpenE, ModApply, ModImport, ModLambda, ModName, ModStruct,
+                                       ModuleDecl, OpenDecl)
 
 
 class ModuleSyntax:

@@ -79,8 +79,6 @@ class Env:
             return {n: v for n, v in getattr(self, kind).items() if (kind, n) not in self.hidden}
         return Struct(shown("values"), shown("types"), shown("modules"))
 
-    def bindings(self) -> set:
-        return {(kind, n, id(v)) for kind in ("values", "types", "modules") for n, v in getattr(self, kind).items()}
 
 
 def uses_modules(decls) -> bool:
@@ -119,27 +117,28 @@ class _Elaborator:
 
     def decls(self, decls, env: Env, prefix: str):
         for d in decls:
-            before = env.bindings()
-            self.decl(d.decl if isinstance(d, P.LocalDecl) else d, env, prefix)
-            changed = {(kind, n) for kind, n, _ in env.bindings() - before}
+            bound = self.decl(d.decl if isinstance(d, P.LocalDecl) else d, env, prefix)
             if isinstance(d, P.LocalDecl):
-                env.hidden |= changed
+                env.hidden |= bound
             else:
-                env.hidden -= changed
+                env.hidden -= bound
 
-    def decl(self, d, env: Env, prefix: str):
+    def decl(self, d, env: Env, prefix: str) -> set:
+        """Elaborates one declaration into env; the (kind, name) pairs it binds there."""
         if isinstance(d, P.Decl):
             flat = prefix + d.name
             self.out.append(self.fun(d, env, flat, entry=d.entry and not prefix))
             env.values[d.name] = flat
-        elif isinstance(d, P.TypeDecl):
+            return {("values", d.name)}
+        if isinstance(d, P.TypeDecl):
             flat = prefix + d.name
             locals_ = frozenset(n for n, _ in d.size_params)
             self.type_params = frozenset(n for n, _ in d.type_params)
             self.out.append(replace(d, name=flat, type=self.type(d.type, env, locals_)))
             self.type_params = frozenset()
             env.types[d.name] = flat
-        elif isinstance(d, P.ModuleDecl):
+            return {("types", d.name)}
+        if isinstance(d, P.ModuleDecl):
             if d.params:
                 env.modules[d.name] = Functor(tuple(d.params), d.body, env)
             else:
@@ -148,16 +147,17 @@ class _Elaborator:
                     path = f"{path}_{len(self.paths)}"
                 self.paths.add(path)
                 env.modules[d.name] = self.module(d.body, env, path + ".")
-        elif isinstance(d, P.OpenDecl):
+            return {("modules", d.name)}
+        if isinstance(d, P.OpenDecl):
             m = self.module(d.module, env, self.fresh_prefix(prefix))
-            if not isinstance(m, (Struct, PrimModule)):
-                raise CompileError("Only a module, not a parametric one, can be opened.", d.loc)
-            if isinstance(m, Struct):
-                env.open(m)
-            else:
+            if isinstance(m, PrimModule):
                 env.prims.append(m.name)
-        else:  # pragma: no cover - the parser makes no other declaration
-            raise TypeError(f"unexpected declaration {d!r}")
+                return set()
+            if not isinstance(m, Struct):
+                raise CompileError("Only a module, not a parametric one, can be opened.", d.loc)
+            env.open(m)
+            return {(kind, n) for kind in ("values", "types", "modules") for n in getattr(m, kind)}
+        raise TypeError(f"unexpected declaration {d!r}")  # pragma: no cover - the parser makes no other
 
     def fresh_prefix(self, prefix: str) -> str:
         self.anonymous += 1
@@ -194,7 +194,7 @@ class _Elaborator:
 
     def module_path(self, parts, env: Env, loc):
         m = env.find("modules", parts[0])
-        for k, name in enumerate(parts[1:], 1):
+        for name in parts[1:]:
             if not isinstance(m, Struct) or name not in m.modules:
                 m = None
                 break

@@ -23,8 +23,9 @@ from incflat.ir.errors import CompileError
 from incflat.ir.source import Loc
 from incflat.ir.frontend.module_syntax import ModuleSyntax
 from incflat.ir.frontend.operators import OpSeq, fin
-from incflat.ir.frontend.syntax import (LocalDecl, ArrayE, AscribeE, AssertE, Decl, ForIn, ForUpto, FunTypeExp,
-                                       Ident, IfE, Import, IndexE, LambdaE, LetE, LetFunE, Lit, LoopE, NegE, Node,
+from incflat.ir.frontend.syntax import (ArrayE, AscribeE, AssertE, Decl, ForIn, ForUpto, FunTypeExp,
+                                       Ident, IfE, Import, IndexE, LambdaE, LetE, LetFunE, LocalDecl, Lit, LoopE,
+                                       NegE, Node,
                                        NotE, ParamE, PName, PRecord, PTuple, PTyped, PWild, ProjE, QualIdent, RangeE,
                                        RecordE, RecordTypeExp, RecordUpdateE, SectionE, SliceI, SourceText, Syntax,
                                        TupleE, TypeDecl, TypeExp, While, WithE, mark_unsafe, mk_app)
