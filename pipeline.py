@@ -36,6 +36,7 @@ from incflat.codegen.lower.thread_maps import inline_thread_maps
 from incflat.codegen.program import GeneratedProgram, generate, generated_text, verify_generated
 from incflat.flatten import normalize as N
 from incflat.flatten.incremental import flatten
+from incflat.flatten.stencils import tile_stencil_loops
 from incflat.ir import pretty
 from incflat.ir import source as S
 from incflat.ir import target as T
@@ -88,6 +89,7 @@ STAGES = (
     _normalisation(N.rearrange_maps),  # G5
     _normalisation(N.sink_index_arithmetic),  # perfect nests: a row's index arithmetic computed per element
     _normalisation(N.remove_dead_code),
+    _normalisation(tile_stencil_loops),  # several steps of a stencil loop a launch (time tiling)
     Stage("flatten", flatten, S.Program, T.Program, ("flattening",)),  # G0-G3, G6-G9: guarded versions
     Stage("rename_interfaces", rename_interfaces, T.Program, T.Program),
     Stage("sink_iotas", sink_iotas, T.Program, T.Program),  # a kernel computes the iotas it reads
