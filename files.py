@@ -78,23 +78,61 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
 
 def replace_together(files: Sequence[PlannedFile], started: Callable[[], None] = lambda: None) -> None:
     """Writes each file's temporary copy, then renames them all, SIGINT and SIGTERM held back meanwhile (and
-    `started` is called once they are). An OSError is named by the path the caller gave, not by the hidden
+    `started` is called once they are). A rename that fails (a file made immutable, a folder entry that may
+    not change) puts back the files renamed before it, from links to their old contents made beforehand, and
+    raises ReplaceFailed: no file changed. An OSError is named by the path the caller gave, not by the hidden
     temporary file."""
     temporaries: list[Path] = []
+    old: dict[Path, Path | None] = {}  # each file renamed over -> a link to its old content (None: it was new)
     try:
         with signals_held_back():
             started()
             for planned in files:
                 temporaries.append(write_temporary(planned))
+            for planned in files:
+                old[planned.path] = _linked_aside(planned.path)
             if SLEEP_BEFORE_RENAME_ENV in os.environ:
                 time.sleep(float(os.environ[SLEEP_BEFORE_RENAME_ENV]))
+            renamed: list[Path] = []
             for temporary, planned in zip(temporaries, files):
-                _named(planned.path, os.replace, temporary, planned.path)
+                try:
+                    _named(planned.path, os.replace, temporary, planned.path)
+                except OSError as e:
+                    _put_back(renamed, old)
+                    raise ReplaceFailed(e.errno, e.strerror, e.filename) from None
+                renamed.append(planned.path)
             for folder in {planned.path.parent for planned in files}:
                 _named(folder, _fsync_folder, folder)
     finally:
-        for temporary in temporaries:
-            temporary.unlink(missing_ok=True)
+        for path in [*temporaries, *(link for link in old.values() if link is not None)]:
+            path.unlink(missing_ok=True)
+
+
+class ReplaceFailed(OSError):
+    """A file of several replaced together could not be replaced; none of them changed."""
+
+
+def _linked_aside(path: Path) -> Path | None:
+    """path's content kept beside it under a temporary name (a hard link, or a copy where the file system or
+    the file takes none), None where path does not exist."""
+    if not path.exists():
+        return None
+    link = temporary_path(path)
+    try:
+        os.link(path, link)
+    except OSError:
+        return write_temporary(PlannedFile(path, _named(path, path.read_bytes)))
+    return link
+
+
+def _put_back(renamed: Sequence[Path], old: dict) -> None:
+    """The old content of each path in renamed, or no file where there was none."""
+    for path in reversed(renamed):
+        link = old[path]
+        if link is None:
+            path.unlink(missing_ok=True)
+        else:
+            os.replace(link, path)
 
 
 def temporary_path(path: Path) -> Path:
@@ -149,9 +187,10 @@ def write_temporary(planned: PlannedFile) -> Path:
     return temporary
 
 
-def _named(path: Path, action: Callable, *args) -> None:
+def _named(path: Path, action: Callable, *args):
+    """action(*args), an OSError it raises named by path."""
     try:
-        action(*args)
+        return action(*args)
     except OSError as e:
         raise OSError(e.errno, e.strerror, str(path)) from None
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from incflat.codegen import cprogram
-from incflat.files import PlannedFile, replace_together
+from incflat.files import PlannedFile, ReplaceFailed, replace_together
 from incflat.ir.runtime.tuning import ContractError, tuning_file_text, with_defaults
 from incflat.ir.errors import ToolError
 
@@ -109,6 +109,9 @@ def commit(plan: Sequence[PlannedFile], log: Callable[[str], None]) -> None:
     try:
         # (logged once signals are held back: from this line on, an interrupt leaves every file complete)
         replace_together(plan, lambda: log(f"writing {' and '.join(str(planned.path) for planned in plan)}"))
+    except ReplaceFailed as e:
+        raise ToolError(f"cannot write {e.filename}: {e.strerror}; nothing was written "
+                        f"({' and '.join(str(planned.path) for planned in plan)} are as they were)") from None
     except OSError as e:
         raise ToolError(f"cannot write {e.filename}: {e.strerror}") from None
     for planned in plan:
