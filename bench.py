@@ -188,18 +188,55 @@ def json_path_problem(path: pathlib.Path) -> str | None:
 # ---- benchcmp ----
 
 def load_results(path: pathlib.Path) -> dict:
+    """A results file of futhark bench or incflat bench; a malformed one is a ToolError naming the file and the
+    entry that is wrong."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise ToolError(f"cannot read {path} as futhark bench JSON: {e}") from None
     if not isinstance(data, dict) or not all(isinstance(v, dict) and "datasets" in v for v in data.values()):
         raise ToolError(f"{path} is not futhark bench JSON (a program -> datasets object)")
+    for program, results in data.items():
+        if not isinstance(results["datasets"], dict):
+            raise ToolError(f"{path}: program {program!r}: \"datasets\" is {_shown(results['datasets'])}, "
+                            "not an object of datasets")
+        for name, result in results["datasets"].items():
+            if problem := _result_problem(result):
+                raise ToolError(f"{path}: program {program!r}, dataset {name!r}: {problem}")
     return data
+
+
+# The runtimes benchcmp accepts, in µs, at most about 30 years, and the least mean it compares (a whole µs
+# rounds a faster run to 0): so that means, variances and their ratios are finite.
+MAX_RUNTIME, MIN_MEAN = 1e15, 1e-3
+
+
+def _result_problem(result) -> str | None:
+    """What is wrong with a dataset's result (an object with its "runtimes", or a failed run's message), or None."""
+    if isinstance(result, str):
+        return None
+    if not isinstance(result, dict):
+        return f"the result is {_shown(result)}, not an object with \"runtimes\" or a failure's message"
+    if "runtimes" not in result:
+        return 'no "runtimes"'
+    runtimes = result["runtimes"]
+    if not isinstance(runtimes, list) or not runtimes:
+        return f'"runtimes" is {_shown(runtimes)}, not a list of one runtime or more'
+    for i, t in enumerate(runtimes):
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= MAX_RUNTIME:
+            return f'"runtimes"[{i}] is {_shown(t)}, not a runtime (a number of microseconds from 0 to {MAX_RUNTIME:g})'
+    return None
+
+
+def _shown(value, limit: int = 40) -> str:
+    """A JSON value as the file has it, cut short for a one-line message."""
+    text = json.dumps(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def compare(a: dict, b: dict) -> tuple[list, list]:
     """Rows (program, dataset, speedup of b over a, p-value of Welch's t-test) for the datasets timed in both,
-    and the (program, dataset, why) of those that are not."""
+    and the (program, dataset, why) of those that are not (load_results has checked the runtimes)."""
     rows, missing = [], []
     for program in sorted(set(a) | set(b)):
         da, db = a.get(program, {}).get("datasets", {}), b.get(program, {}).get("datasets", {})
@@ -210,16 +247,21 @@ def compare(a: dict, b: dict) -> tuple[list, list]:
                 missing.append((program, name, why))
                 continue
             ta, tb = ra["runtimes"], rb["runtimes"]
-            p = welch_pvalue(ta, tb)
-            rows.append((program, name, statistics.fmean(ta) / statistics.fmean(tb), p))
+            if min(statistics.fmean(ta), statistics.fmean(tb)) < MIN_MEAN:
+                missing.append((program, name, "a mean runtime of 0 µs in one file"))
+                continue
+            rows.append((program, name, statistics.fmean(ta) / statistics.fmean(tb), welch_pvalue(ta, tb)))
     return rows, missing
 
 
 def benchcmp_text(rows: list, missing: list, alpha: float = 0.05) -> str:
     lines = []
     for program, name, speedup, p in rows:
-        verdict = "significant" if p < alpha else "within the noise"
-        lines.append(f"{program} {name}: {speedup:6.2f}x ({verdict}, p = {p:.3g})")
+        if math.isnan(p):  # (welch_pvalue: a single run in either file)
+            verdict = "not tested: one run in a file"
+        else:
+            verdict = f"{'significant' if p < alpha else 'within the noise'}, p = {p:.3g}"
+        lines.append(f"{program} {name}: {speedup:6.2f}x ({verdict})")
     for program, name, why in missing:
         lines.append(f"{program} {name}: not compared ({why})")
     if rows:

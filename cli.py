@@ -109,6 +109,8 @@ def cmd_versions(args) -> int:
         print(versions.to_dot(target), end="")
     elif args.json:
         print(versions.to_json(target))
+    elif not target.funs:
+        print(f"{name} has no entry points: nothing is compiled, so there are no versions")
     else:
         print(versions.render_text(target), end="")
     if args.stats:
@@ -132,8 +134,11 @@ def versions_stats(text: str, name: str, verify: bool = None) -> str:
     lines = [f"{'':<12} {'versions':>8} {'kernels':>8} {'thresholds':>10} {'code bytes':>11} {'compile s':>9}"]
     for flattening, (v, k, t, size, secs) in rows.items():
         lines.append(f"{flattening:<12} {v:>8} {k:>8} {t:>10} {size:>11} {secs:>9.3f}")
-    lines.append(f"incremental / moderate: {inc[1] / max(mod[1], 1):.1f}x kernels, {inc[3] / mod[3]:.2f}x code, "
-                 f"{inc[4] / mod[4]:.1f}x compile time")
+    if not target.funs:  # (the entry points are the same either way) no code either way, so no ratio to take
+        lines.append("incremental / moderate: nothing to compare (the program has no entry points)")
+    else:
+        lines.append(f"incremental / moderate: {inc[1] / max(mod[1], 1):.1f}x kernels, {inc[3] / mod[3]:.2f}x "
+                     f"code, {inc[4] / mod[4]:.1f}x compile time")
     return "\n".join(lines)
 
 
@@ -270,12 +275,12 @@ def cmd_dataset(args) -> int:
                 raise UsageError(str(e)) from None
     if not args.generate:
         raise UsageError("nothing to generate: give -g TYPE (e.g. -g [100][200]f32), once per value")
+    if args.seed < 0:  # (numpy's generators take none)
+        raise UsageError(f"-s {args.seed}: the seed must be 0 or more")
     try:
         values = dataset_values(args.generate, args.seed, bounds)
-    except ToolError as e:
+    except ToolError as e:  # not a type, or a value too large to make
         raise UsageError(f"-g: {e}") from None
-    except MemoryError as e:  # (numpy's says how much, for which shape)
-        raise UsageError(f"-g: not enough memory: {e}") from None
     write_values(values, sys.stdout, binary=args.binary)
     sys.stdout.flush()
     return 0

@@ -39,6 +39,7 @@ from incflat.datasets import (
     read_values_of,
 )
 from incflat.ir.errors import CompileError, ToolError, Unsupported, format_error, not_a_file, read_source
+from incflat.ir.runtime.errors import unknown_entry_point
 
 DEFAULT_TIMEOUT = 300.0  # seconds for one run of a compiled program
 
@@ -145,13 +146,16 @@ def with_values(p: Prepared, program: Program) -> Prepared:
 
 
 def _inputs(case: TestCase) -> tuple[list | None, str | None]:
+    if isinstance(case.input, GeneratedInput):
+        if case.input.kind != "random":
+            return None, f"{case.input.kind} input is not supported"
+        try:
+            return random_values(case.input.text, case.input.start), None
+        except ToolError as e:  # an item that is no type or too large to make, located in the block
+            return None, str(e)
     try:
-        if isinstance(case.input, GeneratedInput):
-            if case.input.kind != "random":
-                return None, f"{case.input.kind} input is not supported"
-            return random_values(case.input.text), None
         return read_values_of(case.input), None
-    except (OSError, ValueError, ToolError) as e:
+    except (OSError, ValueError) as e:
         return None, f"cannot read the input: {e}"
 
 
@@ -314,8 +318,7 @@ def _serve(conn) -> None:
 
 def _call(module, library, entry: str, inputs: list) -> Outcome:
     if entry not in module.PROGRAM.entry_points:
-        return Outcome(error=f"Error: unknown entry point {entry!r}; this program has "
-                             + ", ".join(sorted(module.PROGRAM.entry_points)))
+        return Outcome(error=f"Error: {unknown_entry_point(entry, module.PROGRAM.entry_points)}")
     try:
         result = getattr(library, entry)(*inputs)
     except module.ProgramError as e:

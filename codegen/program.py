@@ -133,6 +133,15 @@ def python_string(text: str, quote: str = '"""') -> str:
     return repr(text)
 
 
+# Ctrl-C while an executable starts (its imports) stops it as one later does: `Interrupted.` and 130, no
+# traceback; command_line gives Python's own handler back.
+EARLY_INTERRUPT = """\
+if __name__ == "__main__":
+    import os
+    import signal
+    signal.signal(signal.SIGINT, lambda *_: (os.write(2, b"Interrupted.\\n"), os._exit(130)))
+"""
+
 # A Python without numpy or pyopencl: one line that names the interpreter and the fix, not a traceback.
 DEPENDENCY_CHECK = """\
 try:
@@ -168,6 +177,7 @@ def program_text(program: GeneratedProgram, tuned: dict = None, provenance: dict
     out.line(f"{COMPILED_MARKER}{__version__} from {program.source_name}. Needs Python 3, numpy and pyopencl.")
     out.line("import sys")
     out.line()
+    out.lines += EARLY_INTERRUPT.splitlines()
     out.lines += DEPENDENCY_CHECK.splitlines()
     out.line()
     out.lines += defaults_block(tuned or {}, provenance).splitlines()

@@ -91,6 +91,54 @@ def test_benchcmp_refuses_what_is_not_bench_json(tmp_path, capsys, text):
     assert "futhark bench JSON" in capsys.readouterr().err
 
 
+GOOD_RESULTS = {"p.fut": {"datasets": {"d": {"runtimes": [100, 101, 99]}}}}
+
+
+@pytest.mark.parametrize("datasets, wrong", [
+    ({"d": {"runtimes": []}}, "dataset 'd': \"runtimes\" is [], not a list of one runtime or more"),
+    ({"d": {"runtimes": "fast"}}, "dataset 'd': \"runtimes\" is \"fast\", not a list"),
+    ({"d": {"runtimes": [None, 2]}}, "dataset 'd': \"runtimes\"[0] is null, not a runtime (a number of microseconds"),
+    ({"d": {"runtimes": [5, "a"]}}, "dataset 'd': \"runtimes\"[1] is \"a\", not a runtime"),
+    ({"d": {"runtimes": [True, 2]}}, "dataset 'd': \"runtimes\"[0] is true, not a runtime"),
+    ({"d": {"runtimes": [5, -2]}}, "dataset 'd': \"runtimes\"[1] is -2, not a runtime (a number of microseconds "
+                                   "from 0 to 1e+15)"),
+    ({"d": {"runtimes": [1e400, 2]}}, "dataset 'd': \"runtimes\"[0] is Infinity, not a runtime"),
+    ({"d": {"runtimes": [1e308, 1e308]}}, "dataset 'd': \"runtimes\"[0] is 1e+308, not a runtime"),
+    ({"d": {"runtimes": [float("nan"), 2]}}, "dataset 'd': \"runtimes\"[0] is NaN, not a runtime"),
+    ({"d": {"bytes": {}}}, "dataset 'd': no \"runtimes\""),
+    ({"d": None}, "dataset 'd': the result is null, not an object with \"runtimes\" or a failure's message"),
+    (7, "program 'p.fut': \"datasets\" is 7, not an object of datasets"),
+])
+def test_benchcmp_names_the_file_and_entry_of_a_malformed_result(tmp_path, capsys, datasets, wrong):
+    """Every malformed result is one line naming the file and the program, dataset and key: never a traceback,
+    never a `nan` speedup (issue 53)."""
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(GOOD_RESULTS))
+    bad.write_text(json.dumps({"p.fut": {"datasets": datasets}}))
+    for a, b in ((good, bad), (bad, good)):
+        assert main(["benchcmp", str(a), str(b)]) == 1
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err.startswith(f"incflat: error: {bad}: program 'p.fut'") and wrong in captured.err
+        assert len(captured.err.splitlines()) == 1
+
+
+def test_benchcmp_of_a_single_run_or_of_no_time_compares_what_it_can(tmp_path, capsys):
+    """A run faster than a µs is 0 in the JSON (futhark bench writes whole µs): zeros are runtimes, but a mean of
+    0 µs gives no ratio (it was a ZeroDivisionError), and one run no p-value (it printed `p = nan`)."""
+    (tmp_path / "a.json").write_text(json.dumps(GOOD_RESULTS | {"q.fut": {"datasets": {"e": {"runtimes": [0, 1]}}},
+                                                                "z.fut": {"datasets": {"f": {"runtimes": [3]}}}}))
+    (tmp_path / "b.json").write_text(json.dumps({"p.fut": {"datasets": {"d": {"runtimes": [50]}}},
+                                                 "q.fut": {"datasets": {"e": {"runtimes": [1, 0]}}},
+                                                 "z.fut": {"datasets": {"f": {"runtimes": [0, 0]}}}}))
+    assert main(["benchcmp", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "p.fut d:   2.00x (not tested: one run in a file)",
+        "q.fut e:   1.00x (within the noise, p = 1)",
+        "z.fut f: not compared (a mean runtime of 0 µs in one file)",
+        "geometric mean speedup: 1.41x over 2 datasets"]
+
+
 def test_bench_json_never_overwrites_what_is_not_bench_results(tmp_path, capsys):
     fut = tmp_path / "prog.fut"
     fut.write_text(PROGRAM)
@@ -177,9 +225,56 @@ def test_dataset_ends_quietly_when_its_reader_stops():
     (["-g", "i32", "--i32-bounds=9:0"], "--i32-bounds=9:0: expected LOW:HIGH"),
     (["-g", "f32", "--f32-bounds=a:b"], "--f32-bounds=a:b"),
     ([], "nothing to generate"),
-    (["-g", "[1000000000000000]f64"], "-g: not enough memory: Unable to allocate"),
+    (["-g", "[1000000000000000]f64"], "-g: '[1000000000000000]f64' is too large to make: 8000000000000000 bytes, "
+                                      "more than this machine's memory ("),
+    # issue 53: each was a ValueError traceback
+    (["-g", "[100000000000000000000000]i32"], "-g: '[100000000000000000000000]i32' is too large to make: "
+                                              "400000000000000000000000 bytes"),
+    (["-g", "[3000000000][3000000000]f32"], "-g: '[3000000000][3000000000]f32' is too large to make: "
+                                            "36000000000000000000 bytes"),
+    (["-g", "[0][100000000000000000000000]i32"], "-g: '[0][100000000000000000000000]i32' cannot be made: "),
+    (["-g", "[-5]i32"], "-g: '[-5]i32': '-5' is not a size (a whole number, 0 or more)"),
+    (["-g", "i32", "-s", "-1"], "-s -1: the seed must be 0 or more"),
+    (["-g", "i8", "--i8-bounds", "0:1000"], "--i8-bounds=0:1000: 1000 is outside the range of i8, -128 to 127"),
+    (["-g", "u8", "--u8-bounds=-1:3"], "--u8-bounds=-1:3: -1 is outside the range of u8, 0 to 255"),
+    (["-g", "f32", "--f32-bounds=0:1e39"], "--f32-bounds=0:1e39: 1e39 is outside the range of f32, -3.4028235e+38 "
+                                           "to 3.4028235e+38"),
+    (["-g", "f64", "--f64-bounds=-1e308:1e308"], "--f64-bounds=-1e308:1e308: HIGH - LOW is larger than the "
+                                                 "greatest f64"),
+    (["-g", "f32", "--f32-bounds=nan:1"], "--f32-bounds=nan:1: expected LOW:HIGH with LOW <= HIGH (f32 numbers)"),
+    (["-g", "i32", "--i32-bounds=1_0:20"], "--i32-bounds=1_0:20: expected LOW:HIGH"),  # (int() takes it)
+    (["-g", "i32", "--i32-bounds=1:2:3"], "--i32-bounds=1:2:3: expected LOW:HIGH"),
 ])
 def test_dataset_refuses_bad_options_in_one_line(capsys, argv, message):
     assert main(["dataset", *argv]) == 2
-    err = capsys.readouterr().err
-    assert message in err and len(err.splitlines()) == 1
+    captured = capsys.readouterr()
+    assert message in captured.err and len(captured.err.splitlines()) == 1 and captured.out == ""
+
+
+def test_dataset_bounds_reach_the_ends_of_their_type(capsys):
+    assert main(["dataset", "-g", "[100]f32", "--f32-bounds=-3.4028235e+38:3.4028235e+38", "-g", "[100]i8",
+                 "--i8-bounds=-128:127"]) == 0
+    assert "inf" not in capsys.readouterr().out
+
+
+RANDOM_THAT_CANNOT_BE_MADE = """\
+-- ==
+-- random input { [100000000000000]i32 }
+--   random input { 1i32 [-5]i32 }
+-- random input { [10]i32 }
+entry main [n] (xs: [n]i32): i32 = reduce (+) 0 xs
+"""
+
+
+@needs_device
+def test_bench_fails_a_random_input_that_cannot_be_made_located(tmp_path, capsys):
+    """issue 53: "internal compiler error: MemoryError" and "takes 1 arguments, but 2 were given"."""
+    fut = tmp_path / "prog.fut"
+    fut.write_text(RANDOM_THAT_CANNOT_BE_MADE)
+    assert main(["bench", "-r", "1", "--no-convergence-phase", str(fut)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"{fut} [100000000000000]i32: failed: {fut}:2:19: random input: "
+                               "'[100000000000000]i32' is too large to make: 400000000000000 bytes")
+    assert lines[1] == (f"{fut} 1i32 [-5]i32: failed: {fut}:3:26: random input: '[-5]i32': '-5' is not a size "
+                        "(a whole number, 0 or more)")
+    assert lines[2].startswith(f"{fut} [10]i32: ") and "μs" in lines[2]

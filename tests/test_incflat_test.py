@@ -138,6 +138,36 @@ def test_values_files(tmp_path, capsys):
     assert "cannot read the input" in out and "missing.in" in out
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_random_input_that_cannot_be_made_fails_its_case_located(tmp_path, capsys, mode):
+    """issue 53: "internal compiler error: MemoryError", and "takes 1 arguments, but 2 were given": each item
+    is located in the block (line and column), its case fails and the others run."""
+    path = write(tmp_path, """
+==
+random input { [100000000000000]i32 }
+  random input { [-5]i32 }
+random input { [5 i32 }
+random input { [10]i32 }
+""")
+    assert incflat(["test", *mode, str(path)]) == 1
+    out = capsys.readouterr().out
+    assert summary(out) == "1 passed, 3 failed"
+    assert (f"{path}:2:19: random input: '[100000000000000]i32' is too large to make: 400000000000000 bytes, more "
+            "than this machine's memory (") in out
+    assert f"{path}:3:21: random input: '[-5]i32': '-5' is not a size (a whole number, 0 or more)" in out
+    assert f"{path}:4:19: random input: '[5' is not a type such as [10]f32" in out
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_program_without_entry_points_says_so(tmp_path, capsys, mode):
+    """issue 53: "unknown entry point 'main'; this program has " and nothing."""
+    path = write(tmp_path, "==\ninput { 1 } output { 2 }", "def f (x: i32) = x + 1\n")
+    assert incflat(["test", *mode, str(path)]) == 1
+    out = capsys.readouterr().out
+    assert ("unknown entry point 'main'; this program has no entry points" in out
+            or "No entry point named 'main'; the program has none." in out), out
+
+
 def test_front_end_errors_are_located(tmp_path, capsys):
     path = write(tmp_path, "==\ninput { 1 } output { 2 }", "entry main (x: i32): i32 = x + y\n")
     assert incflat(["test", "--interpreter", str(path)]) == 1
@@ -223,6 +253,8 @@ def test_random_inputs_follow_futhark_dataset():
     assert random_values("[0][3]f64")[0].shape == (0, 3)
     with pytest.raises(ToolError):
         random_values("[3]f17")
+    with pytest.raises(ToolError, match=r"^prog.fut:7:6: random input: '\[-1\]i32': '-1' is not a size"):
+        random_values("[1]i32\n   [-1]i32", Loc("prog.fut", 6, 20))  # (the next line's text starts after its --)
 
 
 # ---------------------------------------------------------------------------------------------------------

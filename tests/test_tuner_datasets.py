@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from incflat.datasets import (AutoOutput, ExpectedError, GeneratedInput, InlineValues, ValuesFile, parse_test_cases,
-                              read_test_cases, select_datasets)
+from incflat.datasets import (AutoOutput, ExpectedError, GeneratedInput, InlineValues, ValuesFile, machine_memory,
+                              parse_test_cases, read_test_cases, select_datasets)
 from incflat.ir.errors import ToolError
 from tuner_fixtures import FIXTURES
 
@@ -137,3 +137,17 @@ def test_selection_of_tuning_and_held_out_datasets():
     assert [d.entry for d in select_datasets(cases, entry="b").tuning] == ["b", "b"]
     random_file = selection.tuning[2].input.path
     assert random_file.is_file() and selection.tuning[3].input.path == random_file, "made once, the same values"
+
+
+def test_a_random_input_that_cannot_be_made_is_skipped_located(tmp_path, monkeypatch):
+    """issue 53: `incflat autotune` crashed with a MemoryError traceback; it skips the case and says why."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cases = parse("-- ==\n-- random input { [100000000000000]i32 }\n-- random input {\n--   [-5]i32 }\n"
+                  "-- random input { [3]i32 }\n")
+    selection = select_datasets(cases)
+    assert [d.name for d in selection.tuning] == ["[3]i32"]
+    assert selection.skipped == (
+        ("[100000000000000]i32", "prog.fut:2:19: random input: '[100000000000000]i32' is too large to make: "
+                                 f"400000000000000 bytes, more than this machine's memory ({machine_memory()} bytes)"),
+        ("[-5]i32", "prog.fut:4:6: random input: '[-5]i32': '-5' is not a size (a whole number, 0 or more)"))
+    assert [p.name for p in (tmp_path / "incflat" / "random").iterdir()] == [selection.tuning[0].input.path.name]

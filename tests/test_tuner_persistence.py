@@ -31,7 +31,7 @@ from incflat.tuner.command import main
 from incflat.datasets import Dataset, InlineValues, ValuesFile
 from incflat.ir.errors import ToolError
 from incflat.tuner.lock import lock_path, tuning_lock
-from incflat.tuner.measure import Bench, Candidate, Limits, compare
+from incflat.tuner.measure import Bench, Candidate, Limits, Measurement, compare
 from incflat.tuner.children import RunResult
 from incflat.tuner.store import (APPLICATION_ID, PAIRS, SCHEMA, SCHEMA_VERSION, ProgramKey, Store, StoredProbe,
                                  dataset_key, default_store_path)
@@ -300,7 +300,6 @@ def test_no_store_stores_nothing_and_store_file_chooses_the_file(tmp_path):
 
 @pytest.mark.parametrize("content, why", [
     (b"not a database, but a file of the user's" * 100, "cannot be used (file is not a database)"),
-    (b"", "exists and is empty (not a tuning store that incflat wrote)"),
     (None, "is an sqlite database that incflat did not write"),
 ])
 def test_a_store_that_is_not_a_tuning_store_is_a_one_line_error_and_left_alone(tmp_path, capsys, content, why):
@@ -317,6 +316,88 @@ def test_a_store_that_is_not_a_tuning_store_is_a_one_line_error_and_left_alone(t
     assert err == (f"Error: the tuning store {store} {why}; remove it, or tune with --store FILE or --no-store\n")
     assert store.read_bytes() == content and program.read_bytes() == FAKE.read_bytes()
     assert not fut.with_name("prog.fut.tuning").exists() and not lock_path(fut).exists()
+
+
+def test_an_empty_file_is_a_store_being_created_and_becomes_one(tmp_path):
+    """sqlite makes the file before it takes the lock under which the schema is written: another tuner that
+    opens the store meanwhile finds it empty."""
+    fut, program = workspace(tmp_path)
+    default_store_path(fut).touch()
+    done = run_tuner(fut, program)
+    assert done.returncode == 0, done.stderr
+    assert sqlite3.connect(default_store_path(fut)).execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+
+
+def _open_store_when_all_are_ready(path: str, ready) -> str | None:
+    """(in a process of its own) Opens the store at path at once with the others: why it could not, or None."""
+    ready.wait()
+    try:
+        Store(Path(path)).close()
+    except ToolError as e:
+        return str(e)
+    return None
+
+
+def test_tuners_opening_one_new_store_at_once_all_open_it(tmp_path):
+    """issue 53: "the tuning store r1.db exists and is empty" in 1 of 10 pairs of tuners sharing a new --store,
+    25 of 40 direct opens: the file's size was checked before sqlite had written the schema."""
+    import multiprocessing
+    openers, stores = 4, 25
+    context = multiprocessing.get_context("spawn")
+    with context.Manager() as manager, context.Pool(openers) as pool:
+        for k in range(stores):
+            path, ready = tmp_path / f"r{k}.db", manager.Barrier(openers)
+            failures = pool.starmap(_open_store_when_all_are_ready, [(str(path), ready)] * openers, chunksize=1)
+            assert failures == [None] * openers
+            connection = sqlite3.connect(path)
+            assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+            assert connection.execute("SELECT count(*) FROM evaluations").fetchone()[0] == 0
+            connection.close()
+
+
+@pytest.mark.parametrize("table, column, value, what", [
+    ("probes", "epars", "{bad", "probes.epars is '{bad', not a JSON object of ePar values"),
+    ("probes", "epars", "", "probes.epars is '', not a JSON object of ePar values"),
+    ("probes", "epars", '{"t": ["x"]}', 'probes.epars is \'{"t": ["x"]}\', not a JSON object of ePar values'),
+    ("probes", "times_us", "[1,", "probes.times_us is '[1,', not a JSON list of run times"),
+    ("probes", "default_threshold", "many", "probes.default_threshold is 'many', not an integer or NULL"),
+    ("evaluations", "times_us", "{bad", "evaluations.times_us is '{bad', not a JSON list of run times"),
+    ("evaluations", "times_us", '{"a": 1}', "evaluations.times_us is '{\"a\": 1}', not a JSON list of run times"),
+    ("evaluations", "timed_out_after_s", "soon", "evaluations.timed_out_after_s is 'soon', not a number or NULL"),
+    ("evaluations", "wall_s", "long", "evaluations.wall_s is 'long', not a number"),
+    ("pairs", "second_times_us", '[1, "a"]', 'pairs.second_times_us is \'[1, "a"]\', not a JSON list of run times'),
+])
+def test_a_damaged_row_is_a_warning_naming_the_store_and_the_run_goes_on_without_it(tmp_path, table, column,
+                                                                                      value, what):
+    """issue 53: a JSONDecodeError traceback. One warning names the file, the table and column, and the remedy;
+    the store then answers nothing more."""
+    warnings = []
+    store = Store(tmp_path / "store.db")
+    stored = store.for_program(ProgramKey.of(FAKE.read_text(), [T1], ()), warn=warnings.append)
+    dataset = Dataset("d", "main", InlineValues("1"), False)
+    stored.add_probe(dataset, StoredProbe({T1: (4,)}, "Fake GPU", 32768, (9.0, 3.0), 1.5))
+    stored.add(dataset, {T1: 1}, Measurement((3.0, 3.5)), 1.0, None, more=False)
+    stored.add_pair(dataset, {T1: 1}, {T1: 2}, (Measurement((3.0,)), Measurement((4.0,))), 2.0)
+    store._connection.execute(f"UPDATE {table} SET {column} = ?", (value,))
+    read = {"probes": lambda: stored.probe(dataset), "evaluations": lambda: stored.measurement(dataset, {T1: 1}, 9.0),
+            "pairs": lambda: stored.pairs(dataset, {T1: 1}, {T1: 2})}
+    assert not read[table]()
+    assert warnings == [f"the tuning store {tmp_path / 'store.db'} has a damaged row ({what}); going on without it "
+                        "(remove it to start a new store)"]
+    assert stored.probe(dataset) is None and len(warnings) == 1
+    store.close()
+
+
+def test_a_tuner_on_a_store_with_a_damaged_row_warns_and_tunes(tmp_path):
+    fut, program = workspace(tmp_path)
+    assert run_tuner(fut, program).returncode == 0
+    program.write_bytes(FAKE.read_bytes())  # untuned again
+    with sqlite3.connect(default_store_path(fut)) as connection:
+        connection.execute("UPDATE probes SET epars = '{bad'")
+    again = run_tuner(fut, program)
+    assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
+    assert (f"warning: the tuning store {default_store_path(fut)} has a damaged row (probes.epars is '{{bad', not a "
+            "JSON object of ePar values); going on without it (remove it to start a new store)") in again.stdout
 
 
 # --- the lock ---

@@ -74,6 +74,17 @@ def test_dot_and_stats():
     assert incremental.split()[1:4] == ["5", "7", "4"] and moderate.split()[1:4] == ["1", "1", "0"]
 
 
+def test_a_program_without_entry_points_has_no_versions_and_nothing_to_compare(tmp_path):
+    """issue 53: `--stats` divided by the moderate program's code size, 0."""
+    fut = tmp_path / "empty.fut"
+    fut.write_text("def f (x: i32) = x + 1\n")
+    assert incflat("versions", str(fut)) == (
+        f"{fut} has no entry points: nothing is compiled, so there are no versions\n")
+    stats = incflat("versions", "--stats", str(fut)).splitlines()
+    assert stats[-1] == "incremental / moderate: nothing to compare (the program has no entry points)"
+    assert stats[2].split()[:5] == ["incremental", "0", "0", "0", "0"]
+
+
 def test_moderate_flattening_is_one_correct_version(tmp_path, device):
     from incflat.cli import compile_file
     from incflat.pipeline import Options

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import reprlib
 import shlex
 import socket
 import sqlite3
@@ -177,10 +178,15 @@ class ProgramStore:
         if not rows:
             return None
         found, walls = Measurement(), []
-        for index, (times, failure, timed_out_after, wall) in enumerate(rows):
+        for index, row in enumerate(rows):
+            try:
+                times, failure, timed_out_after, wall = _evaluation(row)
+            except _DamagedRow as e:
+                self._damaged(e)
+                return None
             if timed_out_after is not None and timed_out_after < limit_s:
                 return None
-            run = Measurement(tuple(json.loads(times)), failure)
+            run = Measurement(tuple(times), failure)
             found = run if index == 0 else found.merged(run)
             if run.ok:
                 walls.append((wall, len(run.times_us) + 1))
@@ -213,7 +219,12 @@ class ProgramStore:
             (*self._where(dataset), *configs, *reversed(configs)))
         found = []
         for which, a, b in rows:
-            runs = (tuple(json.loads(a)), tuple(json.loads(b)))
+            try:
+                runs = (tuple(_column("pairs", "first_times_us", a, RUNS)),
+                        tuple(_column("pairs", "second_times_us", b, RUNS)))
+            except _DamagedRow as e:
+                self._damaged(e)
+                return []
             found.append(runs if which == configs[0] else runs[::-1])
         return found
 
@@ -235,9 +246,13 @@ class ProgramStore:
                            (*self._where(dataset), self.key.whole))
         if not rows:
             return None
-        epars, device, default, times, wall = rows[0]
-        return StoredProbe({name: tuple(values) for name, values in json.loads(epars).items()}, device, default,
-                           tuple(json.loads(times)) if times else (), wall or 0.0)
+        try:
+            epars, device, default, times, wall = _probe(rows[0])
+        except _DamagedRow as e:
+            self._damaged(e)
+            return None
+        return StoredProbe({name: tuple(values) for name, values in epars.items()}, device, default,
+                           tuple(times or ()), wall or 0.0)
 
     def add_probe(self, dataset: Dataset, found: StoredProbe) -> None:
         row = (*self._where(dataset), self.key.whole, json.dumps({k: list(v) for k, v in found.epars.items()}),
@@ -258,7 +273,7 @@ class ProgramStore:
         try:
             return self.store._connection.execute(sql, args).fetchall()
         except sqlite3.Error as e:
-            self._fail(e)
+            self._fail(f"failed ({e})")
             return []
 
     def _write(self, statements: list[tuple[str, tuple]]) -> None:
@@ -269,11 +284,70 @@ class ProgramStore:
                 for sql, args in statements:
                     connection.execute(sql, args)
         except sqlite3.Error as e:
-            self._fail(e)
+            self._fail(f"failed ({e})")
 
-    def _fail(self, error: sqlite3.Error) -> None:
+    def _damaged(self, error: _DamagedRow) -> None:
+        self._fail(f"has a damaged row ({error})", " (remove it to start a new store)")
+
+    def _fail(self, problem: str, remedy: str = "") -> None:
         self._broken = True
-        self.warn(f"the tuning store {self.store.path} failed ({error}); going on without it")
+        self.warn(f"the tuning store {self.store.path} {problem}; going on without it{remedy}")
+
+
+class _DamagedRow(Exception):
+    """A row that is not as the tuner writes it (edited, or damaged on disk): which value, and what it should be."""
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """What the tuner writes in a column it reads back."""
+
+    what: str
+    valid: Callable[[object], bool]
+    json: bool = False  # JSON text, decoded before `valid`
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+RUNS = _Kind("a JSON list of run times", lambda v: isinstance(v, list) and all(map(_is_number, v)), json=True)
+EPARS = _Kind("a JSON object of ePar values", lambda v: isinstance(v, dict) and all(
+    isinstance(values, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in values)
+    for values in v.values()), json=True)
+NUMBER = _Kind("a number", _is_number)
+NUMBER_OR_NULL = _Kind("a number or NULL", lambda v: v is None or _is_number(v))
+INTEGER_OR_NULL = _Kind("an integer or NULL", lambda v: v is None or isinstance(v, int))
+TEXT_OR_NULL = _Kind("text or NULL", lambda v: v is None or isinstance(v, str))
+
+
+def _column(table: str, column: str, value, kind: _Kind):
+    """A column's value (decoded, where it is JSON); one that is not of its kind is a _DamagedRow."""
+    try:
+        decoded = json.loads(value) if kind.json else value
+        valid = kind.valid(decoded)
+    except (TypeError, ValueError):  # not JSON text
+        valid = False
+    if not valid:
+        raise _DamagedRow(f"{table}.{column} is {reprlib.repr(value)}, not {kind.what}")
+    return decoded
+
+
+def _evaluation(row: tuple) -> tuple:
+    """(times, failure, timed_out_after_s, wall_s) of an evaluations row."""
+    times, failure, timed_out_after, wall = row
+    return (_column("evaluations", "times_us", times, RUNS), _column("evaluations", "failure", failure, TEXT_OR_NULL),
+            _column("evaluations", "timed_out_after_s", timed_out_after, NUMBER_OR_NULL),
+            _column("evaluations", "wall_s", wall, NUMBER))
+
+
+def _probe(row: tuple) -> tuple:
+    """(epars, device_name, default_threshold, times or None, wall_s or None) of a probes row."""
+    epars, device, default, times, wall = row
+    return (_column("probes", "epars", epars, EPARS), _column("probes", "device_name", device, TEXT_OR_NULL),
+            _column("probes", "default_threshold", default, INTEGER_OR_NULL),
+            None if times is None else _column("probes", "times_us", times, RUNS),
+            _column("probes", "wall_s", wall, NUMBER_OR_NULL))
 
 
 def _now() -> str:
@@ -282,14 +356,14 @@ def _now() -> str:
 
 def _open(path: Path) -> sqlite3.Connection:
     """Opens (or creates) a store; a file that is not one, or that sqlite cannot read, is a ToolError and is
-    left as it was."""
+    left as it was. Tuners may open one new store at once: whichever first holds sqlite's write lock creates
+    the schema, the others wait for it (the busy timeout). So an empty file is taken for a store being created
+    (sqlite makes the file before it takes the lock) and becomes one."""
     def refuse(why: str, remedy: str = "remove it, or tune") -> ToolError:
         return ToolError(f"the tuning store {path} {why}; {remedy} with --store FILE or --no-store")
 
     if problem := file_place_problem(path):
         raise refuse(problem, "tune")
-    if path.exists() and path.stat().st_size == 0:
-        raise refuse("exists and is empty (not a tuning store that incflat wrote)")
     try:
         connection = sqlite3.connect(path, timeout=30, isolation_level=None)
     except sqlite3.Error as e:

@@ -441,7 +441,7 @@ int incflat_main(const struct incflat_program *program, int argc, char **argv) {
         for (int i = 0; i < n; i++)
             if (strlen(names) + strlen(sorted[i]) + 3 < sizeof names)
                 strcat(strcat(names, i ? ", " : ""), sorted[i]);
-        return failure("unknown entry point %s; this program has %s%s", shown, names, "");
+        return failure("unknown entry point %s; this program has %s%s", shown, n ? names : "no entry points", "");
     }
     char number[32];
     if (a.runs < 1) {

@@ -22,3 +22,9 @@ class WorkgroupTooLarge(KernelUnavailable):
 def fail(where, message):
     """A run-time error of the program at a source position (`file:line:col`, or "" for none)."""
     raise ProgramError(f"{where}: {message}" if where else message)
+
+
+def unknown_entry_point(name: str, entry_points) -> str:
+    """The message for an entry point the program does not have, naming those it has."""
+    have = ", ".join(sorted(entry_points)) or "no entry points"
+    return f"unknown entry point {name!r}; this program has {have}"

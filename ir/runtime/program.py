@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 
@@ -21,7 +22,7 @@ import pyopencl as cl
 
 from .arrays import to_host
 from .device import Context, list_devices
-from .errors import ProgramError, ReaderGone
+from .errors import ProgramError, ReaderGone, unknown_entry_point
 from .tuning import ContractError, Param, decode_tuning_file, listing, option_int, parse_int, parse_tuning_file
 from .values import read_values, type_name, write_values
 
@@ -192,8 +193,10 @@ def parse_args(argv):
 def command_line(program: Program, tuned_defaults, provenance, argv=None) -> int:
     """The executable: arguments on stdin, results on stdout, as Futhark's compiled programs; the exit status."""
     np.seterr(all="ignore")  # IEEE results (inf, nan) are values, as in Futhark, not warnings
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if threading.current_thread() is threading.main_thread():  # (the executable's start-up handler goes)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
+        args = parse_args(sys.argv[1:] if argv is None else argv)
         return _run(args, program, tuned_defaults, provenance)
     except ReaderGone:
         return 128 + signal.SIGPIPE
@@ -245,8 +248,7 @@ def _run(args, program: Program, tuned_defaults, provenance):
             print(f"{p.name}: {d.name}")
         return 0
     if args.entry_point not in program.entry_points:
-        raise ProgramError(f"unknown entry point {args.entry_point!r}; this program has "
-                           + ", ".join(sorted(program.entry_points)))
+        raise ProgramError(unknown_entry_point(args.entry_point, program.entry_points))
     if args.runs < 1:
         raise ProgramError(f"-r {args.runs}: the number of runs must be at least 1")
     for option, value in (("--default-group-size", args.default_group_size),
