@@ -14,6 +14,7 @@ The parts, usable one by one (tests/test_corpus.py does):
 
 from __future__ import annotations
 
+import os
 import pathlib
 import re
 import signal
@@ -237,7 +238,7 @@ class _Worker:
             self.loads = 1
             context = multiprocessing.get_context("spawn")  # no fork of a process that may hold OpenCL state
             self.conn, child = context.Pipe()
-            self.process = context.Process(target=_serve, args=(child,), daemon=True)
+            self.process = context.Process(target=_serve, args=(child, os.getpid()), daemon=True)
             self.process.start()
             child.close()
         self.conn.send(request)
@@ -284,10 +285,15 @@ def _worker() -> _Worker:
     return _WORKER
 
 
-def _serve(conn) -> None:
+def _serve(conn, parent: int) -> None:
     """The worker's loop: ("load" | "run", compiled file, device, overrides[, entry, inputs]) -> Outcome. The
-    latest loaded program is kept, so that the runs of one program with one set of parameters share it."""
+    latest loaded program is kept, so that the runs of one program with one set of parameters share it. The
+    worker dies with its parent, whatever kills the parent."""
     import warnings
+
+    from incflat.tuner.children import die_with
+
+    die_with(parent)
 
     warnings.filterwarnings("ignore", message="Non-empty compiler output")  # pyopencl's, for kernel warnings
     loaded_key, loaded = None, None
@@ -508,5 +514,9 @@ def run_compiled(path: pathlib.Path, argv: Sequence[str], verify: bool | None = 
     """Compiles (through the cache) and runs the program with the given options, stdin and stdout passed on."""
     import subprocess
 
+    from incflat.tuner.children import die_with
+
     compiled = compile_cached(path, verify=verify)
-    return subprocess.run([sys.executable, str(compiled), *argv], check=False).returncode
+    parent = os.getpid()  # (the program dies with incflat, whatever kills it)
+    return subprocess.run([sys.executable, str(compiled), *argv], check=False,
+                          preexec_fn=lambda: die_with(parent)).returncode

@@ -102,23 +102,32 @@ _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 @functools.cache
-def _die_with_parent() -> Callable[[], None] | None:
-    """A preexec_fn that has the kernel SIGKILL the child when the tuner dies (Linux's PR_SET_PDEATHSIG);
-    None where that does not exist."""
+def _prctl():
+    """Linux's prctl, None elsewhere."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         return None
-    parent = os.getpid()
 
-    def die_with_parent() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent:  # the tuner died before the request took effect
-            os._exit(1)
 
-    return die_with_parent
+def die_with(parent: int) -> None:
+    """Has the kernel SIGKILL this process when its parent, `parent`, dies, even by SIGKILL (Linux's
+    PR_SET_PDEATHSIG; elsewhere nothing); exits at once if it has died already."""
+    prctl = _prctl()
+    if prctl is None:
+        return
+    prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A preexec_fn that has the child die with this process (die_with); None where that does not exist."""
+    if _prctl() is None:
+        return None
+    return functools.partial(die_with, os.getpid())
 
 
 # The descriptors of the unnamed files in use (output_file, input_file), which the children inherit.
