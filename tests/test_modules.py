@@ -84,13 +84,12 @@ def test_a_prelude_module_type_without_any_module_declared():
     assert run("entry main (x: f64.t) : i32.t = i32.f64 x\n", np.float64(2.5))[0] == 2
 
 
-def test_a_parametric_type_is_refused_where_it_is_used_only():
+def test_a_parametric_type_is_checked_where_it_is_used():
     declared = "type pair 'a = (a, a)\nmodule F (P: { type t }) = { type v = P.t pair }\nentry main (x: i32) = x\n"
     assert run(declared, np.int32(3))[0] == 3, "declared, and in a parametric module never applied: accepted"
-    e = error("type pair 'a = (a, a)\nentry main (x: pair i32) : i32 = x.0\n")
-    assert "parametric types are not supported" in str(e) and (e.loc.line, e.loc.col) == (2, 16), str(e)
+    assert run("type pair 'a = (a, a)\nentry main (x: pair i32) : i32 = x.0\n", np.int32(3), np.int32(4))[0] == 3
     e = error("type pair 'a = (a, a)\ndef f (x: pair) : i32 = 1\nentry main (x: i32) : i32 = f (x, x)\n")
-    assert "has type parameters ('a)" in str(e) and (e.loc.line, e.loc.col) == (2, 11), str(e)
+    assert 'The type "pair" takes 1 type argument' in str(e) and (e.loc.line, e.loc.col) == (2, 11), str(e)
 
 
 def test_a_local_declaration_stays_inside_its_module():

@@ -1,7 +1,8 @@
 """Lifted type abbreviations (`type^ step_fn [n] = [n]i32 -> [n]i32`): a name for a type that may be a function
 type, which incflat allows only as a parameter's annotation. Each use of the name is replaced by the abbreviation's
-type, its size parameters by the use's size arguments, before checking; the abbreviations themselves go. A use
-under array dimensions is refused (an array of functions), as is one with other than as many size arguments."""
+type, its size and type parameters by the use's size and type arguments, before checking; the abbreviations
+themselves go. A use under array dimensions is refused (an array of functions), as is one with other than as many
+size or type arguments."""
 
 from __future__ import annotations
 
@@ -49,10 +50,26 @@ def _instantiate(use: TypeExp, decl: TypeDecl):
     if len(use.args) != len(decl.size_params):
         raise CompileError(f'"{decl.name}" takes {len(decl.size_params)} size arguments, but is given '
                            f"{len(use.args)}.", use.loc)
+    if len(use.type_args) != len(decl.type_params):
+        raise CompileError(f'"{decl.name}" takes {len(decl.type_params)} type arguments, but is given '
+                           f"{len(use.type_args)}.", use.loc)
     sizes = {name: arg for (name, _), arg in zip(decl.size_params, use.args)}
+    types = {name: arg for (name, _), arg in zip(decl.type_params, use.type_args)}
 
     def given(dims: list) -> list:
         return [sizes.get(v, (k, v)) if k == "name" else (k, v) for k, v in dims]
-    expanded = map_type(decl.type, lambda t: dataclasses.replace(t, dims=given(t.dims), args=given(t.args)))
+
+    def one(t: TypeExp):
+        t = dataclasses.replace(t, dims=given(t.dims), args=given(t.args))
+        if not (isinstance(t.base, str) and t.base in types):
+            return t
+        arg = types[t.base]
+        if not isinstance(arg, TypeExp):  # a function type
+            if t.dims:
+                raise CompileError(f'An array of functions (of type parameter "{t.base}" of "{decl.name}") is not '
+                                   f'supported by incflat.', use.loc)
+            return arg
+        return dataclasses.replace(arg, dims=t.dims + arg.dims, unique=t.unique or arg.unique)
+    expanded = map_type(decl.type, one)
     # errors point at the use, which may mark the type unique (`*`)
     return dataclasses.replace(expanded, loc=use.loc, unique=expanded.unique or use.unique)

@@ -11,14 +11,14 @@ class ModuleSyntax:
 
     def module_decl(self, c):
         params = [x for x in c if isinstance(x, tuple) and x[0] == "module parameter"]
-        return ModuleDecl(self.check_name(c[1]), self.loc(c[1]), [(n, loc) for _, n, loc in params], c[-1],
+        return ModuleDecl(str(c[1]), self.loc(c[1]), [(n, loc) for _, n, loc in params], c[-1],
                           self.loc(c[0]))
 
     def module_type_decl(self, c):
         return None  # not checked: a module's ascription is transparent
 
     def mod_param(self, c):
-        return ("module parameter", self.check_name(c[1]), self.loc(c[1]))
+        return ("module parameter", str(c[1]), self.loc(c[1]))
 
     def mod_app(self, c):
         out = c[0]

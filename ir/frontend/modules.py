@@ -320,6 +320,10 @@ class _Elaborator:
             init = self.exp(e.init, env, locals_) if e.init is not None else None
             return replace(e, pat=self.pattern(e.pat, env, locals_), init=init, form=form,
                            body=self.exp(e.body, env, bound))
+        if isinstance(e, P.MatchE):
+            return replace(e, x=self.exp(e.x, env, locals_), cases=[
+                replace(c, pat=self.pattern(c.pat, env, locals_),
+                        body=self.exp(c.body, env, locals_ | {n for n, _ in P.pat_names(c.pat)})) for c in e.cases])
         if isinstance(e, (P.TypeExp, P.FunTypeExp)):
             return self.type(e, env, locals_)
         return self.children(e, env, locals_)
@@ -348,6 +352,8 @@ class _Elaborator:
             return replace(p, elems=[self.pattern(x, env, locals_) for x in p.elems])
         if isinstance(p, P.PRecord):
             return replace(p, fields=[(n, loc, self.pattern(x, env, locals_)) for n, loc, x in p.fields])
+        if isinstance(p, P.PConstr):
+            return replace(p, args=[self.pattern(x, env, locals_) for x in p.args])
         return p
 
     def type(self, te, env: Env, locals_: frozenset):

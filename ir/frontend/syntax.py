@@ -43,8 +43,8 @@ class TypeExp:
 
     dims: list of ('name', str), ('const', int), ('any', None) (written `[]`) or ('exp', node)
     (a size expression such as `[n*m]`). base: a type name (a primitive type or an abbreviation,
-    applied to the size arguments `args`, a list of dims), a list of TypeExp (a tuple type) or a
-    RecordTypeExp."""
+    applied to the size arguments `args`, a list of dims), a list of TypeExp (a tuple type), a
+    RecordTypeExp or a SumTypeExp."""
     dims: list
     base: object
     loc: Loc = field(repr=False)
@@ -55,7 +55,9 @@ class TypeExp:
 
     @property
     def prim(self):  # the base name, for messages
-        return self.base if isinstance(self.base, str) else "tuple" if isinstance(self.base, list) else "record"
+        if isinstance(self.base, str):
+            return self.base
+        return "tuple" if isinstance(self.base, list) else "sum" if isinstance(self.base, SumTypeExp) else "record"
 
     @property
     def prim_loc(self):
@@ -75,6 +77,13 @@ class FunTypeExp:
 class RecordTypeExp:
     """The fields of a record type `{a: t, b: u}` as written: (name, TypeExp) pairs, names distinct."""
     fields: list
+
+
+@dataclass
+class SumTypeExp:
+    """The constructors of a sum type `#a | #b t u` as written: (name without the `#`, Loc, payload TypeExps)
+    triples."""
+    constructors: list
 
 
 # ---- patterns
@@ -110,6 +119,21 @@ class PTyped:
     loc: Loc = field(repr=False)
 
 
+@dataclass
+class PConstr:
+    """`#name p q`: a constructor pattern (name without the `#`) with its payload patterns."""
+    name: str
+    args: list
+    loc: Loc = field(repr=False)
+
+
+@dataclass
+class PLit:
+    """A literal pattern (`0`, `-1`, `1.5f32`, `true`), which only a `match` case can have."""
+    lit: object  # a Lit
+    loc: Loc = field(repr=False)
+
+
 def pat_is_typed(p) -> bool:
     """Whether every part of a pattern has its type written, and not a function type: a function with such
     parameters can be checked before it is applied."""
@@ -132,6 +156,8 @@ def pat_names(p) -> list:
         return [x for _, _, e in p.fields for x in pat_names(e)]
     if isinstance(p, PTyped):
         return pat_names(p.pat)
+    if isinstance(p, PConstr):
+        return [x for e in p.args for x in pat_names(e)]
     return []
 
 
@@ -312,6 +338,28 @@ class WithE(Node):
 
 
 @dataclass
+class ConstrE(Node):
+    """`#name a b`: a constructor (name without the `#`) applied to its payload."""
+    name: str = ""
+    args: list = field(default_factory=list)
+
+
+@dataclass
+class Case:
+    """`case pat -> body` of a `match`; `loc` is that of `case`."""
+    pat: object
+    body: object
+    loc: Loc = field(repr=False)
+
+
+@dataclass
+class MatchE(Node):
+    """`match x case p -> e ...`: the body of the first case whose pattern x matches."""
+    x: object = None
+    cases: list = field(default_factory=list)
+
+
+@dataclass
 class AscribeE(Node):
     """`x : t` (coerce False) or `x :> t` (coerce True); `loc` is that of the colon."""
     x: object = None
@@ -452,7 +500,10 @@ class Import:
 # ---------------------------------------------------------------- building the tree
 
 def mk_app(fn, args):
-    """Apply `fn` to `args`, merging nested applications: `(f x) y` is `f x y`."""
+    """Apply `fn` to `args`, merging nested applications: `(f x) y` is `f x y`; a constructor not yet applied
+    takes them as its payload."""
+    if isinstance(fn, ConstrE) and not fn.args:
+        return ConstrE(fn.loc, (fn.span[0], max(a.span[1] for a in args)), fn.name, list(args))
     if isinstance(fn, App):
         return App(fn.loc, (fn.span[0], max(fn.span[1], args[-1].span[1])), fn.fn, fn.args + list(args))
     end = max([fn.span[1]] + [a.span[1] for a in args])
@@ -477,14 +528,23 @@ def mark_unsafe(node) -> None:
 
 def type_parts(te) -> list:
     """A type as written and every type written inside it (a function type's sides, a tuple's elements, a
-    record's fields): its TypeExp nodes, outermost first."""
+    record's fields, a sum type's payloads): its TypeExp nodes, outermost first."""
     if isinstance(te, FunTypeExp):
         return type_parts(te.param) + type_parts(te.result)
     if not isinstance(te, TypeExp):
         return []
-    inner = te.base if isinstance(te.base, list) else \
-        [t for _, t in te.base.fields] if isinstance(te.base, RecordTypeExp) else []
-    return [te] + [part for t in inner for part in type_parts(t)]
+    return [te] + [part for t in _inner_types(te) for part in type_parts(t)]
+
+
+def _inner_types(te: TypeExp) -> list:
+    """The types written directly inside te: a tuple's elements, a record's fields, a sum type's payloads."""
+    if isinstance(te.base, list):
+        return te.base
+    if isinstance(te.base, RecordTypeExp):
+        return [t for _, t in te.base.fields]
+    if isinstance(te.base, SumTypeExp):
+        return [t for _, _, ts in te.base.constructors for t in ts]
+    return []
 
 
 def map_type(te, f):
@@ -499,4 +559,7 @@ def map_type(te, f):
         te = replace(te, base=[map_type(t, f) for t in te.base])
     elif isinstance(te.base, RecordTypeExp):
         te = replace(te, base=RecordTypeExp([(name, map_type(t, f)) for name, t in te.base.fields]))
+    elif isinstance(te.base, SumTypeExp):
+        te = replace(te, base=SumTypeExp([(name, loc, [map_type(t, f) for t in ts])
+                                          for name, loc, ts in te.base.constructors]))
     return f(te)

@@ -14,6 +14,10 @@ of scalars), left to right. An array of tuples is held as one array per componen
 `unzip` cost nothing, a lambda taking a tuple takes one parameter per leaf, and `.0` or `.name`
 picks leaves statically.
 
+Sum types are flattened away too: a sum type is a record of a tag and every constructor's payload,
+and `match` a chain of `if`s on the tags (sums.py). A constructor whose type only a later context
+gives makes the function be checked again with that type known.
+
 Functions. Lambdas, operator sections, local functions and partial applications are function
 values (`FunV`) that exist only in the checker: applying one inlines its body at the call site,
 and passing one to a SOAC makes an `ir.source.Lambda`. Calls of top-level functions become
@@ -34,8 +38,8 @@ The package, one module per concern (the mixins are assembled into `Checker` in 
 
     prelude.py     the builtins' names and arities, the scalar prelude (`f32.sqrt`, `i64.max`...),
                    the operator classes
-    infer.py       literal type variables (`TV`), checker types (`TArr`) and their shapes,
-                   unification, zonking
+    infer.py       literal type variables (`TV`), checker types (`TArr`, sum types, `SumTV`) and
+                   their shapes, unification, zonking
     values.py      the checker's values: `V`, function values (`FunV`...), `Arg`, `FunSig`
     checker.py     `Checker`: its state, fresh names, emitting statements, hash-consing, scopes,
                    showing and resolving types
@@ -46,6 +50,9 @@ The package, one module per concern (the mixins are assembled into `Checker` in 
                    indexing, updates (mixin `Lowering`)
     records.py     record literals, field access, `with` updates of fields, record patterns
                    (mixin `Records`)
+    sums.py        sum types: constructors, constructor and literal patterns, `match`, `==` on
+                   sums (mixin `SumTypes`)
+    exhaustive.py  whether the cases of a `match` cover every value, and an example of one not
     checked.py     expressions checked at run time: assert, ranges (mixin `CheckedExpressions`)
     apply.py       function values: application, calls, inlining, the lambdas of SOACs
                    (mixin `Application`)

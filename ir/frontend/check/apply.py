@@ -11,7 +11,8 @@ import dataclasses
 
 from incflat.ir.frontend import syntax as P
 from incflat.ir import source as S
-from incflat.ir.frontend.check.infer import UNKNOWN_SIZES_NOTE, TV, TArr, _worse, is_scalar, leaves, map_dims, prune, unify
+from incflat.ir.frontend.check.infer import (UNKNOWN_SIZES_NOTE, TV, SumTV, TArr, _worse, is_scalar, leaves, map_dims,
+                                            prune, unify)
 from incflat.ir.frontend.check.prelude import (ARRAY_REDUCTIONS, BUILTIN_ARITY, DERIVED_MODULE_FUNCTIONS, SOAC_MAPS, UNZIPS, ZIPS,
                                       prelude_lookup)
 from incflat.ir.frontend.check.values import Arg, Closure, FunSig, FunV, Named, Partial, Section, V, atom_v
@@ -128,14 +129,14 @@ class Application:
         raise TypeError(f)
 
     def call_closure(self, c: Closure, args, loc):
-        if not c.types:
-            return self.call_closure_typed(c, args, loc)
-        outer = self.type_params
-        self.type_params = {**outer, **{n: TV("param") for n in c.types}}
+        outer_types, outer_path = self.type_params, self.call_path
+        if c.types:
+            self.type_params = {**outer_types, **{n: TV("param") for n in c.types}}
+        self.call_path = outer_path + (loc,)  # a constructor inlined at each call has a sum type for each
         try:
             return self.call_closure_typed(c, args, loc)
         finally:
-            self.type_params = outer
+            self.type_params, self.call_path = outer_types, outer_path
 
     def call_closure_typed(self, c: Closure, args, loc):
         env = dict(c.env)
@@ -242,6 +243,10 @@ class Application:
     def inst_match(self, pt, at, subst, bindable):
         """Match a parameter type against an argument type, binding the callee's sizes."""
         pt, at = prune(pt), prune(at)
+        if isinstance(at, SumTV) or isinstance(at, Array) and isinstance(prune(at.elem), SumTV):
+            # constructors of a type not known yet: they have the parameter's, in the caller's sizes
+            return unify(map_dims(pt, lambda d: d if isinstance(d, int) else subst.get(d) if isinstance(d, str)
+                                  else None), at)
         if isinstance(pt, (Array, TArr)):
             if not isinstance(at, type(pt)) or len(pt.shape) != len(at.shape):
                 return "type"

@@ -4,9 +4,9 @@ Fresh names, binding and emitting statements (with hash-consing of scalar comput
 showing types and sizes to the user, and resolving the types the user writes. The rest of the
 checker are mixins, each for one concern, assembled here into `Checker`: uniqueness (in-place
 updates), decls (programs, functions, patterns), lower (expressions), records (record expressions and
-patterns), arrays (array expressions), apply (function values), operators (user-defined, qualified,
-composition, array equality), checked (assert, ranges), prelude_arrays and builtins. One object holds all the
-state; the mixins reach each other through `self`.
+patterns), sums (sum types, constructors and `match`), arrays (array expressions), apply (function
+values), operators (user-defined, qualified, composition, array equality), checked (assert, ranges),
+prelude_arrays and builtins. One object holds all the state; the mixins reach each other through `self`.
 """
 
 import re
@@ -19,10 +19,12 @@ from incflat.ir.frontend.check.builtins import Builtins
 from incflat.ir.frontend.check.prelude_arrays import PreludeArrays
 from incflat.ir.frontend.check.checked import CheckedExpressions
 from incflat.ir.frontend.check.decls import Declarations
-from incflat.ir.frontend.check.infer import DEFERRED_TO_I64, KIND_TEXT, TV, TArr, arr_of, coerce_value, prune, unify
+from incflat.ir.frontend.check.infer import (DEFERRED_TO_I64, KIND_TEXT, TV, SumTV, TArr, arr_of, coerce_value,
+                                            is_sum, prune, sum_constructors, sum_of, unify)
 from incflat.ir.frontend.check.lower import Lowering
 from incflat.ir.frontend.check.operators import Operators
 from incflat.ir.frontend.check.records import Records
+from incflat.ir.frontend.check.sums import SumTypes
 from incflat.ir.frontend.check.uniqueness import Uniqueness
 from incflat.ir.errors import CompileError
 from incflat.ir.types import I64, PRIM_NAMES, Array, Scalar, Tuple, record_type
@@ -47,8 +49,8 @@ class Scope:
         self.cse = cse
 
 
-class Checker(Uniqueness, Declarations, Lowering, Records, Operators, ArrayExpressions, CheckedExpressions,
-              Application, Builtins, PreludeArrays):
+class Checker(Uniqueness, Declarations, Lowering, Records, SumTypes, Operators, ArrayExpressions,
+              CheckedExpressions, Application, Builtins, PreludeArrays):
     def __init__(self, decls, filename, text):
         self.decls = decls
         self.filename = filename
@@ -74,8 +76,17 @@ class Checker(Uniqueness, Declarations, Lowering, Records, Operators, ArrayExpre
         self.born = {}
         self.barrier = (-1, None)
         self.flexible = set()  # the anonymous parameter sizes of the function being checked
-        self.type_params = {}  # name -> TV('param'): the type parameters of the functions being inlined
+        # name -> TV('param'): the type parameters of the functions being inlined (name -> its type, those of the
+        # type abbreviation being resolved)
+        self.type_params = {}
         self.unknown_types = {}  # id(TV) -> (TV, TypeExp `?`): entry point parameters whose types are not written
+        # Sum types (sums.py): the sum type learned for each constructor, by (id of its node, call_path); the
+        # Locs of the calls being inlined; the open constructor types (SumTV) made in the function being checked;
+        # the sizes that stay the same when it is checked again (its own parameters).
+        self.learned = {}
+        self.call_path = ()
+        self.open_sums = []
+        self.stable_sizes = set()
 
     # ---- helpers
 
@@ -143,14 +154,17 @@ class Checker(Uniqueness, Declarations, Lowering, Records, Operators, ArrayExpre
 
     def show(self, t):
         t = prune(t)
+        if isinstance(t, SumTV):
+            return self.show_sum(list(t.constructors.items()))
         if isinstance(t, TV):
             return KIND_TEXT[t.kind]
         if isinstance(t, Scalar):
             return t.name
-        if isinstance(t, Array):
-            return "".join(f"[{self.show_dim(d)}]" for d in t.shape) + self.show(t.elem)
-        if isinstance(t, TArr):
-            return "".join(f"[{self.show_dim(d)}]" for d in t.shape) + self.show(t.elem)
+        if isinstance(t, (Array, TArr)):
+            elem = self.show(t.elem)
+            return "".join(f"[{self.show_dim(d)}]" for d in t.shape) + (f"({elem})" if " | " in elem else elem)
+        if is_sum(t):
+            return self.show_sum(sum_constructors(t))
         if isinstance(t, Tuple) and t.is_record:
             return "{" + ", ".join(f"{f}: {self.show(e)}" for f, e in zip(t.fields, t.elems)) + "}"
         if isinstance(t, Tuple):
@@ -233,9 +247,8 @@ class Checker(Uniqueness, Declarations, Lowering, Records, Operators, ArrayExpre
         if isinstance(te, P.FunTypeExp):
             raise self.err("A function type can only be the type of a parameter of a function (incflat then "
                            "inlines the function at each call).", te.loc)
-        if te.type_args:
-            raise self.err(f'"{te.base}" is applied to a type: parametric types are not supported by incflat.',
-                           te.base_loc)
+        if te.type_args and not (isinstance(te.base, str) and te.base in self.types):
+            raise self.err(f'"{te.base}" is applied to a type, but it takes no type arguments.', te.base_loc)
         dims = [dimfn(k, v, te.loc) for k, v in te.dims]
         if isinstance(te.base, list):
             base = Tuple(tuple(self.resolve_type(x, dimfn, where) for x in te.base))
@@ -246,11 +259,16 @@ class Checker(Uniqueness, Declarations, Lowering, Records, Operators, ArrayExpre
             self.unknown_types[id(base)] = (base, te)
         elif isinstance(te.base, P.RecordTypeExp):
             base = record_type([(name, self.resolve_type(x, dimfn, where)) for name, x in te.base.fields])
+        elif isinstance(te.base, P.SumTypeExp):
+            base = sum_of([(name, [self.resolve_type(x, dimfn, where) for x in ts])
+                           for name, _, ts in te.base.constructors])
         elif te.base in self.types:
             td = self.types[te.base]
-            if td.type_params:
-                raise self.err(f'The type "{te.base}" has type parameters (\'{td.type_params[0][0]}): parametric '
-                               f'types are not supported by incflat.', te.base_loc)
+            if len(te.type_args) != len(td.type_params):
+                wanted = " ".join("'" + name for name, _ in td.type_params)
+                raise self.err(f'The type "{te.base}" takes {len(td.type_params)} type argument'
+                               f'{"s" if len(td.type_params) != 1 else ""} ({wanted}), but is given '
+                               f'{len(te.type_args)}.', te.base_loc)
             if len(te.args) != len(td.size_params):
                 raise self.err(f'The type "{te.base}" takes {len(td.size_params)} size argument'
                                f'{"s" if len(td.size_params) != 1 else ""}, but is given {len(te.args)}.',
@@ -263,7 +281,13 @@ class Checker(Uniqueness, Declarations, Lowering, Records, Operators, ArrayExpre
                 if k == "name" and v in sub:
                     return sub[v]
                 return dimfn(k, v, loc)
-            base = self.resolve_type(td.type, inner, where)
+            # the abbreviation's type parameters, in the types given for them (and no other type parameters)
+            given = {name: self.resolve_type(x, dimfn, where) for (name, _), x in zip(td.type_params, te.type_args)}
+            outer, self.type_params = self.type_params, given
+            try:
+                base = self.resolve_type(td.type, inner, where)
+            finally:
+                self.type_params = outer
         else:
             if te.args:
                 raise self.err(f'The type "{te.base}" takes no size arguments.', te.base_loc)

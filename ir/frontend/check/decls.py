@@ -10,8 +10,8 @@ import dataclasses
 
 from incflat.ir.frontend import syntax as P
 from incflat.ir import source as S
-from incflat.ir.frontend.check.infer import (TV, Refine, TArr, _worse, arr_of, drop_dims, is_arr, leaves, map_dims, prune,
-                                    resolve_scalar, type_param_tv, unify, unknown_tv, zonk)
+from incflat.ir.frontend.check.infer import (TV, Refine, TArr, _worse, arr_of, drop_dims, has_sum, is_arr, leaves,
+                                            map_dims, prune, resolve_scalar, type_param_tv, unify, unknown_tv, zonk)
 from incflat.ir.frontend.check.prelude import ARRAY_REDUCTIONS, INT_RANGE, SOAC_MAPS, prelude_lookup
 from incflat.ir.frontend.check.values import Closure, FunSig, FunV, Named, Partial, Section, V, atom_v, split_tuple, tuple_v
 from incflat.ir.types import I64, PRIM_NAMES, Array, Scalar, Tuple, record_type
@@ -64,7 +64,7 @@ class Declarations:
             raise self.err(f'Cannot redefine the primitive type "{d.name}".', d.name_loc)
         if d.name in self.types:
             raise self.err(f'Duplicate definition of the type "{d.name}".', d.name_loc)
-        if d.type_params:  # refused where it is used (a library may declare one that a program never uses)
+        if d.type_params:  # checked where it is used, with its type arguments
             self.types[d.name] = d
             return
         params = {n for n, _ in d.size_params}
@@ -124,13 +124,13 @@ class Declarations:
             raise self.err(f'The entry point "{d.name}" cannot have type parameters (as in Futhark): its types '
                            f'must be known.', d.type_params[0][1])
         if not (d.entry or d.name == "main") or not not all(P.pat_is_typed(p) for p in d.params):
-            return self.check_fun_once(d)
+            return self.check_with_sums(d)
         params = [_with_unknown_types(p) for p in d.params]
         d = dataclasses.replace(d, params=params)
         for _ in range(64):
             self.unknown_types = {}
             try:
-                return self.check_fun_once(d)
+                return self.check_with_sums(d)
             except Refine as r:
                 if id(r.tv) not in self.unknown_types:  # pragma: no cover (only parameters have unknown types)
                     raise
@@ -150,6 +150,7 @@ class Declarations:
         self.alias, self.consumed, self.nonunique = {}, {}, {}
         self.barrier = (-1, None)
         self.flexible = set()
+        self.open_sums = []
         uniques = []
         env = {}
         size_params = []
@@ -195,6 +196,7 @@ class Declarations:
                 computed.append((n, v, loc))
                 return n
             t = self.pat_type(p, d.name, dimfn)
+            self.refuse_entry_sum(d, t, "take", p.loc)
             for name, loc in P.pat_names(p):
                 if name in seen:
                     raise self.err(f'The name "{name}" is bound twice in the parameters of "{d.name}".', loc)
@@ -217,6 +219,7 @@ class Declarations:
                                f'any parameter (as a size of its own, [{name}]).', loc)
 
         self.stms = []
+        self.stable_sizes = {n for n in size_params + [a.name for a in params] if n not in self.born}
         if computed:
             self.check_computed_sizes(computed, pats, env)
         ret_ann = None
@@ -271,6 +274,8 @@ class Declarations:
             ret = self.fill_any(ret_ann, body_t)
         else:
             ret = body_t
+        self.refuse_entry_sum(d, ret, "return", d.body.loc)
+        self.require_known_sums()
         self.check_unique_result(d, ret, res.atoms)
         local = {v.name for s in self.stms for v in s.pat}
         inline = False
@@ -440,6 +445,9 @@ class Declarations:
         t = prune(t)
         if isinstance(t, TV):
             raise self.err("The type of this value is not known (an unsuffixed literal); give it a type.", loc)
+        if has_sum(t):
+            raise self.err(f"An entry point cannot take a value of type {self.show(t)}: sum types in the parameters "
+                           f"and results of entry points are not supported by incflat.", loc)
         if isinstance(t, Tuple):
             return P.TypeExp([], [self.type_exp(x, loc) for x in t.elems], loc, loc)
         if isinstance(t, (Array, TArr)):
@@ -482,10 +490,12 @@ class Declarations:
                     raise self.err(f'The name "{name}" is bound twice in {where}.', loc)
                 seen.add(name)
 
-    def bind_pattern(self, pat, val, env, ann_env, what, sizes=None):
+    def bind_pattern(self, pat, val, env, ann_env, what, sizes=None, tests=None):
         """Bind the names of `pat` to the parts of `val` in env. Type annotations are checked against
         the value (their sizes are looked up in ann_env; None: already checked). `sizes` maps the
-        names of size parameters still to be bound (`?n` markers) to their value once bound."""
+        names of size parameters still to be bound (`?n` markers) to their value once bound. `tests` (a
+        `match` case's): a list that gets the (value, value) pairs that must be equal for val to match a
+        refutable pattern (a constructor or a literal), which only a case may have."""
         if isinstance(pat, P.PName):
             env[pat.name] = val
             return
@@ -494,7 +504,10 @@ class Declarations:
         if isinstance(pat, P.PTyped):
             if ann_env is not None:
                 self.check_annotation(pat.type, val, ann_env, what, pat.loc, sizes)
-            self.bind_pattern(pat.pat, val, env, ann_env, what, sizes)
+            self.bind_pattern(pat.pat, val, env, ann_env, what, sizes, tests)
+            return
+        if isinstance(pat, (P.PConstr, P.PLit)):
+            self.bind_refutable(pat, val, env, ann_env, what, sizes, tests)
             return
         if isinstance(pat, P.PTuple):
             t = prune(val.t) if isinstance(val, V) else None
@@ -508,14 +521,14 @@ class Declarations:
                 raise self.err(f"This tuple pattern has {len(pat.elems)} elements, but the {what} is a tuple "
                                f"of {len(t.elems)}: {self.show(t)}.", pat.loc)
             for p, v in zip(pat.elems, split_tuple(val)):
-                self.bind_pattern(p, v, env, ann_env, what, sizes)
+                self.bind_pattern(p, v, env, ann_env, what, sizes, tests)
             return
         if isinstance(pat, P.PRecord):
             t = prune(val.t) if isinstance(val, V) else None
             positions = self.record_pattern_fields(pat, t, what)
             fields = split_tuple(val)
             for (_, _, p), k in zip(pat.fields, positions):
-                self.bind_pattern(p, fields[k], env, ann_env, what, sizes)
+                self.bind_pattern(p, fields[k], env, ann_env, what, sizes, tests)
             return
         raise AssertionError(pat)  # pragma: no cover
 

@@ -1,9 +1,10 @@
 """Type inference: literal type variables, the checker's types, unification and zonking.
 
-`TV` is the type of an unsuffixed literal until unification decides it; `TArr` is an array of
-tuples or records. The shape helpers (`arr_of`, `shape_of`, `leaves`, `map_dims`...) work on any checker type;
-`unify` and `require` resolve literal type variables; `zonk` replaces those left in an IR value by
-the types they stand for. Pure functions on types, with no checker state, so they are separate
+`TV` is the type of an unsuffixed literal until unification decides it; `SumTV` that of a constructor
+whose sum type is not known yet; `TArr` is an array of tuples or records; a sum type is a record with
+fields of its own (`sum_of`). The shape helpers (`arr_of`, `shape_of`, `leaves`, `map_dims`...) work on
+any checker type; `unify` and `require` resolve literal type variables; `zonk` replaces those left in an
+IR value by the types they stand for. Pure functions on types, with no checker state, so they are separate
 from the `Checker` and its mixins.
 """
 
@@ -32,6 +33,26 @@ class TV:
 
     def __repr__(self):
         return f"TV({self.kind}->{self.ref})"
+
+
+class SumTV(TV):
+    """The type of a constructor applied where its sum type is not known yet (`if c then #ten else #twenty`): the
+    constructors seen so far (name -> payload types) and where they were made (`origins`: (key, Loc) pairs,
+    ir/frontend/check/sums.py). Its values are placeholders, so unifying it with a sum type does not bind it: it
+    raises SumResolved, and the function is checked again with the constructors' type known."""
+    __slots__ = ("constructors", "origins")
+
+    def __init__(self, constructors, origins):
+        super().__init__("sum")
+        self.constructors, self.origins = constructors, origins
+
+
+class SumResolved(Exception):
+    """An open constructor type (SumTV) met the sum type t that it must be."""
+
+    def __init__(self, tv, t):
+        super().__init__()
+        self.tv, self.t = tv, t
 
 
 def prune(t):
@@ -106,6 +127,42 @@ class TArr:
     type."""
     shape: tuple
     elem: Tuple
+
+
+# A sum type `#a | #b i32 | #c f32 bool` is the record of its tag ("#": the constructor's position among them
+# sorted by name, as in Futhark) and each constructor's payload, a tuple ("#a": (), "#b": (i32,), ...): a value
+# holds the payloads of the other constructors too, blank (0, false, empty or zero arrays), so that a sum has
+# leaves like any record, and arrays of sums are arrays of those leaves.
+SUM_TAG = "#"
+
+
+def sum_of(constructors) -> Tuple:
+    """The sum type of (name, payload types) pairs, names distinct."""
+    constructors = sorted(constructors, key=lambda c: c[0])
+    tag = Scalar("i8") if len(constructors) <= 128 else Scalar("i32")
+    return Tuple((tag,) + tuple(Tuple(tuple(ts)) for _, ts in constructors),
+                 (SUM_TAG,) + tuple(SUM_TAG + name for name, _ in constructors))
+
+
+def is_sum(t) -> bool:
+    t = prune(t)
+    return isinstance(t, Tuple) and t.fields is not None and t.fields[0] == SUM_TAG
+
+
+def sum_constructors(t) -> list:
+    """The (name, payload types) pairs of a sum type, in the order of their tags."""
+    t = prune(t)
+    return [(name[1:], payload.elems) for name, payload in zip(t.fields[1:], t.elems[1:])]
+
+
+def has_sum(t) -> bool:
+    """Whether a sum type, known or not, is part of t."""
+    t = prune(t)
+    if isinstance(t, SumTV) or is_sum(t):
+        return True
+    if isinstance(t, Tuple):
+        return any(has_sum(e) for e in t.elems)
+    return isinstance(t, (Array, TArr)) and has_sum(t.elem)
 
 
 def is_scalar(t):
@@ -200,6 +257,10 @@ def unify(a, b) -> Optional[str]:
     a, b = prune(a), prune(b)
     if a is b:
         return None
+    if isinstance(a, SumTV) or isinstance(b, SumTV):
+        open_sum, other = (a, b) if isinstance(a, SumTV) else (b, a)
+        if not (isinstance(other, TV) and other.kind == "param"):
+            return _unify_open_sum(open_sum, other)
     if isinstance(a, TV) and isinstance(b, TV):
         if a.kind == "param" or b.kind == "param":
             tv, other = (a, b) if a.kind == "param" else (b, a)
@@ -219,7 +280,7 @@ def unify(a, b) -> Optional[str]:
         if isinstance(other, Scalar) and kind_accepts(tv.kind, other):
             tv.ref = other
             return None
-        if tv.kind == "unknown":
+        if tv.kind == "unknown" and not is_sum(other):
             refine_as(tv, other)
         return "type"
     if isinstance(a, Scalar) and isinstance(b, Scalar):
@@ -231,7 +292,8 @@ def unify(a, b) -> Optional[str]:
         for x, y in zip(a.elems, b.elems):
             r = _worse(r, unify(x, y))
         return r
-    if (isinstance(a, Array) and isinstance(b, Array)) or (isinstance(a, TArr) and isinstance(b, TArr)):
+    if isinstance(a, (Array, TArr)) and isinstance(b, (Array, TArr)) and (
+            type(a) is type(b) or isinstance(prune(a.elem), SumTV) or isinstance(prune(b.elem), SumTV)):
         if len(a.shape) != len(b.shape):
             return "type"
         r = unify(a.elem, b.elem)
@@ -242,9 +304,39 @@ def unify(a, b) -> Optional[str]:
     return "type"
 
 
+def _unify_open_sum(s: SumTV, other) -> Optional[str]:
+    """Unify an open constructor type with another type: merge it with another open one; raise SumResolved for a
+    sum type that has its constructors (with as many payloads, of types that unify)."""
+    if isinstance(other, SumTV):
+        known = other.constructors
+    elif is_sum(other):
+        known = dict(sum_constructors(other))
+    else:
+        return "type"
+    r = None
+    for name, payload in s.constructors.items():
+        theirs = known.get(name)
+        if theirs is None and isinstance(other, SumTV):
+            continue
+        if theirs is None or len(theirs) != len(payload):
+            return "type"
+        for x, y in zip(payload, theirs):
+            r = _worse(r, unify(x, y))
+    if r == "type":
+        return r
+    if not isinstance(other, SumTV):
+        raise SumResolved(s, other)  # a size that differs is found when the constructor is checked again
+    other.constructors = {**s.constructors, **other.constructors}
+    other.origins = s.origins + other.origins
+    s.ref = other
+    return r
+
+
 def require(t, cls) -> bool:
     """Constrain a scalar type to a class: 'num', 'int', 'float', 'bool' or 'prim'."""
     t = prune(t)
+    if isinstance(t, SumTV):
+        return False
     if isinstance(t, TV):
         if cls == "prim":
             return True

@@ -8,8 +8,8 @@ expressions (literals, indexing, slices, updates) in ir.frontend.check.arrays; t
 
 from incflat.ir.frontend import syntax as P
 from incflat.ir import source as S
-from incflat.ir.frontend.check.infer import (TV, TArr, drop_dims, is_arr, is_scalar, leaves, map_dims, nleaves, prune, resolve_scalar,
-                                    rank_of, require, shape_of, unify)
+from incflat.ir.frontend.check.infer import (TV, SumTV, TArr, drop_dims, has_sum, is_arr, is_scalar, is_sum, leaves,
+                                            map_dims, nleaves, prune, resolve_scalar, rank_of, require, shape_of, unify)
 from incflat.ir.frontend.check.prelude import (ARITH_OPS, ARRAY_REDUCTIONS, BUILTIN_ARITY, EQ_OPS, INT_OPS, LOGIC_OPS,
                                       NOT_SUPPORTED, ORD_OPS, SAFE_SIZE_OPS, prelude_lookup)
 from incflat.ir.frontend.check.operators import BUILTIN_BINOPS, COMPOSITIONS
@@ -39,8 +39,9 @@ class Lowering:
         """Lower an expression that must be a scalar or an array (not a tuple)."""
         v = self.lower_val(e, env, what)
         t = prune(v.t)
-        if isinstance(t, (Tuple, TArr)):
-            kind = "record" if isinstance(t, Tuple) and t.is_record else "tuple"
+        if isinstance(t, (Tuple, TArr, SumTV)):
+            kind = "sum type value" if has_sum(t) and not isinstance(t, TArr) else \
+                "record" if isinstance(t, Tuple) and t.is_record else "tuple"
             raise self.err(f"{what or 'This expression'} cannot be a {kind}, but has type {self.show(t)}.", e.loc)
         return v.atom
 
@@ -224,6 +225,8 @@ class Lowering:
         if op == "++":
             return self.concat([Arg(x, loc), Arg(y, loc)], loc)
         tx, ty = prune(x.t), prune(y.t)
+        if any(isinstance(t, SumTV) or is_sum(t) for t in (tx, ty)):
+            return self.sum_binop(op, x, y, loc)
         if op in EQ_OPS and isinstance(tx, Tuple) and isinstance(ty, Tuple):
             return self.tuple_eq(op, x, y, loc)
         if op in EQ_OPS and is_arr(tx) and is_arr(ty):
@@ -269,8 +272,12 @@ class Lowering:
                            f'{self.show(y.t)}.', loc)
         res = None
         for a, b in zip(split_tuple(x), split_tuple(y)):
+            if not a.atoms:  # () == ()
+                continue
             r = self.binop("==", a, b, loc)
             res = r if res is None else self.binop("&&", res, r, loc)
+        if res is None:
+            res = atom_v(S.Const(True, BOOL))
         if op == "!=":
             res = atom_v(self.emit(S.UnOp("!", res.atom, BOOL), BOOL, loc))
         return res
@@ -362,6 +369,8 @@ class Lowering:
             return any(Lowering.pat_has_ann(x) for x in p.elems)
         if isinstance(p, P.PRecord):
             return any(Lowering.pat_has_ann(x) for _, _, x in p.fields)
+        if isinstance(p, P.PConstr):
+            return any(Lowering.pat_has_ann(x) for x in p.args)
         return False
 
     def rename_result(self, val, name, n0):
@@ -390,7 +399,7 @@ class Lowering:
         if not all(P.pat_is_typed(p) for p in c.params):
             return
         saved = self.push()
-        saved_lits = len(self.literals)
+        saved_lits, saved_sums = len(self.literals), len(self.open_sums)
         c0 = dict(self.consumed)
         own = {n: self.fresh(n) for n in c.sizes}  # the function's size parameters, for the check
 
@@ -409,6 +418,7 @@ class Lowering:
         finally:
             self.pop(saved)
             del self.literals[saved_lits:]
+            del self.open_sums[saved_sums:]  # (what the trial leaves open, the uses decide)
             self.consumed = c0
 
     def lower_IfE(self, e, env):
@@ -425,15 +435,19 @@ class Lowering:
         b = self.lower(e.else_, env)
         else_stms = self.pop(saved)
         self.consumed.update(c1)
+        return self.join_branches(c.atom, then_stms, a, else_stms, b, 'The branches of "if"', e.loc)
+
+    def join_branches(self, cond, then_stms, a, else_stms, b, what, loc):
+        """The If of two branches lowered (statements and value); `what` names them in errors (`if`'s, or a
+        `match`'s cases)."""
         if isinstance(a, FunV) or isinstance(b, FunV):
-            raise self.err('The branches of "if" cannot be functions.', e.loc)
+            raise self.err(f'{what} cannot be functions.', loc)
         r = unify(a.t, b.t)
         if r == "type":
-            raise self.err(f'The branches of "if" have different types: {self.show(a.t)} and '
-                           f'{self.show(b.t)}.', e.loc)
+            raise self.err(f'{what} have different types: {self.show(a.t)} and {self.show(b.t)}.', loc)
         lt = {v.name for s in then_stms for v in s.pat}
         le = {v.name for s in else_stms for v in s.pat}
-        return self.make_if(c.atom, then_stms, a, else_stms, b, lt, le, e.loc)
+        return self.make_if(cond, then_stms, a, else_stms, b, lt, le, loc)
 
     def export_dim(self, d, local, loc=None):
         """A dimension d named inside a nested body, as a dimension outside it (recomputed from
@@ -525,7 +539,8 @@ class Lowering:
             return tuple_v([self.loop_init_from_pat(p, env) for p in pat.elems])
         if isinstance(pat, P.PRecord):
             return record_v([(name, self.loop_init_from_pat(p, env)) for name, _, p in pat.fields])
-        raise self.err("A loop parameter written _ needs an initial value.", pat.loc)
+        what = "_" if isinstance(pat, P.PWild) else "as a constructor or a literal"
+        raise self.err(f"A loop parameter written {what} needs an initial value.", pat.loc)
 
     def loop_annotation(self, pat, t, env):
         """The loop parameters' declared type: t where annotations give sizes: `[]` sizes are

@@ -8,7 +8,7 @@ and `{0 = x, 1 = y}` as a pattern work on them too.
 
 from incflat.ir.frontend import syntax as P
 from incflat.ir.source import Loc
-from incflat.ir.frontend.check.infer import prune, unify
+from incflat.ir.frontend.check.infer import is_sum, prune, unify
 from incflat.ir.frontend.check.values import V, record_v, split_tuple
 from incflat.ir.types import Tuple, field_order
 
@@ -33,7 +33,7 @@ class Records:
     def project(self, x: V, name, loc) -> V:
         """Field `name` of the value x."""
         t = prune(x.t)
-        if not isinstance(t, Tuple):
+        if not isinstance(t, Tuple) or is_sum(t):
             raise self.err(f'Cannot take the field {name} of a value of type {self.show(t)}: only records and '
                            f'tuples have fields.', loc)
         return split_tuple(x)[self.field_index(t, name, loc)]
@@ -61,7 +61,7 @@ class Records:
         sizes may differ). A functional update: nothing is consumed."""
         (name, loc), rest = path[0], path[1:]
         t = prune(rec.t)
-        if not isinstance(t, Tuple):
+        if not isinstance(t, Tuple) or is_sum(t):
             raise self.err(f'Cannot update the field {name} of a value of type {self.show(t)} with "with": only '
                            f'records and tuples have fields.', loc)
         k = self.field_index(t, name, loc, " to update")
@@ -81,7 +81,7 @@ class Records:
         """The position in type t of each field of the record pattern pat (in the pattern's order); an error
         unless t (None: a function) is a record or tuple with exactly those fields."""
         written = "{" + ", ".join(sorted((name for name, _, _ in pat.fields), key=field_order)) + "}"
-        if not isinstance(t, Tuple):
+        if not isinstance(t, Tuple) or is_sum(t):
             shown = "is a function" if t is None else f"has type {self.show(t)}"
             raise self.err(f"This record pattern has the fields {written}, but the {what} {shown}.", pat.loc)
         for name, loc, _ in pat.fields:
