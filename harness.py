@@ -14,11 +14,13 @@ The parts, usable one by one (tests/test_corpus.py does):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import re
 import signal
 import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TextIO
@@ -131,8 +133,9 @@ def plan(program: Program, interpreted: bool = False, exclude: Sequence[str] = (
     return out
 
 
-def with_values(p: Prepared, program: Program) -> Prepared:
-    """`p` with its inputs and expected values (read, or computed by the reference interpreter)."""
+def with_values(p: Prepared, program: Program, timeout: float | None = None) -> Prepared:
+    """`p` with its inputs and expected values (read, or computed by the reference interpreter, in `timeout`
+    seconds at most)."""
     inputs, problem = _inputs(p.case)
     p = replace(p, inputs=inputs, problem=problem)
     expected = p.case.expected
@@ -142,7 +145,7 @@ def with_values(p: Prepared, program: Program) -> Prepared:
         except (OSError, ValueError) as e:
             p.problem = p.problem or f"cannot read the expected output: {e}"
     elif isinstance(expected, AutoOutput) and p.problem is None and p.skip is None:
-        p.expected, p.problem = _reference(program, p.entry, inputs)
+        p.expected, p.problem = _reference(program, p.entry, inputs, timeout)
     return p
 
 
@@ -160,10 +163,10 @@ def _inputs(case: TestCase) -> tuple[list | None, str | None]:
         return None, f"cannot read the input: {e}"
 
 
-def _reference(program: Program, entry: str, inputs: list) -> tuple[list | None, str | None]:
+def _reference(program: Program, entry: str, inputs: list, timeout: float | None) -> tuple[list | None, str | None]:
     if program.source is None:
         return None, "auto output needs the reference interpreter, but the program does not compile"
-    outcome = Interpreter(program).run(entry, inputs)
+    outcome = Interpreter(program, timeout).run(entry, inputs)
     if outcome.error is not None:
         return None, f"the reference interpreter failed (auto output): {outcome.error}"
     return list(outcome.values), None
@@ -180,20 +183,49 @@ class Outcome:
 
 
 class Interpreter:
-    def __init__(self, program: Program):
+    """The reference interpreter as a runner; a run longer than `timeout` seconds is stopped (in the main
+    thread, where a timer's signal can interrupt it; elsewhere it runs to its end)."""
+
+    def __init__(self, program: Program, timeout: float | None = None):
         self.program = program
+        self.timeout = timeout
 
     def run(self, entry: str, inputs: list) -> Outcome:
         from incflat.ir.interp.interpreter import run_entry
 
         try:
-            return Outcome(values=tuple(run_entry(self.program.source, entry, list(inputs))))
+            with _deadline(self.timeout):
+                return Outcome(values=tuple(run_entry(self.program.source, entry, list(inputs))))
+        except _TimedOut:
+            return Outcome(error=f"Error: no result after {self.timeout:g} s (the interpreter was stopped)")
         except CompileError as e:  # InterpError: a run-time error of the program, with its location
             return Outcome(error=format_error(e, self.program.text))
         except RecursionError:
             return Outcome(error="Error: the interpreter ran out of stack")
         except Exception as e:  # noqa: BLE001 - a bug in the interpreter: a failed case, not a crashed test run
             return Outcome(error=f"internal interpreter error: {type(e).__name__}: {e}")
+
+
+class _TimedOut(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float | None):
+    """_TimedOut raised in the block after `seconds` (SIGALRM; only in the main thread, and only with a limit)."""
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expired(signum, frame):
+        raise _TimedOut()
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 class Compiled:
@@ -407,7 +439,7 @@ def run_test_file(path: pathlib.Path, summary: Summary, device: str | None, inte
     runnable = [p for p in planned if p.skip is None]
     summary.skipped += len(planned) - len(runnable)
     if interpreted:
-        runner: Interpreter | Compiled = Interpreter(program)
+        runner: Interpreter | Compiled = Interpreter(program, timeout)
     else:
         try:
             runner = Compiled(compile_cached(path, program.text, verify=verify), device, timeout=timeout)
@@ -426,7 +458,7 @@ def run_test_file(path: pathlib.Path, summary: Summary, device: str | None, inte
     failures = []
     for p in runnable:
         try:
-            p = with_values(p, program)
+            p = with_values(p, program, timeout)
         except ToolError as e:
             reason = f"error: {e}"
         except Exception as e:  # noqa: BLE001 - a crash of the interpreter (auto output)

@@ -2,6 +2,7 @@
 the backend cannot compile yet, error messages, and the compile cache."""
 
 import gzip
+import time
 import pathlib
 import subprocess
 import sys
@@ -362,3 +363,14 @@ def test_a_compiled_program_that_crashes_or_hangs_fails_its_case(tmp_path):
     assert "unknown entry point 'nope'" in runner.run("nope", []).error
     assert "no result after 1 s" in harness.Compiled(path, timeout=1).run("hang", []).error
     assert runner.run("ok", [np.int32(5)]).values[0] == 6
+
+
+@pytest.mark.parametrize("expected", ["output { 0i64 }", "auto output"])
+def test_the_interpreter_obeys_the_timeout(tmp_path, capsys, expected):
+    """issue 53: `incflat test --interpreter --timeout 3` on a slow program was still running after 150 s."""
+    path = write(tmp_path, f"==\ninput {{ 1000000000i64 }} {expected}",
+                 "entry main (n: i64): i64 = loop acc = 0 for i < n do acc + i\n")
+    started = time.monotonic()
+    assert incflat(["test", "--interpreter", "--timeout", "1", str(path)]) == 1
+    assert time.monotonic() - started < 30
+    assert "no result after 1 s (the interpreter was stopped)" in capsys.readouterr().out
