@@ -313,8 +313,16 @@ def _worker() -> _Worker:
         import atexit
 
         _WORKER = _Worker()
-        atexit.register(_WORKER.stop)
+        atexit.register(_stop_at_exit, _WORKER)
     return _WORKER
+
+
+def _stop_at_exit(worker: _Worker) -> None:
+    """The worker stopped as the process exits, a Ctrl-C meanwhile ignored (it would only interrupt the stop,
+    with a traceback: the process is ending anyway)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    worker.stop()
 
 
 def _serve(conn, parent: int) -> None:

@@ -374,3 +374,16 @@ def test_the_interpreter_obeys_the_timeout(tmp_path, capsys, expected):
     assert incflat(["test", "--interpreter", "--timeout", "1", str(path)]) == 1
     assert time.monotonic() - started < 30
     assert "no result after 1 s (the interpreter was stopped)" in capsys.readouterr().out
+
+
+def test_an_interrupt_while_the_worker_stops_at_exit_is_quiet(tmp_path):
+    """issue 53: SIGINT to `incflat test` as it exits: "Exception ignored in atexit callback ... KeyboardInterrupt"."""
+    script = ("import os, signal, time\n"
+              "from incflat import harness\n"
+              "def stop(self):\n"
+              "    os.kill(os.getpid(), signal.SIGINT)  # (Ctrl-C while the worker is being stopped)\n"
+              "    time.sleep(0.2)\n"
+              "harness._Worker.stop = stop\n"
+              "harness._worker()\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60)
+    assert (done.returncode, done.stderr.decode()) == (0, "")
