@@ -387,3 +387,11 @@ def test_an_interrupt_while_the_worker_stops_at_exit_is_quiet(tmp_path):
               "harness._worker()\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60)
     assert (done.returncode, done.stderr.decode()) == (0, "")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_division_by_zero_reads_the_same_interpreted_and_compiled(tmp_path, capsys, mode):
+    """issue 53: `division by zero` compiled and `Division by zero.` interpreted: an error case passed one way."""
+    path = write(tmp_path, "==\ninput { 0 }\nerror: division by zero",
+                 "entry main (x: i32): i32 = 10 / x\n")
+    assert incflat(["test", *mode, str(path)]) == 0, capsys.readouterr().out

@@ -164,7 +164,7 @@ ERRORS = [
                          "(18446744073709551616 bytes; the interpreter's limit is 17179869184)."),
     (err_iota_huge, "Out of memory: iota would make an array of shape [1000000000000] (8000000000000 bytes; "
                     "the interpreter's limit is 17179869184)."),
-    (err_division_in_loop_in_map, "Division by zero."),
+    (err_division_in_loop_in_map, "division by zero"),
     (err_filter_in_map, "The lambda of a map returned arrays of different shapes: [0]i32, [1]i32, [2]i32."),
     (err_reshape, "Cannot reshape array of shape [6] to array of shape [4][2]."),
     (err_array_literal, "The elements of an array literal have different types: [1]i32 and [2]i32."),

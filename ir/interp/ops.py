@@ -31,9 +31,9 @@ def _err(message, loc):
 def _check_nonzero(y, loc):
     if isinstance(y, np.ndarray):
         if not y.all():
-            raise _err("Division by zero.", loc)
+            raise _err("division by zero", loc)
     elif not y:
-        raise _err("Division by zero.", loc)
+        raise _err("division by zero", loc)
 
 
 def _sdiv(x, y, loc):
