@@ -515,6 +515,8 @@ def run_interpreted(path: pathlib.Path, argv: Sequence[str], stdin=None, stdout=
             raise ProgramError(f"{'stdin' if stdin is None and sys.stdin is None else 'stdout'} is closed")
         if args.write_runtime_to:
             check_output_file("-t", args.write_runtime_to)
+        if args.runs < 1:  # (as a compiled program says it)
+            raise ProgramError(f"-r {args.runs}: the number of runs must be at least 1")
     except ProgramError as e:
         print(f"Error: {e}", file=sys.stderr)
         return 1
@@ -528,7 +530,7 @@ def run_interpreted(path: pathlib.Path, argv: Sequence[str], stdin=None, stdout=
         print(f"Error: reading input: {e}", file=sys.stderr)
         return 1
     times, outcome = [], None
-    for _ in range(max(args.runs, 1)):
+    for _ in range(args.runs):
         start = time.perf_counter()
         outcome = Interpreter(program).run(args.entry_point, inputs)
         times.append(round((time.perf_counter() - start) * 1e6))

@@ -395,3 +395,12 @@ def test_division_by_zero_reads_the_same_interpreted_and_compiled(tmp_path, caps
     path = write(tmp_path, "==\ninput { 0 }\nerror: division by zero",
                  "entry main (x: i32): i32 = 10 / x\n")
     assert incflat(["test", *mode, str(path)]) == 0, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("mode", [["--interpreter"], pytest.param([], marks=needs_device)], ids=["interpreter", "compiled"])
+def test_run_refuses_zero_runs_either_way(tmp_path, mode):
+    """issue 53: `incflat run --interpreter -r 0` printed a result where compiled programs refuse -r 0."""
+    path = write(tmp_path, "", SUM)
+    done = run_cli(["run", *mode, str(path), "-r", "0"], b"[1, 2, 3]")
+    assert (done.returncode, done.stdout, done.stderr.decode()) == (
+        1, b"", "Error: -r 0: the number of runs must be at least 1\n")

@@ -542,7 +542,7 @@ struct incflat_array incflat_empty(struct incflat_ctx *ctx, int rank, const int6
     }
     a.mem = allocate(ctx, (size_t)count * size);
     if (!a.mem) {
-        incflat_fail(ctx, where, "Out of memory: %s would make an array of shape %s (%lld bytes), more than the "
+        incflat_fail(ctx, where, "Out of memory: %s would make an array of shape %s (%lld bytes, more than the "
                      "device %s could allocate).", what ? what : "an allocation", text,
                      (long long)(count * (int64_t)size), ctx->device_name);
         return a;

@@ -364,7 +364,7 @@ class Context:
             buf = self.pool.allocate(max(nbytes, 1))
         except (cl.MemoryError, cl.RuntimeError, cl.LogicError):  # the driver refused the buffer
             fail(where, f"Out of memory: {what} would make an array of shape {shape_text(shape)} ({nbytes} "
-                 f"bytes), more than the device {self.device.name.strip()} could allocate).")
+                 f"bytes, more than the device {self.device.name.strip()} could allocate).")
         if count > self.device_state.widest:
             self.device_state.widest = count
         strides = (interleaved_strides(shape, interleave) if interleave and len(shape) > interleave
