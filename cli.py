@@ -17,7 +17,7 @@ from incflat.codegen.program import is_compiled_program, program_text
 from incflat.codegen import cprogram
 from incflat.codegen.cprogram import is_native_program
 from incflat.ir.runtime.tuning import option_int, option_seconds
-from incflat.tuner.command import add_run_options, option_problem, run_options_argv
+from incflat.tuner.command import add_run_options, clashing_outputs, option_problem, run_options_argv
 from incflat.tuner.lock import tuning_lock
 from incflat.files import PlannedFile, atomic_write, write_temporary
 from incflat.tuner.writeback import tuning_file_problem, tuning_path_of
@@ -213,15 +213,15 @@ def cmd_autotune(args) -> int:
     when the tuning file is written (both together): a kill at any moment leaves both files as they were, or
     both new. The lock is taken first, so that a second tuner of the program refuses before compiling."""
     from incflat import tuner
-    problem = option_problem(args)
+    program = default_output(args.program)
+    problem = option_problem(args) or clashing_outputs(args.program, program, args)
     if problem:
         raise UsageError(problem)
-    program = default_output(args.program)
     check_output_path(program, args.program, args.force)
     with tuning_lock(args.program):
         problem = None if args.force else tuning_file_problem(tuning_path_of(args.program))
-        if problem:  # (the tuner checks again; here before compiling)
-            raise ToolError(problem)
+        if problem:  # (the tuner checks again; here before compiling) an output incflat refuses to write
+            raise UsageError(problem)
         data = with_backend(args, lambda backend: native_program(args.program, program, verify=args.verify)
                             if backend == "opencl" else compiled_text(args.program, verify=args.verify))
         temporary = write_temporary(PlannedFile(program, data, 0o755))

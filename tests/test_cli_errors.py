@@ -90,9 +90,25 @@ def test_autotune_refuses_a_tuning_file_it_did_not_write_before_compiling(tmp_pa
     fut.write_text(SOURCE)
     tuning = tmp_path / "m2.fut.tuning"
     tuning.write_text("main.suff_outer_par_0=7\n")
-    one_line_error(incflat("autotune", fut), 1, str(tuning), "not written by incflat autotune", "--force")
+    one_line_error(incflat("autotune", fut), 2, str(tuning), "not written by incflat autotune", "--force")
     assert tuning.read_text() == "main.suff_outer_par_0=7\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m2.fut", "m2.fut.tuning"]
+
+
+@pytest.mark.parametrize("options, words", [
+    (["--store", "x.db", "--log", "x.db"], "--log and --store are one file"),
+    (["--log", "m2.fut.tuning.lock"], "--log and the tuning lock are one file"),
+    (["--log", "m2.fut.tuning.db"], "--log and the tuning store are one file"),
+    (["--store", "m2"], "--store and the program are one file"),
+    (["--store", "out", "--plot", "out"], "--store and --plot are one file"),
+])
+def test_autotune_refuses_two_of_its_files_in_one_place_before_writing(tmp_path, options, words):
+    """issue 53: `--store x.db --log x.db` created x.db, then refused it and left it; `--log prog.fut.tuning.lock`
+    printed the tuner's internal usage text."""
+    fut = tmp_path / "m2.fut"
+    fut.write_text(SOURCE)
+    one_line_error(incflat("autotune", fut, *options, cwd=tmp_path), 2, words)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m2.fut"]
 
 
 def test_autotune_checks_its_new_options_before_compiling(tmp_path):

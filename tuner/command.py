@@ -22,9 +22,11 @@ from incflat.tuner.measure import DEFAULT_MAX_TIME, Limits
 from incflat.tuner.plot import EXTRA as PLOT_EXTRA
 from incflat.tuner.plot import plot_path_problem
 from incflat.tuner.children import kill_children
+from incflat.tuner.lock import lock_path
 from incflat.tuner.search import OBJECTIVES
 from incflat.tuner.store import default_store_path
 from incflat.tuner.strategies import STRATEGIES
+from incflat.tuner.writeback import tuning_path_of
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:
@@ -130,6 +132,26 @@ def option_problem(args: argparse.Namespace) -> str | None:
     return f"--plot {args.plot}: {problem}" if problem else None
 
 
+def clashing_outputs(program_fut: Path, compiled: Path, args: argparse.Namespace) -> str | None:
+    """Why two of the files a tuning reads or writes would be one file (--log, --store, --plot, the program, its
+    source, tuning file, lock and default store), naming them; None when they are all distinct. Checked before
+    anything is written, so that a clash leaves nothing behind."""
+    files = [("--log", args.log), ("--store", args.store), ("--plot", args.plot),
+             ("the program", compiled), ("the program's source", program_fut),
+             ("the tuning file", tuning_path_of(program_fut)), ("the tuning lock", lock_path(program_fut))]
+    if args.store is None and not args.no_store:
+        files.append(("the tuning store", default_store_path(program_fut)))
+    seen: dict[Path, str] = {}
+    for what, path in files:
+        if path is None:
+            continue
+        where = Path(path).resolve()
+        if where in seen:
+            return f"{seen[where]} and {what} are one file, {path}"
+        seen[where] = what
+    return None
+
+
 def request_of(args: argparse.Namespace, limits: Limits, install_as: Path | None = None,
                verify: bool | None = None) -> TuneRequest:
     """The tuning request of main's options (the program compiled with moderate flattening, unless
@@ -158,7 +180,7 @@ def main(argv: Sequence[str] | None = None, *, install_as: Path | None = None, v
     parser.add_argument("compiled", type=Path, help="the compiled program (incflat compile)")
     add_run_options(parser)
     args = parser.parse_args(argv)
-    problem = option_problem(args)
+    problem = option_problem(args) or clashing_outputs(args.program_fut, install_as or args.compiled, args)
     if problem:
         parser.error(problem)
 
