@@ -1,6 +1,7 @@
 """The `incflat` command: a thin driver over the compiler's pipeline (incflat.pipeline) and the tuner."""
 
 import argparse
+import errno
 import os
 import pathlib
 import signal
@@ -422,7 +423,9 @@ def main(argv=None) -> int:
         if program is not None and not program.is_file():
             print(f"incflat: error: {program}: {not_a_file(program)}", file=sys.stderr)
             return 1
-        return args.fn(args)
+        status = args.fn(args)
+        sys.stdout.flush()  # (a full disk under stdout is an error of the command, not a silent loss at exit)
+        return status
     except CompileError as e:
         print(format_error(e, _source_of(e, program)), file=sys.stderr)
         return 1
@@ -436,17 +439,27 @@ def main(argv=None) -> int:
         print(f"incflat: internal compiler error: {e}", file=sys.stderr)
         return 70
     except BrokenPipeError:  # the reader of stdout stopped (`| head`): end quietly, as Futhark's tools do
-        null = os.open(os.devnull, os.O_WRONLY)  # (so that exiting flushes nowhere)
-        os.dup2(null, sys.stdout.fileno())
-        os.close(null)
+        _discard_stdout()
         return 128 + signal.SIGPIPE
-    except OSError as e:  # e.g. an unwritable cache or output folder
-        print(f"incflat: error: {e.filename}: {e.strerror}" if e.filename and e.strerror else
-              f"incflat: error: {e}", file=sys.stderr)
+    except OSError as e:  # e.g. an unwritable cache or output folder; without a file name, stdout (a full disk)
+        if e.filename:
+            print(f"incflat: error: {e.filename}: {e.strerror or e}", file=sys.stderr)
+        elif e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
+            _discard_stdout()
+            print(f"incflat: error: cannot write the output: {e.strerror}", file=sys.stderr)
+        else:
+            print(f"incflat: error: {e.strerror or e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as e:
         print("incflat: interrupted", file=sys.stderr)
         return 128 + (signal.SIGTERM if isinstance(e, _Terminated) else signal.SIGINT)
+
+
+def _discard_stdout() -> None:
+    """What is left in stdout's buffer goes nowhere (exiting would flush it into the same error)."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, sys.stdout.fileno())
+    os.close(null)
 
 
 def run():

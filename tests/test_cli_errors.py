@@ -180,3 +180,14 @@ def test_autotune_names_a_strategy_it_does_not_have(tmp_path, capsys):
         incflat_main(["autotune", "--strategy", "nosuch", str(tmp_path / "p.fut")])
     assert stop.value.code == 2
     assert "argument --strategy: invalid choice: 'nosuch'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["dataset", "-g", "[10]i32"], ["versions", "PROG"]])
+def test_a_full_disk_under_the_output_is_one_line(command, tmp_path):
+    """issue 53: `> /dev/full` printed the raw errno text."""
+    fut = tmp_path / "p.fut"
+    fut.write_text(SOURCE)
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "incflat", *[str(fut) if a == "PROG" else a for a in command]],
+                              stdout=full, stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=300)
+    one_line_error(proc, 1, "incflat: error: cannot write the output: No space left on device")
