@@ -191,3 +191,12 @@ def test_a_full_disk_under_the_output_is_one_line(command, tmp_path):
         proc = subprocess.run([sys.executable, "-m", "incflat", *[str(fut) if a == "PROG" else a for a in command]],
                               stdout=full, stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=300)
     one_line_error(proc, 1, "incflat: error: cannot write the output: No space left on device")
+
+
+def test_autotune_names_the_program_not_its_temporary_copy(tmp_path):
+    """issue 53: `--pass-option=--nosuch` named the temporary file the tuner tunes."""
+    fut = tmp_path / "m2.fut"
+    fut.write_text("-- ==\n-- input { 1 }\n" + SOURCE)
+    proc = incflat("autotune", fut, "--pass-option=--nosuch")
+    assert proc.returncode == 1 and ".tmp" not in proc.stdout + proc.stderr, proc.stderr
+    assert f"{tmp_path / 'm2'} --print-params failed" in proc.stderr and "--nosuch" in proc.stderr, proc.stderr

@@ -275,7 +275,7 @@ def _open(run: _Run, cleanup: ExitStack) -> None:
     run.records = (cleanup.enter_context(closing(EvaluationLog(Path(writing.log_file), run.target)))
                    if writing.log_file else None)
     cleanup.enter_context(closing(run.progress.start(run.limits.budget)))
-    program = Program(run.program_path, measuring.extra_args)
+    program = Program(run.program_path, measuring.extra_args, shown=run.target)
     cleanup.callback(program.close)  # (a native program's servers: tuner/server.py)
     run.bench = Bench(program, runs=measuring.runs,
                       timeout=measuring.timeout, log=run.log, max_runs=measuring.max_runs, limits=run.limits,

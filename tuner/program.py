@@ -40,10 +40,11 @@ class Program:
     does every other invocation. `close` ends the servers."""
 
     def __init__(self, path: Path, extra_args: Sequence[str] = (), servers: bool | None = None,
-                 max_servers: int | None = None):
+                 max_servers: int | None = None, shown: Path | None = None):
         from incflat.codegen.cprogram import is_native_program
         from incflat.tuner import server
         self.path = path
+        self.shown = shown or path  # the name messages give it (`incflat autotune` tunes a temporary copy)
         self.extra_args = tuple(extra_args)
         native = is_native_program(path)
         # (a native program by its absolute path: a bare name would be looked up on PATH)
@@ -69,11 +70,11 @@ class Program:
         self._longest_timeout = max(self._longest_timeout, timeout)
         result, listing = self._invoke(["--print-params"], None, timeout, keep_stdout=True)
         if not result.ok:
-            raise ToolError(f"{self.path} --print-params failed: {result.failure}")
+            raise ToolError(f"{self.shown} --print-params failed: {result.failure}")
         try:
             return parse_listing(decode(listing))
         except ContractError as e:
-            raise ToolError(f"{self.path} --print-params: {e}") from None
+            raise ToolError(f"{self.shown} --print-params: {e}") from None
 
     def run(
         self,
@@ -156,6 +157,8 @@ class Program:
         except OSError as e:
             return RunResult(f"{e.filename or argv[0]}: {e.strerror or e}", "", 0.0), b""
         stderr = decode(err)
+        if self.shown != self.path:  # (what the program says of itself names the copy)
+            stderr = stderr.replace(str(self.path), str(self.shown)).replace(self.path.name, self.shown.name)
         reason = None if returncode == 0 else failure_reason(returncode, stderr)
         return RunResult(reason, stderr, time.monotonic() - start), out
 
