@@ -698,3 +698,24 @@ def test_bad_option_values_are_usage_errors_naming_the_option(tmp_path, capsys, 
         main([str(tmp_path / "prog.fut"), str(tmp_path / "prog"), *args])
     err = capsys.readouterr().err
     assert exit.value.code == 2 and words in err.strip().splitlines()[-1] and "Traceback" not in err, err
+
+
+
+def test_a_measurement_from_the_store_is_the_runs_own(tmp_path):
+    """issue 53: a rerun served from the store reported a held-out dataset as `195 ± 205` µs where the run said
+    `39.8 ± 25.2`: the runs taken in turn with the untuned program went into the stored measurement of the tuned
+    values, but not into the run's own (a candidate without a key keeps its measurement)."""
+    store, stored = _store_for(tmp_path)
+    program = _StubProgram([
+        RunResult(None, "", 1.0, (900.0, 40.0, 39.0, 41.0)),  # the tuned values, as the run measures them
+        RunResult(None, "", 2.0, (900.0, 400.0, 20.0), alternate_times_us=((900.0, 401.0, 21.0),)),  # in turn
+    ])
+    dataset = Dataset("d", "main", InlineValues("1"), True)
+    untuned, tuned = Candidate({T1: 32768}, None, "untuned"), Candidate({T1: 2}, None, "tuned")
+    first = Bench(program, runs=3, timeout=60.0, log=lambda _: None, max_runs=12, store=stored)
+    measured = first.measure(dataset, tuned.params, key=None)
+    assert len(first.measure_pair(dataset, untuned, tuned, [measured, measured], 2)) == 2
+    again = Bench(_StubProgram([]), runs=3, timeout=60.0, log=lambda _: None, max_runs=12, store=stored)
+    assert again.measure(dataset, tuned.params, key=None).times_us == measured.times_us == (40.0, 39.0, 41.0)
+    assert again.pairs(dataset, untuned, tuned) == first.pairs(dataset, untuned, tuned)
+    store.close()

@@ -557,9 +557,9 @@ class Bench:
         placed = (Measurement(result.times_us[1:]), Measurement(result.alternate_times_us[0][1:]))
         added = placed if order[0] is first else placed[::-1]
         runs.append((added[1].times_us, added[0].times_us) if swapped else (added[0].times_us, added[1].times_us))
-        if self.store:
+        if self.store:  # (a candidate without a key keeps its measurement as it was: the store too)
             self.store.add_pair(dataset, *(self._stored_params(dataset.name, c) for c in (first, second)), added,
-                                result.wall_s)
+                                result.wall_s, merged=(first.key is not None, second.key is not None))
         for candidate, other, before, more, wall_s in ((first, second, found[0], added[0], result.wall_s),
                                                        (second, first, found[1], added[1], 0.0)):
             self._learn_noise(dataset.name, more)

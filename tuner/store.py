@@ -229,10 +229,11 @@ class ProgramStore:
         return found
 
     def add_pair(self, dataset: Dataset, first: Mapping[str, int] | None, second: Mapping[str, int] | None,
-                 runs: tuple[Measurement, Measurement], wall_s: float) -> None:
-        """Stores a paired invocation: its runs added to each configuration's measurement, and the pairs."""
+                 runs: tuple[Measurement, Measurement], wall_s: float, merged: tuple[bool, bool] = (True, True)) -> None:
+        """Stores a paired invocation: the pairs, and its runs added to the measurement of each configuration
+        whose measurement takes them in the run (`merged`), so that one answered from the store is the run's."""
         statements = [self._evaluation(dataset, params, run, wall_s / 2, None, more=True)
-                      for params, run in zip((first, second), runs)]
+                      for params, run, merge in zip((first, second), runs, merged) if merge]
         statements.append(("INSERT INTO pairs (program, device, dataset, first, second, first_times_us,"
                            " second_times_us, wall_s, dataset_name, recorded) VALUES (?,?,?,?,?,?,?,?,?,?)",
                            (*self._where(dataset), self.key.config(first), self.key.config(second),
