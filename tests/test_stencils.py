@@ -3,15 +3,20 @@ The corpus program stencil_loops.fut checks every version's values at the defaul
 loops are tiled, and the values with other tiles (one step a launch, tiles narrower than the array, blocks of
 one element), each version forced."""
 
+import json
 import pathlib
 
+import numpy as np
 import pytest
 
+from conftest import run_program
 from incflat import pipeline
+from incflat.cli import compile_file
 from incflat.compiled import compile_cached, program_params, version_assignments
 from incflat.harness import Compiled, check, load_program, prepare
 from incflat.ir import source as S
 from incflat.ir.traverse import walk_exps
+from test_native_host import binary_values
 
 PROGRAM = pathlib.Path(__file__).resolve().parent / "programs" / "stencil_loops.fut"
 
@@ -82,3 +87,15 @@ def test_every_tile_size_and_version_agrees(steps, width, device, compiled_progr
             if reason is not None:
                 failures.append(f"[{versions}] {p.title}: {reason}")
     assert not failures, "\n".join(failures[:5])
+
+
+def test_a_tiled_loop_launches_once_every_k_steps(tmp_path, device):
+    """path's 39 steps, 16 a launch in the workgroup version (the one a GPU's default thresholds take here):
+    3 launches of the tiles and the padding's, where the loop launched 39."""
+    program = compile_file(PROGRAM, tmp_path / "stencils", backend="pyopencl")
+    wall = np.arange(40 * 300, dtype=np.int32).reshape(40, 300) % 10
+    profile = tmp_path / "profile.json"
+    run_program(program, binary_values([wall]), "-e", "path", "-b", "-d", device, "-P", "--profile-json",
+                str(profile), "--param", "path.suff_outer_par_0=1000000", "--param", "path.suff_intra_par_1=1")
+    launches = json.loads(profile.read_text())["kernels"]
+    assert sum(k["runs"] for k in launches.values()) <= 5, launches
