@@ -382,3 +382,26 @@ def option_lists(draw, entries: list, params: list, paths: dict) -> list:
                          ["-d", "no such device"], ["-p", "no such platform"], ["--entry"], ["-e"], ["extra"],
                          ["--profile-json", str(paths["dir"])]]))
     return [word for words in draw(st.lists(choice, max_size=4)) for word in words]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Host code nested deeply (issue 53: Python refuses 100 levels of indentation and 20 nested blocks)
+
+@st.composite
+def deep_host_programs(draw) -> str:
+    """`entry main (x: i64): i64` whose body nests host `if`s, `else if` chains, loops and `let`s, 60 to 130 deep;
+    the loops run once, so that any depth runs fast."""
+    depth = draw(st.integers(60, 130))
+    kinds = draw(st.lists(st.sampled_from(("if", "else", "loop", "let")), min_size=depth, max_size=depth))
+    body = "x"
+    for level, kind in enumerate(reversed(kinds)):  # from the innermost out
+        k = draw(st.integers(-3, 3))
+        if kind == "if":
+            body = f"(if x > {k} then {body} else x - {level})"
+        elif kind == "else":
+            body = f"(if x == {k} then {level} else {body})"
+        elif kind == "loop":
+            body = f"(loop x = x + {k} for i{level} < 1 do {body} + i{level})"
+        else:
+            body = f"(let x = x * 2 + {k} in {body})"
+    return f"entry main (x: i64): i64 =\n  {body}\n"

@@ -36,6 +36,7 @@ from incflat import pipeline
 from incflat.ir.runtime import tuning
 from incflat.ir.errors import CompileError
 from strategies import (
+    deep_host_programs,
     failing_programs,
     fuzz_settings,
     mutated_sources,
@@ -118,6 +119,20 @@ def run_command(argv: list, stdin: bytes = b"", timeout: float = RUN_SECONDS, st
 
 # ---------------------------------------------------------------------------------------------------------
 # The compiler
+
+@fuzz_settings(4)
+@given(source=deep_host_programs(), x=st.integers(-4, 4))
+def test_deeply_nested_host_code_runs_as_interpreted(tmp_path_factory, device, source, x):
+    """A program that compiles runs, however deep its host code nests, with the interpreter's result."""
+    from incflat.ir.interp.interpreter import run_entry
+    (expected,) = run_entry(pipeline.source_program(source), "main", [np.int64(x)])
+    program = compile_program(source, tmp_path_factory.mktemp("deep"))
+    proc = run_command([sys.executable, str(program), "-d", device], f"{x}i64".encode())
+    problem = cli_stderr_problem(proc) or (None if proc.stdout.decode().strip() == f"{expected}i64" else
+                                            f"gave {proc.stdout.decode().strip()}, the interpreter {expected}i64")
+    if problem is not None:
+        known_issues.report("deep host code", problem, source)
+
 
 def generated_sources():
     """Generated programs, safe or failing, as bytes, with 0..2 mutations."""
