@@ -266,6 +266,9 @@ BAD = [
     ('def f (xs: []i32): *[]i32 = xs', 1, 21, ['unique return value may not alias a non-unique parameter', '"xs"']),
     ('def f (xss: [][]i32): (i32, *[]i32) =\n  let ys = xss[0] in (1, ys)', 1, 30, ['"xss"', 'copy xss']),
     ('def f (xs: []i32): {a: *[]i32} = {a = if true then xs else copy xs}', 1, 25, ['"xs"', 'not unique']),
+    # a local function's `[]` takes its size from the uses: sum3 makes it [3], so a use with [4] is refused
+    ('def sum3 (x: [3]f32): f32 = x[0]\nentry main (xs: [4]f32) =\n  let g (x: []f32): f32 = sum3 x\n  in g xs', 3, 32,
+     ['Argument 1 of "sum3"', '[4]f32', '[3]f32 is expected']),
 ]
 
 

@@ -422,6 +422,23 @@ entry main [n] (xs: [n]i32) (ys: []i32): ([n]i32, i32) =
     assert info.value.loc.line == 5  # the argument
 
 
+def test_anonymous_sizes_of_local_functions_are_inferred_from_uses():
+    """As in Futhark, `[]` in the parameter type of a local function or lambda is a size its uses decide, not one
+    the function must accept whatever it is: `objective`'s body makes it [3] (heston's `objective (x: []real)`);
+    `sum_any` leaves it open, so each use has its own."""
+    src = """
+def sum3 (x: [3]f32): f32 = x[0] + x[1] + x[2]
+def minimise [k] (start: [k]f32) (objective: [k]f32 -> f32): f32 = objective (map (* 2) start)
+entry main (xs: [3]f32) (rows: [][3]f32): (f32, f32, []f32, f32) =
+  let objective (x: []f32): f32 = sum3 x
+  let sum_any (x: []f32) (y: []f32): f32 = f32.sum (map2 (+) x y)
+  in (minimise xs objective, objective xs, map (\\(r: []f32) -> sum3 r) rows, sum_any [1, 2] [3, 4] + sum_any xs xs)
+"""
+    same(run(src, "main", f32s(1, 2, 3), np.array([[1, 0, 0], [0, 2, 0]], dtype=np.float32)),
+         [np.float32(12), np.float32(6), f32s(1, 2), np.float32(22)])
+    assert not of(prog(src).fun("main").body, S.AtomExp)  # every size is known: no coercion checked at run time
+
+
 @pytest.mark.parametrize("body, ok", [
     ("let ys = copy xs let ys[0] = 1 in ys", True),
     ("let ys = copy xs let zs = ys with [0] = 1 in ys", False),     # ys used after the update

@@ -394,17 +394,23 @@ class Lowering:
         return V(val.t, (new,))
 
     def check_local_fun(self, c: Closure):
-        """A local function whose parameters are all annotated is checked where it is defined (its
-        uses inline it again), so that an unused ill-typed one is still rejected."""
+        """A local function whose parameter types are all written is checked where it is defined (its
+        uses inline it again), so that an unused ill-typed one is still rejected. An anonymous size (`[]`)
+        in a parameter type is, as in Futhark, inferred from the function's uses (`(x: []f32)` passed where
+        `[5]f32` is expected makes it [5]), so such a function is checked where applied, as one whose
+        parameter types are not written."""
         if not all(P.pat_is_typed(p) for p in c.params):
             return
         saved = self.push()
         saved_lits, saved_sums = len(self.literals), len(self.open_sums)
         c0 = dict(self.consumed)
         own = {n: self.fresh(n) for n in c.sizes}  # the function's size parameters, for the check
+        anonymous = False
 
         def dimfn(kind, v, loc):
+            nonlocal anonymous
             if kind == "any":
+                anonymous = True
                 return self.fresh("d")
             if kind == "name" and v in own:
                 return own[v]
@@ -414,7 +420,8 @@ class Lowering:
             for p in c.params:
                 t = self.pat_type(p, c.name, dimfn)
                 args.append(Arg(self.param_vars(p, t, keep_names=False), p.loc))
-            self.apply(c, args, c.loc)
+            if not anonymous:
+                self.apply(c, args, c.loc)
         finally:
             self.pop(saved)
             del self.literals[saved_lits:]
