@@ -27,7 +27,7 @@ memory and runs its K steps between barriers. Every element a tile computes is o
 the same step, from the same inputs (a tile's valid part shrinks by R a step, and nothing outside it is
 computed), so values and errors are the loop's: an element's reads of x keep their bounds checks, and
 read the tile at the same offset. K (`FUN.stencil_steps_N`) and W (`FUN.stencil_width_N`) are tuning
-parameters (`#[param]`), K = 1 being one step a launch as before.
+parameters (`#[param]`'s class; the tuner's --tune-sizes tunes them), K = 1 being one step a launch as before.
 """
 
 from __future__ import annotations
@@ -36,8 +36,9 @@ import dataclasses
 
 from incflat.flatten.normalize import remove_dead_code
 from incflat.ir import source as S
-from incflat.ir.analysis import exp_atoms, free_in_body, free_in_exp, has_inner_soacs
+from incflat.ir.analysis import exp_atoms, free_in_exp, has_inner_soacs
 from incflat.ir.rename import NameSource, all_names
+from incflat.ir.runtime.tuning import stencil_param_name
 from incflat.ir.traverse import map_nested, nested
 from incflat.ir.types import BOOL, I64, Array, Scalar, array_of
 
@@ -115,9 +116,9 @@ class _Tiler:
         k = self.count
         self.count += 1
         steps_param = self.bind(out, "stencil_steps", S.TuningParam(
-            f"{self.fun}.stencil_steps_{k}", S.Const(max(1, STEPS_TIMES_RADIUS // r), I64)), loc=loc)
+            stencil_param_name(self.fun, "steps", k), S.Const(max(1, STEPS_TIMES_RADIUS // r), I64)), loc=loc)
         width_param = self.bind(out, "stencil_width", S.TuningParam(
-            f"{self.fun}.stencil_width_{k}", S.Const(DEFAULT_WIDTH, I64)), loc=loc)
+            stencil_param_name(self.fun, "width", k), S.Const(DEFAULT_WIDTH, I64)), loc=loc)
         # W >= 2R + 1 and 1 <= K <= (W - 1) / 2R: a block of B = W - 2KR >= 1 elements
         width = self.call(out, "i64.max", width_param, S.Const(2 * r + 1, I64))
         most_steps = self.binop(out, "/", self.binop(out, "-", width, S.Const(1, I64)), S.Const(2 * r, I64))

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from incflat.ir.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, Param
+from incflat.ir.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, USER_PARAM, Param, stencil_param_name
 from incflat.datasets import Dataset, InlineValues
 from incflat.tuner.measure import MIN_INVOCATION_DOF, Measurement, Stopped
 from incflat.tuner.children import RunResult
@@ -707,3 +707,19 @@ def test_later_rounds_tune_the_guards_an_intra_group_version_falls_back_to():
     outcome = STRATEGIES["tree"](space, Objective(space, ModelBench(cost)), np.random.default_rng(0), lambda _: None)
     assert outcome.assignment[intra] <= 100
     assert outcome.assignment[a] <= 100 and outcome.assignment[b] <= 100  # the fallback's best: 50, not 70
+
+
+def test_a_tiled_stencil_loops_steps_and_width_are_tuned_as_sizes():
+    """Its parameters (USER_PARAM, named by the contract's stencil_param_name) move every kernel's time: tried
+    whatever kernels ran; other `#[param]`s are the user's, never tried."""
+    space = Space.of(chain_forest(), DATASETS[:2])
+    steps, width = stencil_param_name("main", "steps", 0), stencil_param_name("main", "width", 0)
+    params = [Param(steps, USER_PARAM), Param(width, USER_PARAM), Param("main.chunk", USER_PARAM)]
+
+    def cost(name, a):
+        return 100.0 + abs(a.get(steps, 16) - 4) * 3 + (a.get(width, 256) != 512) * 20 + (a.get("main.chunk", 1) != 7)
+
+    bench = ModelBench(cost, lambda name, a: [])
+    bench.kernels = {"segmap_3": {"runs": 1, "total_us": 80.0}}
+    outcome = tune_sizes(space, bench, space.start(), params, lambda _: None)
+    assert outcome.sizes == {steps: 4, width: 512}

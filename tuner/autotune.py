@@ -29,7 +29,7 @@ import numpy as np
 from incflat.datasets import Dataset, Selection, read_test_cases, select_datasets
 from incflat.files import PlannedFile, remove_stale_temporaries, written
 from incflat.ir.errors import ToolError
-from incflat.ir.runtime.tuning import SIZE_CLASSES, Forest, Param, all_nodes
+from incflat.ir.runtime.tuning import Forest, Param, all_nodes
 from incflat.tuner.baseline import (compile_moderate, in_effect, listed_defaults, moderate_bench, moderate_runs,
                                     untuned_and_probes, untuned_key)
 from incflat.tuner.jsonlog import EvaluationLog
@@ -43,7 +43,7 @@ from incflat.tuner.program import Program
 from incflat.tuner.progress import progress_bar
 from incflat.tuner.result import DatasetReport, TuneResult, report
 from incflat.tuner.search import Objective, Space
-from incflat.tuner.sizes import size_dimensions, tune_sizes
+from incflat.tuner.sizes import candidates, size_dimensions, tune_sizes
 from incflat.tuner.stochastic import JOINT_SIZES
 from incflat.tuner.store import ProgramKey, Store
 from incflat.tuner.strategies import STRATEGIES
@@ -340,7 +340,7 @@ def _search(run: _Run, untuned: _Untuned) -> _Tuned:
     (as dimensions of a sampling strategy's search, else a step after it)."""
     searching, bench = run.request.searching, run.bench
     joint = searching.sizes and searching.strategy in JOINT_SIZES
-    size_params = [p for p in run.params if p.cls in SIZE_CLASSES]
+    size_params = [p for p in run.params if candidates(p)]
     try:
         dimensions = size_dimensions(Space.of(run.forest, untuned.probed), bench, size_params) if joint else {}
     except Stopped as stop:

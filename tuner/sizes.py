@@ -1,5 +1,6 @@
-"""`--tune-sizes`: workgroup sizes, workgroup counts and tile sizes, after the thresholds (or jointly with them,
-for the sampling strategies: size_dimensions gives a search.Space its size dimensions).
+"""`--tune-sizes`: workgroup sizes, workgroup counts, tile sizes and tiled stencil loops' steps and widths, after
+the thresholds (or jointly with them, for the sampling strategies: size_dimensions gives a search.Space its size
+dimensions).
 
 Which sizes matter depends on the versions the tuned thresholds choose, so the search starts with one
 profiled run (`-P`) of each tuning dataset under the tuned thresholds: it names the kernels that ran and their
@@ -19,7 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Callable
 
-from incflat.ir.runtime.tuning import GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, Param, sized_kernels
+from incflat.ir.runtime.tuning import (GRID_SIZE, THREAD_BLOCK_SIZE, TILE_SIZE, USER_PARAM, Param, sized_kernels,
+                                       stencil_kind)
 from incflat.tuner.measure import Candidate, Measurer, Stopped, dominates, profile
 from incflat.tuner.search import Space, experiment_key
 from incflat.tuner.tree import path
@@ -31,7 +33,22 @@ CANDIDATES = {
     GRID_SIZE: (16, 64, 256, 1024, 4096, 16384),
     TILE_SIZE: (4, 8, 16, 32),
 }
+# A tiled stencil loop's steps a launch and tile width (flatten/stencils.py): 1, one step a launch, as untiled
+STENCIL_CANDIDATES = {"steps": (1, 2, 4, 8, 16, 32), "width": (64, 128, 256, 512, 1024)}
 MIN_SHARE = 0.01
+
+
+def candidates(p: Param) -> tuple[int, ...]:
+    """The values --tune-sizes tries for a parameter; () for one it does not tune."""
+    if p.cls == USER_PARAM:
+        return STENCIL_CANDIDATES.get(stencil_kind(p.name), ())
+    return CANDIDATES.get(p.cls, ())
+
+
+def kernels_set(p: Param, kernels) -> list:
+    """The kernels among `kernels` (names) whose time a size parameter moves: a stencil loop's may move every
+    kernel's (its tiles' kernels are those of its versions)."""
+    return list(kernels) if p.cls == USER_PARAM else sized_kernels(p.name, p.cls, kernels)
 
 
 @dataclass(frozen=True)
@@ -54,16 +71,16 @@ def size_dimensions(space: Space, bench: Measurer, params: Sequence[Param]) -> d
     the dimensions of a joint search (--tune-sizes with a sampling strategy)."""
     ran = {name for assignment in (space.start(), {}) for times in kernel_times(space, bench, assignment).values()
            for name in times}
-    return {p.name: CANDIDATES[p.cls] for p in params if p.cls in CANDIDATES and sized_kernels(p.name, p.cls, ran)}
+    return {p.name: candidates(p) for p in params if candidates(p) and kernels_set(p, ran)}
 
 
 def tune_sizes(space: Space, bench: Measurer, assignment: Mapping[str, int], params: Sequence[Param],
                log: Callable[[str], None]) -> SizeOutcome:
     by_dataset = kernel_times(space, bench, assignment)
-    sized = [p for p in params if p.cls in CANDIDATES]
+    sized = [p for p in params if candidates(p)]
 
     def time_of(p: Param, times: Mapping[str, float]) -> float:
-        return sum(times[k] for k in sized_kernels(p.name, p.cls, times))
+        return sum(times[k] for k in kernels_set(p, times))
 
     weight = {p.name: sum(time_of(p, times) for times in by_dataset.values()) for p in sized}
     # (a kernel that matters on a short dataset matters to a geometric-mean objective, whatever the sum says)
@@ -88,7 +105,7 @@ def tune_sizes(space: Space, bench: Measurer, assignment: Mapping[str, int], par
     try:
         for p in order:
             log(f"tuning {p.name} (its kernels took {weight[p.name]:.0f} us)")
-            for value in CANDIDATES[p.cls]:
+            for value in candidates(p):
                 trial = chosen | {p.name: value}
                 if dominates(bench, [(d.dataset, candidate(d, trial), candidate(d, chosen)) for d in space.datasets]):
                     chosen = trial

@@ -68,6 +68,23 @@ def parse_threshold_name(name: str) -> Optional[tuple]:
     return (match["entry"], match["kind"], int(match["k"])) if match else None
 
 
+# A stencil loop tiled in time (flatten/stencils.py) takes K steps a launch in tiles of W elements: two
+# `#[param]`-like parameters (class USER_PARAM: unset, the program's default) that the tuner may tune as sizes.
+STENCIL_KINDS = ("steps", "width")
+_STENCIL_NAME = re.compile(r"(?P<entry>.+)\.stencil_(?P<kind>steps|width)_(?P<k>\d+)")
+
+
+def stencil_param_name(entry: str, kind: str, k: int) -> str:
+    """The name of tiled stencil loop number k's parameter of a kind in STENCIL_KINDS, e.g. main.stencil_steps_0."""
+    return f"{entry}.stencil_{kind}_{k}"
+
+
+def stencil_kind(name: str) -> Optional[str]:
+    """The STENCIL_KINDS kind of a stencil loop's parameter, or None for a name of another form."""
+    match = _STENCIL_NAME.fullmatch(name)
+    return match["kind"] if match else None
+
+
 _SIZE_SUFFIX = {THREAD_BLOCK_SIZE: "tblock_size", GRID_SIZE: "num_tblocks", TILE_SIZE: "tile_size"}
 
 
