@@ -550,10 +550,19 @@ class Declarations:
         ann = self.resolve_type(te, dimfn)
         r = self.match_type(ann, val.t, sizes)
         if r:
-            shown = self.show(map_dims(ann, lambda d: sizes.get(d[1:], d) if isinstance(d, str) and
-                                       d.startswith("?") and sizes else d))
-            raise self.err(f"The {what} is annotated as {shown}, but has {self.what(r)} {self.show(val.t)}.",
-                           loc)
+            named = []  # the size parameters the annotation names that earlier arguments gave a size
+
+            def written(kind, v, dloc):
+                if kind == "name" and sizes and sizes.get(v) is not None:
+                    named.append(v)
+                    return v
+                return dimfn(kind, v, dloc)
+            shown = self.show(map_dims(self.resolve_type(te, written), lambda d: sizes.get(d[1:], d) if
+                                       isinstance(d, str) and d.startswith("?") and sizes else d))
+            unnamed = "an earlier argument's size, which has no name"
+            given = "".join(f"; {v} is {self.show_dim(sizes[v]) or unnamed} here" for v in dict.fromkeys(named))
+            raise self.err(f"The {what} is annotated as {shown}, but has {self.what(r)} {self.show(val.t)}"
+                           f"{given}.", loc)
 
     def local_type_dim(self, kind, v, loc, env):
         if kind == "const":
