@@ -294,7 +294,8 @@ def _stencil(stm: S.Stm, defs: dict) -> _Stencil | None:
     radius = max(abs(c) for c in reads.values())
     if not 1 <= radius <= MOST_RADIUS:
         return None
-    return _Stencil(x, e.init[0], m.width, e.form.bound, e.form.i, tuple(step_stms), m.lam, tuple(inputs), offsets, radius)
+    return _Stencil(x, e.init[0], m.width, e.form.bound, e.form.i, tuple(step_stms), m.lam, tuple(inputs), offsets,
+                    radius)
 
 
 def _is_positions(e, width) -> bool:

@@ -12,6 +12,9 @@ from incflat.ir.source import Loc
 
 # (source, line, column, words the message must contain)
 BAD = [
+    ('def f [k] (a: [k]i32) (b: [k]i32): i32 = 0\n'
+     'entry main [n] (xs: []i32) (ys: [n]i32): i32 = f xs ys', 2, 53,
+     ["[]i32 is expected (size mismatch: [k]i32 with the size of an earlier argument, which has no name)"]),
     ("def f 't [k] (a: [k]t) (b: [k]i32): i32 = 0\n"
      'entry main [n] (xs: []i32) (ys: [n]i32): i32 = f xs ys', 2, 53,
      ['annotated as [k]i32, but has size [n]i32', "k is an earlier argument's size, which has no name here"]),

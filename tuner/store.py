@@ -229,7 +229,8 @@ class ProgramStore:
         return found
 
     def add_pair(self, dataset: Dataset, first: Mapping[str, int] | None, second: Mapping[str, int] | None,
-                 runs: tuple[Measurement, Measurement], wall_s: float, merged: tuple[bool, bool] = (True, True)) -> None:
+                 runs: tuple[Measurement, Measurement], wall_s: float,
+                 merged: tuple[bool, bool] = (True, True)) -> None:
         """Stores a paired invocation: the pairs, and its runs added to the measurement of each configuration
         whose measurement takes them in the run (`merged`), so that one answered from the store is the run's."""
         statements = [self._evaluation(dataset, params, run, wall_s / 2, None, more=True)

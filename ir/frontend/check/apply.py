@@ -207,6 +207,9 @@ class Application:
                 expected = map_dims(pt, lambda d: subst.get(d, d) if isinstance(d, str) else d)
                 extra = " (size mismatch)" if r == "size" else ""
                 note = UNKNOWN_SIZES_NOTE if r == "size" and self.show(at) == self.show(expected) else ""
+                if "[]" in self.show(expected) and r == "size":  # a size an earlier argument gave, without a name
+                    extra = (f" (size mismatch: {self.show(pt)} with the size of an earlier argument, which has no "
+                             "name)")
                 raise self.err(f'Argument {i + 1} of "{sig.name}" has type {self.show(at)}, but '
                                f'{self.show(expected)} is expected{extra}.{note}', a.loc)
             atoms.extend(a.val.atoms)
