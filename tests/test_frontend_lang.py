@@ -417,9 +417,14 @@ entry main [n] (xs: [n]i32) (ys: []i32): ([n]i32, i32) =
   in (f xs xs, g ys + g (filter (> 1) ys))
 """
     same(run(src, "main", i32s(1, 2, 3), i32s(1, 2, 3, 4)), [i32s(2, 4, 6), np.int32(7)])
-    with pytest.raises(CompileError, match='parameter "b" of "f"') as info:
-        prog(src.replace("f xs xs", "f xs ys"))
-    assert info.value.loc.line == 5  # the argument
+    # ys's anonymous size takes the size f's annotation gives it there (xs's), checked at run time
+    mixed = src.replace("f xs xs", "f xs ys")
+    same(run(mixed, "main", i32s(1, 2, 3), i32s(1, 1, 1)), [i32s(2, 3, 4), np.int32(3)])
+    with pytest.raises(CompileError, match=r"Cannot coerce an array of shape \[4\] to shape \[3\]") as info:
+        run(mixed, "main", i32s(1, 2, 3), i32s(1, 2, 3, 4))
+    assert info.value.loc.line == 3  # the annotation of b
+    with pytest.raises(CompileError, match='parameter "b" of "f"'):  # a size both sides name is no anonymous one
+        prog(src.replace("f xs xs", "f xs (xs ++ xs)"))
 
 
 def test_anonymous_sizes_of_local_functions_are_inferred_from_uses():

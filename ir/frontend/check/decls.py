@@ -503,7 +503,7 @@ class Declarations:
             return
         if isinstance(pat, P.PTyped):
             if ann_env is not None:
-                self.check_annotation(pat.type, val, ann_env, what, pat.loc, sizes)
+                val = self.check_annotation(pat.type, val, ann_env, what, pat.loc, sizes)
             self.bind_pattern(pat.pat, val, env, ann_env, what, sizes, tests)
             return
         if isinstance(pat, (P.PConstr, P.PLit)):
@@ -533,11 +533,13 @@ class Declarations:
         raise AssertionError(pat)  # pragma: no cover
 
     def check_annotation(self, te, val, env, what, loc, sizes=None):
-        """Check `val` against the annotation te, binding size parameters listed in `sizes`."""
+        """`val` checked against the annotation te, binding size parameters listed in `sizes`; where only
+        anonymous parameter sizes of the function being checked differ from the annotation's, val with the
+        annotation's sizes, checked at run time (Futhark infers such a size from the annotation)."""
         if isinstance(te, P.FunTypeExp):  # the function is checked where it is applied
             if not isinstance(val, FunV):
                 raise self.err(f"The {what} is annotated as a function, but has type {self.show(val.t)}.", loc)
-            return
+            return val
         if isinstance(val, FunV):
             raise self.err(f"The {what} is a function, but is annotated with a type.", loc)
 
@@ -549,6 +551,17 @@ class Declarations:
             return self.local_type_dim(kind, v, dloc, env)
         ann = self.resolve_type(te, dimfn)
         r = self.match_type(ann, val.t, sizes)
+        if r == "size":
+            unbound = []
+
+            def given(d):
+                if isinstance(d, str) and d.startswith("?") and sizes:
+                    unbound.extend([d] if sizes.get(d[1:]) is None else [])
+                    return sizes.get(d[1:])
+                return d
+            bound = map_dims(ann, given)
+            if not unbound and self.only_flexible_differ(bound, val.t, {}):
+                return self.coerce(val, bound, loc)
         if r:
             named = []  # the size parameters the annotation names that earlier arguments gave a size
 
@@ -563,6 +576,7 @@ class Declarations:
             given = "".join(f"; {v} is {self.show_dim(sizes[v]) or unnamed} here" for v in dict.fromkeys(named))
             raise self.err(f"The {what} is annotated as {shown}, but has {self.what(r)} {self.show(val.t)}"
                            f"{given}.", loc)
+        return val
 
     def local_type_dim(self, kind, v, loc, env):
         if kind == "const":
