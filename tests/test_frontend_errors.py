@@ -38,6 +38,7 @@ BAD = [
     ('import "lib"\ndef f (x: i32) = x', 1, 1, ['cannot read the imported file lib.fut']),
     ('def f (x: i32) = x\n\nimport "common"\n', 3, 1, ['cannot read the imported file common.fut']),  # after a body
     ('def f (x: i32) = "s"', 1, 18, ['String literals are not supported']),
+    ('def f (x: f32) = vjp f32.sin x 1', 1, 18, ['"vjp" is not supported by incflat.']),
     ('def f (x: i32) = #[unsafe] x + {1}', 1, 34, ['Syntax error', '"}"', '"name = value"']),
     ('def f (xs: []i32): i32 = xs [0]', 1, 26, ['"xs"', 'not a function', 'xs[...]']),
     ('def f (x: i32) = (x, )', 1, 22, ['Syntax error']),

@@ -37,7 +37,7 @@ BUILTIN_ARITY = {**{k: n + 1 for k, n in SOAC_MAPS.items()}, **ZIPS, **{k: 1 for
 NOT_SUPPORTED = frozenset({
     "map_reduce", "stream_map", "stream_red", "rep",
     "reduce_by_index_2d", "reduce_by_index_3d", "zip_with", "concat_to", "flatten_to", "intrinsics",
-    "flatmap",
+    "flatmap", "vjp", "jvp", "vjp2", "jvp2",  # automatic differentiation
 })
 
 # Module functions lowered to other operations by the checker (ir.frontend.check.apply.call_prelude), not PrimCalls.
