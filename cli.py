@@ -49,6 +49,8 @@ def check_output_path(out_path: pathlib.Path, fut_path: pathlib.Path, force: boo
         refuse("it is a Futhark source file")
     if out_path.is_dir():
         refuse("it is a directory")
+    if out_path.exists() and not out_path.is_file():  # (a FIFO, a device: reading it to check it could block)
+        refuse("it is not a regular file")
     if out_path.exists() and not force and not (is_compiled_program(out_path) or is_native_program(out_path)):
         refuse("the file exists and was not written by incflat (--force overwrites it)")
 
@@ -406,16 +408,22 @@ def _source_of(error: CompileError, program):
 
 
 class _Terminated(KeyboardInterrupt):
-    """SIGTERM, handled as Ctrl-C is (temporary files are cleaned up) but reported with its own exit status."""
+    """SIGTERM or SIGHUP, handled as Ctrl-C is (temporary files are cleaned up) but reported with its own exit
+    status."""
+
+    def __init__(self, signum: int):
+        super().__init__()
+        self.signum = signum
 
 
 def _terminate(signum, frame):
-    raise _Terminated
+    raise _Terminated(signum)
 
 
 def main(argv=None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _terminate)  # clean up temporary files as on Ctrl-C
+    for terminating in (signal.SIGTERM, signal.SIGHUP):  # clean up temporary files as on Ctrl-C
+        signal.signal(terminating, _terminate)
     program = None
     try:
         args = build_parser().parse_args(argv)
@@ -452,7 +460,7 @@ def main(argv=None) -> int:
         return 1
     except KeyboardInterrupt as e:
         print("incflat: interrupted", file=sys.stderr)
-        return 128 + (signal.SIGTERM if isinstance(e, _Terminated) else signal.SIGINT)
+        return 128 + (e.signum if isinstance(e, _Terminated) else signal.SIGINT)
 
 
 def _discard_stdout() -> None:

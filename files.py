@@ -35,10 +35,13 @@ class PlannedFile:
 
 
 def file_place_problem(path: Path) -> str | None:
-    """Why no file can be written at path (a folder, or a folder that is not there), else None: what the
-    options that name a file to write (--log, --store, bench's --json) refuse before anything runs."""
+    """Why no file can be written at path (a folder, a file that is not a regular one, or a folder that is not
+    there), else None: what the options that name a file to write (--log, --store, bench's --json) refuse
+    before anything runs."""
     if path.is_dir():
         return "is a directory"
+    if path.exists() and not path.is_file():  # (a FIFO would block the check of what the file holds)
+        return "not a regular file"
     if not path.parent.is_dir():
         return f"no such directory: {path.parent}"
     return None
@@ -46,9 +49,10 @@ def file_place_problem(path: Path) -> str | None:
 
 @contextmanager
 def signals_held_back() -> Iterator[Callable[[], None]]:
-    """SIGINT and SIGTERM are delivered when the block ends (their handlers then run), not inside it. Yields
-    the function that restores the mask as it was, for a child started inside the block, which inherits it."""
-    held = {signal.SIGINT, signal.SIGTERM}
+    """SIGINT, SIGTERM and SIGHUP are delivered when the block ends (their handlers then run), not inside it.
+    Yields the function that restores the mask as it was, for a child started inside the block, which inherits
+    it."""
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
 
     def unblock() -> None:

@@ -11,8 +11,10 @@ random, under the long profile (`--hypothesis-profile=long` or INCFLAT_FUZZ=long
 """
 
 import io
+import json
 import os
 import pathlib
+import stat
 
 import numpy as np
 from hypothesis import HealthCheck, settings
@@ -405,3 +407,76 @@ def deep_host_programs(draw) -> str:
         else:
             body = f"(let x = x * 2 + {k} in {body})"
     return f"entry main (x: i64): i64 =\n  {body}\n"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# incflat's commands (issue 53): extreme numbers, odd files, malformed JSON and store rows, signals
+
+EXTREME_NUMBERS = tuple(v for v in ODD_NUMBERS if "\x00" not in v) + (  # (argv cannot hold a NUL)
+    "1" + "0" * 30, "-1" + "0" * 30, "9" * 400, "inf", "-inf", "Infinity", "NaN", "-nan", "1e400", "1e-400", "-0",
+    "0.0", "-0.0", "3.", ".5", "1,5", "٣.٥", "１２", "𝟙", "1\u200b", "0b101", "1e308", "4294967296", "-2147483649")
+
+
+def extreme_numbers():
+    """Where a number is expected: huge, negative, zero, NaN and infinities, non-ASCII digits, empty, floats."""
+    return st.one_of(st.sampled_from(EXTREME_NUMBERS), st.integers(-2 ** 70, 2 ** 70).map(str),
+                     st.floats().map(repr))
+
+
+ODD_FILES = ("directory", "fifo", "null device", "dangling symlink", "symlink loop", "missing folder", "unreadable")
+
+
+def make_odd_file(kind: str, folder: pathlib.Path) -> pathlib.Path:
+    """A path of the odd kind in folder. The null device is a node of its own where we may make one (root): a
+    command that replaced it would replace the test's, not the system's /dev/null."""
+    path = folder / f"odd-{kind.replace(' ', '-')}"
+    if kind == "directory":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "null device":
+        if os.geteuid() != 0:
+            return pathlib.Path(os.devnull)
+        null = os.stat(os.devnull).st_rdev
+        os.mknod(path, stat.S_IFCHR | 0o666, null)
+    elif kind == "dangling symlink":
+        path.symlink_to(folder / "nowhere")
+    elif kind == "symlink loop":
+        path.symlink_to(path)
+    elif kind == "missing folder":
+        return folder / "no-such-folder" / "file"
+    else:
+        path.write_text("{}\n")
+        path.chmod(0)
+    return path
+
+
+def json_values(max_leaves: int = 8):
+    """Any JSON value, numbers extreme included."""
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(-2 ** 70, 2 ** 70), st.floats(), st.text(max_size=6))
+    return st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                        st.dictionaries(st.text(max_size=4), inner, max_size=3)),
+                        max_leaves=max_leaves)
+
+
+@st.composite
+def bench_json_texts(draw) -> str:
+    """futhark bench JSON, well formed or not: a program -> {"datasets": {name: result}} object whose parts may be
+    any JSON value, cut short, or not JSON at all."""
+    runtime = st.one_of(st.integers(-1, 10 ** 6), st.floats(), json_values(2))
+    result = st.one_of(st.fixed_dictionaries({"runtimes": st.lists(runtime, max_size=4)}), st.text(max_size=8),
+                       json_values())
+    datasets = st.one_of(st.dictionaries(st.text(max_size=6), result, max_size=3), json_values())
+    program = st.one_of(st.fixed_dictionaries({"datasets": datasets}), json_values())
+    data = draw(st.one_of(st.dictionaries(st.text(max_size=6), program, max_size=3), json_values()))
+    text = json.dumps(data)  # (NaN and Infinity spelt as Python's json does)
+    cut = draw(st.sampled_from(["whole", "cut", "junk"]))
+    if cut == "cut":
+        return text[:draw(st.integers(0, len(text)))]
+    return text if cut == "whole" else text + draw(st.text(max_size=4))
+
+
+def store_column_values():
+    """What a damaged store's column may hold: text (JSON or not), numbers, blobs, NULL."""
+    return st.one_of(st.none(), st.integers(-2 ** 63, 2 ** 63 - 1), st.floats(), st.binary(max_size=8),
+                     json_values().map(json.dumps), st.text(max_size=10))

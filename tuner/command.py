@@ -5,6 +5,7 @@ it and turns its end (done, an error, an interrupt or a signal) into a message a
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import signal
 import sys
@@ -145,7 +146,7 @@ def clashing_outputs(program_fut: Path, compiled: Path, args: argparse.Namespace
     for what, path in files:
         if path is None:
             continue
-        where = Path(path).resolve()
+        where = Path(os.path.realpath(path))  # (Path.resolve raises on a symlink loop)
         if where in seen:
             return f"{seen[where]} and {what} are one file, {path}"
         seen[where] = what
@@ -166,6 +167,9 @@ def request_of(args: argparse.Namespace, limits: Limits, install_as: Path | None
         entry=args.entry, exclude=args.exclude_case,
         moderate=None if args.no_moderate else CompileModerate(verify),
     )
+
+
+TERMINATING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def main(argv: Sequence[str] | None = None, *, install_as: Path | None = None, verify: bool | None = None) -> int:
@@ -193,15 +197,15 @@ def main(argv: Sequence[str] | None = None, *, install_as: Path | None = None, v
             limits.interrupted = True
             kill_children()
             return
-        # A second Ctrl-C, or SIGTERM: abort, writing nothing more. Later signals would interrupt the clean-up.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        # A second Ctrl-C, SIGTERM or SIGHUP: abort, writing nothing more. Later signals would interrupt the clean-up.
+        for s in TERMINATING:
+            signal.signal(s, signal.SIG_IGN)
         received.append(signum)
         limits.interrupted = True  # should the exception be swallowed, measuring still stops at once
         kill_children()
         raise KeyboardInterrupt
 
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous = {s: signal.signal(s, on_signal) for s in TERMINATING}
     try:
         result = autotune(request_of(args, limits, install_as, verify))
         if received:  # its KeyboardInterrupt was swallowed (raised inside an at-fork handler of a child's start)
