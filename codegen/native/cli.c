@@ -329,15 +329,17 @@ static int read_tuning_file(const struct incflat_program *p, const char *path, b
 /* ---- files ---- */
 
 static int check_output_file(const char *option, const char *path) {
-    struct stat st;
+    struct stat st, link;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return failure("%s %s: is a directory%s", option, path, "");
     bool existed = access(path, F_OK) == 0;
+    if (existed && !S_ISREG(st.st_mode))
+        return 0; /* a FIFO or a device: opening it could wait for a reader; it is written as it is, at the end */
     FILE *f = fopen(path, "a");
     if (!f)
         return failure("%s %s: cannot write: %s", option, path, strerror(errno));
     fclose(f);
-    if (!existed)
+    if (!existed && !(lstat(path, &link) == 0 && S_ISLNK(link.st_mode))) /* a link to nothing keeps its file */
         unlink(path);
     return 0;
 }

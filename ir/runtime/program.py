@@ -118,13 +118,15 @@ def check_output_file(option, path):
     folder (it is tried, and left as it was)."""
     if os.path.isdir(path):
         raise ProgramError(f"{option} {path}: is a directory")
+    if os.path.exists(path) and not os.path.isfile(path):
+        return  # a FIFO or a device: opening it could wait for a reader; it is written as it is, at the end
     existed = os.path.exists(path)
     try:
         with open(path, "a"):
             pass
     except OSError as e:
         raise ProgramError(f"{option} {path}: cannot write: {e.strerror}")
-    if not existed:
+    if not existed and not os.path.islink(path):  # (a link to nothing now leads to the file it will get)
         os.unlink(path)
 
 
