@@ -1,10 +1,11 @@
 """The whole compiler: one list of stages, each a pure function from one IR to the next.
 
     source text --parse--> Syntax --check--> source IR (ir.source.Program)
-      --inline_calls ... remove_dead_code--> normalised source IR (redomap / scanomap formed, G4 and G5 applied)
+      --inline_calls ... remove_dead_code, tile_stencil_loops--> normalised source IR (redomap / scanomap
+        formed, G4 and G5 applied, stencil loops tiled in time)
       --flatten--> target IR (ir.target.Program: guarded versions of segops)
-      --rename_interfaces, sink_iotas, inline_cheap_maps, fuse_scan_postmaps, prune_context, prune_unsupported,
-        sink_scalars-->
+      --rename_interfaces, sink_iotas, inline_cheap_maps, fuse_scan_postmaps, inline_thread_maps, prune_context,
+        prune_unsupported, sink_scalars-->
       target IR for codegen
       --generate--> codegen.program.GeneratedProgram (kernels, host code, tuning parameters)
 
