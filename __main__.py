@@ -13,7 +13,7 @@ def main() -> None:
     # An interrupt while the compiler's modules load (nothing is written yet) ends the command without a
     # traceback: installed before the first import of incflat's own modules, which take most of a second;
     # incflat.cli.main installs the handlers that clean up.
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _exit_quietly)
     from incflat.cli import run
     run()

@@ -495,14 +495,14 @@ def run_test_file(path: pathlib.Path, summary: Summary, device: str | None, inte
 def run_interpreted(path: pathlib.Path, argv: Sequence[str], stdin=None, stdout=None) -> int:
     """Runs an entry point under the reference interpreter as a compiled program would run: values on stdin,
     results on stdout. Understands `-e ENTRY`, `-b`, `-r RUNS`, `-t FILE`; errors as file:line:col."""
-    import argparse
     import time
 
     from incflat.ir.runtime import tuning
+    from incflat.ir.runtime.program import OptionParser
 
     from incflat.ir.runtime.values import read_values, write_values
 
-    ap = argparse.ArgumentParser(prog=f"incflat run --interpreter {path}")
+    ap = OptionParser(prog=f"incflat run --interpreter {path}")  # (an error in one line, as a compiled program's)
     ap.add_argument("-e", "--entry-point", default="main")
     ap.add_argument("-b", "--binary-output", action="store_true")
     ap.add_argument("-r", "--runs", type=tuning.option_int, default=1)

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from conftest import ROOT
 from incflat.cli import compile_file
 
 # A numpy that announces its import in a file and takes its time: the interrupt comes while the program
@@ -51,3 +52,22 @@ def test_an_interrupt_while_the_program_imports(waiting_program, tmp_path):
 def test_an_interrupt_later(delay, waiting_program):
     start = time.monotonic()
     assert interrupted(waiting_program, None, lambda: time.monotonic() > start + delay) == (130, "Interrupted.\n")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_while_incflat_loads_its_modules_ends_it_quietly(sig, tmp_path):
+    """incflat's own start-up (its modules import numpy): no traceback, the signal's status."""
+    (tmp_path / "numpy.py").write_text(SLOW_NUMPY)
+    marker = tmp_path / "importing"
+    fut = tmp_path / "p.fut"
+    fut.write_text("entry main (x: i32): i32 = x\n")
+    process = subprocess.Popen([sys.executable, "-m", "incflat", "check", str(fut)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, cwd=ROOT,
+                               env=dict(os.environ, PYTHONPATH=str(tmp_path),
+                                        IMPORTING_NUMPY=str(marker)))
+    deadline = time.monotonic() + 60
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    process.send_signal(sig)
+    _, err = process.communicate(timeout=60)
+    assert (process.returncode, err.decode()) == (128 + sig, "")

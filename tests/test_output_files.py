@@ -39,3 +39,11 @@ def test_runtimes_through_a_link_to_nothing(program, device, tmp_path):
     link.symlink_to(tmp_path / "target")
     run_program(program, b"[1, 2, 3]", "-d", device, "-r", "3", "-t", str(link))
     assert link.is_symlink() and len((tmp_path / "target").read_text().split()) == 3
+
+
+def test_a_fifo_that_nothing_reads_is_an_error_not_a_wait(program, device, tmp_path):
+    fifo = tmp_path / "times"
+    os.mkfifo(fifo)
+    done = run_program(program, b"[1, 2, 3]", "-d", device, "-t", str(fifo), check=False)
+    assert (done.returncode, done.stderr.decode()) == (1, f"Error: -t {fifo}: no process reads this FIFO\n")
+    assert fifo.is_fifo()

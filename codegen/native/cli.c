@@ -4,6 +4,7 @@
 #include "host.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -344,10 +345,28 @@ static int check_output_file(const char *option, const char *path) {
     return 0;
 }
 
+/* An output file opened for writing; a FIFO that no process reads is an error (errno ENXIO), not a wait
+   without end. */
+static FILE *open_output(const char *path) {
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISFIFO(st.st_mode))
+        return fopen(path, "w");
+    int fd = open(path, O_WRONLY | O_NONBLOCK);
+    if (fd < 0)
+        return NULL;
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return fdopen(fd, "w");
+}
+
+static int output_failure(const char *option, const char *path) {
+    return errno == ENXIO ? failure("%s %s: no process reads this FIFO%s", option, path, "")
+                          : failure("%s %s: cannot write: %s", option, path, strerror(errno));
+}
+
 static int write_times(const char *option, const char *path, const int64_t *times, int64_t count) {
-    FILE *f = fopen(path, "w");
+    FILE *f = open_output(path);
     if (!f)
-        return failure("%s %s: cannot write: %s", option, path, strerror(errno));
+        return output_failure(option, path);
     for (int64_t i = 0; i < count; i++)
         fprintf(f, "%lld\n", (long long)times[i]);
     if (fclose(f))
@@ -617,8 +636,10 @@ int incflat_main(const struct incflat_program *program, int argc, char **argv) {
     if (a.profile)
         incflat_report_profile(ctx, stderr);
     if (a.profile_json) {
-        FILE *f = fopen(a.profile_json, "w");
-        if (!f || incflat_profile_json(ctx, f) || fclose(f))
+        FILE *f = open_output(a.profile_json);
+        if (!f)
+            return output_failure("--profile-json", a.profile_json);
+        if (incflat_profile_json(ctx, f) || fclose(f))
             return failure("--profile-json %s: cannot write: %s%s", a.profile_json, strerror(errno), "");
     }
     return 0;

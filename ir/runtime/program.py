@@ -8,10 +8,12 @@ and the runtime's own modules.
 import argparse
 import contextlib
 import dataclasses
+import errno
 import gc
 import json
 import os
 import signal
+import stat
 import sys
 import threading
 import time
@@ -131,8 +133,20 @@ def check_output_file(option, path):
 
 
 def write_output_file(option, path, write):
+    """write(f) into the file at path; a FIFO that no process reads is an error, not a wait without end."""
     try:
-        with open(path, "w") as f:
+        if os.path.exists(path) and stat.S_ISFIFO(os.stat(path).st_mode):
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as e:
+                if e.errno == errno.ENXIO:
+                    raise ProgramError(f"{option} {path}: no process reads this FIFO") from None
+                raise
+            os.set_blocking(fd, True)
+            f = os.fdopen(fd, "w")
+        else:
+            f = open(path, "w")
+        with f:
             write(f)
     except OSError as e:
         raise ProgramError(f"{option} {path}: cannot write: {e.strerror}")
