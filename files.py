@@ -11,6 +11,7 @@ tuner's write-back all write through here.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import secrets
@@ -40,6 +41,11 @@ def file_place_problem(path: Path) -> str | None:
     before anything runs."""
     if path.is_dir():
         return "is a directory"
+    try:
+        path.stat()
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return "a loop of symbolic links"
     if path.exists() and not path.is_file():  # (a FIFO would block the check of what the file holds)
         return "not a regular file"
     if not path.parent.is_dir():

@@ -200,3 +200,14 @@ def test_autotune_names_the_program_not_its_temporary_copy(tmp_path):
     proc = incflat("autotune", fut, "--pass-option=--nosuch")
     assert proc.returncode == 1 and ".tmp" not in proc.stdout + proc.stderr, proc.stderr
     assert f"{tmp_path / 'm2'} --print-params failed" in proc.stderr and "--nosuch" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("command", [["test", "--timeout", "20271919193"],
+                                     ["autotune", "--no-moderate", "--timeout", "3991195"]])
+def test_a_time_limit_beyond_the_systems_timers_is_refused(command, tmp_path):
+    """issue 53 (the long fuzz run): OverflowError tracebacks from select and poll."""
+    fut = tmp_path / "p.fut"
+    fut.write_text("-- ==\n-- input { 1 }\n" + SOURCE)
+    proc = incflat(command[0], fut, *command[1:])
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].endswith("(a positive decimal number, at most 1000000)")

@@ -27,6 +27,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -63,7 +64,8 @@ from strategies import (
 COMPILE_SECONDS = 60  # a compilation (or a run of a compiled program) that takes longer is a hang
 RUN_SECONDS = 60
 # located errors, and one-line errors of incflat and of compiled programs (`prog: error: ...` for options)
-ERROR_HEAD = re.compile(r"^(\S.*:\d+:\d+: error: |error: |incflat: error: |Error: |\S+: error: )")
+ERROR_HEAD = re.compile(r"^(\S.*:\d+:\d+: error: |error: |incflat: error: |Error: |\S+: error: "
+                        r"|incflat run --interpreter \S+: error: )")
 
 
 class Hang(BaseException):
@@ -450,6 +452,35 @@ def report_problem(proc) -> str | None:
     return cli_stderr_problem(proc)
 
 
+@contextlib.contextmanager
+def fifo_writer(fifo: Path | None):
+    """A process that writes junk into the FIFO whenever a command opens it to read it (reading a FIFO that
+    nothing writes waits, as `cat` does: not a hang of incflat's)."""
+    done = threading.Event()
+
+    def write():
+        while not done.is_set():
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # (ENXIO while nothing reads it)
+            except OSError:
+                time.sleep(0.02)
+                continue
+            try:
+                os.write(fd, b"{junk")
+            except OSError:
+                pass
+            os.close(fd)
+    writer = threading.Thread(target=write, daemon=True) if fifo is not None else None
+    if writer:
+        writer.start()
+    try:
+        yield
+    finally:
+        done.set()
+        if writer:
+            writer.join(5)
+
+
 def listing(folder: Path) -> dict:
     """Each path below folder and the type of file it is (its lstat's S_IFMT)."""
     return {p: os.lstat(p).st_mode >> 12 for p in folder.rglob("*")}
@@ -473,7 +504,8 @@ def test_incflat_path_arguments_take_odd_files(tmp_path_factory, command_program
     argv = commands[name]
     note(f"{kind}: incflat {argv}")
     before = listing(folder)
-    proc = run_command([*incflat_command(), *argv], COMMAND_INPUT, COMMAND_SECONDS)
+    with fifo_writer(odd if kind == "fifo" else None):
+        proc = run_command([*incflat_command(), *argv], COMMAND_INPUT, COMMAND_SECONDS)
     problem = report_problem(proc) if argv[0] in ("test", "bench") else cli_stderr_problem(proc)
     if problem is None and proc.returncode != 0:
         after = listing(folder)
@@ -760,3 +792,15 @@ def test_under_incflat_fuzz_log_a_planted_problem_is_logged_and_the_example_pass
     logged = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(entry["kind"], entry["reproducer"]) for entry in logged] == [(k, r) for (k, _, r), _ in planted]
     assert all(problem in entry["problem"] for entry, ((_, problem, _), _) in zip(logged, planted)), logged
+
+
+def test_a_log_that_is_a_symlink_loop_is_refused_before_anything_is_written(tmp_path):
+    """Found by the odd-files generator: the store was made before the log failed to open."""
+    fut = tmp_path / "prog.fut"
+    fut.write_text(COMMAND_PROGRAM)
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    proc = run_command([*incflat_command(), "autotune", str(fut), "--no-moderate", "--log", str(loop)],
+                       timeout=COMMAND_SECONDS)
+    assert proc.returncode == 2 and proc.stderr.decode().strip().endswith(f"--log {loop}: a loop of symbolic links")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["loop", "prog.fut"]

@@ -688,7 +688,7 @@ def test_the_progress_bar_shows_on_a_terminal_only(tmp_path):
 @pytest.mark.parametrize("args, words", [
     (["--budget", "0"], "--budget 0: must be at least 1"),
     (["--budget", "x"], "argument --budget: invalid integer"),
-    (["--stop-after", "0"], "argument --stop-after: invalid number of seconds: '0' (a positive decimal number)"),
+    (["--stop-after", "0"], "argument --stop-after: invalid number of seconds: '0' (a positive decimal number, at most 1000000)"),
     (["--max-time", "-1"], "--max-time -1: must be 0 (always --runs runs) or more seconds"),
     (["--max-time", "1e3"], "argument --max-time: invalid number of seconds: '1e3' (a decimal number, 0 or more)"),
     (["--store", "a.db", "--no-store"], "argument --no-store: not allowed with argument --store"),

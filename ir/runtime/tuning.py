@@ -278,10 +278,14 @@ def option_int(text: str) -> int:
 _SECONDS = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
 
 
+MOST_SECONDS = 10 ** 6  # eleven days: more than any limit a run needs, and within what the system's timers take
+
+
 def option_seconds(text: str) -> float:
     """An option's positive number of seconds (an argparse type): ASCII digits, with an optional fraction."""
-    if not _SECONDS.fullmatch(text.strip()) or float(text) <= 0:
-        raise argparse.ArgumentTypeError(f"invalid number of seconds: {text!r} (a positive decimal number)")
+    if not _SECONDS.fullmatch(text.strip()) or not 0 < float(text) <= MOST_SECONDS:
+        raise argparse.ArgumentTypeError(f"invalid number of seconds: {text!r} (a positive decimal number, at most "
+                                         f"{MOST_SECONDS})")
     return float(text)
 
 
