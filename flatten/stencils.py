@@ -71,7 +71,7 @@ class _Stencil:
     step_stms: tuple  # the statements of a step before the map
     lam: S.Lambda
     inputs: tuple  # per lambda parameter: "center" (x), "index" (iota n) or the array read at the element
-    offsets: dict  # the name of each read of x -> its offset c (x[j] with j = i + c modulo n)
+    offsets: dict  # each i64 of the map's body that is the element's position i plus c modulo n -> (c, in [0, n))
     radius: int
 
 
@@ -250,7 +250,7 @@ class _TileReads:
             out.append(S.Stm((), S.Assert(ok, "Index [{0}] out of bounds for array of shape [{1}].", (j, n)),
                              stm.loc))
         at = self.tiler.binop(out, "+", self.l, S.Const(offset, I64)) if offset else self.l
-        # within the tile: the element's step runs only where l - R and l + R are
+        # (in the tile: an element's step runs only where its neighbours up to R away are valid)
         loc = dataclasses.replace(stm.loc, unsafe=True) if stm.loc is not None else None
         out.append(S.Stm(stm.pat, S.Index(self.tile, (at,)), loc))
         return out
