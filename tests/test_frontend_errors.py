@@ -37,7 +37,12 @@ BAD = [
     ('def f (x: i32): {a: i32, b: i32, c: i32} = {a = x, b = x, d = x}', 1, 44, ['declared to return', 'type {a: i32, b: i32, d: i32}.']),
     ('import "lib"\ndef f (x: i32) = x', 1, 1, ['cannot read the imported file lib.fut']),
     ('def f (x: i32) = x\n\nimport "common"\n', 3, 1, ['cannot read the imported file common.fut']),  # after a body
-    ('def f (x: i32) = "s"', 1, 18, ['String literals are not supported']),
+    ('def f (x: i32) = "a\\qb"', 1, 18, ['Invalid escape sequence \\q', '"a\\qb"']),
+    ("def f (x: i32) = '\\9999999'", 1, 18, ['beyond the last Unicode code point']),
+    ("def f (x: i32) = 'ab'", 1, 18, ['Syntax error', 'holds one character']),
+    ("def f (x: i32) = 'a", 1, 18, ['Syntax error', 'holds one character']),
+    ('def f (x: i32) = "ab\n"', 1, 18, ['unexpected character', 'ends on its line']),
+    ("def f (x: i32): u8 = '\\300'", 1, 22, ['300', 'does not fit', 'u8']),
     ('def f (x: f32) = vjp f32.sin x 1', 1, 18, ['"vjp" is not supported by incflat.']),
     ('def f (x: i32) = #[unsafe] x + {1}', 1, 34, ['Syntax error', '"}"', '"name = value"']),
     ('def f (xs: []i32): i32 = xs [0]', 1, 26, ['"xs"', 'not a function', 'xs[...]']),
@@ -340,7 +345,7 @@ def test_lark_errors_never_escape():
                 "def f: i32 = (+", "def f: i32 = (1 +", "def f: i32 = ((", "def 3", "def f [3] = 1",
                 "def f = loop", "def f = a[", "def f = a[1:", "def f = (1,", "type", "type t =", "#[", "def f = x.",
                 "def f = let (a, b", "def f = \\(x", "def f (x: [", "def f = a with", "def f = #[x] #[y",
-                "def f = 'x'", "def f = assert", "def f = assert x", "def f = \"s\"", "def f = x.0.", "def f (x: (i32,) = 1",
+                "def f = 'xy", "def f = assert", "def f = assert x", "def f = \"s", "def f = x.0.", "def f (x: (i32,) = 1",
                 "def f = {", "def f = {a =", "def f = r with a.", "def f (x: {a:", "def f = let {a", "def f = let r.a",
                 "def f = (.a", "def f = {a = 1,,}"]:
         with pytest.raises(CompileError) as info:

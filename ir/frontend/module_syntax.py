@@ -43,7 +43,7 @@ class ModuleSyntax:
         return ModLambda(params, c[-1], self.loc(c[0]))
 
     def mod_import(self, c):
-        return ModImport(str(c[1])[1:-1], self.loc(c[0]))
+        return ModImport(self.literal_text(c[1]), self.loc(c[0]))
 
     def open_module(self, c):
         if isinstance(c[1], ModImport):  # `open import "path"`: an import (names are not scoped per file yet)

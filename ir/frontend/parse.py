@@ -41,6 +41,31 @@ def _strip_underscores(s):
     return s.replace("_", "")
 
 
+_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\",
+            '"': '"', "'": "'", "&": ""}
+_ESCAPE_RE = re.compile(r"\\(?:([0-9]+)|x([0-9a-fA-F]+)|o([0-7]+)|(.))")
+
+
+def _unescape(text, tok, loc):
+    """The characters of a string or character literal's text between its quotes, its escapes decoded as
+    Futhark (Haskell) decodes them."""
+    def one(m):
+        dec, hexa, octa, ch = m.groups()
+        if ch is not None:
+            if ch not in _ESCAPES:
+                raise CompileError(f"Invalid escape sequence \\{ch} in the literal {tok}.", loc)
+            return _ESCAPES[ch]
+        code = int(dec) if dec else int(hexa, 16) if hexa else int(octa, 8)
+        if code > 0x10FFFF:
+            raise CompileError(f"The escape {m.group(0)} in the literal {tok} is beyond the last Unicode code point "
+                               "(0x10FFFF).", loc)
+        return chr(code)
+    out = _ESCAPE_RE.sub(one, text)
+    if str(tok).startswith("'") and len(out) != 1:
+        raise CompileError(f"The character literal {tok} is not one character.", loc)
+    return out
+
+
 class _Attr:
     """A parsed attribute: `item` is (name, args), args a list of items or None (`#[inline]`); all but
     `#[param(NAME)]` on an expression are ignored."""
@@ -146,7 +171,7 @@ class ToSyntax(ModuleSyntax, Transformer):
 
     def import_decl(self, c):
         """`import "path"`, or `open import "path"`: the same while names are not scoped per file (imports.py)."""
-        return Import(str(c[-1])[1:-1], self.loc(c[0]))
+        return Import(self.literal_text(c[-1]), self.loc(c[0]))
 
     def size_param(self, c):
         return ("size", str(c[1]), self.loc(c[1]))
@@ -300,6 +325,10 @@ class ToSyntax(ModuleSyntax, Transformer):
         lit = self.int_lit([tok]) if tok.type == "INT" else self.float_lit([tok])
         if minus is not None:
             lit = Lit(self.loc(minus), self.span(minus, tok), lit.kind, -lit.value, lit.suffix)
+        return PLit(lit, lit.loc)
+
+    def pat_char(self, c):
+        lit = self.char_lit(c)
         return PLit(lit, lit.loc)
 
     def pat_bool(self, c):
@@ -572,6 +601,26 @@ class ToSyntax(ModuleSyntax, Transformer):
             value = int(low)
         return Lit(self.loc(tok), self.span(tok, tok), "int", value, suffix)
 
+    def literal_text(self, tok):
+        """The text of a string or character literal token, its escapes decoded."""
+        return _unescape(str(tok)[1:-1], tok, self.loc(tok))
+
+    def char_lit(self, c):
+        """`'a'`: the integer of its code point, typed as an unsuffixed integer literal (as Futhark)."""
+        tok = c[0]
+        return Lit(self.loc(tok), self.span(tok, tok), "int", ord(self.literal_text(tok)),
+                   None)
+
+    def string_lit(self, c):
+        """`"abc"`: the array of its UTF-8 bytes, `[]u8` (as Futhark); `""` is an empty `[0]u8`."""
+        tok = c[0]
+        loc, span = self.loc(tok), self.span(tok, tok)
+        data = self.literal_text(tok).encode("utf-8", "surrogatepass")
+        arr = ArrayE(loc, span, [Lit(loc, span, "int", b, "u8") for b in data])
+        if data:
+            return arr
+        return AscribeE(loc, span, arr, TypeExp([("const", 0)], "u8", loc, loc))
+
     def float_lit(self, c):
         tok = c[0]
         text = _strip_underscores(str(tok))
@@ -752,9 +801,9 @@ def parse_syntax(text: str, filename: str = "<input>") -> list:
                 msg = "Syntax error: unexpected end of file" + hint
             raise CompileError(msg, _end_loc(text, filename)) from None
         loc = Loc(filename, tok.line, tok.column)
-        if tok.type == "STRING":  # only an import names a file
-            raise CompileError(f"Syntax error: unexpected string {tok}. (String literals are not supported by "
-                               "incflat.)", loc) from None
+        if tok.type == "TYPEVAR" and "TYPEVAR" not in expected:  # `'ab'`, `'a`: a broken character literal
+            raise CompileError(f"Syntax error: unexpected {tok}. (A character literal holds one character: 'a', "
+                               "'\\n'.)", loc) from None
         hint = _hint(tok, expected, text)
         sep = "" if hint.startswith(" -") else "."
         msg = f"Syntax error: unexpected token {_tok_desc(tok)}{sep}{hint}"
@@ -770,9 +819,9 @@ def parse_syntax(text: str, filename: str = "<input>") -> list:
         elif ch == "." and e.pos_in_stream > 0 and text[e.pos_in_stream - 1] in " \t":
             msg += " (Write t.0 without a space to project a tuple.)"
         elif ch == "'":
-            msg += " (Type parameters are not supported by incflat.)"
+            msg += " (A character literal holds one character: 'a', '\\n'.)"
         elif ch == '"':
-            msg += " (String literals are not supported by incflat.)"
+            msg += " (A string literal ends on its line.)"
         raise CompileError(msg, loc) from None
     except UnexpectedEOF:
         raise CompileError("Syntax error: unexpected end of file.", _end_loc(text, filename)) from None
