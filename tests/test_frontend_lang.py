@@ -451,6 +451,10 @@ entry main (xs: [3]f32) (rows: [][3]f32): (f32, f32, []f32, f32) =
     ("let ys = copy xs let r = map (+1) ys let zs = ys with [0] = 1 in r", True),  # map makes a fresh array
     ("let ys = copy xs in if true then ys with [0] = 1 else ys", True),  # one branch each
     ("let ys = copy xs let zs = if true then ys with [0] = 1 else ys in ys", False),
+    # (as Futhark: an if's result aliases nothing a branch consumed; accelerate's nbody-bh octree.fut)
+    ("let ys = copy xs let zs = if xs[0] > 0 then ys else (loop a = ys for i < 2 do a with [i] = 0) in zs", True),
+    ("let ys = copy xs let zs = if xs[0] > 0 then ys else ys with [0] = 1 in zs with [1] = 2", True),
+    ("let ys = copy xs let zs = if xs[0] > 0 then ys else ys with [0] = 1 in ys", False),
     ("loop acc = copy xs for i < 2 do acc with [i] = 0", True),
     ("let ys = copy xs in loop acc = ys for i < 2 do acc with [i] = 0", True),
     ("let ys = copy xs let zs = loop acc = ys for i < 2 do acc with [i] = 0 in ys", False),  # consumed by loop

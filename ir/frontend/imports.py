@@ -1,21 +1,15 @@
-"""`import "path"`: the declarations of another file, path.fut relative to the importing file's folder (as Futhark
-resolves them; `lib/github.com/...` as `futhark pkg` lays packages out), spliced in place of the import.
-
-Each file is read and parsed once, however many files import it; an `entry` of an imported file is an ordinary
-function (only the compiled file's are entry points); a cycle of imports is an error at the import that closes
-it, and errors inside an imported file name that file. Names are not scoped per file yet (Futhark's imports are:
-a file sees the names of the files it imports itself, not theirs): so that no name can resolve otherwise than in
-Futhark, a top-level name that two files both define is refused (as two definitions in one file are); a `local`
-declaration is an ordinary one, seen by importers too.
+"""The files of a program: the file an `import "path"` reads (path.fut relative to the importing file's folder,
+as Futhark resolves them; `lib/github.com/...` as `futhark pkg` lays packages out), and every file a program
+reads, what a cache of its compilation is keyed on. ir/frontend/modules.py gives an imported file its meaning:
+a module, which `import` opens locally.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 
 from incflat.ir.errors import CompileError
-from incflat.ir.frontend.syntax import Decl, Import, LocalDecl, TypeDecl
+from incflat.ir.frontend.syntax import Import
 
 
 def imported_path(importer: str, path: str, loc) -> str:
@@ -32,37 +26,6 @@ def read_source(path: str, loc) -> str:
     except (OSError, UnicodeDecodeError) as e:
         why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         raise CompileError(f"cannot read the imported file {path}: {why}.", loc) from None
-
-
-def with_imports(decls: list, file: str, parse_syntax) -> tuple:
-    """The declarations of a program whose main file (`file`) has these, every import spliced in."""
-    done, defined, out = set(), {}, []
-
-    def splice(decls: list, file: str, chain: tuple, imported: bool):
-        for d in decls:
-            if isinstance(d, Import):
-                target = imported_path(file, d.path, d.loc)
-                if target in chain:
-                    cycle = " -> ".join(chain[chain.index(target):] + (target,))
-                    raise CompileError(f"Import cycle: {cycle}.", d.loc)
-                if target in done:
-                    continue
-                done.add(target)
-                splice(parse_syntax(read_source(target, d.loc), target), target, chain + (target,), True)
-                continue
-            # (a module's declarations have names of their own: `M.f`; a module may shadow another)
-            inner = d.decl if isinstance(d, LocalDecl) else d
-            other = defined.setdefault(inner.name, file) if isinstance(inner, (Decl, TypeDecl)) else file
-            if other != file:
-                raise CompileError(f'"{inner.name}" is defined in {other} and in {file}: incflat does not scope '
-                                   f"imported names per file yet, so two files may not define one name.",
-                                   inner.name_loc)
-            if imported and isinstance(inner, Decl) and inner.entry:
-                inner = dataclasses.replace(inner, entry=False)
-            out.append(LocalDecl(inner) if isinstance(d, LocalDecl) else inner)
-
-    splice(decls, file, (os.path.normpath(file),), False)
-    return tuple(out)
 
 
 def program_files(text: str, file: str, parse_syntax) -> list[tuple[str, str]]:

@@ -2,7 +2,7 @@
 structures, names and applications, `open`, `M.(e)`. Module types and ascriptions are parsed and dropped: they
 are not checked (ir/frontend/modules.py elaborates the modules away; docs/language.md says what that means)."""
 
-from incflat.ir.frontend.syntax import (Import, LocalOpenE, ModApply, ModImport, ModLambda, ModName, ModStruct,
+from incflat.ir.frontend.syntax import (LocalOpenE, ModApply, ModImport, ModLambda, ModName, ModStruct,
                                        ModuleDecl, OpenDecl)
 
 
@@ -46,8 +46,6 @@ class ModuleSyntax:
         return ModImport(self.literal_text(c[1]), self.loc(c[0]))
 
     def open_module(self, c):
-        if isinstance(c[1], ModImport):  # `open import "path"`: an import (names are not scoped per file yet)
-            return Import(c[1].path, self.loc(c[0]))
         return OpenDecl(c[1], self.loc(c[0]))
 
     def local_open(self, c):

@@ -5,6 +5,13 @@ declaration it means, with Futhark's scoping: a module's declarations see the on
 enclosing scopes, `open M` brings M's names into scope, `M.(e)` does so in e alone, and local variables shadow
 them all. What the checker gets is a plain program whose only qualified names are the prelude's (`f32.sqrt`).
 
+A file is a module too, as in Futhark: `import "path"` is `local open` of the module of path.fut (relative to the
+importing file; `lib/github.com/...` as `futhark pkg` lays packages out), so a file sees the names of the files it
+imports itself and not theirs, and does not pass them on (`open import "path"` does). Each file is read, parsed
+and elaborated once, however many files import it, its declarations named by the file (`octree.f`); only the
+compiled file's `entry` declarations are entry points; a cycle of imports is an error at the import that closes
+it.
+
 Module types are parsed and not checked: an ascription (`module M : S = ...`, a parameter's type) is
 transparent, so a program that Futhark accepts means the same here, and one that breaks a signature is not
 refused for it. A prelude module (`i32`, `f64`, ...) may be a parametric module's argument or opened; its type
@@ -14,11 +21,13 @@ refused for it. A prelude module (`i32`, `f64`, ...) may be a parametric module'
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
 from dataclasses import fields, is_dataclass, replace
 
 from incflat.ir.errors import CompileError
 from incflat.ir.frontend import syntax as P
-from incflat.ir.frontend.imports import imported_path, read_source, with_imports
+from incflat.ir.frontend.imports import imported_path, read_source
 from incflat.ir.source import Loc
 from incflat.ir.types import PRIM_NAMES
 
@@ -82,8 +91,8 @@ class Env:
 
 
 def uses_modules(decls) -> bool:
-    """Whether a program declares, opens or locally opens a module, or names a module's type (`f64.t`); the
-    others are left as they are."""
+    """Whether a program imports a file, declares, opens or locally opens a module, or names a module's type
+    (`f64.t`); the others are left as they are."""
     def qualified(x) -> bool:
         if isinstance(x, P.LocalOpenE) or (isinstance(x, P.TypeExp) and isinstance(x.base, str) and "." in x.base):
             return True
@@ -91,34 +100,36 @@ def uses_modules(decls) -> bool:
             return any(qualified(y) for y in x)
         return is_dataclass(x) and not isinstance(x, type) and any(
             qualified(getattr(x, f.name)) for f in fields(x) if f.name not in ("loc", "span"))
-    return any(isinstance(d.decl if isinstance(d, P.LocalDecl) else d, (P.ModuleDecl, P.OpenDecl))
+    return any(isinstance(d.decl if isinstance(d, P.LocalDecl) else d, (P.ModuleDecl, P.OpenDecl, P.Import))
                for d in decls) or qualified(list(decls))
 
 
-def elaborate_modules(decls, parse_syntax) -> tuple:
-    """The declarations with every module elaborated away (see the module's docstring); `parse_syntax` parses a
-    file imported as a module."""
+def elaborate_modules(decls, file: str, parse_syntax) -> tuple:
+    """The declarations of the program whose main file (`file`) has these, with every module and imported file
+    elaborated away (see the module's docstring); `parse_syntax(text, path)` parses an imported file."""
     if not uses_modules(decls):
         return tuple(d.decl if isinstance(d, P.LocalDecl) else d for d in decls)
     out = []
-    _Elaborator(out, parse_syntax).decls(decls, Env(), "")
+    _Elaborator(out, parse_syntax, file).decls(decls, Env(), "")
     return tuple(out)
 
 
 class _Elaborator:
-    def __init__(self, out: list, parse_syntax):
+    def __init__(self, out: list, parse_syntax, file: str):
         self.out = out
         self.parse_syntax = parse_syntax
         self.anonymous = 0
-        self.paths = set()  # the modules' paths so far (their declarations' names start with them)
+        self.paths = set(PRIM_NAMES)  # the modules' paths so far (their declarations' names start with them)
         self.type_params = frozenset()  # the type parameters of the declaration being resolved
+        self.files = {}  # an imported file's path: its module
+        self.importing = [os.path.normpath(file)]  # the files being elaborated, each importing the next
 
     # ---- declarations and module expressions
 
     def decls(self, decls, env: Env, prefix: str):
         for d in decls:
             bound = self.decl(d.decl if isinstance(d, P.LocalDecl) else d, env, prefix)
-            if isinstance(d, P.LocalDecl):
+            if isinstance(d, (P.LocalDecl, P.Import)):  # an import is `local open`
                 env.hidden |= bound
             else:
                 env.hidden -= bound
@@ -142,12 +153,13 @@ class _Elaborator:
             if d.params:
                 env.modules[d.name] = Functor(tuple(d.params), d.body, env)
             else:
-                path = prefix + d.name
-                if path in self.paths:  # a module that shadows one of the same name: declarations of its own
-                    path = f"{path}_{len(self.paths)}"
-                self.paths.add(path)
+                path = self.unique_path(prefix + d.name)
                 env.modules[d.name] = self.module(d.body, env, path + ".")
             return {("modules", d.name)}
+        if isinstance(d, P.Import):
+            m = self.file_module(d.path, d.loc)
+            env.open(m)
+            return {(kind, n) for kind in ("values", "types", "modules") for n in getattr(m, kind)}
         if isinstance(d, P.OpenDecl):
             m = self.module(d.module, env, self.fresh_prefix(prefix))
             if isinstance(m, PrimModule):
@@ -163,6 +175,30 @@ class _Elaborator:
         self.anonymous += 1
         return f"{prefix}_{self.anonymous}."
 
+    def unique_path(self, path: str) -> str:
+        """path, or path_N where a module of that path exists (one shadowed, or a file's of the same name)."""
+        if path in self.paths:
+            path = f"{path}_{len(self.paths)}"
+        self.paths.add(path)
+        return path
+
+    def file_module(self, path: str, loc) -> Struct:
+        """The module of the file an import at loc names: elaborated the first time, its declarations named
+        by the file."""
+        target = imported_path(loc.file, path, loc)
+        if target in self.importing:
+            chain = self.importing[self.importing.index(target):] + [target]
+            raise CompileError(f"Import cycle: {' -> '.join(chain)}.", loc)
+        if target not in self.files:
+            decls = self.parse_syntax(read_source(target, loc), target)
+            name = re.sub(r"[^\w']", "_", os.path.splitext(os.path.basename(target))[0])
+            inner = Env()  # a file sees the prelude and its own imports only
+            self.importing.append(target)
+            self.decls(decls, inner, self.unique_path(name if name[:1].isalpha() else "_" + name) + ".")
+            self.importing.pop()
+            self.files[target] = inner.struct()
+        return self.files[target]
+
     def module(self, me, env: Env, prefix: str):
         if isinstance(me, P.ModStruct):
             inner = Env(env)
@@ -173,9 +209,7 @@ class _Elaborator:
         if isinstance(me, P.ModLambda):
             return Functor(tuple(me.params), me.body, env)
         if isinstance(me, P.ModImport):
-            path = imported_path(me.loc.file, me.path, me.loc)
-            decls = with_imports(self.parse_syntax(read_source(path, me.loc), path), path, self.parse_syntax)
-            return self.module(P.ModStruct(list(decls), me.loc), Env(), prefix)
+            return self.file_module(me.path, me.loc)
         if isinstance(me, P.ModApply):
             f = self.module(me.fn, env, prefix)
             if not isinstance(f, Functor):
@@ -298,9 +332,15 @@ class _Elaborator:
                            body=self.exp(e.body, env, bound))
         if isinstance(e, P.LetFunE):
             inside = locals_ | {n for n, _ in e.sizes} | {n for p in e.params for n, _ in P.pat_names(p)}
-            return replace(e, params=[self.pattern(p, env, inside) for p in e.params],
-                           ret=self.type(e.ret, env, inside) if e.ret is not None else None,
-                           rhs=self.exp(e.rhs, env, inside), body=self.exp(e.body, env, locals_ | {e.name}))
+            outer_types = self.type_params
+            self.type_params = outer_types | {n for n, _ in e.types}
+            try:
+                params = [self.pattern(p, env, inside) for p in e.params]
+                ret = self.type(e.ret, env, inside) if e.ret is not None else None
+                rhs = self.exp(e.rhs, env, inside)
+            finally:
+                self.type_params = outer_types
+            return replace(e, params=params, ret=ret, rhs=rhs, body=self.exp(e.body, env, locals_ | {e.name}))
         if isinstance(e, P.LambdaE):
             inside = locals_ | {n for p in e.params for n, _ in P.pat_names(p)}
             return replace(e, params=[self.pattern(p, env, inside) for p in e.params],

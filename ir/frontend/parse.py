@@ -119,6 +119,12 @@ class ToSyntax(ModuleSyntax, Transformer):
         kw, lhs, op, rhs = c[:4]
         return self.make_decl(kw, self.check_op_name(op), self.loc(op), [lhs, rhs] + c[4:])
 
+    def infix_minus_decl(self, c):
+        # def (a: t) - (b: t): rt = body (its left operand bracketed: `def x - ...` would be a parameter -...)
+        c = [x for x in c if not isinstance(x, _Attr)]
+        kw, lhs, op, rhs = c[0], c[2], c[4], c[5]
+        return self.make_decl(kw, "-", self.loc(op), [lhs, rhs] + c[6:])
+
     def check_op_name(self, tok):
         if str(tok) in ("&&", "||"):
             self.err(f'The operator "{tok}" cannot be defined: a user-defined version would not '
@@ -164,13 +170,13 @@ class ToSyntax(ModuleSyntax, Transformer):
 
     def local_decl(self, c):
         """`local d`: hidden outside the module that holds it (ir/frontend/modules.py); `local import` is an
-        import (names are not scoped per file yet)."""
+        import (which is `local open` already)."""
         if c[1] is None or isinstance(c[1], Import):
             return c[1]
         return LocalDecl(c[1])
 
     def import_decl(self, c):
-        """`import "path"`, or `open import "path"`: the same while names are not scoped per file (imports.py)."""
+        """`import "path"`: `local open` of the file's module (ir/frontend/modules.py)."""
         return Import(self.literal_text(c[-1]), self.loc(c[0]))
 
     def size_param(self, c):
@@ -461,12 +467,13 @@ class ToSyntax(ModuleSyntax, Transformer):
     def let_fun(self, c):
         let, name = c[0], c[1]
         rhs, body = fin(c[-2]), fin(c[-1])
-        rest = c[2:-3]  # size binders, params, [COLON type]
+        rest = c[2:-3]  # size and type parameters, params, [COLON type]
         ret = rest[-1]
-        sizes = [x for x in rest[:-2] if isinstance(x, tuple)]
+        sizes = [(n, loc) for x in rest[:-2] if isinstance(x, tuple) for kind, n, loc in [x] if kind == "size"]
+        types = [(n, loc) for x in rest[:-2] if isinstance(x, tuple) for kind, n, loc in [x] if kind == "type"]
         params = [x for x in rest[:-2] if not isinstance(x, tuple)]
         return LetFunE(self.loc(let), self.span(let, body), str(name), self.loc(name), params, ret,
-                       rhs, body, sizes)
+                       rhs, body, sizes, types)
 
     def let_update(self, c):
         # let a[i] = v in body  ==>  let a = a with [i] = v in body
@@ -836,8 +843,7 @@ def parse_syntax(text: str, filename: str = "<input>") -> list:
 
 def parse(source: SourceText) -> Syntax:
     """The parse stage of the pipeline: the file's declarations, its imports' in place of each `import`."""
-    from incflat.ir.frontend.imports import with_imports
     from incflat.ir.frontend.lifted import expand_lifted_types
     from incflat.ir.frontend.modules import elaborate_modules
-    decls = with_imports(parse_syntax(source.text, source.file), source.file, parse_syntax)
-    return Syntax(expand_lifted_types(elaborate_modules(decls, parse_syntax)), source.file, source.text)
+    decls = elaborate_modules(parse_syntax(source.text, source.file), source.file, parse_syntax)
+    return Syntax(expand_lifted_types(decls), source.file, source.text)

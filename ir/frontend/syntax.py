@@ -229,6 +229,7 @@ class LetFunE(Node):
     rhs: object = None
     body: object = None
     sizes: list = field(default_factory=list)  # size parameters: list[(name, Loc)]
+    types: list = field(default_factory=list)  # type parameters ('t): list[(name, Loc)]
 
 
 @dataclass
@@ -437,8 +438,7 @@ class ModuleDecl:
 
 @dataclass
 class LocalDecl:
-    """`local d`: d, visible to the declarations after it in its file or module but not outside the module (a
-    top-level one is an ordinary declaration: names are not scoped per file yet)."""
+    """`local d`: d, visible to the declarations after it in its file or module but not outside them."""
     decl: object
 
 
@@ -492,7 +492,8 @@ class LocalOpenE(Node):
 
 @dataclass
 class Import:
-    """`import "path"`: the declarations of path.fut, relative to the importing file (ir/frontend/imports.py)."""
+    """`import "path"`: `local open` of the module of path.fut, relative to the importing file
+    (ir/frontend/modules.py)."""
     path: str
     loc: Loc
 

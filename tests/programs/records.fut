@@ -109,3 +109,18 @@ entry with_arrays [n] (xs: [n]i32): ([n]i32, i32, i64, [n]i32, i64) =
   let doubled = r with data = map (* 2) r.data
   let grown = r with data = r.data ++ [0]
   in (r.data, r.total, r.len, doubled.data, length grown.data)
+
+-- A field update whose value is an open expression (`if`, `let`, `match`), as accelerate's GUI programs write.
+-- ==
+-- entry: update_open
+-- input { 3 }
+-- output { 6 9 }
+-- input { 0 }
+-- output { 7 7 }
+
+entry update_open (x: i32) : (i32, i32) =
+  let s = {a = x, b = [1, 2]}
+  let s = s with a = if x > 0 then 1 else 2
+  let s = s with b = let q = copy s.b in q with [0] = 5
+  let t = match x case 0 -> s with a = 7 case _ -> s with a = 9
+  in (s.a + s.b[0], t.a)

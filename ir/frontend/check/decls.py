@@ -600,12 +600,22 @@ class Declarations:
             raise self.err(f"A size must have type i64, but this expression has type {self.show(x.t)}.", v.loc)
         return S.dim_of(x.atom)
 
-    def match_type(self, ann, act, sizes):
-        """Unify an annotation with an actual type; `?n` dims bind sizes[n] on first use."""
+    @staticmethod
+    def bind_element_params(ann, act):
+        """ann, where it is `[n]t` of a type parameter t not bound yet and act an array, with t bound to act's
+        elements' type (an array of tuples is another type than an array of scalars: `arr_of`); inside tuples
+        too."""
         ann, act = prune(ann), prune(act)
         if isinstance(ann, Array) and type_param_tv(ann.elem) and is_arr(act) and len(act.shape) >= len(ann.shape):
-            ann.elem.ref = drop_dims(act, len(ann.shape))  # `[n]t` binds t to the elements' type
-            ann = arr_of(ann.elem.ref, ann.shape)
+            ann.elem.ref = drop_dims(act, len(ann.shape))
+            return arr_of(ann.elem.ref, ann.shape)
+        if isinstance(ann, Tuple) and isinstance(act, Tuple) and len(ann.elems) == len(act.elems):
+            return ann.with_elems(Declarations.bind_element_params(a, b) for a, b in zip(ann.elems, act.elems))
+        return ann
+
+    def match_type(self, ann, act, sizes):
+        """Unify an annotation with an actual type; `?n` dims bind sizes[n] on first use."""
+        ann, act = self.bind_element_params(ann, act), prune(act)
         if isinstance(ann, (Array, TArr)) and isinstance(act, type(ann)):
             if len(ann.shape) != len(act.shape):
                 return "type"

@@ -353,7 +353,7 @@ class Lowering:
                 e = e.body
             elif isinstance(e, P.LetFunE):
                 env[e.name] = Closure(e.params, e.ret, e.rhs, dict(env), e.loc, "local", e.name,
-                                      tuple(n for n, _ in e.sizes))
+                                      tuple(n for n, _ in e.sizes), tuple(n for n, _ in e.types))
                 self.check_local_fun(env[e.name])
                 e = e.body
             else:
@@ -398,8 +398,8 @@ class Lowering:
         uses inline it again), so that an unused ill-typed one is still rejected. An anonymous size (`[]`)
         in a parameter type is, as in Futhark, inferred from the function's uses (`(x: []f32)` passed where
         `[5]f32` is expected makes it [5]), so such a function is checked where applied, as one whose
-        parameter types are not written."""
-        if not all(P.pat_is_typed(p) for p in c.params):
+        parameter types are not written; so is one with type parameters, as a top-level one."""
+        if c.types or not all(P.pat_is_typed(p) for p in c.params):
             return
         saved = self.push()
         saved_lits, saved_sums = len(self.literals), len(self.open_sums)
@@ -517,6 +517,8 @@ class Lowering:
                                          S.Body(tuple(else_stms), else_res), types), loc))
         for v, x, y in zip(pat[len(names):], a.atoms, b.atoms):
             self.alias_to([v], [x, y])
+            if v.name in self.alias:  # (as Futhark: the result aliases nothing that a branch consumed)
+                self.alias[v.name] = frozenset(r for r in self.alias[v.name] if r not in self.consumed)
         return V(t, pat[len(names):])
 
     def zip_dims(self, ta, tb, f):

@@ -1,0 +1,40 @@
+-- Polymorphism as Futhark's libraries write it: a type parameter bound to tuples through an array's element type
+-- (the segmented library's `expand`, whose result is `*[]b` with b a tuple), local functions with type and size
+-- parameters (accelerate's smoothlife), top-level `let` (the older complex library) and an infix `-` defined on
+-- bracketed patterns.
+-- ==
+-- entry: expanded
+-- input { [1, 2] }
+-- output { [1, 3, 1] [1, 2, 1] [1, 3, 1] [1.0f32, 1.0f32, 1.0f32] }
+
+-- ==
+-- entry: local_poly
+-- input { [1, 2, 3, 4] [[1f32, 2f32, 3f32], [4f32, 5f32, 6f32]] }
+-- output { [2, 3, 4, 1] [[2f32, 3f32, 1f32], [5f32, 6f32, 4f32]] 5 }
+
+-- ==
+-- entry: complex_minus
+-- input { 5 }
+-- output { 5 2 }
+
+def expand 'a 'b (sz: a -> i64) (get: a -> i64 -> b) (arr: []a) : *[]b =
+  let szs = map sz arr
+  let idxs = map (\i -> i % length arr) (iota (i64.sum szs))
+  in map2 (\i j -> get arr[i] j) idxs idxs
+
+entry expanded (xs: []i32) =
+  let f (x: i32) = i64.i32 x
+  let g (z, c) (i: i64) = (z, c + i32.i64 i, 1f32)
+  let h (x: i32) (i: i64) = x + i32.i64 i
+  in (expand f h xs, expand (\(z, _) -> i64.i32 z) g (zip xs xs))
+
+entry local_poly (xs: [4]i32) (ys: [2][3]f32) : ([4]i32, [2][3]f32, i32) =
+  let shift 'a [n] (arr: [n]a) : [n]a = rotate 1 arr
+  let pick 't (x: t) (y: t) (b: bool) : t = if b then x else y
+  in (shift xs, map shift ys, pick 1 2 true + pick 3 4 false)
+
+type c = (i32, i32)
+let ((a, b): c) - ((x, y): c) : c = (a - x, b - y)
+def (p: c) + (q: c) : c = (p.0 + q.0, p.1 + q.1)
+
+entry complex_minus (x: i32) : (i32, i32) = ((x, 2) - (1, 1)) + (1, 1)
