@@ -512,3 +512,12 @@ def test_a_type_abbreviation_may_name_a_constant_size_and_type_tilde_is_an_abbre
            "entry main (x: f32) (xs: []i32) : (f32, i32) = let v: vec = mk x let r: row = filter (> 0) xs\n"
            "  in (f32.sum v, i32.sum r)\n")
     assert [float(v) for v in run(src, "main", np.float32(2), np.array([1, -2, 3], np.int32))] == [6.0, 4.0]
+
+
+def test_a_suffixed_literal_wraps_an_unsuffixed_one_must_fit():
+    """As Futhark (accelerate's fluid.fut: `255i8`): a literal with a type suffix is its bit pattern in that type;
+    one whose type is inferred must fit it."""
+    src = "entry main (x: i8) : (i8, u8, i8, i32, i16) = (255i8 + x, 256u8 + 3u8, -128i8, 4294967295i32, 0x18407i16)"
+    assert [int(v) for v in run(src, "main", np.int8(1))] == [0, 3, -128, -1, 0x8407 - 0x10000]
+    with pytest.raises(CompileError, match="The literal 255 does not fit in type i8"):
+        prog("entry main (x: i8) : i8 = x + 255")

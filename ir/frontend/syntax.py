@@ -146,6 +146,17 @@ def pat_is_typed(p) -> bool:
     return False
 
 
+def pat_types(p) -> list:
+    """The types written in a pattern (`(x: t, y: u)`: t and u), outermost first."""
+    if isinstance(p, PTyped):
+        return [p.type] + pat_types(p.pat)
+    if isinstance(p, PTuple):
+        return [t for x in p.elems for t in pat_types(x)]
+    if isinstance(p, PRecord):
+        return [t for _, _, x in p.fields for t in pat_types(x)]
+    return []
+
+
 def pat_names(p) -> list:
     """The (name, loc) pairs a pattern binds, left to right."""
     if isinstance(p, PName):

@@ -141,6 +141,10 @@ class Application:
     def call_closure_typed(self, c: Closure, args, loc):
         env = dict(c.env)
         sizes = {n: None for n in c.sizes} if c.sizes else None
+        for n in sorted(set(c.sizes) - self.own_sizes(c.params)):  # (Futhark may take it from the context)
+            raise self.err(f'The size parameter "{n}" of "{c.name}" is not determined by the arguments: incflat '
+                           f'takes a size parameter from an argument whose parameter type has it as a size of its '
+                           f'own ([{n}]).', loc)
         seen = set()
         for p, a in zip(c.params, args):
             for name, nloc in P.pat_names(p):

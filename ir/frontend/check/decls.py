@@ -46,12 +46,27 @@ class Declarations:
     @staticmethod
     def is_inlined_only(d: P.Decl) -> bool:
         """Whether a function is checked only where it is applied, with the arguments' types: one with
-        parameters whose types are not written (inferred from each use) or are function types."""
+        parameters whose types are not written (inferred from each use) or are function types, or with a size
+        parameter that they do not decide."""
         if d.entry or d.name == "main":
             return False
         if d.type_params:
             return True
-        return not all(P.pat_is_typed(p) for p in d.params)
+        if not all(P.pat_is_typed(p) for p in d.params):
+            return True
+        # a size parameter that no parameter's type has as a size of its own (`def mat [m][n] (v: t): [m][n]t`,
+        # linalg's): its uses must decide it
+        return not {n for n, _ in d.size_params} <= Declarations.own_sizes(d.params)
+
+    @staticmethod
+    def own_sizes(params) -> set:
+        """The names that the types written in these parameter patterns have as sizes of their own (`[n]`)."""
+        names = set()
+        for p in params:
+            for t in P.pat_types(p):
+                for part in P.type_parts(t):
+                    names.update(v for kind, v in list(part.dims) + list(part.args) if kind == "name")
+        return names
 
     def declare_inlined(self, d: P.Decl):
         """A function inlined at each call, and checked there (a function value: point-free, higher-order, or

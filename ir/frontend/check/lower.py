@@ -76,6 +76,12 @@ class Lowering:
             return S.Const(bool(value), BOOL)
         if suffix is not None:
             t = Scalar(suffix)
+            if kind == "int" and t.is_int:  # as Futhark: a suffixed literal wraps (`255i8` is -1)
+                bits = 8 * t.prim.size
+                value &= (1 << bits) - 1
+                if t.is_signed and value >= 1 << (bits - 1):
+                    value -= 1 << bits
+                return S.Const(value, t)
         else:
             t = TV("float" if kind == "float" else "num")
         self.literals.append((t, value, loc))
