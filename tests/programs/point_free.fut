@@ -23,3 +23,12 @@ entry acos_all = map f32.acos
 entry dot = dot_
 entry sum_inc = \(xs: []i32) -> i32.sum (map (+1) xs)
 def main = map (+1i32)
+
+-- The body decides the parameters' types (futhark-benchmarks' micro/intra.fut: an unsuffixed literal that the
+-- composition's second function fixes).
+-- ==
+-- entry: scan_reduce
+-- input { [[1f32, 2f32], [3f32, 4f32]] }
+-- output { [4f32, 10f32] }
+
+entry scan_reduce = map (scan (+) 0 >-> f32.sum)

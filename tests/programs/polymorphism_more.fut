@@ -1,7 +1,8 @@
 -- Polymorphism as Futhark's libraries write it: a type parameter bound to tuples through an array's element type
 -- (the segmented library's `expand`, whose result is `*[]b` with b a tuple), local functions with type and size
--- parameters (accelerate's smoothlife), top-level `let` (the older complex library) and an infix `-` defined on
--- bracketed patterns.
+-- parameters (accelerate's smoothlife), top-level `let` (the older complex library), an infix `-` defined on
+-- bracketed patterns, and a composition whose second function returns a function (accelerate's fft: `f >-> tabmap`
+-- passed where two arguments are given).
 -- ==
 -- entry: expanded
 -- input { [1, 2] }
@@ -11,6 +12,11 @@
 -- entry: local_poly
 -- input { [1, 2, 3, 4] [[1f32, 2f32, 3f32], [4f32, 5f32, 6f32]] }
 -- output { [2, 3, 4, 1] [[2f32, 3f32, 1f32], [5f32, 6f32, 4f32]] 5 }
+
+-- ==
+-- entry: tabmapped
+-- input { [[0f32, 0f32], [0.5f32, 0f32]] }
+-- output { [[0f32, 1f32], [10.5f32, 11f32]] }
 
 -- ==
 -- entry: complex_minus
@@ -33,6 +39,14 @@ entry local_poly (xs: [4]i32) (ys: [2][3]f32) : ([4]i32, [2][3]f32, i32) =
   let pick 't (x: t) (y: t) (b: bool) : t = if b then x else y
   in (shift xs, map shift ys, pick 1 2 true + pick 3 4 false)
 
+def tabmap [n] 'a 'b (f: i32 -> a -> b) (xs: [n]a) =
+  map2 f (map i32.i64 (iota n)) xs
+
+entry tabmapped [n] [m] (arr: [n][m]f32) : [n][m]f32 =
+  let f (i: i32) (j: i32) (x: f32) = f32.i32 (i * 10 + j) + x
+  in tabmap (f >-> tabmap) arr
+
+-- (the rest of the file sees this + on pairs)
 type c = (i32, i32)
 let ((a, b): c) - ((x, y): c) : c = (a - x, b - y)
 def (p: c) + (q: c) : c = (p.0 + q.0, p.1 + q.1)

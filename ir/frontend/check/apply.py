@@ -48,6 +48,8 @@ class Application:
     def curried_arity(self, f) -> int:
         """How many arguments f can take in a row (a lambda returning a lambda takes more)."""
         n = self.arity(f)
+        if self.composed_second(f) is not None:  # `f >-> g` takes one argument, then what g still takes
+            return 1 + max(0, self.curried_arity(self.composed_second(f)) - 1)
         body = f.body if isinstance(f, Closure) else f.fn.body if isinstance(f, Partial) else None
         while isinstance(body, P.LambdaE):
             n += len(body.params)

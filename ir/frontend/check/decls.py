@@ -352,12 +352,18 @@ class Declarations:
             sizes, types = written
         else:
             found = self.param_types(f)
-            if not found:
+            sizes, types = [], None
+            if found and not any(isinstance(prune(leaf if not is_arr(leaf) else leaf.elem), TV)
+                                 for t in found for leaf in leaves(t)):
+                types = [self.type_exp(t, loc) for t in found]
+            elif self.arity(f) > 0:  # the body decides them, as for `entry main xs = ...` (`scan (+) 0 >-> f32.sum`)
+                types = [None] * self.arity(f)
+            else:
                 raise self.err(f'The parameter types of the entry point "{d.name}" cannot be inferred from its '
                                f'definition; write its parameters with their types.', d.body.loc)
-            sizes, types = [], [self.type_exp(t, loc) for t in found]
         names = [f"x{i}" for i in range(len(types))]
-        params = list(d.params) + [P.PTyped(P.PName(n, loc), t, loc) for n, t in zip(names, types)]
+        params = list(d.params) + [P.PName(n, loc) if t is None else P.PTyped(P.PName(n, loc), t, loc)
+                                   for n, t in zip(names, types)]
         body = P.mk_app(d.body, [P.Ident(loc, d.body.span, n) for n in names])
         return dataclasses.replace(d, size_params=list(d.size_params) + sizes, params=params, body=body)
 

@@ -69,6 +69,11 @@ class Operators:
             return f.env[_COMPOSE_F]
         return None
 
+    @staticmethod
+    def composed_second(f):
+        """The function a composition applies second, or None for another function."""
+        return f.env[_COMPOSE_G] if Operators.composed_first(f) is not None else None
+
     def lower_composition(self, e, env):
         """`f >-> g` is `\\x -> g (f x)`; `g <-< f` the same."""
         lhs, rhs = self.lower(e.lhs, env), self.lower(e.rhs, env)
