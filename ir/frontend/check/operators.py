@@ -65,7 +65,7 @@ class Operators:
     @staticmethod
     def composed_first(f):
         """The function a composition (`f >-> g`, `g <-< f`) applies first, or None for another function."""
-        if isinstance(f, Closure) and _COMPOSE_F in f.env and [p.name for p in f.params] == [_COMPOSE_X]:
+        if isinstance(f, Closure) and _COMPOSE_G in f.env and [p.name for p in f.params] == [_COMPOSE_X]:
             return f.env[_COMPOSE_F]
         return None
 
