@@ -46,6 +46,19 @@ entry tabmapped [n] [m] (arr: [n][m]f32) : [n][m]f32 =
   let f (i: i32) (j: i32) (x: f32) = f32.i32 (i * 10 + j) + x
   in tabmap (f >-> tabmap) arr
 
+-- Size parameters decided by size expressions (pbbs' rangeQuery2d: `[2 * k]` given `take (2 * (n / 3)) p`), and by
+-- a later parameter (adbench's lstm: `[4 * d]` before `[3][d]`).
+-- ==
+-- entry: sized_by_expressions
+-- input { [1, 2, 3, 4, 5, 6, 7] [[1f32, 2f32], [3f32, 4f32], [5f32, 6f32]] }
+-- output { [3, 7] 21f32 }
+
+def build [k] (ps: [2 * k]i32) : [k]i32 = map (\i -> ps[2 * i] + ps[2 * i + 1]) (iota k)
+def total [d] (flat: [3 * d]f32) (rows: [3][d]f32) : f32 = f32.sum flat + 0 * f32.sum (flatten rows)
+
+entry sized_by_expressions [n] (p: [n]i32) (rows: [3][2]f32) : ([]i32, f32) =
+  (build (take (2 * (n / 3)) p), total (flatten rows) rows)
+
 -- (the rest of the file sees this + on pairs)
 type c = (i32, i32)
 let ((a, b): c) - ((x, y): c) : c = (a - x, b - y)

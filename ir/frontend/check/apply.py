@@ -12,7 +12,7 @@ import dataclasses
 from incflat.ir.frontend import syntax as P
 from incflat.ir import source as S
 from incflat.ir.frontend.check.infer import (UNKNOWN_SIZES_NOTE, TV, SumTV, TArr, _worse, is_scalar, leaves, map_dims,
-                                            prune, unify)
+                                            prune, shape_of, unify)
 from incflat.ir.frontend.check.prelude import (ARRAY_REDUCTIONS, BUILTIN_ARITY, DERIVED_MODULE_FUNCTIONS, SOAC_MAPS, UNZIPS, ZIPS,
                                       prelude_lookup)
 from incflat.ir.frontend.check.values import Arg, Closure, FunSig, FunV, Named, Partial, Section, V, atom_v
@@ -140,13 +140,37 @@ class Application:
         finally:
             self.type_params, self.call_path = outer_types, outer_path
 
+    def sizes_from_arguments(self, params, args, sizes):
+        """Binds the size parameters (`sizes`, name -> None) that the outer dimensions of the parameters' types
+        name, before any of those types is checked, so that a size expression may use one that a later parameter
+        decides (adbench's lstm: `(a: [s*2][4*d]f64) (b: [3][d]f64)`); and binds one that a type has only inside
+        a size expression (`(ps: [2*k]t)`) where the argument's size was computed by the same expression
+        (`take (2*(n/3)) p`: k is n/3; Futhark unifies size expressions so). The types are then checked as
+        written."""
+        def match(node, d):
+            if isinstance(node, P.Ident) and sizes.get(node.name, 0) is None:
+                sizes[node.name] = d
+            elif isinstance(node, P.BinOpE) and isinstance(d, str) and self.defs.get(d, (None,))[0] == node.op:
+                _, x, y = self.defs[d]
+                match(node.lhs, S.dim_of(x))
+                match(node.rhs, S.dim_of(y))
+        for p, a in zip(params, args):
+            if isinstance(p, P.PTyped) and isinstance(p.type, P.TypeExp) and isinstance(a.val, V):
+                for (kind, node), d in zip(p.type.dims, shape_of(prune(a.val.t))):
+                    if kind == "name" and sizes.get(node, 0) is None:
+                        sizes[node] = d
+                    elif kind == "exp":
+                        match(node, d)
+
     def call_closure_typed(self, c: Closure, args, loc):
         env = dict(c.env)
         sizes = {n: None for n in c.sizes} if c.sizes else None
-        for n in sorted(set(c.sizes) - self.own_sizes(c.params)):  # (Futhark may take it from the context)
+        if sizes:
+            self.sizes_from_arguments(c.params, args, sizes)
+        for n in sorted(n for n in set(c.sizes) - self.own_sizes(c.params) if sizes[n] is None):  # (Futhark may take it from the context)
             raise self.err(f'The size parameter "{n}" of "{c.name}" is not determined by the arguments: incflat '
                            f'takes a size parameter from an argument whose parameter type has it as a size of its '
-                           f'own ([{n}]).', loc)
+                           f'own ([{n}]), or whose size was computed by the expression the type writes.', loc)
         seen = set()
         for p, a in zip(c.params, args):
             for name, nloc in P.pat_names(p):
