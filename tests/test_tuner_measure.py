@@ -437,3 +437,26 @@ def test_the_timeout_scales_with_the_runs_asked_for():
     assert bench._timeout("d", 6000) == 600.0  # --timeout bounds it
     bench.measure(dataset, None)
     assert bench.program.asked[0][1] == pytest.approx(10 * 2.0 + 1.0)
+
+
+def test_a_comparison_stopped_part_way_is_decided_by_the_datasets_compared(monkeypatch):
+    """LUD tuned on 256, 1,024 and 2,048 under --stop-after: its values ran 13x slower than the defaults on the
+    first two, the time ran out before the third, and they were written (64 then ran at 19x Futhark's time)."""
+    from incflat.tuner import measure
+
+    def run(verdicts, **kw):
+        answers = iter(verdicts)
+
+        def fake(bench, dataset, first, second, in_turn):
+            v = next(answers)
+            if v is None:
+                raise measure.Stopped("the time limit of 25 s (--stop-after) is reached")
+            return v
+        monkeypatch.setattr(measure, "compare", fake)
+        return measure.dominates(None, [(k, None, None) for k in range(3)], in_turn=True, **kw)
+
+    assert run([-1, -1, None], until_stopped=True)
+    assert not run([-1, 1, None], until_stopped=True)
+    assert not run([None], until_stopped=True)
+    with pytest.raises(measure.Stopped):
+        run([-1, None])

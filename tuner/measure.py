@@ -252,11 +252,19 @@ def compare(bench: Measurer, dataset: Dataset, first: Candidate, second: Candida
 
 
 def dominates(bench: Measurer, trials: Iterable[tuple[Dataset, Candidate, Candidate]], *,
-              in_turn: bool = False) -> bool:
+              in_turn: bool = False, until_stopped: bool = False) -> bool:
     """Whether the first candidate of each (dataset, first, second) is significantly faster than the second on
     some dataset and slower on none (compare on every one): how a whole change is taken where datasets may
-    disagree (a size's value, an earlier round's thresholds)."""
-    verdicts = {compare(bench, dataset, first, second, in_turn=in_turn) for dataset, first, second in trials}
+    disagree (a size's value, an earlier round's thresholds). until_stopped: where measuring stops (Stopped)
+    part-way, the datasets compared so far decide (none: False) rather than the stop propagating."""
+    verdicts = set()
+    for dataset, first, second in trials:
+        try:
+            verdicts.add(compare(bench, dataset, first, second, in_turn=in_turn))
+        except Stopped:
+            if not until_stopped:
+                raise
+            break
     return -1 in verdicts and 1 not in verdicts
 
 
