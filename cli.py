@@ -17,7 +17,7 @@ from incflat.ir.errors import ToolError
 from incflat.codegen.program import is_compiled_program, program_text
 from incflat.codegen import cprogram
 from incflat.codegen.cprogram import is_native_program
-from incflat.ir.runtime.tuning import option_int, option_seconds
+from incflat.ir.runtime.tuning import option_int, option_seconds, option_seed
 from incflat.tuner.command import add_run_options, clashing_outputs, option_problem, run_options_argv
 from incflat.tuner.lock import tuning_lock
 from incflat.files import PlannedFile, atomic_write, write_temporary
@@ -278,8 +278,6 @@ def cmd_dataset(args) -> int:
                 raise UsageError(str(e)) from None
     if not args.generate:
         raise UsageError("nothing to generate: give -g TYPE (e.g. -g [100][200]f32), once per value")
-    if args.seed < 0:  # (numpy's generators take none)
-        raise UsageError(f"-s {args.seed}: the seed must be 0 or more")
     try:
         values = dataset_values(args.generate, args.seed, bounds)
     except ToolError as e:  # not a type, or a value too large to make
@@ -379,7 +377,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a value of this type, e.g. [100][200]f32 or i64 (repeatable: one value each)")
     p.add_argument("-b", "--binary", action="store_true", help="Futhark's binary format (default: text)")
     p.add_argument("--text", dest="binary", action="store_false", help="the text format (the default)")
-    p.add_argument("-s", "--seed", type=option_int, default=1, help="the first value's seed (default 1)")
+    p.add_argument("-s", "--seed", type=option_seed, default=1, help="the first value's seed (default 1)")
     for prim in PRIMITIVE_TYPES:
         p.add_argument(f"--{prim}-bounds", metavar="LOW:HIGH",
                        help=f"the range of {prim} values, both ends included" if prim == "i8" else argparse.SUPPRESS)

@@ -102,9 +102,13 @@ def cli_stderr_problem(proc: subprocess.CompletedProcess | None) -> str | None:
         return err
     if proc.returncode == 0:
         return None
-    # -D reports the device chosen and its default threshold on lines of their own before anything else
+    # -D reports the device chosen and its default threshold on lines of their own before anything else, and -P
+    # its profile after the runs (an error writing its JSON comes after it)
     lines = [line for line in err.rstrip("\n").splitlines()
              if not line.startswith(("Device: ", "Default threshold: "))]
+    profile_end = next((k for k, line in enumerate(lines) if line.startswith("host-device transfers per run:")), None)
+    if profile_end is not None and lines[0].startswith("kernel "):
+        lines = lines[profile_end + 1:]
     if proc.returncode < 0:
         return f"killed by signal {-proc.returncode}: {err}"
     if lines and lines[0].startswith("usage: ") and re.match(r"\S+( \S+)?: error: ", lines[-1]):  # argparse's

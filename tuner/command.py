@@ -16,7 +16,7 @@ from types import FrameType
 
 from incflat.files import file_place_problem
 from incflat.ir.errors import ToolError
-from incflat.ir.runtime.tuning import option_int, option_seconds
+from incflat.ir.runtime.tuning import option_int, option_seconds, option_seed
 from incflat.tuner.autotune import CompileModerate, Interrupted, Measuring, Searching, TuneRequest, Writing, autotune
 from incflat.tuner.jsonlog import log_path_problem
 from incflat.tuner.measure import DEFAULT_MAX_TIME, Limits
@@ -64,7 +64,7 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
                         help="what strategies that measure whole assignments minimise over the tuning datasets: "
                         "their summed runtime (default), the sum or the geometric mean of each one's "
                         "untuned/tuned ratio")
-    parser.add_argument("--seed", type=option_int, default=None, help="the random strategies' seed (reproducible runs)")
+    parser.add_argument("--seed", type=option_seed, default=None, help="the random strategies' seed (reproducible runs)")
     parser.add_argument("--tune-sizes", action="store_true",
                         help="then tune the workgroup sizes, workgroup counts and tile sizes of the kernels that run")
     parser.add_argument("--no-moderate", action="store_true",

@@ -275,6 +275,15 @@ def option_int(text: str) -> int:
     return value
 
 
+def option_seed(text: str) -> int:
+    """A random generator's seed given as an option (an argparse type): an integer 0 or more (numpy's generators
+    take no other)."""
+    value = parse_int(text)
+    if value is None or value < 0:
+        raise argparse.ArgumentTypeError(f"invalid seed: {text!r} (an integer, 0 or more)")
+    return value
+
+
 _SECONDS = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
 
 
