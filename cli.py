@@ -469,8 +469,13 @@ def _discard_stdout() -> None:
 
 
 def run():
-    """The console script's entry point."""
-    sys.exit(main())
+    """The console script's entry point. Once the command has ended, terminating signals are ignored: Python puts
+    the default handlers back while it shuts down, where SIGHUP or SIGTERM would kill the process and lose the
+    status of a command that did its work (blocking them would not do: another thread may take them)."""
+    status = main()
+    for terminating in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(terminating, signal.SIG_IGN)
+    sys.exit(status)
 
 
 if __name__ == "__main__":

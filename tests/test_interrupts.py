@@ -71,3 +71,15 @@ def test_a_signal_while_incflat_loads_its_modules_ends_it_quietly(sig, tmp_path)
     process.send_signal(sig)
     _, err = process.communicate(timeout=60)
     assert (process.returncode, err.decode()) == (128 + sig, "")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGTERM])
+def test_a_signal_once_the_command_has_ended_keeps_its_status(sig):
+    """The long fuzz run: SIGHUP to `incflat test` as it exited killed it (-1 where its status was 0): Python puts
+    the default handlers back while it shuts down. Here the signal comes from an exit hook, after the command."""
+    code = ("import atexit, os, signal, incflat.cli as cli\n"
+            "cli.main = lambda argv=None: 0\n"
+            f"atexit.register(lambda: os.kill(os.getpid(), {int(sig)}))\n"
+            "cli.run()\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
