@@ -44,6 +44,14 @@ BAD = [
     ('def f (x: i32) = "ab\n"', 1, 18, ['unexpected character', 'ends on its line']),
     ("def f (x: i32): u8 = '\\300'", 1, 22, ['300', 'does not fit', 'u8']),
     ('def f (x: f32) = vjp f32.sin x 1', 1, 18, ['"vjp" is not supported by incflat.']),
+    # histograms of tuples and rows whose operator mixes components (pbbs convexHull's, smoothlife's)
+    ('def op (a: i64, x: f32) (b: i64, y: f32) = if x >= y then (a, x) else (b, y)\n'
+     'entry main (is: []i64) (vs: [](i64, f32)) = hist op (0, 0) 4 is vs', 2, 50,
+     ['"hist" combines the components of its tuples together', 'each component on its own']),
+    ('entry main (is: []i64) (vs: [][2]i32) = hist (\\x y -> if x[0] > y[0] then x else y) [0, 0] 4 is vs', 1, 47,
+     ['on rows must be one map over the two rows']),
+    ('entry main (z: [2]i32) (is: []i64) (vs: [][2]i32) = hist (map2 (+)) z 4 is vs', 1, 69,
+     ['a row, must be written `replicate l x`']),
     ('def f (x: i32) = #[unsafe] x + {1}', 1, 34, ['Syntax error', '"}"', '"name = value"']),
     ('def f (xs: []i32): i32 = xs [0]', 1, 26, ['"xs"', 'not a function', 'xs[...]']),
     ('def f (x: i32) = (x, )', 1, 22, ['Syntax error']),

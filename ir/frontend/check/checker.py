@@ -16,6 +16,7 @@ from incflat.ir import source as S
 from incflat.ir.frontend.check.apply import Application
 from incflat.ir.frontend.check.arrays import ArrayExpressions
 from incflat.ir.frontend.check.builtins import Builtins
+from incflat.ir.frontend.check.histograms import Histograms
 from incflat.ir.frontend.check.prelude_arrays import PreludeArrays
 from incflat.ir.frontend.check.checked import CheckedExpressions
 from incflat.ir.frontend.check.decls import Declarations
@@ -50,7 +51,7 @@ class Scope:
 
 
 class Checker(Uniqueness, Declarations, Lowering, Records, SumTypes, Operators, ArrayExpressions,
-              CheckedExpressions, Application, Builtins, PreludeArrays):
+              CheckedExpressions, Application, Builtins, PreludeArrays, Histograms):
     def __init__(self, decls, filename, text):
         self.decls = decls
         self.filename = filename

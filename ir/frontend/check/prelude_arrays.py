@@ -11,8 +11,6 @@ from incflat.ir.frontend.check.infer import arr_of, is_scalar, leaves, prune, ro
 from incflat.ir.frontend.check.values import Arg, FunV, Named, V, atom_v, split_tuple, tuple_v
 from incflat.ir.types import BOOL, I32, I64, Array, Scalar, Tuple
 
-# The element types of histograms: the kernel updates a bin with a 32- or 64-bit compare-and-swap.
-HIST_TYPES = ("i32", "i64", "u32", "u64", "f32", "f64")
 
 
 class PreludeArrays:
@@ -319,50 +317,3 @@ class PreludeArrays:
         m = self.dim_atom(shape_of(mid.t)[0])
         size = self.size_op("-", self.size_op("-", n, k, loc), m, loc)
         return tuple_v([first, mid, self.sized_to(rest, size, loc)])
-
-    # ---- histograms: one new IR construct, S.Hist
-
-    def builtin_reduce_by_index(self, name, args, loc):
-        dest_a, f, ne_a, is_a, vs_a = args
-        dest = self.arg_array(name, dest_a, 1)
-        ne = self.arg_value(name, ne_a, 3)
-        idx = self.arg_array(name, is_a, 4)
-        vals = self.arg_array(name, vs_a, 5)
-        td, it, tv = prune(dest.t), prune(idx.t), prune(vals.t)
-        t = row_type(td)
-        # (a literal's type, not fixed yet, defaults to i32 or f64)
-        if len(shape_of(td)) != 1 or not is_scalar(t) or getattr(prune(t), "name", "i32") not in HIST_TYPES:
-            raise self.err(f'incflat supports "{name}" on arrays of 32- or 64-bit numbers ([]i32, []i64, []u32, '
-                           f'[]u64, []f32, []f64), but this array has type {self.show(td)}.', dest_a.loc)
-        if len(shape_of(it)) != 1 or unify(row_type(it), I64):
-            raise self.err(f'The indices passed to "{name}" must have type []i64, but have type {self.show(it)}.',
-                           is_a.loc)
-        if len(shape_of(tv)) != 1 or unify(row_type(tv), t):
-            raise self.err(f'The values passed to "{name}" have type {self.show(tv)}, but the histogram has type '
-                           f'{self.show(td)}.', vs_a.loc)
-        if unify(ne.t, t):
-            raise self.err(f'The neutral element of "{name}" has type {self.show(ne.t)}, but the histogram\'s '
-                           f'elements have type {self.show(t)}.', ne_a.loc)
-        n = self.same_outer(name, [idx, vals], loc)
-        lam, rt = self.instantiate(f.val, [t, t], name, f.loc)
-        if unify(rt, t):
-            raise self.err(f'The operator of "{name}" must have type t -> t -> t, where t = {self.show(t)}, but it '
-                           f'returns {self.show(rt)}.', f.loc)
-        out = self.bind(S.Hist(self.dim_atom(n), lam, ne.atoms, dest.atom, idx.atom, vals.atom, (dest.atom.type,)),
-                        dest.atom.type, loc)
-        self.consume(dest, dest_a.loc, self.arg_name(dest_a), f'"{name}"')
-        return V(td, (out,))
-
-    def builtin_hist(self, name, args, loc):
-        f, ne_a, k_a, is_a, vs_a = args
-        k = self.arg_i64(name, k_a, "number of bins")
-        ne = self.arg_value(name, ne_a, 2)
-        vals = self.arg_array(name, vs_a, 5)
-        if unify(ne.t, row_type(prune(vals.t))):
-            raise self.err(f'The neutral element of "{name}" has type {self.show(ne.t)}, but the values have type '
-                           f'{self.show(vals.t)}.', ne_a.loc)
-        if not is_scalar(ne.t):
-            raise self.err(f'incflat supports "{name}" on 32- or 64-bit numbers, but the neutral element has type '
-                           f'{self.show(ne.t)}.', ne_a.loc)
-        bins = atom_v(self.bind(S.Replicate(k, ne.atom), Array(prune(ne.t), (S.dim_of(k),)), loc))
-        return self.builtin_reduce_by_index(name, [Arg(bins, ne_a.loc), f, ne_a, is_a, vs_a], loc)
