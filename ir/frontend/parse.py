@@ -526,6 +526,11 @@ class ToSyntax(ModuleSyntax, Transformer):
         params = [x for x in c[1:-4]]
         return LambdaE(self.loc(bs), self.span(bs, body), params, ret, body)
 
+    def app_lambda(self, c):
+        """`f a \\x -> e`: an application whose last argument is a lambda, unbracketed (as Futhark allows)."""
+        k = next(i for i, x in enumerate(c) if isinstance(x, Token) and x.type == "BACKSLASH")
+        return mk_app(c[0], [*c[1:k], self.lambda_exp(c[k:])])
+
     def with_exp(self, c):
         arr, kw, _lsq, idxs, _rsq, _eq, val = c
         arr, val = fin(arr), fin(val)

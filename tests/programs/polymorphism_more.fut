@@ -59,6 +59,27 @@ def total [d] (flat: [3 * d]f32) (rows: [3][d]f32) : f32 = f32.sum flat + 0 * f3
 entry sized_by_expressions [n] (p: [n]i32) (rows: [3][2]f32) : ([]i32, f32) =
   (build (take (2 * (n / 3)) p), total (flatten rows) rows)
 
+-- A lambda whose body is a partial application (rodinia's particlefilter: `map2 (\x -> map2 f (iota d)) (iota d)`).
+-- ==
+-- entry: neighbours
+-- input { [[1, 0], [0, 1]] }
+-- output { [0i64, 1i64] [0i64, 1i64] }
+
+entry neighbours [d] (se: [d][d]i32) : [](i64, i64) =
+  se |> map2 (\x -> map2 (\y v -> (v != 0, (y, x))) (iota d)) (iota d)
+     |> flatten |> filter (.0) |> map (.1)
+
+-- An i64 parameter whose name has an apostrophe, as a size of the result (knn-by-kdtree's `m'`), and an
+-- application whose last argument is an unbracketed lambda (`tabulate n \\i -> ...`).
+-- ==
+-- entry: primed
+-- input { 3i64 4 }
+-- output { [4, 5, 6] }
+
+entry primed (m': i64) (x': i32) : *[m']i32 =
+  let indir = tabulate m' \i -> x' + i32.i64 i
+  in loop (indir: *[m']i32) for lev < 2 do sized m' (flatten (unflatten (sized (1 * m') indir)))
+
 -- (the rest of the file sees this + on pairs)
 type c = (i32, i32)
 let ((a, b): c) - ((x, y): c) : c = (a - x, b - y)

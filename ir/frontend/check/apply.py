@@ -54,6 +54,11 @@ class Application:
         while isinstance(body, P.LambdaE):
             n += len(body.params)
             body = body.body
+        if isinstance(body, P.App) and isinstance(body.fn, P.Ident):  # `\x -> map2 g xs`: takes one more
+            env = f.env if isinstance(f, Closure) else f.fn.env if isinstance(f, Partial) else {}
+            local = {name for p in (f.params if isinstance(f, Closure) else f.fn.params) for name, _ in P.pat_names(p)}
+            if body.fn.name not in local and body.fn.name not in env and body.fn.name in BUILTIN_ARITY:
+                n += max(0, BUILTIN_ARITY[body.fn.name] - len(body.args))
         return n
 
     def apply(self, f, args, loc):

@@ -113,7 +113,7 @@ class Declarations:
             return self.param_vars(pat.pat, t, keep_names)
         t = prune(t)
         if isinstance(pat, P.PName) and not isinstance(t, (Tuple, TArr)):
-            name = pat.name if keep_names and "'" not in pat.name else self.fresh(pat.name)
+            name = pat.name if keep_names else self.fresh(pat.name)
             self.dim_text[name] = pat.name
             return V(t, (S.Var(name, t),))
         if isinstance(pat, P.PTuple) and isinstance(t, Tuple) and not t.is_record and len(pat.elems) == len(t.elems):
