@@ -12,12 +12,6 @@ from incflat.ir.source import Loc
 
 # (source, line, column, words the message must contain)
 BAD = [
-    ('def f [k] (a: [k]i32) (b: [k]i32): i32 = 0\n'
-     'entry main [n] (xs: []i32) (ys: [n]i32): i32 = f xs ys', 2, 53,
-     ["[]i32 is expected (size mismatch: [k]i32 with the size of an earlier argument, which has no name)"]),
-    ("def f 't [k] (a: [k]t) (b: [k]i32): i32 = 0\n"
-     'entry main [n] (xs: []i32) (ys: [n]i32): i32 = f xs ys', 2, 53,
-     ['annotated as [k]i32, but has size [n]i32', "k is an earlier argument's size, which has no name here"]),
     ('def f (x: i32): i32 =\n  let y = x + 1\n  in in y', 3, 6, ['Syntax error', 'unexpected token "in"']),
     ('def f (x: i32): i32 = x @ 2', 1, 25, ['Syntax error', '"@"']),
     ('def f (x: i32): i32 = let y = x', 1, 32, ['Syntax error', 'end of file']),

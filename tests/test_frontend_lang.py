@@ -521,3 +521,14 @@ def test_a_suffixed_literal_wraps_an_unsuffixed_one_must_fit():
     assert [int(v) for v in run(src, "main", np.int8(1))] == [0, 3, -128, -1, 0x8407 - 0x10000]
     with pytest.raises(CompileError, match="The literal 255 does not fit in type i8"):
         prog("entry main (x: i8) : i8 = x + 255")
+
+
+@pytest.mark.parametrize("f", ["def f [k] (a: [k]i32) (b: [k]i32): i32 = 0",
+                               "def f 't [k] (a: [k]t) (b: [k]i32): i32 = 0"])
+def test_an_anonymous_size_takes_a_later_arguments_size_checked_at_run_time(f):
+    """A size parameter that an anonymous size (`[]`) and a later argument's own size both give takes the latter,
+    and the former is checked at run time (as where the anonymous size comes later; pbbs' maximalMatching)."""
+    src = f + "\nentry main [n] (xs: []i32) (ys: [n]i32): i32 = f xs ys"
+    assert run(src, "main", np.array([1, 2], np.int32), np.array([3, 4], np.int32))[0] == 0
+    with pytest.raises(Exception, match="coerce"):
+        run(src, "main", np.array([1], np.int32), np.array([3, 4], np.int32))

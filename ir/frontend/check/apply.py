@@ -159,13 +159,16 @@ class Application:
                 _, x, y = self.defs[d]
                 match(node.lhs, S.dim_of(x))
                 match(node.rhs, S.dim_of(y))
-        for p, a in zip(params, args):
-            if isinstance(p, P.PTyped) and isinstance(p.type, P.TypeExp) and isinstance(a.val, V):
-                for (kind, node), d in zip(p.type.dims, shape_of(prune(a.val.t))):
-                    if kind == "name" and sizes.get(node, 0) is None:
-                        sizes[node] = d
-                    elif kind == "exp":
-                        match(node, d)
+        for anonymous in (False, True):  # a size of the caller's own first, over an anonymous one (`[]`)
+            for p, a in zip(params, args):
+                if isinstance(p, P.PTyped) and isinstance(p.type, P.TypeExp) and isinstance(a.val, V):
+                    for (kind, node), d in zip(p.type.dims, shape_of(prune(a.val.t))):
+                        if (d in self.flexible) != anonymous:
+                            continue
+                        if kind == "name" and sizes.get(node, 0) is None:
+                            sizes[node] = d
+                        elif kind == "exp":
+                            match(node, d)
 
     def call_closure_typed(self, c: Closure, args, loc):
         env = dict(c.env)
@@ -231,6 +234,11 @@ class Application:
         for p, x in zip(sig.params, flat):
             if prune(p.type) == I64 and is_scalar(x.type) and unify(x.type, I64) is None:
                 subst[p.name] = S.dim_of(x)
+        # a size parameter takes a size of the caller's own over an anonymous one (`[]`), which is then coerced
+        for pt, a in zip(sig.ptypes, args):
+            for pd, ad in zip(shape_of(prune(pt)), shape_of(prune(a.val.t))):
+                if isinstance(pd, str) and pd in sig.size_params and pd not in subst and ad not in self.flexible:
+                    subst[pd] = ad
         for i, (pt, a) in enumerate(zip(sig.ptypes, args)):
             at = a.val.t
             r = self.inst_match(pt, at, subst, bindable)

@@ -47,14 +47,19 @@ class Builtins:
             raise self.err(f'The {what} of "{name}" must have type i64, but has type {self.show(v.t)}.', a.loc)
         return v.atom
 
-    def same_outer(self, name, arrs, loc):
-        """The common outer size of arrays (a list, updated in place): one whose size is an anonymous
-        parameter size (`[]`) takes the others', checked at run time, as Futhark unifies such sizes."""
+    def flexible_outer(self, arrs, loc):
+        """The outer size arrays (a list, updated in place) should share: one whose size is an anonymous parameter
+        size (`[]`) takes the others', checked at run time, as Futhark unifies such sizes."""
         dims = [shape_of(prune(a.t))[0] for a in arrs]
         d0 = next((d for d in dims if d not in self.flexible), dims[0])
         for i, (a, d) in enumerate(zip(arrs, dims)):
             if d != d0 and d in self.flexible:
                 arrs[i] = self.coerce(a, with_outer_size(prune(a.t), d0), loc)
+        return d0
+
+    def same_outer(self, name, arrs, loc):
+        """The common outer size of arrays (a list, updated in place), as flexible_outer makes it."""
+        d0 = self.flexible_outer(arrs, loc)
         for a in arrs:
             d = shape_of(prune(a.t))[0]
             if d != d0:
@@ -260,6 +265,10 @@ class Builtins:
         if r:
             raise self.err(f'The values passed to "scatter" have type {self.show(tv)}, but the destination has '
                            f'type {self.show(td)}: the elements have different {self.what(r)}s.', args[2].loc)
+        pair = [idx, vals]
+        self.flexible_outer(pair, loc)
+        idx, vals = pair
+        it, tv = prune(idx.t), prune(vals.t)
         if shape_of(it)[0] != shape_of(tv)[0]:
             raise self.err(f'The indices and values passed to "scatter" must have the same size, but have sizes '
                            f'[{self.show_dim(shape_of(it)[0])}] and [{self.show_dim(shape_of(tv)[0])}].', loc)

@@ -616,13 +616,20 @@ class Lowering:
             bound = self.dim_atom(shape_of(prune(arr.t))[0])
         c0 = dict(self.consumed)
         outer_barrier = self.barrier
+        # groups whose sizes change together: the body returns them with one size (a filter's result, unzipped),
+        # and they start with one size or with anonymous ones (coerced to one, checked at run time)
+        together = {}
+        init_dims = {groups[(k, j)]: d for k, lt in enumerate(init_leaves) for j, d in enumerate(shape_of(lt))}
         for _ in range(64):
             self.consumed = dict(c0)
             self.barrier = (self.counter, "inside a loop body (only the loop's parameters can be updated there)")
             size_names = {}
             for g in sorted(gen, key=repr):
-                size_names[g] = self.fresh("size")
-                self.dim_text[size_names[g]] = "?"
+                r = together.get(g, g)
+                if r not in size_names:
+                    size_names[r] = self.fresh("size")
+                    self.dim_text[size_names[r]] = "?"
+                size_names[g] = size_names[r]
             ptypes = []
             for k, lt in enumerate(init_leaves):
                 if is_arr(lt):
@@ -665,20 +672,32 @@ class Lowering:
             if r == "type":
                 raise self.err(f"The loop body returns {self.show(res.t)}, but the loop parameters have type "
                                f"{self.show(ptree)}.", e.body.loc)
-            new_gen = set()
+            new_gen, returned = set(), {}
             for k, (pt, rt) in enumerate(zip(ptypes, leaves(res.t))):
                 for j, (pd, rd) in enumerate(zip(shape_of(pt), shape_of(prune(rt)))):
                     g = groups[(k, j)]
+                    returned.setdefault(g, rd)
                     if g in gen or pd == rd:
                         continue
                     if g in fixed:
                         raise self.err(f"The loop body returns {self.show(res.t)}, but the loop parameter is "
                                        f"declared as {self.show(ptree)} (size mismatch).", e.body.loc)
                     new_gen.add(g)
-            if not new_gen:
+            merged = self.sizes_changing_together(gen | new_gen, returned, init_dims, together)
+            if not new_gen and not merged:
                 break
             gen |= new_gen
-        sizes = tuple(size_names[g] for g in sorted(gen, key=repr))
+        if together:  # their initial values take one size: one that is not anonymous, if any
+            one = {}
+            for g in sorted(init_dims, key=repr):
+                r = together.get(g, g)
+                if r not in one or (one[r] in self.flexible and init_dims[g] not in self.flexible):
+                    one[r] = init_dims[g]
+            init_leaves = [Array(lt.elem, tuple(one[together.get(groups[(k, j)], groups[(k, j)])]
+                                                 for j in range(len(lt.shape)))) if is_arr(lt) else lt
+                           for k, lt in enumerate(init_leaves)]
+            init = self.coerce(init, self.rebuild(init_t, init_leaves), e.loc)
+        sizes = tuple(dict.fromkeys(size_names[g] for g in sorted(gen, key=repr)))
         out_names = {n: self.fresh("size") for n in sizes}
         for n in out_names.values():
             self.dim_text[n] = "?"
@@ -697,6 +716,22 @@ class Lowering:
             if not u:
                 self.alias_to([v], [x])
         return V(self.rebuild(init_t, out_types), pat[len(sizes):])
+
+    def sizes_changing_together(self, varying, returned, init_dims, together) -> bool:
+        """Adds to `together` (group -> its representative) the groups of `varying` that the body returned with one
+        size and that start with one size, or with anonymous ones; whether it added any."""
+        added = False
+        first = {}
+        for g in sorted(varying, key=repr):
+            rd = returned.get(g)
+            if not isinstance(rd, str) or g in together:
+                continue
+            r = first.setdefault(rd, together.get(g, g))
+            if r != g and (init_dims[r] == init_dims[g] or init_dims[r] in self.flexible
+                           or init_dims[g] in self.flexible):
+                together[g] = r
+                added = True
+        return added
 
     def show_atom(self, a):
         if isinstance(a, S.Var):
