@@ -12,6 +12,7 @@ is an error here.
 
 import functools
 import importlib.resources
+from dataclasses import fields, is_dataclass, replace
 import re
 import threading
 
@@ -29,7 +30,7 @@ from incflat.ir.frontend.syntax import (ArrayE, AscribeE, AssertE, Case, ConstrE
                                        LoopE, MatchE, NegE, Node, NotE, ParamE, PConstr, PLit, PName, PRecord, PTuple,
                                        PTyped, PWild, ProjE, QualIdent, RangeE, RecordE, RecordTypeExp,
                                        RecordUpdateE, SectionE, SliceI, SourceText, SumTypeExp, Syntax, TupleE,
-                                       TypeDecl, TypeExp, While, WithE, mark_unsafe, mk_app)
+                                       TypeDecl, TypeExp, While, WithE, map_type, mark_unsafe, mk_app)
 
 # The parameter of an index section's lambda: not a valid identifier, so it cannot capture a user's name.
 SECTION_PARAM = "(.[])"
@@ -64,6 +65,17 @@ def _unescape(text, tok, loc):
     if str(tok).startswith("'") and len(out) != 1:
         raise CompileError(f"The character literal {tok} is not one character.", loc)
     return out
+
+
+def _idents(node) -> set:
+    """The names an expression mentions."""
+    if isinstance(node, Ident):
+        return {node.name}
+    if isinstance(node, (list, tuple)):
+        return set().union(*(_idents(x) for x in node)) if node else set()
+    if is_dataclass(node) and not isinstance(node, (type, Loc)):
+        return set().union(*(_idents(getattr(node, f.name)) for f in fields(node) if f.name not in ("loc", "span")))
+    return set()
 
 
 class _Attr:
@@ -208,6 +220,19 @@ class ToSyntax(ModuleSyntax, Transformer):
         t = c[1]
         t.unique = True
         return t
+
+    def existential_type(self, c):
+        """`?[n][m].t`: t with the sizes n and m unknown, as `[]` (each its own: where two of t's arrays share
+        one, incflat checks that they agree where they are used together, at run time)."""
+        names = set(re.findall(r"\[([^\]]+)\]", str(c[0])))
+
+        def unknown(d):
+            kind, v = d
+            if (kind == "name" and v in names) or (kind == "exp" and names & _idents(v)):
+                return ("any", None)
+            return d
+        return map_type(c[1], lambda t: replace(t, dims=[unknown(d) for d in t.dims],
+                                                args=[unknown(d) for d in t.args]))
 
     def fun_type(self, c):
         return FunTypeExp(c[0], c[2], c[0].loc)
