@@ -1,7 +1,8 @@
 -- Histograms of tuples and of rows, where the operator combines each component on its own: accelerate's kmeans
 -- (points as pairs, added), rodinia's kmeans (rows added with map2 (+)), micro/reduce_by_index's sum_vec; indices
 -- out of range are ignored; reduce_by_index into bins that hold values already; the operator's arguments in
--- either order (map2 f y x); a component whose operator is not +.
+-- either order (map2 f y x); a component whose operator is not +. And tuples whose operator mixes components,
+-- packed into 64 bits (micro/reduce_by_index's argmax, pbbs convexHull's farthest point: ties to the lower index).
 -- ==
 -- entry: pairs
 -- input { 3i64 [0, 2, 2, 7, -1, 1] [1f32, 2f32, 3f32, 4f32, 5f32, 6f32] }
@@ -16,6 +17,26 @@
 -- entry: into
 -- input { [[1, 1], [2, 2]] [1, 1, 0] [[1, 2], [3, 4], [5, 6]] }
 -- output { [[6, 7], [6, 8]] }
+
+-- ==
+-- entry: argmax
+-- input { 3i64 [0, 1, 0, 2, 5, -1, 1] [4, 9, 4, -3, 100, 100, 2] }
+-- output { [4, 9, -3] [0, 1, 3] }
+
+-- ==
+-- entry: farthest
+-- input { 3i64 [0i64, 1i64, 0i64, 1i64] [1f32, -2f32, 3f32, -1f32] }
+-- output { [2, 3, -1] [3f32, -1f32, -f32.inf] }
+
+def argmax_op ((x: i32), (i: i32)) ((y: i32), (j: i32)) =
+  if y > x then (y, j) else if y < x then (x, i) else if i > j then (y, j) else (x, i)
+
+entry argmax [n] (k: i64) (is: [n]i32) (vs: [n]i32) : ([]i32, []i32) =
+  hist argmax_op (i32.lowest, -1) k (map i64.i32 is) (zip vs (map i32.i64 (iota n))) |> unzip
+
+entry farthest (k: i64) (is: []i64) (ds: []f32) : ([]i32, []f32) =
+  let max (i, d) (j, e) = if e > d then (j, e) else (i, d)
+  in unzip (reduce_by_index (replicate k (-1, f32.lowest)) max (-1, f32.lowest) is (zip (map i32.i64 (indices ds)) ds))
 
 def add_points (x1: f32, y1: f32) (x2: f32, y2: f32) = (x1 + x2, y1 + y2)
 

@@ -10,14 +10,21 @@ points as pairs; rodinia's kmeans adds rows with `map2 (+)`):
   bins, value j of row i going to bin `is[i] * l + j`, with the operator on elements; the neutral element is
   then a row of one value, `replicate l x`.
 
-An operator that mixes components (the pair of the larger key and its value) is an error naming the operator.
+- bins of tuples whose components fit in 64 bits together, under an operator that mixes them (the pair of the
+  larger key and its index): one S.Hist of u64 words, each a tuple packed, whose operator unpacks, combines and
+  packs (the kernel's compare-and-swap then updates a whole tuple at once).
+
+A wider tuple under an operator that mixes its components is an error naming the operator.
 """
 
 from incflat.ir import source as S
 from incflat.ir.analysis import free_in_exp
-from incflat.ir.frontend.check.infer import arr_of, is_scalar, leaves, prune, row_type, shape_of, unify
+from incflat.ir.frontend.check.infer import (arr_of, is_scalar, leaves, prune, resolve_scalar, row_type, shape_of,
+                                            unify)
 from incflat.ir.frontend.check.values import Arg, Closure, Named, Partial, V, atom_v
-from incflat.ir.types import BOOL, I64, Array
+from incflat.ir.types import BOOL, I64, Array, Scalar
+
+U64 = Scalar("u64")
 
 # The element types of histograms: the kernel updates a bin with a 32- or 64-bit compare-and-swap.
 HIST_TYPES = ("i32", "i64", "u32", "u64", "f32", "f64")
@@ -26,6 +33,12 @@ HIST_TYPES = ("i32", "i64", "u32", "u64", "f32", "f64")
 def _hist_number(t) -> bool:
     """Whether t is a number a bin can hold (a literal's type, not fixed yet, defaults to i32 or f64)."""
     return is_scalar(t) and getattr(prune(t), "name", "i32") in HIST_TYPES
+
+
+def _bits(t) -> int:
+    """The bits of a number type (a literal's type not fixed yet: i32's)."""
+    t = prune(t)
+    return 8 * t.prim.size if isinstance(t, Scalar) else 32
 
 
 def components(lam: S.Lambda) -> list | None:
@@ -104,10 +117,14 @@ class Histograms:
         if rows:
             return self.histogram_of_rows(name, dest, ne, idx, vals, n, lam, f.loc, ne_a.loc, loc)
         parts = [lam] if _hist_number(t) else components(lam)
+        if parts is None and sum(_bits(x) for x in leaves(t)) <= 64:
+            return self.packed_histogram(name, dest, ne, idx, vals, n, op, t, f.loc, loc)
         if parts is None:
             raise self.err(f'The operator of "{name}" combines the components of its tuples together; incflat '
                            f'supports histograms of tuples whose operator combines each component on its own '
-                           f'(one of numbers, one of its results from that component alone).', f.loc)
+                           f'(one of numbers, one of its results from that component alone), or whose components '
+                           f'fit in 64 bits together (this tuple takes {sum(_bits(x) for x in leaves(t))}).',
+                           f.loc)
         out = tuple(self.bind(S.Hist(self.dim_atom(n), part, (z,), d, idx.atom, v, (d.type,)), d.type, loc)
                     for part, z, d, v in zip(parts, ne.atoms, dest.atoms, vals.atoms))
         return V(td, out)
@@ -157,6 +174,67 @@ class Histograms:
         body = Closure(d.params, d.ret, d.body, {}, d.loc, "inline", d.name, tuple(n for n, _ in d.size_params),
                        tuple(n for n, _ in d.type_params))
         return Partial(body, tuple(f.pre), f.loc) if f.pre else body
+
+    def packed_histogram(self, name, dest: V, ne: V, idx: V, vals: V, n, op, t, f_loc, loc) -> V:
+        """Bins of a tuple whose components fit in 64 bits together, under an operator that mixes them (the pair
+        of the larger value and its index): one histogram of the tuples packed into u64 words, whose operator
+        unpacks its two words, applies the tuple's and packs the result (the kernel's compare-and-swap loop then
+        updates the whole tuple at once)."""
+        kinds = [resolve_scalar(x) for x in leaves(t)]  # (a literal's type not fixed yet: the default)
+        word = Array(U64, dest.atoms[0].type.shape)
+
+        def packed_map(arrays: V, width):
+            lam, _ = self.lambda_from([t], ["x"], lambda ps: atom_v(self.pack(ps[0].atoms, kinds, loc)), name, loc)
+            return self.bind(S.Map(width, lam, arrays.atoms), Array(U64, (S.dim_of(width),)), loc)
+        k_atom = self.dim_atom(dest.atoms[0].type.shape[0])
+        bins = self.bind(S.AtomExp(packed_map(dest, k_atom)), word, loc)
+        words = packed_map(vals, self.dim_atom(n))
+        zero = self.pack(ne.atoms, kinds, loc)
+
+        def combine(ps):
+            x, y = (V(t, self.unpack(p.atom, kinds, loc)) for p in ps)
+            return atom_v(self.pack(self.apply_value(name, Arg(op, f_loc), [Arg(x, f_loc), Arg(y, f_loc)],
+                                                     loc).atoms, kinds, loc))
+        lam, _ = self.lambda_from([U64, U64], ["x", "y"], combine, name, f_loc)
+        hist = self.bind(S.Hist(self.dim_atom(n), lam, (zero,), bins, idx.atom, words, (word,)), word, loc)
+        unpack, _ = self.lambda_from([U64], ["w"], lambda ps: V(t, self.unpack(ps[0].atom, kinds, loc)), name, loc)
+        out = self.bind_many(S.Map(k_atom, unpack, (hist,)), tuple(leaves(prune(dest.t))), loc, [None] * len(kinds))
+        return V(prune(dest.t), out)
+
+    def pack(self, atoms, kinds, loc):
+        """The u64 word of scalars of the given types, the first in the lowest bits."""
+        word, offset = S.Const(0, U64), 0
+        for a, kind in zip(atoms, kinds):
+            bits = _bits(kind)
+            unsigned = Scalar(f"u{bits}")
+            if kind.name.startswith("f"):
+                u = self.emit(S.PrimCall(f"{kind.name}.to_bits", (a,), unsigned), unsigned, loc)
+            elif kind.name.startswith("i"):
+                u = self.emit(S.PrimCall(f"{unsigned.name}.{kind.name}", (a,), unsigned), unsigned, loc)
+            else:
+                u = a
+            wide = u if bits == 64 else self.emit(S.PrimCall(f"u64.{unsigned.name}", (u,), U64), U64, loc)
+            shifted = self.emit(S.BinOp("<<", wide, S.Const(offset, U64), U64), U64, loc)
+            word = self.emit(S.BinOp("|", word, shifted, U64), U64, loc)
+            offset += bits
+        return word
+
+    def unpack(self, word, kinds, loc) -> tuple:
+        """The scalars `pack` packed into word."""
+        out, offset = [], 0
+        for kind in kinds:
+            bits = _bits(kind)
+            unsigned = Scalar(f"u{bits}")
+            shifted = self.emit(S.BinOp(">>", word, S.Const(offset, U64), U64), U64, loc)
+            u = shifted if bits == 64 else self.emit(S.PrimCall(f"{unsigned.name}.u64", (shifted,), unsigned),
+                                                     unsigned, loc)
+            if kind.name.startswith("f"):
+                u = self.emit(S.PrimCall(f"{kind.name}.from_bits", (u,), kind), kind, loc)
+            elif kind.name.startswith("i"):
+                u = self.emit(S.PrimCall(f"{kind.name}.{unsigned.name}", (u,), kind), kind, loc)
+            out.append(u)
+            offset += bits
+        return tuple(out)
 
     def replicated(self, a):
         """x, where the array atom a is `replicate n x` in the statements so far; else None."""
