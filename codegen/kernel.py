@@ -249,14 +249,15 @@ class ScratchParam(KernelParam):
     name: str
     ctype: str
     prim: str  # the elements' type: f32
-    shape: tuple  # dims: constants, or names of host variables
+    shape: tuple  # dims: constants, names of host variables, or host expressions of them (ir.host)
     shared: bool
 
     def memory(self):
         return [f"__{'local' if self.shared else 'global'} {self.ctype} *restrict {self.name}"]
 
     def host_memory(self, launch):
-        elements = [H.Call("int", (H.Lit(d) if isinstance(d, int) else H.Var(d),)) for d in self.shape] or [H.Lit(1)]
+        elements = [H.Call("int", (H.Lit(d) if isinstance(d, int) else H.Var(d) if isinstance(d, str) else d,))
+                    for d in self.shape] or [H.Lit(1)]
         if self.shared:
             return [H.Call("ctx.local", (H.product(elements + [H.Lit(CTYPE_SIZES[self.ctype])]),))]
         return [H.Call("ctx.scratch", (H.product([H.Var("global_size")] + elements), H.Dtype(self.prim)))]

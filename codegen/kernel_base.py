@@ -59,6 +59,7 @@ class KernelBase:
         self.env = {}  # variable name -> C expression (scalars) or View (arrays)
         self.errors = errors  # the program's run-time error table: (where, message template)
         self.inputs = set()  # names of the kernel's scalar inputs: host values too
+        self.size_terms = {}  # an i64 the kernel computes by +, -, * or / from others: name -> (op, x, y)
         self.shared = False  # whether intermediate arrays belong to the workgroup (the intra-group level)
         self.spaces = {}  # the name of each intermediate array's memory (or pointer to it) -> its address space
         self.allocated = []  # the names of the intermediate arrays' memories (and pointers to them), in order
@@ -128,7 +129,7 @@ class KernelBase:
         for d in v.type.shape:
             if isinstance(d, str):
                 self.input_var(S.Var(d, Scalar("i64")))
-        dims, ctype = tuple(dim_expr(d) for d in v.type.shape), CTYPES[v.type.elem.name]
+        dims, ctype = tuple(self.dim_c(d) for d in v.type.shape), CTYPES[v.type.elem.name]
         if isinstance(made, S.Iota):
             self.env[v.name] = iota_view(dims[0], ctype)
             return
@@ -153,7 +154,7 @@ class KernelBase:
         host = H.Var(base) if role == "input" else None
         off = CExpr(self.convert_index(f"{base}_off"), host and H.Offset(host))
         strides = tuple(CExpr(self.convert_index(f"{base}_s{i}"), host and H.Stride(host, i)) for i in range(t.rank))
-        return View(f"{base}_mem", ctype, off, tuple(dim_expr(d) for d in t.shape), strides)
+        return View(f"{base}_mem", ctype, off, tuple(self.dim_c(d) for d in t.shape), strides)
 
     def output_param(self, i: int, t) -> View:
         """The i'th output of the segop: a fresh contiguous array allocated by the host."""
@@ -170,8 +171,10 @@ class KernelBase:
         (row-major: the group's threads share it), else one per thread in global memory, interleaved:
         element f of thread t lies at f * global_size + t, so that neighbouring threads walking their arrays
         in step touch neighbouring addresses (coalesced), as Futhark lays out its thread-private arrays. Its
-        size must be known on the host."""
-        if any(isinstance(d, str) and d not in self.inputs for d in t.shape):
+        size must be known on the host: the kernel's inputs, or what the kernel computes from them by +, -, * and /
+        (`verts ++ [n]` in every thread: n + 1), which the host computes again."""
+        host_shape = tuple(self.host_dim(d) for d in t.shape)
+        if None in host_shape:
             raise Unsupported("an intermediate array inside a kernel whose size is computed in the kernel", loc)
         prim = PRIMS[t.elem.name]
         elements = math.prod(t.shape) if all(isinstance(d, int) for d in t.shape) else None
@@ -182,18 +185,40 @@ class KernelBase:
             self.k.preamble.append(f"{prim.ctype} {mem}[{max(elements, 1)}];")
             self.spaces[mem] = ""
             self.allocated.append(mem)
-            dims = tuple(dim_expr(d) for d in t.shape)
+            dims = tuple(self.dim_c(d) for d in t.shape)
             return View(mem, prim.ctype, "0", dims, row_major(dims))
         mem = self.fresh("scratch")
         self.spaces[mem] = "__local" if self.shared else "__global"
         self.allocated.append(mem)
-        dims = tuple(dim_expr(d) for d in t.shape)
+        dims = tuple(self.dim_c(d) for d in t.shape)
         if self.shared:  # in the workgroup's local memory, its rows padded where they would share banks
             laid = padded_rows(t.shape)
-            self.k.params.append(ScratchParam(mem, prim.ctype, prim.name, laid, True))
-            return View(mem, prim.ctype, "0", dims, row_major(tuple(dim_expr(d) for d in laid)))
-        self.k.params.append(ScratchParam(mem, prim.ctype, prim.name, tuple(t.shape), False))
+            self.k.params.append(ScratchParam(mem, prim.ctype, prim.name, tuple(
+                self.host_dim(d) for d in laid), True))
+            return View(mem, prim.ctype, "0", dims, row_major(tuple(self.dim_c(d) for d in laid)))
+        self.k.params.append(ScratchParam(mem, prim.ctype, prim.name, host_shape, False))
         return View(mem, prim.ctype, f"(({INDEX})get_global_id(0))", dims, row_major(dims, THREADS))
+
+    def dim_c(self, d) -> str:
+        """A dimension in the kernel's C: a size the kernel computed is its variable's C name."""
+        return self.env[d] if isinstance(d, str) and isinstance(self.env.get(d), str) else dim_expr(d)
+
+    def host_dim(self, d):
+        """A dimension as the host knows it: a constant, an input's name, or the host expression (ir.host) of
+        what the kernel computes it from; None where it depends on what only a thread knows."""
+        if isinstance(d, int) or (isinstance(d, str) and d in self.inputs):
+            return d
+        if isinstance(d, str) and d in self.size_terms:
+            op, x, y = self.size_terms[d]
+            hx, hy = (self.host_dim(S.dim_of(a)) for a in (x, y))
+            if hx is None or hy is None:
+                return None
+            hx, hy = (H.Lit(h) if isinstance(h, int) else H.Call("int", (H.Var(h),)) if isinstance(h, str) else h
+                      for h in (hx, hy))  # (host integers: an i64 host variable is a numpy or C int64)
+            if op == "/":  # (Futhark's `/` floors, as Python's `//`; a division by zero fails in the kernel)
+                op, hy = "//", H.Call("max", (hy, H.Lit(1)))
+            return H.Call("max", (H.Op(op, hx, hy), H.Lit(0)))  # (a negative size fails in the kernel)
+        return None
 
     # ---- atoms ----
 

@@ -12,7 +12,7 @@ from contextlib import ExitStack
 from dataclasses import replace
 
 from incflat.codegen.in_place import Owner, in_place_updates
-from incflat.codegen.cscalar import CTYPES, WRAPPING, binop, dim_expr, neutral_ctypes, primcall
+from incflat.codegen.cscalar import CTYPES, WRAPPING, binop, neutral_ctypes, primcall
 from incflat.codegen.kernel import INDEX, View, iota_view
 from incflat.codegen.kernel_arrays import ArrayRules, filling, into_dests, unravel
 from incflat.codegen.kernel_base import reshaped, row_major
@@ -22,7 +22,7 @@ from incflat.ir import source as S
 from incflat.ir import target as T
 from incflat.ir.errors import Unsupported
 from incflat.ir.traverse import nested
-from incflat.ir.types import Array
+from incflat.ir.types import I64, Array
 
 
 # G4 interchanges elementwise operators (`map2 (+)`); any other operator on arrays has no kernel yet
@@ -167,6 +167,8 @@ class KernelWriter(ArrayRules):
         if self.checks and e.op == "**" and e.x.type.is_int and e.y.type.name.startswith("i"):
             self.check(f"{self.atom(e.y)} < 0", loc, "Negative exponent in integer power.", [])
         self.bind_scalar(pat[0], binop(e.op, self.atom(e.x), self.atom(e.y), e.x.type.name, loc))
+        if e.op in ("+", "-", "*", "/") and pat[0].type == I64:
+            self.size_terms[pat[0].name] = (e.op, e.x, e.y)
         return False
 
     def unop(self, e: S.UnOp, pat, dests, group, loc) -> bool:
@@ -188,7 +190,7 @@ class KernelWriter(ArrayRules):
     def atom_exp(self, e: S.AtomExp, pat, dests, group, loc) -> bool:
         value = self.atom(e.x)
         if isinstance(value, View):  # a coercion `y :> [n]t`: check the sizes it claims
-            new = tuple(dim_expr(d) for d in pat[0].type.shape)
+            new = tuple(self.dim_c(d) for d in pat[0].type.shape)
             if self.checks and new != value.dims:
                 bad = " || ".join(f"({a}) != ({b})" for a, b in zip(new, value.dims))
                 self.check(bad, loc, "Cannot coerce an array to a type with other sizes.", [])
@@ -643,7 +645,7 @@ class KernelWriter(ArrayRules):
 def iota_or_view(w: KernelWriter, e: S.Iota, pat, dests, group, loc) -> bool:
     """An iota that no destination awaits is a view of no memory: its elements are computed where they are read."""
     if dests[0] is None:
-        w.env[pat[0].name] = iota_view(dim_expr(pat[0].type.shape[0]), CTYPES[e.elem.name])
+        w.env[pat[0].name] = iota_view(w.dim_c(pat[0].type.shape[0]), CTYPES[e.elem.name])
         return False
     return filling(KernelWriter.fill_iota)(w, e, pat, dests, group, loc)
 
@@ -651,7 +653,7 @@ def iota_or_view(w: KernelWriter, e: S.Iota, pat, dests, group, loc) -> bool:
 def reshape_or_view(w: KernelWriter, e: S.Reshape, pat, dests, group, loc) -> bool:
     """A reshape of an array laid out row-major that no destination awaits is a view of the same memory (an
     intermediate array's, which no statement writes into but an update in place: codegen.in_place)."""
-    view = reshaped(w.env[e.arr.name], tuple(dim_expr(d) for d in pat[0].type.shape)) if dests[0] is None else None
+    view = reshaped(w.env[e.arr.name], tuple(w.dim_c(d) for d in pat[0].type.shape)) if dests[0] is None else None
     if view is None:
         return filling(KernelWriter.fill_reshape)(w, e, pat, dests, group, loc)
     w.env[pat[0].name] = view
