@@ -25,7 +25,6 @@ def test_a_lifted_abbreviation_names_a_function_type():
 @pytest.mark.parametrize("text, line, col, words", [
     ("type^ f = i32 -> i32\ndef g (h: [2]f) = 1i32\n", 2, 11, "An array of \"f\""),
     ("type^ f [n] = [n]i32 -> i32\ndef g (h: f) = 1i32\n", 2, 11, "takes 1 size arguments, but is given 0"),
-    ("type~ t = ?[n].[n]i32\n", 1, 11, 'unexpected character "?"'),
     ("type+ t = i32\n", 1, 5, '"type+" is not supported'),
     ("type^ f = i32 -> i32\nentry main (x: i32) : f = \\y -> y\n", 2, 23, "function type"),
 ])
