@@ -194,3 +194,23 @@ def test_host_time_per_launch_comes_from_the_profiled_invocation_itself():
     assert figures["kernels_us_per_run"] == 50 and figures["launches_per_run"] == 20
     assert figures["host_us_per_launch"] == (100 - 50) / 20
     assert upstream.per_run(profile, [])["host_us_per_launch"] is None
+
+
+def test_coverage_counts_what_compiles_and_says_why_the_rest_does_not(tmp_path, capsys):
+    """futhark_examples/upstream_coverage.py: every program outside lib/ checked, then compiled; the reasons of the rest
+    grouped; nothing written into the checkout."""
+    import upstream_coverage as coverage
+    fb = tmp_path / "fb"
+    for path, text in {"a/ok.fut": "entry main (x: i32) = x + 1\n",
+                       "b/stops.fut": "entry main (x: i32) = vjp f32.sin x 1\n",
+                       "b/lib/github.com/x/y/z.fut": "def f = )\n"}.items():
+        (fb / path).parent.mkdir(parents=True, exist_ok=True)
+        (fb / path).write_text(text)
+    before = sorted(p.name for p in fb.rglob("*"))
+    assert coverage.main([str(fb), "--jobs", "2", "--json", str(tmp_path / "c.json")]) == 0
+    out = capsys.readouterr().out
+    assert "a/ok.fut: compiles" in out and "b/stops.fut: stops (stops.fut:1:23: error:" in out
+    assert "2 programs: 1 compile, 0 check but do not compile, 1 stop in the checker" in out
+    assert '1  "…" is not supported by incflat.' in out
+    assert [r["status"] for r in json.loads((tmp_path / "c.json").read_text())] == ["compiles", "stops"]
+    assert sorted(p.name for p in fb.rglob("*")) == before

@@ -1,7 +1,7 @@
 """How much of futhark-benchmarks incflat takes as written: each program outside `lib/` checked and compiled.
 
-    python futhark_examples/coverage.py FB_DIR [--backend pyopencl|opencl] [--timeout S] [--json FILE]
-                                        [--jobs N] [PATH ...]
+    python futhark_examples/upstream_coverage.py FB_DIR [--backend pyopencl|opencl] [--timeout S]
+                                                 [--json FILE] [--jobs N] [PATH ...]
 
 FB_DIR is a checkout of futhark-benchmarks (github.com/diku-dk/futhark-benchmarks); nothing of it is copied into
 this project, and nothing is written into it (compiled programs go to a temporary folder). Each program (every
