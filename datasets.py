@@ -567,6 +567,8 @@ def read_values_of(values: InlineValues | ValuesFile) -> list:
     """The values a test block writes or names (a file, gzipped or not)."""
     if isinstance(values, InlineValues):
         return read_values(io.BytesIO(values.text.encode()))
+    if values.path.is_dir():  # (open's own message: "[Errno 21] Is a directory: 'data'")
+        raise ValueError(f"{values.path}: is a directory")
     opener = gzip.open if values.path.suffix == ".gz" else open
     with opener(values.path, "rb") as f:
         return read_values(f)

@@ -288,3 +288,13 @@ def test_bench_fails_a_random_input_that_cannot_be_made_located(tmp_path, capsys
     assert lines[1] == (f"{fut} 1i32 [-5]i32: failed: {fut}:3:26: random input: '[-5]i32': '-5' is not a size "
                         "(a whole number, 0 or more)")
     assert lines[2].startswith(f"{fut} [10]i32: ") and "μs" in lines[2]
+
+
+def test_an_input_file_that_is_a_directory_is_said_so(tmp_path, capsys):
+    """`input @ data` naming a folder: the message says so, without Python's `[Errno 21]`."""
+    (tmp_path / "data").mkdir()
+    fut = tmp_path / "p.fut"
+    fut.write_text("-- ==\n-- input @ data\nentry main (x: i32) = x\n")
+    assert main(["test", "--interpreter", str(fut)]) == 1
+    out = capsys.readouterr().out
+    assert f"cannot read the input: {tmp_path / 'data'}: is a directory" in out and "Errno" not in out
