@@ -80,6 +80,16 @@ entry primed (m': i64) (x': i32) : *[m']i32 =
   let indir = tabulate m' \i -> x' + i32.i64 i
   in loop (indir: *[m']i32) for lev < 2 do sized m' (flatten (unflatten (sized (1 * m') indir)))
 
+-- A type applied to a type and then a size (poseidon's `matrix t [width]`).
+-- ==
+-- entry: corner
+-- input { [[1, 2], [3, 4]] }
+-- output { 4 }
+
+type matrix 't [w] = [w][w]t
+
+entry corner (m: matrix i32 [2]) : i32 = m[1][1]
+
 -- (the rest of the file sees this + on pairs)
 type c = (i32, i32)
 let ((a, b): c) - ((x, y): c) : c = (a - x, b - y)
