@@ -203,6 +203,8 @@ def main(argv: Sequence[str] | None = None, *, install_as: Path | None = None, v
         received.append(signum)
         limits.interrupted = True  # should the exception be swallowed, measuring still stops at once
         kill_children()
+        if frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
+            return  # (raised in an import's callbacks, Python would print it and swallow it: see `received`)
         raise KeyboardInterrupt
 
     previous = {s: signal.signal(s, on_signal) for s in TERMINATING}
