@@ -78,10 +78,12 @@ class Env:
             return PrimModule(name)
         return None
 
-    def open(self, m: Struct):
+    def open(self, m: Struct) -> set:
+        """Brings m's names into this scope; the (kind, name) pairs it bound."""
         self.values.update(m.values)
         self.types.update(m.types)
         self.modules.update(m.modules)
+        return {(kind, n) for kind in ("values", "types", "modules") for n in getattr(m, kind)}
 
     def struct(self) -> Struct:
         def shown(kind):
@@ -157,9 +159,7 @@ class _Elaborator:
                 env.modules[d.name] = self.module(d.body, env, path + ".")
             return {("modules", d.name)}
         if isinstance(d, P.Import):
-            m = self.file_module(d.path, d.loc)
-            env.open(m)
-            return {(kind, n) for kind in ("values", "types", "modules") for n in getattr(m, kind)}
+            return env.open(self.file_module(d.path, d.loc))
         if isinstance(d, P.OpenDecl):
             m = self.module(d.module, env, self.fresh_prefix(prefix))
             if isinstance(m, PrimModule):
@@ -167,8 +167,7 @@ class _Elaborator:
                 return set()
             if not isinstance(m, Struct):
                 raise CompileError("Only a module, not a parametric one, can be opened.", d.loc)
-            env.open(m)
-            return {(kind, n) for kind in ("values", "types", "modules") for n in getattr(m, kind)}
+            return env.open(m)
         raise TypeError(f"unexpected declaration {d!r}")  # pragma: no cover - the parser makes no other
 
     def fresh_prefix(self, prefix: str) -> str:

@@ -50,15 +50,18 @@ class Application:
         n = self.arity(f)
         if self.composed_second(f) is not None:  # `f >-> g` takes one argument, then what g still takes
             return 1 + max(0, self.curried_arity(self.composed_second(f)) - 1)
-        body = f.body if isinstance(f, Closure) else f.fn.body if isinstance(f, Partial) else None
+        closure = f if isinstance(f, Closure) else f.fn if isinstance(f, Partial) else None
+        if closure is None:
+            return n
+        body = closure.body
         while isinstance(body, P.LambdaE):
             n += len(body.params)
             body = body.body
         if isinstance(body, P.App) and isinstance(body.fn, P.Ident):  # `\x -> map2 g xs`: takes one more
-            env = f.env if isinstance(f, Closure) else f.fn.env if isinstance(f, Partial) else {}
-            local = {name for p in (f.params if isinstance(f, Closure) else f.fn.params) for name, _ in P.pat_names(p)}
-            if body.fn.name not in local and body.fn.name not in env and body.fn.name in BUILTIN_ARITY:
-                n += max(0, BUILTIN_ARITY[body.fn.name] - len(body.args))
+            name = body.fn.name
+            bound = {x for p in closure.params for x, _ in P.pat_names(p)} | set(closure.env)
+            if name not in bound and name in BUILTIN_ARITY:
+                n += max(0, BUILTIN_ARITY[name] - len(body.args))
         return n
 
     def apply(self, f, args, loc):
@@ -104,10 +107,7 @@ class Application:
             if f.kind == "user":
                 sig = self.funs[f.name]
                 if sig.inline:
-                    d = sig.decl
-                    c = Closure(d.params, d.ret, d.body, {}, d.loc, "inline", d.name,
-                                tuple(n for n, _ in d.size_params), tuple(n for n, _ in d.type_params))
-                    return self.call_closure(c, args, f.loc)
+                    return self.call_closure(inline_closure(sig.decl), args, f.loc)
                 return self.call_user(sig, args, f.loc)
             if f.kind == "builtin":
                 name = f.name
@@ -175,7 +175,9 @@ class Application:
         sizes = {n: None for n in c.sizes} if c.sizes else None
         if sizes:
             self.sizes_from_arguments(c.params, args, sizes)
-        for n in sorted(n for n in set(c.sizes) - self.own_sizes(c.params) if sizes[n] is None):  # (Futhark may take it from the context)
+        undecided = sorted(n for n in set(c.sizes) - self.own_sizes(c.params) if sizes[n] is None)
+        if undecided:  # (Futhark may take it from the context)
+            n = undecided[0]
             raise self.err(f'The size parameter "{n}" of "{c.name}" is not determined by the arguments: incflat '
                            f'takes a size parameter from an argument whose parameter type has it as a size of its '
                            f'own ([{n}]), or whose size was computed by the expression the type writes.', loc)
@@ -425,3 +427,9 @@ class Application:
         if e.right is not None:
             return Section(e.op, e.op_loc, self.lower_val(e.right, env), "right", e.loc)
         return Section(e.op, e.op_loc, None, "none", e.loc)
+
+
+def inline_closure(d: P.Decl) -> Closure:
+    """The top-level function d as a closure that a call inlines, checked there with the arguments' types."""
+    return Closure(d.params, d.ret, d.body, {}, d.loc, "inline", d.name, tuple(n for n, _ in d.size_params),
+                   tuple(n for n, _ in d.type_params))

@@ -21,7 +21,8 @@ from incflat.ir import source as S
 from incflat.ir.analysis import free_in_exp
 from incflat.ir.frontend.check.infer import (arr_of, is_scalar, leaves, prune, resolve_scalar, row_type, shape_of,
                                             unify)
-from incflat.ir.frontend.check.values import Arg, Closure, Named, Partial, V, atom_v
+from incflat.ir.frontend.check.apply import inline_closure
+from incflat.ir.frontend.check.values import Arg, Named, Partial, V, atom_v
 from incflat.ir.types import BOOL, I64, Array, Scalar
 
 U64 = Scalar("u64")
@@ -117,14 +118,14 @@ class Histograms:
         if rows:
             return self.histogram_of_rows(name, dest, ne, idx, vals, n, lam, f.loc, ne_a.loc, loc)
         parts = [lam] if _hist_number(t) else components(lam)
-        if parts is None and sum(_bits(x) for x in leaves(t)) <= 64:
+        bits = sum(_bits(x) for x in leaves(t))
+        if parts is None and bits <= 64:
             return self.packed_histogram(name, dest, ne, idx, vals, n, op, t, f.loc, loc)
         if parts is None:
             raise self.err(f'The operator of "{name}" combines the components of its tuples together; incflat '
                            f'supports histograms of tuples whose operator combines each component on its own '
                            f'(one of numbers, one of its results from that component alone), or whose components '
-                           f'fit in 64 bits together (this tuple takes {sum(_bits(x) for x in leaves(t))}).',
-                           f.loc)
+                           f'fit in 64 bits together (this tuple takes {bits}).', f.loc)
         out = tuple(self.bind(S.Hist(self.dim_atom(n), part, (z,), d, idx.atom, v, (d.type,)), d.type, loc)
                     for part, z, d, v in zip(parts, ne.atoms, dest.atoms, vals.atoms))
         return V(td, out)
@@ -170,9 +171,7 @@ class Histograms:
         inlined where applied)."""
         if not (isinstance(f, Named) and f.kind == "user") or self.funs[f.name].inline:
             return f
-        d = self.funs[f.name].decl
-        body = Closure(d.params, d.ret, d.body, {}, d.loc, "inline", d.name, tuple(n for n, _ in d.size_params),
-                       tuple(n for n, _ in d.type_params))
+        body = inline_closure(self.funs[f.name].decl)
         return Partial(body, tuple(f.pre), f.loc) if f.pre else body
 
     def packed_histogram(self, name, dest: V, ne: V, idx: V, vals: V, n, op, t, f_loc, loc) -> V:
@@ -181,13 +180,13 @@ class Histograms:
         unpacks its two words, applies the tuple's and packs the result (the kernel's compare-and-swap loop then
         updates the whole tuple at once)."""
         kinds = [resolve_scalar(x) for x in leaves(t)]  # (a literal's type not fixed yet: the default)
-        word = Array(U64, dest.atoms[0].type.shape)
 
         def packed_map(arrays: V, width):
             lam, _ = self.lambda_from([t], ["x"], lambda ps: atom_v(self.pack(ps[0].atoms, kinds, loc)), name, loc)
             return self.bind(S.Map(width, lam, arrays.atoms), Array(U64, (S.dim_of(width),)), loc)
         k_atom = self.dim_atom(dest.atoms[0].type.shape[0])
-        bins = self.bind(S.AtomExp(packed_map(dest, k_atom)), word, loc)
+        bins = packed_map(dest, k_atom)
+        word = bins.type
         words = packed_map(vals, self.dim_atom(n))
         zero = self.pack(ne.atoms, kinds, loc)
 
