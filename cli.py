@@ -11,7 +11,7 @@ import time
 from incflat import __version__
 from incflat import pipeline
 from incflat.flatten import versions
-from incflat.ir.errors import CompileError, format_error, not_a_file, read_source
+from incflat.ir.errors import CompileError, format_error, not_a_file, read_source, source_of
 from incflat.ir.verify import IRError
 from incflat.ir.errors import ToolError
 from incflat.codegen.program import is_compiled_program, program_text
@@ -396,15 +396,6 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _source_of(error: CompileError, program):
-    """The text of the file an error points into (for its source line and caret), if it can be read."""
-    name = error.loc.file if error.loc is not None else program
-    try:
-        return pathlib.Path(name).read_bytes().decode("utf-8", errors="replace")
-    except (OSError, TypeError, ValueError):
-        return None
-
-
 class _Terminated(KeyboardInterrupt):
     """SIGTERM or SIGHUP, handled as Ctrl-C is (temporary files are cleaned up) but reported with its own exit
     status."""
@@ -433,7 +424,7 @@ def main(argv=None) -> int:
         sys.stdout.flush()  # (a full disk under stdout is an error of the command, not a silent loss at exit)
         return status
     except CompileError as e:
-        print(format_error(e, _source_of(e, program)), file=sys.stderr)
+        print(format_error(e, source_of(e, program)), file=sys.stderr)
         return 1
     except ToolError as e:
         print(f"incflat: error: {e}", file=sys.stderr)

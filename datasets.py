@@ -6,9 +6,9 @@ come optional `tags { ... }`, an optional `entry: a b` line and the cases:
 
     ["name"] [run tags] input ({ values } | @ file) [output ({ values } | @ file) | auto output | error: regex]
 
-A block may instead expect a compile-time error (`error:` right after the tags) or list properties
-(`property:`); it may end with `structure` and `warning:` lines. The tuner has no use for those, so they are
-parsed and dropped.
+A block may instead expect a compile-time error (`error:` right after the tags: `expected_compile_error`, which
+`incflat test` checks) or list properties (`property:`); it may end with `structure` and `warning:` lines. The
+tuner has no use for those, so `parse_test_cases` drops them.
 """
 
 from __future__ import annotations
@@ -144,6 +144,24 @@ def parse_test_cases(text: str, fut_path: Path) -> list[TestCase]:
     return cases
 
 
+@dataclass(frozen=True)
+class CompileErrorBlock:
+    """A block that expects the program to be rejected at compile time (`error: regex` right after its tags):
+    the compiler's message must match the regex (an empty one matches any)."""
+
+    regex: str
+    line: int  # of the `error:` line in the .fut file
+
+
+def expected_compile_error(text: str, fut_path: Path) -> CompileErrorBlock | None:
+    """The first test block of the program that expects a compile-time error, if any."""
+    for block in _test_blocks(text.splitlines()):
+        expected = _BlockParser(block, fut_path).compile_error()
+        if expected is not None:
+            return expected
+    return None
+
+
 def select_datasets(cases: list[TestCase], entry: str | None = None, exclude: tuple = ()) -> Selection:
     """Split cases into tuning and held-out (`notune`) datasets; check that their input files exist. `random
     input` cases get their values written to a file (the same values each time); cases with a tag in
@@ -271,6 +289,14 @@ class _BlockParser:
         if not self._at_end():
             self._fail(f"unexpected {self._peek_word() or self._peek()!r}")
         return cases
+
+    def compile_error(self) -> CompileErrorBlock | None:
+        self._tags()
+        if self._peek_word() != "error:":
+            return None
+        line = self._line()
+        self._word()
+        return CompileErrorBlock(self._rest_of_line().strip(), line)
 
     def _tags(self) -> list[str]:
         if self._peek_word() != "tags":

@@ -30,6 +30,7 @@ from incflat.compiled import compile_cached, import_module
 from incflat.datasets import (
     BACKEND_EXCLUDED_TAGS,
     AutoOutput,
+    CompileErrorBlock,
     ExpectedError,
     GeneratedInput,
     InlineValues,
@@ -37,11 +38,12 @@ from incflat.datasets import (
     ValuesFile,
     compare_values,
     expand_paths,
+    expected_compile_error,
     parse_test_cases,
     random_values,
     read_values_of,
 )
-from incflat.ir.errors import CompileError, ToolError, Unsupported, format_error, not_a_file, read_source
+from incflat.ir.errors import CompileError, ToolError, Unsupported, format_error, not_a_file, read_source, source_of
 from incflat.ir.runtime.errors import unknown_entry_point
 
 DEFAULT_TIMEOUT = 300.0  # seconds for one run of a compiled program
@@ -62,6 +64,7 @@ class Program:
     cases: list[TestCase]
     source: object = None  # the checked source IR (ir.source.Program); None when the front end rejected it
     error: CompileError | None = None  # the front end's error
+    compile_error: CompileErrorBlock | None = None  # a test block's expectation that the compiler rejects it
 
 
 def load_program(path: pathlib.Path) -> Program:
@@ -74,7 +77,7 @@ def load_program(path: pathlib.Path) -> Program:
     except CompileError as e:  # not UTF-8: no test cases can be read either
         return Program(path, path.read_bytes().decode("utf-8", errors="replace"), [], error=e)
     cases = parse_test_cases(text, path)
-    program = Program(path, text, cases)
+    program = Program(path, text, cases, compile_error=expected_compile_error(text, path))
     try:
         program.source = pipeline.source_program(text, str(path))
     except CompileError as e:
@@ -199,7 +202,7 @@ class Interpreter:
         except _TimedOut:
             return Outcome(error=f"Error: no result after {self.timeout:g} s (the interpreter was stopped)")
         except CompileError as e:  # InterpError: a run-time error of the program, with its location
-            return Outcome(error=format_error(e, self.program.text))
+            return Outcome(error=format_error(e, source_of(e, self.program.path, self.program.text)))
         except RecursionError:
             return Outcome(error="Error: the interpreter ran out of stack")
         except Exception as e:  # noqa: BLE001 - a bug in the interpreter: a failed case, not a crashed test run
@@ -400,12 +403,21 @@ def _indent(text: str) -> str:
 # The `incflat test` command
 
 
+# What became of a file under `incflat test`: it passed, was skipped, or the kind of its first failure.
+PASSED, SKIPPED = "passed", "skipped"
+REJECTED = "rejected"  # the compiler refused a program whose cases expect it to run
+ACCEPTED = "accepted"  # a program expected to be refused at compile time compiled
+OTHER_MESSAGE = "other message"  # refused at compile time as expected, with a message the regex does not match
+WRONG = "wrong"  # a run gave other values than expected, or succeeded where an error was expected
+FAILED = "failed"  # a run failed, or failed with another error than expected; the test could not run
+
+
 @dataclass
 class Summary:
     passed: int = 0
     failed: int = 0
     skipped: int = 0
-    failed_files: list = field(default_factory=list)
+    files: dict = field(default_factory=dict)  # path -> (PASSED, SKIPPED or a kind of failure, its first message)
 
     def line(self) -> str:
         text = f"{self.passed} passed, {self.failed} failed"
@@ -428,17 +440,27 @@ def run_tests(paths: Sequence[pathlib.Path], device: str | None = None, interpre
 def run_test_file(path: pathlib.Path, summary: Summary, device: str | None, interpreted: bool, out: TextIO,
                   verbose: bool, timeout: float = DEFAULT_TIMEOUT, verify: bool | None = None,
                   exclude: Sequence[str] = ()) -> None:
-    def fail_file(message: str, count: int) -> None:
+    def fail_file(message: str, count: int, kind: str = FAILED) -> None:
         print(f"{path}:\n{_indent(message)}", file=out)
         summary.failed += max(count, 1)
-        summary.failed_files.append(path)
+        summary.files[path] = (kind, message)
 
     if not path.is_file():
         return fail_file(f"error: {path}: {not_a_file(path)}", 1)
     try:
         program = load_program(path)
+        if program.compile_error is not None:
+            failure = expected_rejection(program, interpreted, verify)
+            if failure is not None:
+                return fail_file(failure[1], 1, failure[0])
+            summary.passed += 1
+            summary.files[path] = (PASSED, "")
+            if verbose:
+                print(f"{path}: 1 passed (rejected at compile time as expected)", file=out)
+            return None
         if program.error is not None:  # the front end rejects the program: every case fails
-            return fail_file(format_error(program.error, program.text), len(program.cases))
+            message = format_error(program.error, source_of(program.error, path, program.text))
+            return fail_file(message, len(program.cases), REJECTED)
         planned = plan(program, interpreted, exclude)
     except ToolError as e:
         return fail_file(f"error: {e}", 1)
@@ -452,19 +474,22 @@ def run_test_file(path: pathlib.Path, summary: Summary, device: str | None, inte
         try:
             runner = Compiled(compile_cached(path, program.text, verify=verify), device, timeout=timeout)
         except CompileError as e:
-            message = format_error(e, program.text)
+            message = format_error(e, source_of(e, path, program.text))
             if isinstance(e, Unsupported):
                 print(f"{path}: skipped: {message.splitlines()[0]}", file=out)
                 summary.skipped += len(runnable)
+                summary.files[path] = (SKIPPED, message)
                 return None
-            return fail_file(message, len(runnable))
+            return fail_file(message, len(runnable), REJECTED)
         except Exception as e:  # noqa: BLE001 - a crash of the compiler
             return fail_file(f"error: the compiler crashed: {type(e).__name__}: {e}", len(runnable))
         problem = runner.load() if runnable else None
         if problem is not None:
             return fail_file(problem, len(runnable))
     failures = []
+    kind = None
     for p in runnable:
+        reason, wrong = None, False
         try:
             p = with_values(p, program, timeout)
         except ToolError as e:
@@ -472,20 +497,52 @@ def run_test_file(path: pathlib.Path, summary: Summary, device: str | None, inte
         except Exception as e:  # noqa: BLE001 - a crash of the interpreter (auto output)
             reason = f"internal compiler error: {type(e).__name__}: {e}"
         else:
-            reason = p.problem or check(p, runner.run(p.entry, p.inputs))
+            reason = p.problem
+            if reason is None:
+                outcome = runner.run(p.entry, p.inputs)
+                reason = check(p, outcome)
+                wrong = outcome.error is None
         if reason is None:
             summary.passed += 1
         else:
             summary.failed += 1
             failures.append(f"{p.title}:\n{_indent(reason)}")
+            kind = WRONG if wrong or kind == WRONG else FAILED
     if failures:
-        summary.failed_files.append(path)
+        summary.files[path] = (kind, failures[0])
         print(f"{path}:", file=out)
         for failure in failures:
             print(_indent(failure), file=out)
-    elif verbose:
-        print(f"{path}: {len(runnable)} passed", file=out)
+    else:
+        summary.files[path] = (PASSED if runnable or not planned else SKIPPED, "")
+        if verbose:
+            print(f"{path}: {len(runnable)} passed", file=out)
     return None
+
+
+def expected_rejection(program: Program, interpreted: bool, verify: bool | None) -> tuple[str, str] | None:
+    """Why a program whose test block expects a compile-time error fails that test, as (kind, message), or None
+    if it passes: it must be rejected (by the front end alone under the interpreter) with a message the block's
+    regex matches."""
+    expected = program.compile_error
+    error = program.error
+    if error is None and not interpreted:
+        try:
+            compile_cached(program.path, program.text, verify=verify)
+        except CompileError as e:
+            error = e
+    where = f"{program.path}:{expected.line}"
+    if error is None:
+        return ACCEPTED, f"{where}: expected an error matching /{expected.regex}/ at compile time, but the program " \
+                         f"compiled"
+    message = format_error(error, source_of(error, program.path, program.text))
+    try:
+        if re.search(expected.regex, message):
+            return None
+    except re.error as e:
+        return FAILED, f"{where}: bad error regex /{expected.regex}/: {e}"
+    return OTHER_MESSAGE, f"{where}: expected an error matching /{expected.regex}/ at compile time, got:\n" \
+                          f"{_indent(message)}"
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -28,6 +28,19 @@ class CompileError(Exception):
         return f"{self.loc}: error: {self.message}"
 
 
+def source_of(err: Exception, path=None, text: Optional[str] = None) -> Optional[str]:
+    """The text of the file an error points into, for its source line and caret: `text` where that is the file
+    `path` (already read), else read from disk (an imported file); None if it cannot be read."""
+    loc = getattr(err, "loc", None)
+    name = loc.file if loc is not None else path
+    if text is not None and path is not None and str(name) == str(path):
+        return text
+    try:
+        return Path(name).read_bytes().decode("utf-8", errors="replace")
+    except (OSError, TypeError, ValueError):
+        return None
+
+
 def format_error(err: Exception, source_text: Optional[str] = None) -> str:
     """`file:line:col: error: message`, then the source line and a caret under the column.
 

@@ -57,6 +57,11 @@ BAD = [
     ('def f (x: i32): i32 = f32.foo x', 1, 23, ['Unknown name "f32.foo"']),
     ('def f (x: i32): i32 = g x\ndef g (x: i32): i32 = x', 1, 23, ['Unknown name "g"', 'defined later']),
     ('def f (x: i32): i32 =\n  if x > 0 then f (x - 1) else 0', 2, 17, ['recursion']),
+    # recursion through functions inlined at each call (Futhark's tests/higher-order-functions/recursion*.fut)
+    ('def rep (n: i64) (f: i64 -> i64) (x: i64): i64 = if n == 0 then x else rep (n - 1) f (f x)\n'
+     'entry main (x: i64) = rep 3 (\\y -> y + 1) x', 1, 72, ['"rep" calls itself', 'recursive']),
+    ('def a g (n: i64): i64 = if n == 0 then 0 else b g (n - 1)\ndef b g (n: i64): i64 = a g n\n'
+     'entry main (n: i64) = a (\\y -> y) n', 2, 25, ['"a" calls itself (through "b")']),
     ('def f (x: i32): i32 = x\ndef f (x: i32): i32 = x', 2, 5, ['Duplicate definition of "f"']),
     ('entry f (xs: []i32) (xs: []i32) = 1', 1, 22, ['"xs"', 'bound twice']),
     ('def f (x: i32) = let (a, a) = (x, x) in a', 1, 26, ['"a"', 'bound twice']),

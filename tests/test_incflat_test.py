@@ -2,6 +2,7 @@
 the backend cannot compile yet, error messages, and the compile cache."""
 
 import gzip
+import io
 import time
 import pathlib
 import subprocess
@@ -167,6 +168,35 @@ def test_a_program_without_entry_points_says_so(tmp_path, capsys, mode):
     out = capsys.readouterr().out
     assert ("unknown entry point 'main'; this program has no entry points" in out
             or "No entry point named 'main'; the program has none." in out), out
+
+
+@pytest.mark.parametrize("mode", [pytest.param(["--interpreter"], id="interpreter"), pytest.param([], id="compiled")])
+def test_a_block_that_expects_a_compile_time_error(tmp_path, capsys, mode):
+    """As futhark test: a block whose `error:` follows `==` passes when the compiler refuses the program with a
+    message the regex matches, and fails when the message is another or the program compiles."""
+    refused = write(tmp_path, "==\nerror: Unknown name", "entry main (x: i32): i32 = x + y\n", "refused.fut")
+    other = write(tmp_path, "==\nerror: type.*mismatch", "entry main (x: i32): i32 = x + y\n", "other.fut")
+    compiles = write(tmp_path, "==\nerror: consumed", SUM, "compiles.fut")
+    assert incflat(["test", "-v", *mode, str(refused)]) == 0
+    out = capsys.readouterr().out
+    assert summary(out) == "1 passed, 0 failed" and "rejected at compile time as expected" in out
+    assert incflat(["test", *mode, str(other), str(compiles)]) == 1
+    out = capsys.readouterr().out
+    assert summary(out) == "0 passed, 2 failed"
+    assert "other.fut:2: expected an error matching /type.*mismatch/ at compile time, got:" in out
+    assert 'Unknown name "y"' in out
+    assert "compiles.fut:2: expected an error matching /consumed/ at compile time, but the program compiled" in out
+    summary_ = harness.run_tests([refused, other, compiles], interpreted=bool(mode), out=io.StringIO())
+    assert {p.name: kind for p, (kind, _) in summary_.files.items()} == {
+        "refused.fut": harness.PASSED, "other.fut": harness.OTHER_MESSAGE, "compiles.fut": harness.ACCEPTED}
+
+
+def test_an_error_in_an_imported_file_shows_that_files_line(tmp_path, capsys):
+    (tmp_path / "lib.fut").write_text("def helper (x: i32): i32 =\n  x + nothing\n")
+    path = write(tmp_path, "==\ninput { 1 } output { 1 }", 'import "lib"\nentry main (x: i32): i32 = helper x\n')
+    assert incflat(["test", "--interpreter", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "lib.fut:2:7: error:" in out and "  x + nothing" in out, out
 
 
 def test_front_end_errors_are_located(tmp_path, capsys):

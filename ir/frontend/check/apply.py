@@ -15,7 +15,7 @@ from incflat.ir.frontend.check.infer import (UNKNOWN_SIZES_NOTE, TV, SumTV, TArr
                                             prune, shape_of, unify)
 from incflat.ir.frontend.check.prelude import (ARRAY_REDUCTIONS, BUILTIN_ARITY, DERIVED_MODULE_FUNCTIONS, SOAC_MAPS, UNZIPS, ZIPS,
                                       prelude_lookup)
-from incflat.ir.frontend.check.values import Arg, Closure, FunSig, FunV, Named, Partial, Section, V, atom_v
+from incflat.ir.frontend.check.values import Arg, Ascribed, Closure, FunSig, FunV, Named, Partial, Section, V, atom_v
 from incflat.ir.errors import CompileError
 from incflat.ir.traverse import unsafe_stm
 from incflat.ir.types import I64, Array, Scalar, Tuple
@@ -43,6 +43,8 @@ class Application:
             return len(f.fn.params) - len(f.pre)
         if isinstance(f, Section):
             return (2 if f.side == "none" else 1) - len(f.pre)
+        if isinstance(f, Ascribed):
+            return len(f.ptypes) - len(f.pre)
         raise TypeError(f)
 
     def curried_arity(self, f) -> int:
@@ -117,6 +119,8 @@ class Application:
             return self.call_prelude(f.name, args, f.loc)
         if isinstance(f, Closure):
             return self.call_closure(f, list(args), loc)
+        if isinstance(f, Ascribed):
+            return self.call_ascribed(f, list(f.pre) + list(args), loc)
         if isinstance(f, Partial):
             return self.call_closure(f.fn, list(f.pre) + list(args), loc)
         if isinstance(f, Section):
@@ -135,15 +139,40 @@ class Application:
             return self.binop(f.op, x, y, f.op_loc)
         raise TypeError(f)
 
+    def call_ascribed(self, f: Ascribed, args, loc):
+        for i, (a, t) in enumerate(zip(args, f.ptypes)):
+            if t is None:
+                continue
+            if isinstance(a.val, FunV):
+                raise self.not_a_value(a.val, a.loc, f"argument {i + 1} of {self.fn_what(f)}")
+            if unify(t, a.val.t) == "type":
+                raise self.err(f"Argument {i + 1} of {self.fn_what(f)} has type {self.show(a.val.t)}, but its type "
+                               f"is written as {self.show(t)}.", a.loc or loc)
+        r = self.apply(f.fn, args, loc)
+        if f.ret is not None:
+            if isinstance(r, FunV):
+                raise self.err(f"{self.fun_desc(f.fn)} returns a function, but its type is written as returning "
+                               f"{self.show(f.ret)}.", loc)
+            if unify(f.ret, r.t) == "type":
+                raise self.err(f"{self.fun_desc(f.fn)} returns {self.show(r.t)}, but its type is written as "
+                               f"returning {self.show(f.ret)}.", loc)
+        return r
+
     def call_closure(self, c: Closure, args, loc):
-        outer_types, outer_path = self.type_params, self.call_path
+        if c.kind == "inline" and self.inlining.count(c.name) >= MAX_NESTED_INLINING:
+            # (a function inlined into itself again and again: recursion through a function value, or mutual)
+            between = self.inlining[len(self.inlining) - self.inlining[::-1].index(c.name):]
+            raise self.recursion_error(c.name, loc, tuple(dict.fromkeys(n for n in between if n != c.name)))
+        outer_types, outer_path, outer_inlining = self.type_params, self.call_path, self.inlining
+        if c.kind == "inline":
+            self.inlining = outer_inlining + (c.name,)
         if c.types:
             self.type_params = {**outer_types, **{n: TV("param") for n in c.types}}
         self.call_path = outer_path + (loc,)  # a constructor inlined at each call has a sum type for each
         try:
             return self.call_closure_typed(c, args, loc)
         finally:
-            self.type_params, self.call_path = outer_types, outer_path
+            self.type_params, self.call_path, self.inlining = outer_types, outer_path, outer_inlining
 
     def sizes_from_arguments(self, params, args, sizes):
         """Binds the size parameters (`sizes`, name -> None) that the outer dimensions of the parameters' types
@@ -336,6 +365,12 @@ class Application:
                 which = "an argument" if len(ptypes) == 1 else f"argument {i + 1}"
                 raise self.err(f'"{name}" expects {which} of type {pt}, but got {self.show(x.t)}.', a.loc)
             atoms.append(x.atom)
+        if widens_signed_to_unsigned(mod, fn):
+            # Futhark zero-extends here (math.fut: u32.i16 is zext_i16_i32); numpy and C would sign-extend,
+            # so the bits go first to the unsigned type of the source's width, which every backend widens with zeros
+            same_width = Scalar("u" + fn[1:])
+            atoms = [self.emit(S.PrimCall(f"{same_width.name}.{fn}", tuple(atoms), same_width), same_width, loc)]
+            name = f"{mod}.{same_width.name}"
         return atom_v(self.emit(S.PrimCall(name, tuple(atoms), rt), rt, loc))
 
     def derived_module_function(self, mod, fn, args, ptypes, rt, loc):
@@ -427,6 +462,16 @@ class Application:
         if e.right is not None:
             return Section(e.op, e.op_loc, self.lower_val(e.right, env), "right", e.loc)
         return Section(e.op, e.op_loc, None, "none", e.loc)
+
+
+MAX_NESTED_INLINING = 16  # times a function may be inlined inside itself (`tabmap (f >-> tabmap)`: 2) before
+# incflat takes it for recursion
+
+
+def widens_signed_to_unsigned(to: str, frm: str) -> bool:
+    """Whether the conversion `to.frm` takes a signed integer to a wider unsigned one."""
+    return (to[:1] == "u" and frm[:1] == "i" and to[1:].isdigit() and frm[1:].isdigit()
+            and int(to[1:]) > int(frm[1:]))
 
 
 def inline_closure(d: P.Decl) -> Closure:

@@ -62,6 +62,7 @@ class Checker(Uniqueness, Declarations, Lowering, Records, SumTypes, Operators, 
         self.types = {}  # type abbreviations: name -> TypeDecl
         self.later = {}  # name -> Loc of every declared function
         self.current = None
+        self.inlining = ()  # the functions being inlined at this point, outermost first (to refuse recursion)
         self.stms = None
         self.cse = {}
         self.defs = {}  # var name -> (op, x, y) for hash-consed binary operations

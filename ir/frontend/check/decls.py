@@ -13,7 +13,7 @@ from incflat.ir import source as S
 from incflat.ir.frontend.check.infer import (TV, Refine, TArr, _worse, arr_of, drop_dims, has_sum, is_arr, leaves,
                                             map_dims, prune, resolve_scalar, type_param_tv, unify, unknown_tv, zonk)
 from incflat.ir.frontend.check.prelude import ARRAY_REDUCTIONS, INT_RANGE, SOAC_MAPS, prelude_lookup
-from incflat.ir.frontend.check.values import Closure, FunSig, FunV, Named, Partial, Section, V, atom_v, split_tuple, tuple_v
+from incflat.ir.frontend.check.values import Ascribed, Closure, FunSig, FunV, Named, Partial, Section, V, atom_v, split_tuple, tuple_v
 from incflat.ir.types import I64, PRIM_NAMES, Array, Scalar, Tuple, record_type
 
 
@@ -447,6 +447,9 @@ class Declarations:
             if f.side == "none" or f.pre:
                 return None
             return [f.given.t]
+        if isinstance(f, Ascribed):
+            types = f.ptypes[len(f.pre):]
+            return None if any(t is None for t in types) else list(types)
         first = self.composed_first(f)
         if first is not None:  # `f >-> g` takes what f takes first
             types = self.param_types(first)
@@ -553,6 +556,17 @@ class Declarations:
             return
         raise AssertionError(pat)  # pragma: no cover
 
+    def ascribed(self, te: P.FunTypeExp, f: FunV, loc) -> Ascribed:
+        """f with the parameter and result types of te, sizes left out (resolved here, where te's type
+        parameters are in scope)."""
+        def resolved(t):
+            return None if isinstance(t, P.FunTypeExp) else self.resolve_type(t, lambda kind, v, dloc: None)
+        ptypes = []
+        while isinstance(te, P.FunTypeExp):
+            ptypes.append(resolved(te.param))
+            te = te.result
+        return Ascribed(f, tuple(ptypes), resolved(te), loc)
+
     def check_annotation(self, te, val, env, what, loc, sizes=None):
         """`val` checked against the annotation te, binding size parameters listed in `sizes`; where only
         anonymous parameter sizes of the function being checked differ from the annotation's, val with the
@@ -560,7 +574,7 @@ class Declarations:
         if isinstance(te, P.FunTypeExp):  # the function is checked where it is applied
             if not isinstance(val, FunV):
                 raise self.err(f"The {what} is annotated as a function, but has type {self.show(val.t)}.", loc)
-            return val
+            return self.ascribed(te, val, loc)
         if isinstance(val, FunV):
             raise self.err(f"The {what} is a function, but is annotated with a type.", loc)
 

@@ -13,7 +13,7 @@ from incflat.ir.frontend.check.infer import (TV, SumTV, TArr, drop_dims, has_sum
 from incflat.ir.frontend.check.prelude import (ARITH_OPS, ARRAY_REDUCTIONS, BUILTIN_ARITY, EQ_OPS, INT_OPS, LOGIC_OPS,
                                       NOT_SUPPORTED, ORD_OPS, SAFE_SIZE_OPS, prelude_lookup)
 from incflat.ir.frontend.check.operators import BUILTIN_BINOPS, COMPOSITIONS
-from incflat.ir.frontend.check.values import Arg, Closure, FunV, Named, Partial, V, atom_v, record_v, split_tuple, tuple_v
+from incflat.ir.frontend.check.values import Arg, Ascribed, Closure, FunV, Named, Partial, V, atom_v, record_v, split_tuple, tuple_v
 from incflat.ir.types import BOOL, I64, PRIM_NAMES, Array, Scalar, Tuple
 
 
@@ -66,6 +66,8 @@ class Lowering:
             return f"{self.fun_desc(f.fn)} applied to {len(f.pre)} argument{'s' if len(f.pre) != 1 else ''}"
         if isinstance(f, Closure):
             return {"lambda": "This lambda", "local": f'"{f.name}"', "inline": f'"{f.name}"'}[f.kind]
+        if isinstance(f, Ascribed):
+            return self.fun_desc(f.fn)
         return "This operator section"
 
     def lower_AtomE(self, e, env):
@@ -97,6 +99,8 @@ class Lowering:
             self.check_use(v, e.loc, name)
             return v
         f = self.global_fun(name, e.loc)
+        if isinstance(f, Named) and f.kind == "user" and self.inside_own_body(self.funs[name].decl, e):
+            raise self.recursion_error(name, e.loc)
         if isinstance(f, Named) and self.arity(f) == 0:
             if self.size_constant(name):  # one value per scope, so that `[N]` written twice is one size
                 key = ("constant", name)
@@ -118,12 +122,24 @@ class Lowering:
         if name in BUILTIN_ARITY:
             return Named(name, "builtin", loc)
         if name == self.current:
-            raise self.err(f'"{name}" calls itself: incflat does not support recursive functions (Futhark '
-                           f'does, except mutual recursion); write the recursion as a loop.', loc)
+            raise self.recursion_error(name, loc)
         if name in self.later:
             raise self.err(f'Unknown name "{name}": it is defined later (line {self.later[name].line}); '
                            f'a function must be defined before it is used.', loc)
         raise self.unknown(name, loc)
+
+    @staticmethod
+    def inside_own_body(decl, e) -> bool:
+        """Whether the use e of decl's name lies in decl's body: a function inlined at each call (checked
+        there, when every function is known) that calls itself."""
+        body = getattr(decl, "body", None)
+        return (isinstance(body, P.Node) and body.loc.file == e.loc.file
+                and body.span[0] <= e.span[0] and e.span[1] <= body.span[1])
+
+    def recursion_error(self, name, loc, through=()):
+        via = f" (through {', '.join(chr(34) + n + chr(34) for n in through)})" if through else ""
+        return self.err(f'"{name}" calls itself{via}: incflat does not support recursive functions (Futhark does, '
+                        f'except mutual recursion); write the recursion as a loop.', loc)
 
     def unknown(self, name, loc):
         if name == "unsafe":

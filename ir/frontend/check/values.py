@@ -109,6 +109,18 @@ class Partial(FunV):
     loc: S.Loc
 
 
+@dataclass(eq=False)
+class Ascribed(FunV):
+    """A function value bound to a parameter whose function type is written (`g: f64 -> [n]f64`): applying it
+    first unifies each argument with the type written for it, so that `g 0` passes an f64, and the result with
+    the result's. The types are the element types only (every size `[]`): sizes are not checked here."""
+    fn: FunV
+    ptypes: tuple  # a checker type per parameter, or None for a parameter that is itself a function
+    ret: object  # the result's checker type, or None where it is a function
+    loc: S.Loc
+    pre: tuple = ()
+
+
 @dataclass
 class Arg:
     val: object  # V or FunV
