@@ -57,6 +57,10 @@ BAD = [
     ('def f (x: i32): i32 = f32.foo x', 1, 23, ['Unknown name "f32.foo"']),
     ('def f (x: i32): i32 = g x\ndef g (x: i32): i32 = x', 1, 23, ['Unknown name "g"', 'defined later']),
     ('def f (x: i32): i32 =\n  if x > 0 then f (x - 1) else 0', 2, 17, ['recursion']),
+    ("def empty 'a (x: i64) = (x, [] : [0]a)\nentry main (x: i64): (i64, [0]i32) = empty x", 1, 32,
+     ['empty array', 'type parameter', 'nothing has decided']),
+    ('def f (arr: [](i32 -> i32)) = arr', 1, 13, ['array cannot hold functions']),
+    ('entry add = map2 (f16.+)', 1, 19, ['f16 is not supported']),
     # recursion through functions inlined at each call (Futhark's tests/higher-order-functions/recursion*.fut)
     ('def rep (n: i64) (f: i64 -> i64) (x: i64): i64 = if n == 0 then x else rep (n - 1) f (f x)\n'
      'entry main (x: i64) = rep 3 (\\y -> y + 1) x', 1, 72, ['"rep" calls itself', 'recursive']),

@@ -54,6 +54,8 @@ class TypeSyntax:
         *dims, t = c
         if not dims:
             return t
+        if isinstance(t, FunTypeExp):
+            raise CompileError("An array cannot hold functions (Futhark does not allow it either).", dims[0][2])
         return TypeExp([(k, v) for k, v, _ in dims] + t.dims, t.base, dims[0][2], t.base_loc, t.args,
                        t.unique, t.type_args)
 

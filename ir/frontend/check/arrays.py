@@ -11,7 +11,7 @@ from incflat.ir import source as S
 from incflat.ir.frontend.check.infer import (Refine, arr_of, drop_dims, is_arr, is_scalar, leaves, map_dims, prune, rank_of,
                                     require, shape_of, unify, unknown_tv)
 from incflat.ir.frontend.check.values import V
-from incflat.ir.types import BOOL, I64, Array
+from incflat.ir.types import BOOL, I64, Array, Scalar
 
 
 class ArrayExpressions:
@@ -44,6 +44,10 @@ class ArrayExpressions:
         t = map_dims(t, lambda d: 0 if d is None else d)
         atoms = []
         for lt in leaves(t):
+            if not isinstance(prune(lt.elem), Scalar):
+                raise self.err("The element type of this empty array is a type parameter that nothing has decided "
+                               "yet: incflat needs it where the array is made (pass a value of that type to the "
+                               "function, or write the type).", e.loc)
             zero = False if lt.elem == BOOL else 0.0 if lt.elem.is_float else 0
             x = S.Const(zero, lt.elem)
             for k in range(lt.rank - 1, -1, -1):

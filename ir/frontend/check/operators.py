@@ -48,9 +48,9 @@ class Operators:
     def qualified_binop(self, op, x, y, loc):
         """`i32.+`: the builtin operator at one type."""
         mod, sym = op.split(".", 1)
-        t = Scalar(mod)
-        if mod not in PRIM_NAMES or sym not in BUILTIN_BINOPS - {"++", "|>", "<|"}:
+        if (mod not in PRIM_NAMES and mod != "f16") or sym not in BUILTIN_BINOPS - {"++", "|>", "<|"}:
             raise self.err(f'Unknown operator "{op}".', loc)
+        t = self.prim_type(mod, loc)  # (f16 is named as not supported)
         for v in (x, y):
             if not is_scalar(v.t) or unify(v.t, t):
                 raise self.err(f'The operator "{op}" needs operands of type {mod}, but got {self.show(v.t)}.',
