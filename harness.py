@@ -43,7 +43,8 @@ from incflat.datasets import (
     random_values,
     read_values_of,
 )
-from incflat.ir.errors import CompileError, ToolError, Unsupported, format_error, not_a_file, read_source, source_of
+from incflat.ir.errors import (CompileError, ToolError, Unsupported, format_error, format_run_error, not_a_file,
+                               read_source, source_of)
 from incflat.ir.runtime.errors import unknown_entry_point
 
 DEFAULT_TIMEOUT = 300.0  # seconds for one run of a compiled program
@@ -202,7 +203,7 @@ class Interpreter:
         except _TimedOut:
             return Outcome(error=f"Error: no result after {self.timeout:g} s (the interpreter was stopped)")
         except CompileError as e:  # InterpError: a run-time error of the program, with its location
-            return Outcome(error=format_error(e, source_of(e, self.program.path, self.program.text)))
+            return Outcome(error=format_run_error(e, source_of(e, self.program.path, self.program.text)))
         except RecursionError:
             return Outcome(error="Error: the interpreter ran out of stack")
         except Exception as e:  # noqa: BLE001 - a bug in the interpreter: a failed case, not a crashed test run

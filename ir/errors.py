@@ -64,6 +64,17 @@ def format_error(err: Exception, source_text: Optional[str] = None) -> str:
     return f"{head}\n{line}\n{pad}^"
 
 
+def format_run_error(err: Exception, source_text: Optional[str] = None) -> str:
+    """A program's run-time error as compiled programs and Futhark's report it, `Error: file:line:col: message`,
+    then the source line and a caret where the text is known."""
+    message = getattr(err, "message", None) or str(err)
+    loc = getattr(err, "loc", None)
+    if loc is None:
+        return f"Error: {message}"
+    excerpt = format_error(err, source_text).splitlines()[1:]
+    return "\n".join([f"Error: {loc.file}:{loc.line}:{loc.col}: {message}", *excerpt])
+
+
 def decode_source(data: bytes, file: str) -> str:
     """A program's bytes as text; a CompileError at the line and column of the first byte that is not UTF-8."""
     try:

@@ -36,7 +36,7 @@ BAD = [
     ("def f (x: i32) = 'ab'", 1, 18, ['Syntax error', 'holds one character']),
     ("def f (x: i32) = 'a", 1, 18, ['Syntax error', 'holds one character']),
     ('def f (x: i32) = "ab\n"', 1, 18, ['unexpected character', 'ends on its line']),
-    ("def f (x: i32): u8 = '\\300'", 1, 22, ['300', 'does not fit', 'u8']),
+    ("def f (x: i32): u8 = '\\300'", 1, 22, ['300', 'out of bounds', 'u8']),
     ('def f (x: f32) = vjp f32.sin x 1', 1, 18, ['"vjp" is not supported by incflat.']),
     # histograms of tuples and rows whose operator mixes components (pbbs convexHull's, smoothlife's)
     ('def op (a: i64, x: f32) (b: i64, y: f32) = if x >= y then (a, x) else (b, y)\n'
@@ -61,6 +61,10 @@ BAD = [
      ['empty array', 'type parameter', 'nothing has decided']),
     ('def f (arr: [](i32 -> i32)) = arr', 1, 13, ['array cannot hold functions']),
     ('entry add = map2 (f16.+)', 1, 19, ['f16 is not supported']),
+    # literals out of their type's range, as Futhark's tests/overflowing (a negative one of an unsigned type too)
+    ('def main : u8 = -4', 1, 17, ['-4', 'out of bounds', 'u8']),
+    ('def main : f32 = 9.7e42', 1, 18, ['out of bounds', 'f32']),
+    ('def main : f64 = 1.8e308', 1, 18, ['This literal', 'out of bounds', 'f64']),
     # recursion through functions inlined at each call (Futhark's tests/higher-order-functions/recursion*.fut)
     ('def rep (n: i64) (f: i64 -> i64) (x: i64): i64 = if n == 0 then x else rep (n - 1) f (f x)\n'
      'entry main (x: i64) = rep 3 (\\y -> y + 1) x', 1, 72, ['"rep" calls itself', 'recursive']),

@@ -519,7 +519,7 @@ def test_a_suffixed_literal_wraps_an_unsuffixed_one_must_fit():
     one whose type is inferred must fit it."""
     src = "entry main (x: i8) : (i8, u8, i8, i32, i16) = (255i8 + x, 256u8 + 3u8, -128i8, 4294967295i32, 0x18407i16)"
     assert [int(v) for v in run(src, "main", np.int8(1))] == [0, 3, -128, -1, 0x8407 - 0x10000]
-    with pytest.raises(CompileError, match="The literal 255 does not fit in type i8"):
+    with pytest.raises(CompileError, match="The literal 255 is out of bounds for type i8"):
         prog("entry main (x: i8) : i8 = x + 255")
 
 

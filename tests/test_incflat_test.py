@@ -339,7 +339,7 @@ def test_run_with_the_interpreter_locates_run_time_errors(tmp_path):
     done = run_cli(["run", "--interpreter", str(path)], b"[1, 2, 3] 3i64")
     err = done.stderr.decode()
     assert done.returncode == 1 and "Traceback" not in err
-    assert err.startswith(f"{path}:2:") and "out of bounds" in err and "^" in err
+    assert err.startswith(f"Error: {path}:2:") and "out of bounds" in err and "^" in err
 
 
 FAKE_PROGRAM = '''

@@ -388,26 +388,22 @@ static int int_literal(struct incflat_reader *r, const char *t, size_t n, uint64
     if (d < 0) continue; /* an underscore */
     if (nd++ == 0) first = d;
     else if (d && !first && base == 10) lead = 1;
-    if (m > (UINT64_MAX - (uint64_t)d) / (uint64_t)base) over = 1;
-    else m = m * (uint64_t)base + (uint64_t)d;
+    over |= m > (UINT64_MAX - (uint64_t)d) / (uint64_t)base;
+    m = m * (uint64_t)base + (uint64_t)d; /* modulo 2^64 */
   }
   s->type = (enum incflat_type)type;
-  s->plain = base == 10 && nd == j - i;
+  {
+    /* values.py's fast path takes a row only where each literal is in its type's range as written */
+    int bits = 8 * TYPES[type].size;
+    uint64_t hi = TYPES[type].kind == 'u' ? UINT64_MAX >> (64 - bits) : UINT64_MAX >> (65 - bits);
+    int exact = !over && (TYPES[type].kind == 'u' ? (neg ? m == 0 : m <= hi) : m <= hi + (uint64_t)neg);
+    s->plain = base == 10 && nd == j - i && exact;
+  }
   s->leading_zeros = lead;
   /* Python's int(digits, 0) refuses no digits, leading zeros and (sys.get_int_max_str_digits) 4301 digits. */
   if (nd == 0 || (base == 10 && nd > 4300) || (lead && !(lz_ok && s->plain))) return expected(r, "a value", p);
-  {
-    int bits = 8 * TYPES[type].size;
-    uint64_t hi = TYPES[type].kind == 'u' ? UINT64_MAX >> (64 - bits) : UINT64_MAX >> (65 - bits), v = m;
-    int fits;
-    if (over) fits = 0;
-    else if (TYPES[type].kind == 'u') fits = neg ? m == 0 : m <= hi;
-    else if (neg) fits = m <= hi + 1, v = 0 - m;
-    else fits = m <= 2 * hi + 1; /* up to the width's unsigned most: its bit pattern (values.py) */
-    if (!fits && lead) return expected(r, "a value", p); /* the fast path failed: int() refuses it */
-    if (!fits) return invalid(r, p, "integer literal %.*s does not fit in %s", (int)n, t, TYPES[type].name);
-    put_uint(s->bytes, v, TYPES[type].size);
-  }
+  /* wrapped to the type's width, as Futhark and values.py read it: m is the literal modulo 2^64 */
+  put_uint(s->bytes, neg ? 0 - m : m, TYPES[type].size);
   return 1;
 }
 

@@ -184,13 +184,12 @@ class _FvReader:
                 self._fail("a value", pos)
             if sign:
                 x = -x
+            # wrapped to the type's width, as Futhark reads it (tests/primitive/ctz.fut: 4294967295i32 is -1,
+            # u16_convop.fut: 32767i8 is -1, bitwise.fut: -271733879u32 is 4023233417)
             lo, hi = _FV_INT_RANGE[tname]
-            if lo < 0 and hi < x <= 2 * hi + 1 and not sign:
-                x -= 2 * (hi + 1)  # a literal of a signed type up to its width's unsigned most is its bit pattern,
-                # as Futhark reads it (tests/primitive/ctz.fut: 4294967295i32 is -1)
-            if not lo <= x <= hi:
-                raise ValueError("Invalid value at %s: integer literal %s does not fit in %s"
-                                 % (self._where(pos), tok.decode(), tname))
+            x &= hi - lo  # (2^bits - 1)
+            if x > hi:
+                x -= hi - lo + 1
             return PRIMS[tname].dtype.type(x), tname, end
         for rx, conv in ((_FV_FLOAT, float), (_FV_HEXFLOAT, float.fromhex)):
             mf = rx.fullmatch(tok)

@@ -8,6 +8,8 @@ functions share.
 
 import dataclasses
 
+import numpy as np
+
 from incflat.ir.frontend import syntax as P
 from incflat.ir import source as S
 from incflat.ir.frontend.check.infer import (TV, Refine, TArr, _worse, arr_of, drop_dims, has_sum, is_arr, leaves,
@@ -497,12 +499,12 @@ class Declarations:
             t = resolve_scalar(t)
             if t.is_int:
                 lo, hi = INT_RANGE[t.name]
-                if not t.is_signed:
-                    lo = -hi  # `-1u8` is the negation of 1u8, which wraps
-                if not (lo <= value <= hi):
-                    raise self.err(f"The literal {value} does not fit in type {t.name}.", loc)
-            elif t.is_float and isinstance(value, int) and abs(value) > 2 ** 1023:
-                raise self.err(f"The literal {value} does not fit in type {t.name}.", loc)
+                fits = lo <= value <= hi
+            else:  # (as Futhark: a literal that the type rounds to an infinity is refused)
+                fits = not t.is_float or finite_as(value, t)
+            if not fits:
+                shown = f"The literal {value}" if not (isinstance(value, float) and np.isinf(value)) else "This literal"
+                raise self.err(f"{shown} is out of bounds for type {t.name}.", loc)
 
     # ---- patterns
 
@@ -690,3 +692,11 @@ def _with_unknown_types(p):
 def type_dims(te) -> list:
     """Every dimension (kind, value) written in a type: around it, as size arguments, and in its parts."""
     return [d for t in P.type_parts(te) for d in (*t.dims, *t.args)]
+
+
+def finite_as(value, t: Scalar) -> bool:
+    """Whether the number value is finite in the float type t."""
+    if abs(value) >= 2 ** 1024:
+        return False
+    with np.errstate(over="ignore"):
+        return bool(np.isfinite(t.dtype(float(value))))
