@@ -245,6 +245,7 @@ class Application:
                 raise self.err("The body is a function, but a return type is given.", c.body.loc)
             ann = self.resolve_type(c.ret, lambda kind, v, dloc: self.local_type_dim(kind, v, dloc, env))
             ann = self.bind_element_params(ann, r.t)
+            r = self.empty_as(r, ann, c.body.loc)
             rr = unify(ann, r.t)
             if rr:
                 who = "The lambda's" if c.kind == "lambda" else f'"{c.name}"\'s'

@@ -9,17 +9,21 @@ from dataclasses import fields, is_dataclass
 from incflat.ir.frontend import syntax as P
 from incflat.ir import source as S
 from incflat.ir.frontend.check.infer import (Refine, arr_of, drop_dims, is_arr, is_scalar, leaves, map_dims, prune, rank_of,
-                                    require, shape_of, unify, unknown_tv)
-from incflat.ir.frontend.check.values import V
-from incflat.ir.types import BOOL, I64, Array, Scalar
+                                    require, row_type, shape_of, type_param_tv, unify, unknown_tv)
+from incflat.ir.frontend.check.values import V, split_tuple
+from incflat.ir.types import BOOL, I64, Array, Scalar, Tuple
 
 
 class ArrayExpressions:
     """Mixin of Checker: array literals, indexing, slicing and updates."""
 
     def lower_ArrayE(self, e, env):
-        if not e.elems:
-            raise self.err("An empty array literal needs a type: write ([] : []t).", e.loc)
+        if not e.elems:  # `[]`: its element type is decided by its uses, as an entry parameter's
+            if e.loc not in self.empty_literal_types:
+                self.empty_literal_types[e.loc] = P.TypeExp([("const", 0)], "?", e.loc, e.loc)
+            v = self.empty_array(P.AscribeE(e.loc, e.span, e, self.empty_literal_types[e.loc]), env)
+            self.empty_literal_atoms.update(a.name for a in v.atoms)
+            return v
         vals = [self.lower_val(x, env, "an array element") for x in e.elems]
         t0 = vals[0].t
         for v, x in zip(vals[1:], e.elems[1:]):
@@ -41,20 +45,53 @@ class ArrayExpressions:
         outer = shape_of(t)[0]
         if outer not in (None, 0):
             raise self.err(f"An empty array literal has size 0, but is annotated as {self.show(t)}.", e.loc)
+        return self.empty_of(t, e.loc)
+
+    def empty_of(self, t, loc):
+        """An array of type t with no elements (its outer size 0; inner sizes not known are 0)."""
         t = map_dims(t, lambda d: 0 if d is None else d)
         atoms = []
         for lt in leaves(t):
-            if not isinstance(prune(lt.elem), Scalar):
+            if type_param_tv(lt.elem):  # (a literal's or an unknown type is decided later, at zonk)
                 raise self.err("The element type of this empty array is a type parameter that nothing has decided "
                                "yet: incflat needs it where the array is made (pass a value of that type to the "
-                               "function, or write the type).", e.loc)
-            zero = False if lt.elem == BOOL else 0.0 if lt.elem.is_float else 0
+                               "function, or write the type).", loc)
+            zero = False if lt.elem == BOOL else 0.0 if isinstance(lt.elem, Scalar) and lt.elem.is_float else 0
             x = S.Const(zero, lt.elem)
             for k in range(lt.rank - 1, -1, -1):
-                x = self.bind(S.Replicate(self.dim_atom(lt.shape[k]), x), Array(lt.elem, lt.shape[k:]), e.loc,
+                x = self.bind(S.Replicate(self.dim_atom(lt.shape[k]), x), Array(lt.elem, lt.shape[k:]), loc,
                               "empty")
             atoms.append(x)
         return V(t, tuple(atoms))
+
+    def empty_as(self, v, t, loc):
+        """v with each empty array literal in it (v itself, or a component of a tuple) made an empty array of
+        the annotated type t's rows."""
+        t = prune(t)
+        if isinstance(v, V) and isinstance(t, Tuple) and isinstance(prune(v.t), Tuple) \
+                and prune(v.t).names == t.names:
+            parts = [self.empty_as(p, et, loc) for p, et in zip(split_tuple(v), t.elems)]
+            return V(prune(v.t).with_elems(p.t for p in parts), tuple(a for p in parts for a in p.atoms))
+        return self.empty_like(v, t, loc)
+
+    def empty_like(self, v, t, loc, local=frozenset()):
+        """v, where it is an empty array literal `[]` (whose inner sizes its uses could not tell), as an empty
+        array of rows of t's type: what `xs ++ []` and `if c then xs else []` mean. v itself otherwise, or where
+        t's rows have sizes in `local` (names bound where v cannot see them)."""
+        if not (isinstance(v, V) and v.atoms and all(isinstance(a, S.Var) and a.name in self.empty_literal_atoms
+                                                    for a in v.atoms)):
+            return v
+        t = prune(t)
+        if not is_arr(t) or rank_of(prune(v.t)) > rank_of(t):
+            return v
+        row = row_type(t)
+        if any(isinstance(d, str) and (d in local or d.startswith("?")) for d in _dims_of(row)):
+            return v  # (`?n`: a size an annotation binds, not known yet)
+        if unify(row_type(prune(v.t)), row) == "type":
+            return v
+        new = self.empty_of(arr_of(row, (0,)), loc)
+        self.empty_literal_atoms.update(a.name for a in new.atoms)
+        return new
 
     def index_atom(self, x, loc):
         """A point index: any integer type, converted to i64."""
@@ -216,3 +253,10 @@ def _binds_nothing(e) -> bool:
     if isinstance(e, (list, tuple)):
         return all(_binds_nothing(x) for x in e)
     return True
+
+
+def _dims_of(t) -> list:
+    """Every dimension of a checker type."""
+    out = []
+    map_dims(t, lambda d: out.append(d) or d)
+    return out

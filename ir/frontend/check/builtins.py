@@ -182,6 +182,8 @@ class Builtins:
     def concat(self, args, loc, name="++"):
         xs = self.arg_array(name, args[0], 1)
         ys = self.arg_array(name, args[1], 2)
+        ys = self.empty_like(ys, xs.t, loc)
+        xs = self.empty_like(xs, ys.t, loc)
         tx, ty = prune(xs.t), prune(ys.t)
         r = unify(row_type(tx), row_type(ty))
         if r:

@@ -133,30 +133,29 @@ class Declarations:
         return V(t, tuple(S.Var(self.fresh(base), lt) for lt in ls))
 
     def check_fun(self, d: P.Decl) -> S.FunDef:
-        """Check a function. An entry point's parameters whose types are not written get types from their uses:
-        each starts as an unknown scalar, refined (and the function checked again) when used as an array or
-        a tuple, as Futhark's inference would find."""
+        """Check a function. An entry point's parameters whose types are not written, and the elements of empty
+        array literals `[]`, get types from their uses: each starts as an unknown scalar, refined (and the
+        function checked again) when used as an array or a tuple, as Futhark's inference would find."""
         self.unknown_types = {}
         if d.type_params:
             raise self.err(f'The entry point "{d.name}" cannot have type parameters (as in Futhark): its types '
                            f'must be known.', d.type_params[0][1])
-        if not (d.entry or d.name == "main") or not not all(P.pat_is_typed(p) for p in d.params):
-            return self.check_with_sums(d)
-        params = [_with_unknown_types(p) for p in d.params]
-        d = dataclasses.replace(d, params=params)
+        if (d.entry or d.name == "main") and not all(P.pat_is_typed(p) for p in d.params):
+            d = dataclasses.replace(d, params=[_with_unknown_types(p) for p in d.params])
         for _ in range(64):
             self.unknown_types = {}
             try:
                 return self.check_with_sums(d)
             except Refine as r:
-                if id(r.tv) not in self.unknown_types:  # pragma: no cover (only parameters have unknown types)
+                if id(r.tv) not in self.unknown_types:  # pragma: no cover (only these have unknown types)
                     raise
                 te = self.unknown_types[id(r.tv)][1]
                 if r.elems:
                     te.base = [P.TypeExp([], "?", te.loc, te.loc) for _ in range(r.elems)]
                 else:
                     te.dims = te.dims + [("any", None)] * r.dims
-        raise self.err(f'The parameter types of "{d.name}" cannot be inferred; write them.', d.loc)
+        raise self.err(f'The parameter types of "{d.name}" (or of its empty array literals) cannot be inferred; '
+                       f'write them.', d.loc)
 
     def check_fun_once(self, d: P.Decl) -> S.FunDef:
         if "'" in d.name and (d.entry or d.name == "main"):
@@ -273,6 +272,8 @@ class Declarations:
                 raise self.not_a_value(res, d.body.loc, f'the body of "{d.name}"')
             self.declare_inlined(d)  # it returns a function: inlined where it is applied
             return None
+        if ret_ann is not None:
+            res = self.empty_as(res, ret_ann, d.body.loc)
         body_t = res.t
         if ret_ann is not None:
             r = unify(ret_ann, body_t)
@@ -339,6 +340,9 @@ class Declarations:
     def require_known_parameter_types(self, d: P.Decl):
         """Each parameter type that was not written must have been decided by its uses."""
         for tv, te in self.unknown_types.values():
+            if unknown_tv(tv) and self.empty_literal_types.get(te.loc) is te:
+                raise self.err("The type of this empty array literal cannot be inferred from its uses; write it, as "
+                               "in ([] : []i32).", te.loc)
             if unknown_tv(tv):
                 raise self.err(f'The type of this parameter of "{d.name}" cannot be inferred from its uses; write '
                                f'it, as in (x: i32).', te.loc)
@@ -587,6 +591,7 @@ class Declarations:
                 raise self.err(f'Unknown size "{v}" in type annotation.', dloc)
             return self.local_type_dim(kind, v, dloc, env)
         ann = self.resolve_type(te, dimfn)
+        val = self.empty_as(val, ann, loc)
         r = self.match_type(ann, val.t, sizes)
         if r == "size":
             unbound = []

@@ -292,6 +292,14 @@ def unify(a, b) -> Optional[str]:
         for x, y in zip(a.elems, b.elems):
             r = _worse(r, unify(x, y))
         return r
+    for x, y in ((a, b), (b, a)):  # an array of a type still unknown (an empty literal's) meets one of more dimensions
+        if isinstance(x, (Array, TArr)) and isinstance(y, (Array, TArr)) and unknown_tv(x.elem) \
+                and len(x.shape) < len(y.shape):
+            r = unify(x.elem, drop_dims(y, len(x.shape)))  # (refines the unknown type as an array: Refine)
+            for d, e in zip(x.shape, y.shape):
+                if d is not None and e is not None and d != e:
+                    r = _worse(r, "size")
+            return r
     if isinstance(a, (Array, TArr)) and isinstance(b, (Array, TArr)) and (
             type(a) is type(b) or isinstance(prune(a.elem), SumTV) or isinstance(prune(b.elem), SumTV)):
         if len(a.shape) != len(b.shape):

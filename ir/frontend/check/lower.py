@@ -413,6 +413,8 @@ class Lowering:
             self.defs[new.name] = self.defs.pop(a.name)
         if a.name in self.alias:
             self.alias[new.name] = (self.alias.pop(a.name) - {a.name}) | {new.name}
+        if a.name in self.empty_literal_atoms:
+            self.empty_literal_atoms.add(new.name)
         return V(val.t, (new,))
 
     def check_local_fun(self, c: Closure):
@@ -471,6 +473,19 @@ class Lowering:
         `match`'s cases)."""
         if isinstance(a, FunV) or isinstance(b, FunV):
             raise self.err(f'{what} cannot be functions.', loc)
+        local_then = {v.name for s in then_stms for v in s.pat}
+        local_else = {v.name for s in else_stms for v in s.pat}
+        for side in ("then", "else"):  # an empty literal `[]` takes the rows of the other branch
+            mine, other, stms, other_local = (a, b, then_stms, local_else) if side == "then" else \
+                (b, a, else_stms, local_then)
+            saved = self.push()
+            self.stms.extend(stms)
+            new = self.empty_like(mine, other.t, loc, other_local)
+            stms = self.pop(saved)
+            if side == "then":
+                a, then_stms = new, stms
+            else:
+                b, else_stms = new, stms
         r = unify(a.t, b.t)
         if r == "type":
             raise self.err(f'{what} have different types: {self.show(a.t)} and {self.show(b.t)}.', loc)
