@@ -28,3 +28,16 @@ entry shrink (xs: []i32) (ids: []i64) : (i64, i64) =
 entry fixed [n] (xs: [n]i32) : i64 =
   let (xs', ids') = drop_small xs (iota n)
   in pairs_sum xs' ids'
+
+-- Two parameters that start with one size by chance (two `[]`, Futhark's tests/issue1755.fut) and change apart:
+-- each keeps its own size (they were taken as one, and a run failed its size check).
+-- ==
+-- entry: apart
+-- input { 2i64 } output { [3i64, 3i64, 2i64] [2i64, 1i64] }
+
+entry apart (n: i64) =
+  let (_, shapes, lens) =
+    loop (xs, shapes, lens) = ([1i64], [], []) for _i < n do
+      let s = map (+ 1) xs
+      in (s ++ s, s ++ shapes, [length s] ++ lens)
+  in (shapes, lens)

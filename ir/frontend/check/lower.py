@@ -649,7 +649,7 @@ class Lowering:
         outer_barrier = self.barrier
         # groups whose sizes change together: the body returns them with one size (a filter's result, unzipped),
         # and they start with one size or with anonymous ones (coerced to one, checked at run time)
-        together = {}
+        together, apart = {}, set()
         init_dims = {groups[(k, j)]: d for k, lt in enumerate(init_leaves) for j, d in enumerate(shape_of(lt))}
         for _ in range(64):
             self.consumed = dict(c0)
@@ -714,8 +714,13 @@ class Lowering:
                         raise self.err(f"The loop body returns {self.show(res.t)}, but the loop parameter is "
                                        f"declared as {self.show(ptree)} (size mismatch).", e.body.loc)
                     new_gen.add(g)
-            merged = self.sizes_changing_together(gen | new_gen, returned, init_dims, together)
-            if not new_gen and not merged:
+            # groups taken as changing together that the body returns with different sizes started equal by
+            # chance (two `[]`): they are told apart, for good
+            split = {g for g, r in together.items() if returned.get(g) != returned.get(r)}
+            for g in split:
+                apart.add(frozenset((g, together.pop(g))))
+            merged = self.sizes_changing_together(gen | new_gen, returned, init_dims, together, apart)
+            if not new_gen and not merged and not split:
                 break
             gen |= new_gen
         if together:  # their initial values take one size: one that is not anonymous, if any
@@ -748,9 +753,10 @@ class Lowering:
                 self.alias_to([v], [x])
         return V(self.rebuild(init_t, out_types), pat[len(sizes):])
 
-    def sizes_changing_together(self, varying, returned, init_dims, together) -> bool:
+    def sizes_changing_together(self, varying, returned, init_dims, together, apart=frozenset()) -> bool:
         """Adds to `together` (group -> its representative) the groups of `varying` that the body returned with one
-        size and that start with one size, or with anonymous ones; whether it added any."""
+        size and that start with one size, or with anonymous ones, unless told `apart` (pairs); whether it added
+        any."""
         added = False
         first = {}
         for g in sorted(varying, key=repr):
@@ -758,8 +764,8 @@ class Lowering:
             if not isinstance(rd, str) or g in together:
                 continue
             r = first.setdefault(rd, together.get(g, g))
-            if r != g and (init_dims[r] == init_dims[g] or init_dims[r] in self.flexible
-                           or init_dims[g] in self.flexible):
+            if r != g and frozenset((g, r)) not in apart and (init_dims[r] == init_dims[g] or init_dims[r] in
+                                                               self.flexible or init_dims[g] in self.flexible):
                 together[g] = r
                 added = True
         return added
