@@ -64,36 +64,42 @@ def example_folder(tmp_path_factory, command_program, name: str, folder: Path | 
     return folder
 
 
+MANY = 1000  # a count of runs or elements from which a command may take long
+SECONDS = 10  # a number of seconds from which it may (it may then spend that long, as futhark bench would)
+
+
 def numeric_option_commands(fut: Path) -> dict:
-    """incflat's commands with a numeric option or value X: {name: (argv, whether a large X asks for long work)}."""
+    """incflat's commands with a numeric option or value X: {name: (argv, the least X that asks for long work, or
+    None)}."""
     f = str(fut)
     bench = ["bench", f, "--no-convergence-phase", "-r", "1"]
     tune = ["autotune", f, "--no-moderate", "--no-store", "-r", "1", "--stop-after", "5"]
     return {
-        "dataset -s": (["dataset", "-g", "i32", "-s", X], False),
-        "dataset -g [X]i8": (["dataset", "-g", f"[{X}]i8"], True),
-        "dataset -g [2][X]f32": (["dataset", "-g", f"[2][{X}]f32"], True),
-        "dataset --i8-bounds X:5": (["dataset", "-g", "[2]i8", "--i8-bounds", f"{X}:5"], False),
-        "dataset --f32-bounds 0:X": (["dataset", "-g", "[2]f32", "--f32-bounds", f"0:{X}"], False),
-        "dataset --u64-bounds X:X": (["dataset", "-g", "u64", "--u64-bounds", f"{X}:{X}"], False),
-        "dataset --f64-bounds X:1": (["dataset", "-g", "f64", "--f64-bounds", f"{X}:1"], False),
-        "test --timeout": (["test", "--timeout", X, f], False),
-        "bench -r": ([*bench, "-r", X], True),
-        "bench --convergence-max-seconds": (["bench", f, "-r", "1", "--convergence-max-seconds", X], True),
-        **{f"autotune {option}": ([*tune, option, X], option in ("-r", "--max-runs", "--max-time", "--stop-after"))
+        "dataset -s": (["dataset", "-g", "i32", "-s", X], None),
+        "dataset -g [X]i8": (["dataset", "-g", f"[{X}]i8"], MANY),
+        "dataset -g [2][X]f32": (["dataset", "-g", f"[2][{X}]f32"], MANY),
+        "dataset --i8-bounds X:5": (["dataset", "-g", "[2]i8", "--i8-bounds", f"{X}:5"], None),
+        "dataset --f32-bounds 0:X": (["dataset", "-g", "[2]f32", "--f32-bounds", f"0:{X}"], None),
+        "dataset --u64-bounds X:X": (["dataset", "-g", "u64", "--u64-bounds", f"{X}:{X}"], None),
+        "dataset --f64-bounds X:1": (["dataset", "-g", "f64", "--f64-bounds", f"{X}:1"], None),
+        "test --timeout": (["test", "--timeout", X, f], None),
+        "bench -r": ([*bench, "-r", X], MANY),
+        "bench --convergence-max-seconds": (["bench", f, "-r", "1", "--convergence-max-seconds", X], SECONDS),
+        **{f"autotune {option}": ([*tune, option, X], {"-r": MANY, "--max-runs": MANY, "--max-time": SECONDS,
+                                                       "--stop-after": SECONDS}.get(option))
            for option in ("-r", "--max-runs", "--max-time", "--timeout", "--budget", "--stop-after", "--seed")},
-        "run -r": (["run", f, "-r", X], True),
-        "run --interpreter -r": (["run", "--interpreter", f, "-r", X], True),
-        "run --param": (["run", f, "--param", f"{THRESHOLD}={X}"], False),
-        **{f"run {option}": (["run", f, option, X], False)
+        "run -r": (["run", f, "-r", X], MANY),
+        "run --interpreter -r": (["run", "--interpreter", f, "-r", X], MANY),
+        "run --param": (["run", f, "--param", f"{THRESHOLD}={X}"], None),
+        **{f"run {option}": (["run", f, option, X], None)
            for option in ("--default-threshold", "--default-group-size", "--default-tile-size")},
     }
 
 
-def asks_for_long_work(value: str) -> bool:
-    """Whether value, read as loosely as any parser might, is a number of 1000 or more."""
+def asks_for_long_work(value: str, least: float | None) -> bool:
+    """Whether value, read as loosely as any parser might, is a number of `least` or more."""
     try:
-        return float(value.strip()) >= 1000
+        return least is not None and float(value.strip()) >= least
     except ValueError:
         return False
 
@@ -106,9 +112,9 @@ def test_incflat_numeric_options_take_extreme_values(tmp_path_factory, command_p
     commands = numeric_option_commands(folder / "prog.fut")
     name = data.draw(st.sampled_from(sorted(commands)))
     value = data.draw(extreme_numbers())
-    template, long_when_large = commands[name]
+    template, least = commands[name]
     argv = [word.replace(X, value) for word in template]
-    long_work = long_when_large and asks_for_long_work(value)
+    long_work = asks_for_long_work(value, least)
     note(f"incflat {argv}")
     reports = argv[0] in ("test", "bench")  # (their report of a failed case is on stdout; others' may be large)
     proc = run_command([*incflat_command(), *argv], COMMAND_INPUT, LONG_WORK_SECONDS if long_work else COMMAND_SECONDS,
