@@ -288,8 +288,6 @@ BAD = [
     ('def f (x: i32) = {}', 1, 18, ['empty record', 'not supported']),
     ('def f (x: {}) = 1', 1, 11, ['empty record type', 'not supported']),
     ('entry f {x, y: f32} = y', 1, 10, ['"f"', 'cannot be inferred']),
-    ('def f (r: {xs: *[]i32}) = r with xs[0] = 1', 1, 36, ['Syntax error', 'cannot mix fields and indices']),
-    ('def f (a: *[]{x: i32}) = a with [0].x = 1', 1, 36, ['Syntax error', 'cannot mix fields and indices']),
     ('def f [n] (xs: [n]i32) = xs :> [k]i32', 1, 32, ['Unknown size "k"']),
     ('def k (x: i32) = x\ndef f [n] (xs: [n]i32) = xs :> [k]i32', 2, 32, ['"k"', 'names a function']),
     ('def f [n] (xs: [n]i32) = let k = 1f32 in xs :> [k]i32', 1, 48, ['"k"', 'i64', 'f32']),

@@ -12,6 +12,7 @@ is an error here.
 
 import functools
 import importlib.resources
+import itertools
 import re
 import threading
 
@@ -319,20 +320,54 @@ class ToSyntax(ModuleSyntax, TypeSyntax, Transformer):
                 steps.append((str(self.fieldid([tok])), self.loc(tok)))
         return steps
 
-    def field_path(self, c):
-        return self.path_steps(c)
+    def update_path(self, c):
+        """The steps of `with`'s path, outermost first: ("field", (name, Loc)) and ("index", (indices, Loc))."""
+        if isinstance(c[0], Token) and c[0].type == "LSQUARE":
+            first, rest = [("index", (c[1], self.loc(c[0])))], c[3:]
+        else:
+            first, rest = [("field", step) for step in self.path_steps(c[:1])], c[1:]
+        return first + list(rest)
 
-    def with_field(self, c):
-        rec, kw, path, _eq, val = c
-        rec, val = fin(rec), fin(val)
-        return RecordUpdateE(self.loc(kw), (rec.span[0], val.span[1]), rec, path, val)
+    def path_step(self, c):
+        if len(c) == 1:
+            return "field", self.path_steps(c)[0]
+        return "index", (c[1], self.loc(c[0]))
 
-    def let_field(self, c):
-        # let r.a.b = v in body  ==>  let r = r with a.b = v in body
-        let, rhs, body = c[0], fin(c[-2]), fin(c[-1])
-        (name, loc), *path = self.path_steps(c[1:-3])
-        r = Ident(loc, (c[1].start_pos, c[1].start_pos + len(name)), name)
-        upd = RecordUpdateE(loc, (r.span[0], rhs.span[1]), r, path, rhs)
+    def with_path(self, c):
+        rec, kw, steps, _eq, val = c
+        return self.updated(fin(rec), steps, fin(val), self.loc(kw))
+
+    def updated(self, x, steps, val, loc):
+        """`x with steps = val`, where the steps mix fields and indices, as Futhark reads it: the outermost run of
+        fields (or the outermost index) updated with the part of x there, itself updated with the rest."""
+        span = (x.span[0], val.span[1])
+        kind = steps[0][0]
+        run = [step for _, step in itertools.takewhile(lambda s: s[0] == "field", steps)] if kind == "field" \
+            else [steps[0][1]]
+        rest = steps[len(run):]
+        if not rest:
+            return RecordUpdateE(loc, span, x, run, val) if kind == "field" else WithE(loc, span, x, run[0][0], val)
+        target = x if isinstance(x, Ident) else Ident(x.loc, x.span, "(with)")  # (a name no program can write)
+        if kind == "field":
+            part = target
+            for name, floc in run:
+                part = ProjE(floc, span, part, name, floc)
+            inner = self.updated(part, rest, val, loc)
+            out = RecordUpdateE(loc, span, target, run, inner)
+        else:
+            idxs, iloc = run[0]
+            inner = self.updated(IndexE(iloc, span, target, idxs, iloc), rest, val, loc)
+            out = WithE(loc, span, target, idxs, inner)
+        return out if target is x else LetE(loc, span, PName(target.name, x.loc), [], x, out)
+
+    def let_path(self, c):
+        # let r.a[i].b = v in body  ==>  let r = r with a[i].b = v in body
+        let, head, *steps = c[:-3]
+        rhs, body = fin(c[-2]), fin(c[-1])
+        (name, loc), *fields = self.path_steps([head])
+        r = Ident(loc, (head.start_pos, head.start_pos + len(name)), name)
+        path = [("field", f) for f in fields] + steps
+        upd = self.updated(r, path, rhs, path[0][1][1] if path[0][0] == "index" else loc)  # (at `[`, as a with)
         return LetE(self.loc(let), self.span(let, body), PName(name, loc), [], upd, body)
 
     # ---- expressions
@@ -373,14 +408,6 @@ class ToSyntax(ModuleSyntax, TypeSyntax, Transformer):
         params = [x for x in rest[:-2] if not isinstance(x, tuple)]
         return LetFunE(self.loc(let), self.span(let, body), str(name), self.loc(name), params, ret,
                        rhs, body, sizes, types)
-
-    def let_update(self, c):
-        # let a[i] = v in body  ==>  let a = a with [i] = v in body
-        let, name, lsq, idxs, _rsq, _eq, rhs, body = c
-        rhs, body = fin(rhs), fin(body)
-        a = Ident(self.loc(name), self.span(name, name), str(name))
-        w = WithE(self.loc(lsq), (a.span[0], rhs.span[1]), a, idxs, rhs)
-        return LetE(self.loc(let), self.span(let, body), PName(a.name, a.loc), [], w, body)
 
     def assert_exp(self, c):
         kw, cond, body = c
@@ -429,11 +456,6 @@ class ToSyntax(ModuleSyntax, TypeSyntax, Transformer):
         """`f a \\x -> e`: an application whose last argument is a lambda, unbracketed (as Futhark allows)."""
         k = next(i for i, x in enumerate(c) if isinstance(x, Token) and x.type == "BACKSLASH")
         return mk_app(c[0], [*c[1:k], self.lambda_exp(c[k:])])
-
-    def with_exp(self, c):
-        arr, kw, _lsq, idxs, _rsq, _eq, val = c
-        arr, val = fin(arr), fin(val)
-        return WithE(self.loc(kw), (arr.span[0], val.span[1]), arr, idxs, val)
 
     def withexp(self, c):
         return fin(c[0])
@@ -664,9 +686,6 @@ def _hint(tok: Token, expected: set, text: str) -> str:
     if t == "LSQUARE" and tok.start_pos > 0 and text[tok.start_pos - 1] in " \t" and \
             "INDEX_LSQUARE" in expected:
         return " (Write a[i] without a space to index; a [i] applies a to an array literal.)"
-    if t == "INDEX_LSQUARE" and {"PROJ", "EQUALS"} <= expected or t == "PROJ" and expected == {"EQUALS"}:
-        return (' - an update path cannot mix fields and indices in incflat; update the field with an updated '
-                'array, as in r with xs = (r.xs with [i] = v).')
     if t == "COLON" and "ARROW" in expected and re.search(r"\bcase\b[^>]*$", text[:tok.start_pos]):
         return " - a case's pattern with a type is written in brackets: case (x: t) -> ..."
     if t == "MATCH" and "BACKSLASH" in expected:

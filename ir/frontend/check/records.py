@@ -39,16 +39,28 @@ class Records:
         return split_tuple(x)[self.field_index(t, name, loc)]
 
     def lower_ProjE(self, e, env):
-        return self.project(self.lower_val(e.x, env), e.field_, e.field_loc)
+        return self.fields_of(e.x, [(e.field_, e.field_loc)], env)
 
     def lower_field_path(self, e: P.QualIdent, env):
         """`r.a.b` (lexed as one qualified name): fields of the value r."""
         col = e.loc.col + len(e.parts[0]) + 1
         head = P.Ident(e.loc, (e.span[0], e.span[0] + len(e.parts[0])), e.parts[0])
-        x = self.lower_val(head, env)
+        path = []
         for name in e.parts[1:]:
-            x = self.project(x, name, Loc(e.loc.file, e.loc.line, col))
+            path.append((name, Loc(e.loc.file, e.loc.line, col)))
             col += len(name) + 1
+        return self.fields_of(head, path, env)
+
+    def fields_of(self, base, path, env) -> V:
+        """The field `path` (names with their Locs) of the value of base. A variable's field is checked alone for
+        a use after consumption, as Futhark tracks a record's fields apart (`(x with 0 = ...) with 1 = (x.1 ...)`
+        after x.0 was updated in place)."""
+        whole = isinstance(base, P.Ident) and isinstance(env.get(base.name), V)
+        x = env[base.name] if whole else self.lower_val(base, env)
+        for name, loc in path:
+            x = self.project(x, name, loc)
+        if whole:
+            self.check_use(x, base.loc, base.name)
         return x
 
     def lower_RecordUpdateE(self, e, env):
