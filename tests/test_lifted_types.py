@@ -26,7 +26,6 @@ def test_a_lifted_abbreviation_names_a_function_type():
     ("type^ f = i32 -> i32\ndef g (h: [2]f) = 1i32\n", 2, 11, "An array of \"f\""),
     ("type^ f [n] = [n]i32 -> i32\ndef g (h: f) = 1i32\n", 2, 11, "takes 1 size arguments, but is given 0"),
     ("type+ t = i32\n", 1, 5, '"type+" is not supported'),
-    ("type^ f = i32 -> i32\nentry main (x: i32) : f = \\y -> y\n", 2, 23, "function type"),
 ])
 def test_what_cannot_be_expanded_is_a_located_error(text, line, col, words):
     with pytest.raises(CompileError) as e:

@@ -71,6 +71,7 @@ class FunTypeExp:
     result: object
     loc: Loc = field(repr=False)
     unique: bool = False
+    name: Optional[str] = None  # the parameter's, in `(n: i64) -> [n]t`
 
 
 @dataclass

@@ -47,8 +47,9 @@ class TypeSyntax:
         return FunTypeExp(c[0], c[2], c[0].loc)
 
     def named_fun_type(self, c):
-        """`(x: t) -> u`: the parameter's name only documents it (a size it would name is not supported)."""
-        return FunTypeExp(c[3], c[6], self.loc(c[0]))
+        """`(x: t) -> u`: the parameter's name may be a size of u (in a definition's type, `def f : (n: i64) ->
+        [n]i32 = ...`)."""
+        return FunTypeExp(c[3], c[6], self.loc(c[0]), name=str(c[1]))
 
     def tbase(self, c):
         *dims, t = c

@@ -37,13 +37,34 @@ class Declarations:
         for d in self.decls:
             if isinstance(d, P.TypeDecl):
                 self.check_type_decl(d)
-            elif self.is_inlined_only(d):
+                continue
+            d = self.eta_typed(d)
+            if self.is_inlined_only(d):
                 self.declare_inlined(d)
             else:
                 fd = self.check_fun(d)
                 if fd is not None:
                     funs.append(fd)
         return S.Program(tuple(funs), self.filename)
+
+    def eta_typed(self, d: P.Decl) -> P.Decl:
+        """A definition whose result type is a function type (written, or a `type^` abbreviation of one) with the
+        parameters that type gives: `def bint : bool -> i32 = i32.bool` is `def bint (x: bool): i32 = i32.bool x`
+        (the parameters' names are ones no program can write)."""
+        t = d.ret
+        if isinstance(t, P.TypeExp) and isinstance(t.base, str) and not t.dims and not t.args \
+                and not t.type_args and isinstance(getattr(self.types.get(t.base), "type", None), P.FunTypeExp):
+            t = self.types[t.base].type
+        if not isinstance(t, P.FunTypeExp):
+            return d
+        params, args = list(d.params), []
+        while isinstance(t, P.FunTypeExp):
+            name = t.name or f"(x{len(args)})"
+            params.append(P.PTyped(P.PName(name, t.loc), t.param, t.loc))
+            args.append(P.Ident(d.body.loc, d.body.span, name))
+            t = t.result
+        body = P.App(d.body.loc, d.body.span, d.body, args)
+        return dataclasses.replace(d, params=params, ret=t, body=body)
 
     @staticmethod
     def is_inlined_only(d: P.Decl) -> bool:
@@ -82,6 +103,9 @@ class Declarations:
         if d.name in self.types:
             raise self.err(f'Duplicate definition of the type "{d.name}".', d.name_loc)
         if d.type_params:  # checked where it is used, with its type arguments
+            self.types[d.name] = d
+            return
+        if isinstance(d.type, P.FunTypeExp) and not d.size_params:  # `type^ f = a -> b`: a definition's type
             self.types[d.name] = d
             return
         params = {n for n, _ in d.size_params}
