@@ -65,6 +65,11 @@ BAD = [
     ('def main : u8 = -4', 1, 17, ['-4', 'out of bounds', 'u8']),
     ('def main : f32 = 9.7e42', 1, 18, ['out of bounds', 'f32']),
     ('def main : f64 = 1.8e308', 1, 18, ['This literal', 'out of bounds', 'f64']),
+    # tuples and records that hold functions: only their fields can be used
+    ('entry main (x: i32) = let t = [(\\(y: i32) -> y, 1)] in x', 1, 32, ['holds a function', 'array element']),
+    ('entry main (x: i32) = let t = (\\(y: i32) -> y, 1) in t x', 1, 54, ['holds a function', 'cannot be applied']),
+    ('entry main (x: i32) = let t = (\\(y: i32) -> y, 1) in t', 1, 23, ['holds a function', 'result of the entry']),
+    ('entry main (xs: []i32) = let t = (\\(y: i32) -> y, 1) in map t xs', 1, 61, ['holds a function', 'takes 0']),
     # recursion through functions inlined at each call (Futhark's tests/higher-order-functions/recursion*.fut)
     ('def rep (n: i64) (f: i64 -> i64) (x: i64): i64 = if n == 0 then x else rep (n - 1) f (f x)\n'
      'entry main (x: i64) = rep 3 (\\y -> y + 1) x', 1, 72, ['"rep" calls itself', 'recursive']),

@@ -139,11 +139,22 @@ def pat_is_typed(p) -> bool:
     """Whether every part of a pattern has its type written, and not a function type: a function with such
     parameters can be checked before it is applied."""
     if isinstance(p, PTyped):
-        return not isinstance(p.type, FunTypeExp)
+        return not has_function_type(p.type)
     if isinstance(p, PTuple):
         return all(pat_is_typed(x) for x in p.elems)
     if isinstance(p, PRecord):
         return all(pat_is_typed(x) for _, _, x in p.fields)
+    return False
+
+
+def has_function_type(t) -> bool:
+    """Whether a type as written is a function type or holds one (in a tuple or record)."""
+    if isinstance(t, FunTypeExp):
+        return True
+    if isinstance(t, TypeExp) and isinstance(t.base, list):
+        return any(has_function_type(x) for x in t.base)
+    if isinstance(t, TypeExp) and isinstance(t.base, RecordTypeExp):
+        return any(has_function_type(x) for _, x in t.base.fields)
     return False
 
 

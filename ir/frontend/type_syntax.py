@@ -86,7 +86,7 @@ class TypeSyntax:
         return types[0] if len(types) == 1 else TypeExp([], types, self.loc(tok), self.loc(tok))
 
     def tuple_type(self, c):
-        elems = [x for x in c[1:] if isinstance(x, TypeExp)]
+        elems = [x for x in c[1:] if isinstance(x, (TypeExp, FunTypeExp))]
         return TypeExp([], elems, self.loc(c[0]), self.loc(c[0]))
 
     def paren_type(self, c):

@@ -15,7 +15,7 @@ from incflat.ir.frontend.check.infer import (UNKNOWN_SIZES_NOTE, TV, SumTV, TArr
                                             prune, shape_of, unify)
 from incflat.ir.frontend.check.prelude import (ARRAY_REDUCTIONS, BUILTIN_ARITY, DERIVED_MODULE_FUNCTIONS, SOAC_MAPS, UNZIPS, ZIPS,
                                       prelude_lookup)
-from incflat.ir.frontend.check.values import Arg, Ascribed, Closure, FunSig, FunV, Named, Partial, Section, V, atom_v
+from incflat.ir.frontend.check.values import Arg, Ascribed, Closure, FunRecord, FunSig, FunV, Named, Partial, Section, V, atom_v
 from incflat.ir.errors import CompileError
 from incflat.ir.traverse import unsafe_stm
 from incflat.ir.types import I64, Array, Scalar, Tuple
@@ -45,6 +45,8 @@ class Application:
             return (2 if f.side == "none" else 1) - len(f.pre)
         if isinstance(f, Ascribed):
             return len(f.ptypes) - len(f.pre)
+        if isinstance(f, FunRecord):
+            return 0
         raise TypeError(f)
 
     def curried_arity(self, f) -> int:
@@ -68,6 +70,9 @@ class Application:
 
     def apply(self, f, args, loc):
         """Apply a function value to arguments (Arg), inlining or emitting an Apply."""
+        if isinstance(f, FunRecord):
+            raise self.err("This is a tuple (or record) that holds a function, not a function; it cannot be applied "
+                           "to arguments.", loc)
         n = self.arity(f)
         if isinstance(f, Named) and f.name in ("unflatten", "unflatten_3d") and len(args) + len(f.pre) > 1:
             raise self.err(f'"{f.name}" takes only the array: since Futhark 0.25 its sizes come from the array\'s '

@@ -177,6 +177,8 @@ class Builtins:
                             is_arr(prune(a.type)) else a for a in v.atoms))
 
     def builtin_id(self, name, args, loc):
+        if isinstance(args[0].val, FunV):  # (a function, or a tuple that holds one, passes through)
+            return args[0].val
         return self.arg_value(name, args[0], 1)
 
     def concat(self, args, loc, name="++"):

@@ -15,7 +15,7 @@ from incflat.ir import source as S
 from incflat.ir.frontend.check.infer import (TV, Refine, TArr, _worse, arr_of, drop_dims, has_sum, is_arr, leaves,
                                             map_dims, prune, resolve_scalar, type_param_tv, unify, unknown_tv, zonk)
 from incflat.ir.frontend.check.prelude import ARRAY_REDUCTIONS, INT_RANGE, SOAC_MAPS, prelude_lookup
-from incflat.ir.frontend.check.values import Ascribed, Closure, FunSig, FunV, Named, Partial, Section, V, atom_v, split_tuple, tuple_v
+from incflat.ir.frontend.check.values import Ascribed, Closure, FunRecord, FunSig, FunV, Named, Partial, Section, V, atom_v, split_tuple, tuple_v
 from incflat.ir.types import I64, PRIM_NAMES, Array, Scalar, Tuple, record_type
 
 
@@ -290,6 +290,8 @@ class Declarations:
         res = self.lower(d.body, env)
         if isinstance(res, FunV):  # point-free: `def g = f x`, `entry main = map f32.acos`
             self.stms = None
+            if (d.entry or d.name == "main") and isinstance(res, FunRecord):
+                raise self.not_a_value(res, d.body.loc, f'the result of the entry point "{d.name}"')
             if d.entry or d.name == "main":
                 return self.check_fun(self.eta_expand(d, res))
             if d.ret is not None:
@@ -563,6 +565,9 @@ class Declarations:
         if isinstance(pat, (P.PConstr, P.PLit)):
             self.bind_refutable(pat, val, env, ann_env, what, sizes, tests)
             return
+        if isinstance(pat, (P.PTuple, P.PRecord)) and isinstance(val, FunRecord):
+            self.bind_fun_record(pat, val, env, ann_env, what, sizes, tests)
+            return
         if isinstance(pat, P.PTuple):
             t = prune(val.t) if isinstance(val, V) else None
             if unknown_tv(t):
@@ -597,6 +602,23 @@ class Declarations:
             te = te.result
         return Ascribed(f, tuple(ptypes), resolved(te), loc)
 
+    def bind_fun_record(self, pat, val: FunRecord, env, ann_env, what, sizes, tests):
+        """A tuple or record pattern matched against a tuple or record that holds a function: field by field."""
+        if isinstance(pat, P.PTuple):
+            names = tuple(str(k) for k in range(len(pat.elems)))
+            if names != val.names:
+                raise self.err(f"This tuple pattern has {len(pat.elems)} elements, but the {what} has the fields "
+                               f"{', '.join(val.names)}.", pat.loc)
+            pairs = zip(pat.elems, val.parts)
+        else:
+            by_name = dict(zip(val.names, val.parts))
+            if sorted(name for name, _, _ in pat.fields) != sorted(val.names):
+                raise self.err(f"This record pattern has the fields {', '.join(n for n, _, _ in pat.fields)}, but "
+                               f"the {what} has {', '.join(val.names)}.", pat.loc)
+            pairs = [(p, by_name[name]) for name, _, p in pat.fields]
+        for p, v in pairs:
+            self.bind_pattern(p, v, env, ann_env, what, sizes, tests)
+
     def check_annotation(self, te, val, env, what, loc, sizes=None):
         """`val` checked against the annotation te, binding size parameters listed in `sizes`; where only
         anonymous parameter sizes of the function being checked differ from the annotation's, val with the
@@ -605,6 +627,15 @@ class Declarations:
             if not isinstance(val, FunV):
                 raise self.err(f"The {what} is annotated as a function, but has type {self.show(val.t)}.", loc)
             return self.ascribed(te, val, loc)
+        if isinstance(val, FunRecord) and P.has_function_type(te):  # field by field
+            fields = [(str(k), x) for k, x in enumerate(te.base)] if isinstance(te.base, list) else \
+                [(name, x) for name, x in te.base.fields]
+            if sorted(name for name, _ in fields) != sorted(val.names):
+                raise self.err(f"The {what} has the fields {', '.join(val.names)}, but is annotated with "
+                               f"{', '.join(name for name, _ in fields)}.", loc)
+            by_name = dict(fields)
+            return FunRecord(val.names, tuple(self.check_annotation(by_name[name], part, env, what, loc, sizes)
+                                              for name, part in zip(val.names, val.parts)), val.loc)
         if isinstance(val, FunV):
             raise self.err(f"The {what} is a function, but is annotated with a type.", loc)
 

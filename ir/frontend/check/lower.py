@@ -13,7 +13,7 @@ from incflat.ir.frontend.check.infer import (TV, SumTV, TArr, drop_dims, has_sum
 from incflat.ir.frontend.check.prelude import (ARITH_OPS, ARRAY_REDUCTIONS, BUILTIN_ARITY, EQ_OPS, INT_OPS, LOGIC_OPS,
                                       NOT_SUPPORTED, ORD_OPS, SAFE_SIZE_OPS, prelude_lookup)
 from incflat.ir.frontend.check.operators import BUILTIN_BINOPS, COMPOSITIONS
-from incflat.ir.frontend.check.values import Arg, Ascribed, Closure, FunV, Named, Partial, V, atom_v, record_v, split_tuple, tuple_v
+from incflat.ir.frontend.check.values import Arg, Ascribed, Closure, FunRecord, FunV, Named, Partial, V, atom_v, record_v, split_tuple, tuple_v
 from incflat.ir.types import BOOL, I64, PRIM_NAMES, Array, Scalar, Tuple
 
 
@@ -47,6 +47,9 @@ class Lowering:
 
     def not_a_value(self, f, loc, what=None):
         desc = self.fun_desc(f)
+        if isinstance(f, FunRecord):
+            return self.err(f"{desc} cannot stand where {what or 'a value'} is expected: only its fields can be "
+                            f"used (picked, matched by a pattern, or passed to a function).", loc)
         n = self.arity(f)
         tail = f"; it expects {n} more argument{'s' if n != 1 else ''}" if n else ""
         return self.err(f"{desc} is a function{tail}, but {what or 'a value'} is expected here. (A function "
@@ -68,6 +71,8 @@ class Lowering:
             return {"lambda": "This lambda", "local": f'"{f.name}"', "inline": f'"{f.name}"'}[f.kind]
         if isinstance(f, Ascribed):
             return self.fun_desc(f.fn)
+        if isinstance(f, FunRecord):
+            return "This tuple (or record), which holds a function,"
         return "This operator section"
 
     def lower_AtomE(self, e, env):
@@ -305,7 +310,10 @@ class Lowering:
         return res
 
     def lower_TupleE(self, e, env):
-        return tuple_v([self.lower_val(x, env, "a tuple element") for x in e.elems])
+        vals = [self.lower(x, env) for x in e.elems]
+        if any(isinstance(v, FunV) for v in vals):
+            return FunRecord(tuple(str(k) for k in range(len(vals))), tuple(vals), e.loc)
+        return tuple_v(vals)
 
     def lower_AscribeE(self, e, env):
         if isinstance(e.x, P.ArrayE) and not e.x.elems and not e.coerce:

@@ -9,7 +9,7 @@ and `{0 = x, 1 = y}` as a pattern work on them too.
 from incflat.ir.frontend import syntax as P
 from incflat.ir.source import Loc
 from incflat.ir.frontend.check.infer import is_sum, prune, unify
-from incflat.ir.frontend.check.values import V, record_v, split_tuple
+from incflat.ir.frontend.check.values import FunRecord, FunV, V, record_v, split_tuple
 from incflat.ir.types import Tuple, field_order
 
 
@@ -28,10 +28,19 @@ class Records:
     # ---- expressions
 
     def lower_RecordE(self, e, env):
-        return record_v([(name, self.lower_val(x, env, "a record field")) for name, _, x in e.fields])
+        fields = [(name, self.lower(x, env)) for name, _, x in e.fields]
+        if any(isinstance(v, FunV) for _, v in fields):  # (a record that holds a function)
+            fields = sorted(fields, key=lambda f: field_order(f[0]))
+            return FunRecord(tuple(n for n, _ in fields), tuple(v for _, v in fields), e.loc)
+        return record_v(fields)
 
     def project(self, x: V, name, loc) -> V:
         """Field `name` of the value x."""
+        if isinstance(x, FunRecord):
+            if name not in x.names:
+                raise self.err(f'This tuple (or record) has no field {name} (its fields are '
+                               f'{", ".join(x.names)}).', loc)
+            return x.parts[x.names.index(name)]
         t = prune(x.t)
         if not isinstance(t, Tuple) or is_sum(t):
             raise self.err(f'Cannot take the field {name} of a value of type {self.show(t)}: only records and '
@@ -56,8 +65,10 @@ class Records:
         a use after consumption, as Futhark tracks a record's fields apart (`(x with 0 = ...) with 1 = (x.1 ...)`
         after x.0 was updated in place)."""
         whole = isinstance(base, P.Ident) and isinstance(env.get(base.name), V)
-        x = env[base.name] if whole else self.lower_val(base, env)
+        x = env[base.name] if whole else self.lower(base, env)
         for name, loc in path:
+            if isinstance(x, FunV) and not isinstance(x, FunRecord):
+                raise self.not_a_value(x, base.loc, "a tuple or record")
             x = self.project(x, name, loc)
         if whole:
             self.check_use(x, base.loc, base.name)

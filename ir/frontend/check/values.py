@@ -110,6 +110,16 @@ class Partial(FunV):
 
 
 @dataclass(eq=False)
+class FunRecord(FunV):
+    """A tuple or record that holds a function (`(\\x -> x + 1, 10)`, `{f = add, a = 42}`), as Futhark's
+    defunctionalisation allows: its fields are picked, matched by patterns and passed to functions that are
+    inlined, but it is no value of the IR (no array, loop parameter or branch of `if` holds one)."""
+    names: tuple  # the field names, in the order of a record type's fields (0, 1, ... for a tuple)
+    parts: tuple  # V or FunV per field
+    loc: S.Loc = None
+
+
+@dataclass(eq=False)
 class Ascribed(FunV):
     """A function value bound to a parameter whose function type is written (`g: f64 -> [n]f64`): applying it
     first unifies each argument with the type written for it, so that `g 0` passes an f64, and the result with
