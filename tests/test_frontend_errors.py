@@ -131,7 +131,7 @@ BAD = [
     ('def f (x: f64) = f64.fma x x 1f32', 1, 30, ['"f64.fma"', 'argument 3 of type f64', 'f32']),
     ('def f (x: f64) = f64.mul_hi x x', 1, 18, ['Unknown name "f64.mul_hi"']),
     ('def f (x: i32) = i32.gamma x', 1, 18, ['Unknown name "i32.gamma"']),
-    ('def f [n] (is: [n]i64) (vs: [n]i8) = hist (+) 0i8 3 is vs', 1, 47, ['"hist"', '32- or 64-bit', '[3]i8']),
+    ('def f [n] (is: [n]i64) (vs: [n]i8) = hist (\\a b -> a + b) 0i8 3 is vs', 1, 59, ['"hist"', '32- or 64-bit', 'builtin +', '[3]i8']),
     ('def f [n] (is: [n]i32) (vs: [n]i32) = hist (+) 0 3 is vs', 1, 52, ['indices passed to "hist"', '[]i64']),
     ('def f [n] (d: *[3]f32) (is: [n]i64) (vs: [n]i32) = reduce_by_index d (+) 0 is vs', 1, 79,
      ['values passed to "reduce_by_index"', '[n]i32', '[3]f32']),

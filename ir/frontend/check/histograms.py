@@ -1,4 +1,5 @@
-"""`reduce_by_index` and `hist`: lowered to S.Hist, whose bins are one array of 32- or 64-bit numbers.
+"""`reduce_by_index` and `hist`: lowered to S.Hist, whose bins are one array of 32- or 64-bit numbers (8- and
+16-bit integers and bools under a builtin operator are computed on 32 bits and narrowed back).
 
 A mixin of `Checker` (ir.frontend.check.checker). Bins of tuples and bins of rows are histograms of numbers too
 where the operator combines each component on its own, as most programs' operators do (accelerate's kmeans adds
@@ -22,7 +23,7 @@ from incflat.ir.analysis import free_in_exp
 from incflat.ir.frontend.check.infer import (arr_of, is_scalar, leaves, prune, resolve_scalar, row_type, shape_of,
                                             unify)
 from incflat.ir.frontend.check.apply import inline_closure
-from incflat.ir.frontend.check.values import Arg, Named, Partial, V, atom_v
+from incflat.ir.frontend.check.values import Arg, Named, Partial, Section, V, atom_v
 from incflat.ir.types import BOOL, I64, Array, Scalar
 
 U64 = Scalar("u64")
@@ -93,12 +94,16 @@ class Histograms:
         vals = self.arg_array(name, vs_a, 5)
         td, it, tv = prune(dest.t), prune(idx.t), prune(vals.t)
         t = row_type(td)
+        wide = self.widened_operator(f.val, t)
+        if wide is not None:
+            return self.narrow_histogram(name, args, t, wide, loc)
         rows = isinstance(prune(t), Array) and len(shape_of(t)) == 1 and _hist_number(row_type(t))
         tuples = not is_scalar(t) and not isinstance(prune(t), Array) and all(_hist_number(x) for x in leaves(t))
         if not (_hist_number(t) or rows or tuples):
             raise self.err(f'incflat supports "{name}" on bins of 32- or 64-bit numbers ([]i32, []i64, []u32, '
-                           f'[]u64, []f32, []f64), of tuples of them, or of rows of them ([][l]f32), but these bins '
-                           f'have type {self.show(td)}.', dest_a.loc)
+                           f'[]u64, []f32, []f64), of tuples of them, or of rows of them ([][l]f32), and on bins of '
+                           f'8- or 16-bit integers or bools under a builtin +, *, &, |, ^, min, max, || or &&, but '
+                           f'these bins have type {self.show(td)}.', dest_a.loc)
         if len(shape_of(it)) != 1 or unify(row_type(it), I64):
             raise self.err(f'The indices passed to "{name}" must have type []i64, but have type {self.show(it)}.',
                            is_a.loc)
@@ -241,6 +246,47 @@ class Histograms:
             if any(v == a for v in stm.pat):
                 return stm.exp.x if isinstance(stm.exp, S.Replicate) and is_scalar(stm.exp.x.type) else None
         return None
+
+    @staticmethod
+    def widened_operator(f, t) -> str | None:
+        """For bins of 8- or 16-bit integers or of bools under a builtin operator that 32 bits compute as
+        exactly (wrapping +, *, the bitwise ones, min and max: each kept by truncation), that operator on the
+        32-bit type (`i32.&`); None otherwise."""
+        t = prune(t)
+        if not (isinstance(t, Scalar) and (t.name == "bool" or (t.is_int and t.prim.size < 4))):
+            return None
+        if isinstance(f, Section) and f.side == "none" and not f.pre:
+            module, _, op = f.op.rpartition(".")
+        elif isinstance(f, Named) and f.kind == "prelude" and not f.pre:
+            module, _, op = f.name.rpartition(".")
+        else:
+            return None
+        if module not in ("", t.name):
+            return None
+        wide = "i32" if t.name == "bool" or t.is_signed else "u32"
+        ops = {"||": "|", "&&": "&", "max": "max", "min": "min"} if t.name == "bool" else \
+            {o: o for o in ("+", "*", "&", "|", "^", "max", "min")}
+        return f"{wide}.{ops[op]}" if op in ops else None
+
+    def narrow_histogram(self, name, args, t, wide_op, loc):
+        """reduce_by_index on 8- or 16-bit (or bool) bins: computed on 32-bit bins (values widened with their
+        sign, or zeros), then narrowed back; the kernel's compare-and-swap works on 32 or 64 bits."""
+        dest_a, f, ne_a, is_a, vs_a = args
+        t = prune(t)
+        wide, op = wide_op.split(".")
+        conv = Named(f"{wide}.{t.name}", "prelude", loc)
+        back = Named(f"{t.name}.{wide}", "prelude", loc)
+        mapped = Named("map", "builtin", loc)
+
+        def widen_array(a):
+            return Arg(self.apply(mapped, [Arg(conv, a.loc), a], a.loc), a.loc)
+        ne = self.arg_value(name, ne_a, 3)
+        wide_ne = Arg(self.apply(conv, [Arg(ne, ne_a.loc)], ne_a.loc), ne_a.loc)
+        op_f = Named(wide_op, "prelude", f.loc) if op in ("max", "min") else Section(wide_op, f.loc, None, "none",
+                                                                                   f.loc)
+        r = self.builtin_reduce_by_index(name, [widen_array(dest_a), Arg(op_f, f.loc), wide_ne, is_a,
+                                                widen_array(vs_a)], loc)
+        return self.apply(mapped, [Arg(back, loc), Arg(r, loc)], loc)
 
     def builtin_hist(self, name, args, loc):
         f, ne_a, k_a, is_a, vs_a = args
