@@ -27,7 +27,7 @@ from incflat.ir.frontend.module_syntax import ModuleSyntax
 from incflat.ir.frontend.type_syntax import TypeSyntax
 from incflat.ir.frontend.operators import OpSeq, fin
 from incflat.ir.frontend.syntax import (ArrayE, AscribeE, AssertE, Case, ConstrE, Decl, ForIn, ForUpto,
-                                       Ident, IfE, Import, IndexE, LambdaE, LetE, LetFunE, LocalDecl, Lit,
+                                       HoleE, Ident, IfE, Import, IndexE, LambdaE, LetE, LetFunE, LocalDecl, Lit,
                                        LoopE, MatchE, NegE, Node, NotE, ParamE, PConstr, PLit, PName, PRecord, PTuple,
                                        PTyped, PWild, ProjE, QualIdent, RangeE, RecordE,
                                        RecordUpdateE, SectionE, SliceI, SourceText, Syntax, TupleE,
@@ -512,6 +512,9 @@ class ToSyntax(ModuleSyntax, TypeSyntax, Transformer):
     def name(self, c):
         tok = c[0]
         return Ident(self.loc(tok), self.span(tok, tok), str(tok))
+
+    def hole(self, c):
+        return HoleE(self.loc(c[0]), self.span(c[0], c[0]))
 
     def constructor(self, c):
         tok = c[0]

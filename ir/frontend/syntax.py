@@ -316,6 +316,11 @@ class RecordE(Node):
 
 
 @dataclass
+class HoleE(Node):
+    """`???`: a value of any type, decided by its uses, that fails at run time."""
+
+
+@dataclass
 class ArrayE(Node):
     elems: list = field(default_factory=list)
 

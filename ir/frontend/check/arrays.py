@@ -64,6 +64,25 @@ class ArrayExpressions:
             atoms.append(x)
         return V(t, tuple(atoms))
 
+    def lower_HoleE(self, e, env):
+        """`???`: a run-time error where it is evaluated, standing for a value of the type its uses decide (refined
+        as an empty literal's element type is); the blank value it gives is never read."""
+        self.stms.append(S.Stm((), S.Assert(S.Const(False, BOOL), f"hole at {e.loc}"), e.loc))
+        if e.loc not in self.hole_types:
+            self.hole_types[e.loc] = P.TypeExp([], "?", e.loc, e.loc)
+        t = prune(self.resolve_type(self.hole_types[e.loc], lambda kind, v, loc: None))
+        v = self.blank_of(t, e.loc)
+        self.hole_atoms.update(a.name for a in v.atoms if isinstance(a, S.Var))
+        return v
+
+    def blank_of(self, t, loc) -> V:
+        """A value of type t that no one reads (zeros; arrays of sizes not known are empty)."""
+        t = prune(t)
+        if is_arr(t) or isinstance(t, Tuple):
+            return self.empty_of(t, loc) if is_arr(t) else \
+                V(t, tuple(a for x in t.elems for a in self.blank_of(x, loc).atoms))
+        return V(t, (S.Const(False if t == BOOL else 0, t),))
+
     def empty_as(self, v, t, loc):
         """v with each empty array literal in it (v itself, or a component of a tuple) made an empty array of
         the annotated type t's rows."""
@@ -74,10 +93,23 @@ class ArrayExpressions:
             return V(prune(v.t).with_elems(p.t for p in parts), tuple(a for p in parts for a in p.atoms))
         return self.empty_like(v, t, loc)
 
+    def is_hole(self, v) -> bool:
+        """Whether v is the blank value of a hole (`???`) that holds an array."""
+        return isinstance(v, V) and any(isinstance(a, S.Var) for a in v.atoms) and all(
+            a.name in self.hole_atoms for a in v.atoms if isinstance(a, S.Var))
+
     def empty_like(self, v, t, loc, local=frozenset()):
         """v, where it is an empty array literal `[]` (whose inner sizes its uses could not tell), as an empty
         array of rows of t's type: what `xs ++ []` and `if c then xs else []` mean. v itself otherwise, or where
         t's rows have sizes in `local` (names bound where v cannot see them)."""
+        if self.is_hole(v):  # a hole takes the whole type, its sizes too
+            t = prune(t)
+            if unify(prune(v.t), t) == "type" or any(isinstance(d, str) and (d in local or d.startswith("?"))
+                                                     for d in _dims_of(t)):
+                return v
+            new = self.blank_of(t, loc)
+            self.hole_atoms.update(a.name for a in new.atoms if isinstance(a, S.Var))
+            return new
         if not (isinstance(v, V) and v.atoms and all(isinstance(a, S.Var) and a.name in self.empty_literal_atoms
                                                     for a in v.atoms)):
             return v

@@ -65,6 +65,8 @@ class Checker(Uniqueness, Declarations, Lowering, Records, SumTypes, Operators, 
         self.inlining = ()  # the functions being inlined at this point, outermost first (to refuse recursion)
         self.empty_literal_types = {}  # Loc of an empty array literal `[]` -> the TypeExp its uses refine
         self.empty_literal_atoms = set()  # the variables such literals made (empty_like gives them their rows)
+        self.hole_types = {}  # Loc of a hole `???` -> the TypeExp its uses refine
+        self.hole_atoms = set()  # the arrays such holes made (empty_like gives them their whole type)
         self.stms = None
         self.cse = {}
         self.defs = {}  # var name -> (op, x, y) for hash-consed binary operations

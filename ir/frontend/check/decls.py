@@ -366,6 +366,9 @@ class Declarations:
     def require_known_parameter_types(self, d: P.Decl):
         """Each parameter type that was not written must have been decided by its uses."""
         for tv, te in self.unknown_types.values():
+            if unknown_tv(tv) and self.hole_types.get(te.loc) is te:
+                raise self.err("The type of this hole cannot be inferred from its uses; write it, as in (??? : i32).",
+                               te.loc)
             if unknown_tv(tv) and self.empty_literal_types.get(te.loc) is te:
                 raise self.err("The type of this empty array literal cannot be inferred from its uses; write it, as "
                                "in ([] : []i32).", te.loc)

@@ -171,6 +171,8 @@ class Lowering:
         return Named(e.name, "prelude", e.loc)
 
     def lower_App(self, e, env):
+        if isinstance(e.fn, P.HoleE):  # a hole applied is a hole (of the application's type)
+            return self.lower(P.HoleE(e.fn.loc, e.span), env)
         f = self.lower(e.fn, env)
         args = [Arg(self.lower(a, env), a.loc) for a in e.args]
         if isinstance(f, V):
