@@ -65,6 +65,7 @@ class GeneratedInput:
     kind: str
     text: str
     start: Loc | None = field(default=None, compare=False)
+    file: Path | None = None  # `script input @ file`: the file holding the text, from the .fut's folder
 
 
 @dataclass(frozen=True)
@@ -329,8 +330,9 @@ class _BlockParser:
         generated = [t for t in GENERATED_TAGS if t in run_tags]
         source: Input
         if generated:  # the text is types (random), or an expression or a file name (script)
-            text, _, start = self._values_or_file("input")
-            source = GeneratedInput(generated[0], text, _place(self.start, self.text, start))
+            text, written, start = self._values_or_file("input")
+            source = GeneratedInput(generated[0], text, _place(self.start, self.text, start),
+                                    self.fut_path.parent / written if written is not None else None)
         else:
             source = self._input_source("input")
         expected = self._expected()

@@ -46,6 +46,7 @@ from incflat.datasets import (
 from incflat.ir.errors import (CompileError, ToolError, Unsupported, format_error, format_run_error, not_a_file,
                                read_source, source_of)
 from incflat.ir.runtime.errors import unknown_entry_point
+from incflat.ir.types import NUMPY_DTYPES
 
 DEFAULT_TIMEOUT = 300.0  # seconds for one run of a compiled program
 
@@ -137,10 +138,10 @@ def plan(program: Program, interpreted: bool = False, exclude: Sequence[str] = (
     return out
 
 
-def with_values(p: Prepared, program: Program, timeout: float | None = None) -> Prepared:
+def with_values(p: Prepared, program: Program, timeout: float | None = None, runner=None) -> Prepared:
     """`p` with its inputs and expected values (read, or computed by the reference interpreter, in `timeout`
-    seconds at most)."""
-    inputs, problem = _inputs(p.case)
+    seconds at most); a `script input` is computed by `runner` (an Interpreter or a Compiled program)."""
+    inputs, problem = _inputs(p.case, program, runner)
     p = replace(p, inputs=inputs, problem=problem)
     expected = p.case.expected
     if isinstance(expected, (InlineValues, ValuesFile)):
@@ -153,8 +154,10 @@ def with_values(p: Prepared, program: Program, timeout: float | None = None) -> 
     return p
 
 
-def _inputs(case: TestCase) -> tuple[list | None, str | None]:
+def _inputs(case: TestCase, program: Program | None = None, runner=None) -> tuple[list | None, str | None]:
     if isinstance(case.input, GeneratedInput):
+        if case.input.kind == "script":
+            return _script_inputs(case, program, runner)
         if case.input.kind != "random":
             return None, f"{case.input.kind} input is not supported"
         try:
@@ -165,6 +168,38 @@ def _inputs(case: TestCase) -> tuple[list | None, str | None]:
         return read_values_of(case.input), None
     except (OSError, ValueError) as e:
         return None, f"cannot read the input: {e}"
+
+
+def _script_inputs(case: TestCase, program: Program | None, runner) -> tuple[list | None, str | None]:
+    """The values of a `script input` (script.py), its entry points run by `runner`."""
+    from incflat import script
+
+    if runner is None or program is None or program.source is None:
+        return None, "script input needs the program to run"
+    source = case.input
+    try:
+        text = source.file.read_text() if source.file is not None else source.text
+    except OSError as e:
+        return None, f"cannot read the script {source.file}: {e.strerror}"
+
+    def call(entry: str, args: list) -> list:
+        if entry not in {f.name for f in program.source.entries}:
+            raise ToolError(f"script input: {unknown_entry_point(entry, [f.name for f in program.source.entries])}")
+        outcome = runner.run(entry, args)
+        if outcome.error is not None:
+            raise ToolError(f"script input: {entry}: {outcome.error}")
+        return list(outcome.values)
+
+    def param_types(entry: str) -> list | None:
+        try:
+            fun = program.source.fun(entry)
+        except KeyError:
+            return None
+        return [NUMPY_DTYPES[getattr(p.type, "elem", p.type).name] for p in fun.params]
+    try:
+        return script.evaluate(text, call, param_types, case.fut_path.parent), None
+    except ToolError as e:
+        return None, str(e)
 
 
 def _reference(program: Program, entry: str, inputs: list, timeout: float | None) -> tuple[list | None, str | None]:
@@ -492,7 +527,7 @@ def run_test_file(path: pathlib.Path, summary: Summary, device: str | None, inte
     for p in runnable:
         reason, wrong = None, False
         try:
-            p = with_values(p, program, timeout)
+            p = with_values(p, program, timeout, runner)
         except ToolError as e:
             reason = f"error: {e}"
         except Exception as e:  # noqa: BLE001 - a crash of the interpreter (auto output)

@@ -434,3 +434,37 @@ def test_run_refuses_zero_runs_either_way(tmp_path, mode):
     done = run_cli(["run", *mode, str(path), "-r", "0"], b"[1, 2, 3]")
     assert (done.returncode, done.stdout, done.stderr.decode()) == (
         1, b"", "Error: -r 0: the number of runs must be at least 1\n")
+
+
+@pytest.mark.parametrize("mode", [pytest.param(["--interpreter"], id="interpreter"),
+                                  pytest.param([], id="compiled", marks=needs_device)])
+def test_script_inputs_call_the_programs_entry_points(tmp_path, capsys, mode):
+    """`script input` (FutharkScript, Futhark's tests/script): entry point calls, let, tuples, $loaddata and
+    $loadbytes give the input; an unsuffixed literal takes the parameter's type; a failing call or a malformed
+    expression fails its case with the reason."""
+    (tmp_path / "in.in").write_text("[1f32, 2f32]")
+    source = ("entry mkdata (n: i64) : []i64 = iota n\n"
+              "entry total (xs: []i64) : i64 = i64.sum xs\n"
+              "entry sum2 (xs: []i64) (ys: []i64) : []i64 = map2 (+) xs ys\n"
+              "entry scaled (k: f32) (xs: []f32) : []f32 = map (* k) xs\n"
+              "entry count (bs: []u8) : []f32 = [f32.i64 (length bs)]\n")
+    totals = write(tmp_path, """
+==
+entry: total
+script input { mkdata 4i64 } output { 6i64 }
+script input { let n = 3 in mkdata n } output { 3i64 }
+script input { (sum2 (mkdata 2) (mkdata 2)) } output { 2i64 }
+script input { nothere 1 }
+script input { mkdata 3 + }
+""", source, "totals.fut")
+    scaled = write(tmp_path, """
+==
+entry: scaled
+script input { (2f32, $loaddata "in.in") } output { [2f32, 4f32] }
+script input { (1f32, count ($loadbytes "in.in")) } output { [12f32] }
+""", source, "scaled.fut")
+    assert incflat(["test", *mode, str(totals), str(scaled)]) == 1
+    out = capsys.readouterr().out
+    assert summary(out) == "5 passed, 2 failed", out
+    assert "script input: unknown entry point 'nothere'; this program has " in out
+    assert "script input: expected the end of the expression at column 11 of the expression, found '+" in out

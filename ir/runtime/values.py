@@ -342,6 +342,13 @@ class _FvReader:
         return np.zeros(shape, dtype=PRIMS[tname].dtype), pos + 1
 
 
+def read_value_at(data: bytes, pos: int):
+    """One value in text form at `pos` of `data`: (the value, the position after it); ValueError where there is
+    none."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _FvReader(data)._text(pos)
+
+
 def read_values(stream):
     """Read all values from a binary file-like `stream` (or one whose read() gives str) until EOF.
 
