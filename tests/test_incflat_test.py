@@ -61,7 +61,7 @@ input { [1, 2] } output { 3 }
 """)
     events = []
     real_inputs, real_run = harness._inputs, harness.Interpreter.run
-    monkeypatch.setattr(harness, "_inputs", lambda case: events.append("read") or real_inputs(case))
+    monkeypatch.setattr(harness, "_inputs", lambda case, *rest: events.append("read") or real_inputs(case, *rest))
     monkeypatch.setattr(harness.Interpreter, "run",
                         lambda self, entry, inputs: events.append("run") or real_run(self, entry, inputs))
     assert incflat(["test", "--interpreter", str(path)]) == 0
