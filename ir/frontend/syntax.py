@@ -147,6 +147,19 @@ def pat_is_typed(p) -> bool:
     return False
 
 
+def nodes_of(x):
+    """Every syntax node in x (a node, or lists and tuples of them), x's own first."""
+    pending = [x]
+    while pending:
+        y = pending.pop()
+        if isinstance(y, (list, tuple)):
+            pending.extend(y)
+        elif is_dataclass(y) and not isinstance(y, type):
+            if isinstance(y, Node):
+                yield y
+            pending.extend(getattr(y, f.name) for f in fields(y))
+
+
 def has_function_type(t) -> bool:
     """Whether a type as written is a function type or holds one (in a tuple or record)."""
     if isinstance(t, FunTypeExp):

@@ -65,6 +65,7 @@ class Checker(Uniqueness, Declarations, Lowering, Records, SumTypes, Operators, 
         self.inlining = ()  # the functions being inlined at this point, outermost first (to refuse recursion)
         self.empty_literal_types = {}  # Loc of an empty array literal `[]` -> the TypeExp its uses refine
         self.empty_literal_atoms = set()  # the variables such literals made (empty_like gives them their rows)
+        self.body_nodes = {}  # id of a declaration -> (it, the ids of its body's nodes): inside_own_body
         self.hole_types = {}  # Loc of a hole `???` -> the TypeExp its uses refine
         self.hole_atoms = set()  # the arrays such holes made (empty_like gives them their whole type)
         self.stms = None

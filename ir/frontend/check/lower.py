@@ -133,13 +133,17 @@ class Lowering:
                            f'a function must be defined before it is used.', loc)
         raise self.unknown(name, loc)
 
-    @staticmethod
-    def inside_own_body(decl, e) -> bool:
-        """Whether the use e of decl's name lies in decl's body: a function inlined at each call (checked
-        there, when every function is known) that calls itself."""
+    def inside_own_body(self, decl, e) -> bool:
+        """Whether the use e of decl's name is a node of decl's body: a function inlined at each call (checked
+        there, when every function is known) that calls itself. (By identity: a parametric module's
+        applications elaborate one text into several declarations, and `cat two two`'s `len` may use `two.len`.)"""
         body = getattr(decl, "body", None)
-        return (isinstance(body, P.Node) and body.loc.file == e.loc.file
-                and body.span[0] <= e.span[0] and e.span[1] <= body.span[1])
+        if not (isinstance(body, P.Node) and body.loc.file == e.loc.file
+                and body.span[0] <= e.span[0] and e.span[1] <= body.span[1]):
+            return False
+        if id(decl) not in self.body_nodes:
+            self.body_nodes[id(decl)] = (decl, {id(n) for n in P.nodes_of(body)})
+        return id(e) in self.body_nodes[id(decl)][1]
 
     def recursion_error(self, name, loc, through=()):
         via = f" (through {', '.join(chr(34) + n + chr(34) for n in through)})" if through else ""
