@@ -16,6 +16,7 @@ Outside the subset, counted apart: automatic differentiation (`tests/ad/`, or a 
 """
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -53,7 +54,22 @@ def outside_subset(folder: Path, path: Path) -> str | None:
     return next((what for pattern, what in OUTSIDE_USES if pattern.search(text)), None)
 
 
-def test_program(path: Path, compiled: bool, timeout: float) -> dict:
+@contextlib.contextmanager
+def limits(folder: Path, memory: int):
+    """In `folder` (file names in messages and data paths as `futhark test` sees them), with at most `memory`
+    bytes of address space (a runaway program fails its test, not the machine); both restored after."""
+    cwd, old = os.getcwd(), resource.getrlimit(resource.RLIMIT_AS)
+    os.chdir(folder)
+    resource.setrlimit(resource.RLIMIT_AS, (min(memory, old[1]) if old[1] != resource.RLIM_INFINITY else memory,
+                                            old[1]))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, old)
+        os.chdir(cwd)
+
+
+def tested(path: Path, compiled: bool, timeout: float) -> dict:
     summary = harness.Summary()
     harness.run_test_file(path, summary, None, not compiled, io.StringIO(), False, timeout)
     status, message = summary.files.get(path, (harness.SKIPPED, ""))
@@ -81,18 +97,16 @@ def main(argv=None) -> int:
     root = args.futhark.resolve()
     if not (root / "tests").is_dir():
         parser.error(f"{args.futhark}: not a Futhark checkout (no tests/ folder)")
-    limit = int(args.memory * 2**30)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))  # (a runaway program fails its test, not the machine)
     todo = [Path(p) for p in args.paths] or sorted(p.relative_to(root) for p in (root / "tests").rglob("*.fut"))
-    os.chdir(root)  # (file names in messages and data paths as `futhark test` would see them)
     records = []
-    for path in todo:
-        outside = outside_subset(root, root / path)
-        record = ({"program": str(path), "status": "outside", "error": outside} if outside
-                  else test_program(path, args.compiled, args.timeout))
-        records.append(record)
-        print(f"{record['program']}: {record['status']}"
-              + (f" ({reason(record['error'])})" if record["error"] else ""), flush=True)
+    with limits(root, int(args.memory * 2**30)):
+        for path in todo:
+            outside = outside_subset(root, root / path)
+            record = ({"program": str(path), "status": "outside", "error": outside} if outside
+                      else tested(path, args.compiled, args.timeout))
+            records.append(record)
+            print(f"{record['program']}: {record['status']}"
+                  + (f" ({reason(record['error'])})" if record["error"] else ""), flush=True)
     inside = [r for r in records if r["status"] != "outside"]
     counts = Counter(r["status"] for r in inside)
     print(f"\n{len(records)} programs, {len(records) - len(inside)} outside the subset "

@@ -214,3 +214,33 @@ def test_coverage_counts_what_compiles_and_says_why_the_rest_does_not(tmp_path, 
     assert '1  "…" is not supported by incflat.' in out
     assert [r["status"] for r in json.loads((tmp_path / "c.json").read_text())] == ["compiles", "stops"]
     assert sorted(p.name for p in fb.rglob("*")) == before
+
+
+def test_futhark_tests_coverage_counts_outcomes_and_keeps_ad_apart(tmp_path, capsys):
+    """futhark_examples/futhark_tests_coverage.py: each program of a Futhark checkout's tests/ tested as `incflat
+    test` tests it (here with the interpreter), its outcome counted (a pass, a refusal where a run was expected, an
+    error block's program compiling, a wrong value), automatic differentiation counted apart, nothing written."""
+    import futhark_tests_coverage as coverage
+    root = tmp_path / "futhark"
+    programs = {
+        "tests/ok.fut": "-- ==\n-- input { 1 } output { 2 }\nentry main (x: i32) = x + 1\n",
+        "tests/wrong.fut": "-- ==\n-- input { 1 } output { 3 }\nentry main (x: i32) = x + 1\n",
+        "tests/refused.fut": "-- ==\n-- input { 1 } output { 2 }\nentry main (x: i32) = x + nothing\n",
+        "tests/rejected_ok.fut": "-- ==\n-- error: Unknown name\nentry main (x: i32) = x + nothing\n",
+        "tests/accepted.fut": "-- ==\n-- error: consumed\nentry main (x: i32) = x\n",
+        "tests/ad/grad.fut": "-- ==\n-- input { 1f32 } output { 1f32 }\nentry main (x: f32) = vjp f32.sin x 1\n",
+    }
+    for path, text in programs.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    before = sorted(p.name for p in root.rglob("*"))
+    assert coverage.main([str(root), "--json", str(tmp_path / "c.json")]) == 0
+    out = capsys.readouterr().out
+    assert "6 programs, 1 outside the subset (1 automatic differentiation); of the 5 inside:" in out
+    assert "2 (40.0%) pass" in out and "1 (20.0%) give a wrong result" in out
+    assert "1 (20.0%) are refused though their cases expect a run" in out
+    assert "1 (20.0%) compile though their block expects an error" in out
+    records = {r["program"]: r["status"] for r in json.loads((tmp_path / "c.json").read_text())}
+    assert records == {"tests/accepted.fut": "accepted", "tests/ad/grad.fut": "outside", "tests/ok.fut": "passed",
+                       "tests/refused.fut": "rejected", "tests/rejected_ok.fut": "passed", "tests/wrong.fut": "wrong"}
+    assert sorted(p.name for p in root.rglob("*")) == before
