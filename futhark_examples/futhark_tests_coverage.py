@@ -18,7 +18,6 @@ Outside the subset, counted apart: automatic differentiation (`tests/ad/`, or a 
 import argparse
 import contextlib
 import io
-import json
 import os
 import re
 import resource
@@ -27,7 +26,7 @@ from collections import Counter
 from pathlib import Path
 
 from incflat import harness
-from incflat.files import atomic_write
+from upstream_coverage import finish
 
 OUTSIDE = {"ad": "automatic differentiation", "accs": "accumulators"}
 OUTSIDE_USES = ((re.compile(r"\b(vjp|jvp)\b"), "automatic differentiation"),
@@ -98,6 +97,9 @@ def main(argv=None) -> int:
     if not (root / "tests").is_dir():
         parser.error(f"{args.futhark}: not a Futhark checkout (no tests/ folder)")
     todo = [Path(p) for p in args.paths] or sorted(p.relative_to(root) for p in (root / "tests").rglob("*.fut"))
+    missing = [str(p) for p in todo if not (root / p).is_file()]
+    if missing:
+        parser.error(f"{missing[0]}: no such program in {args.futhark}")
     records = []
     with limits(root, int(args.memory * 2**30)):
         for path in todo:
@@ -115,12 +117,9 @@ def main(argv=None) -> int:
     for status in ORDER:
         if counts[status]:
             print(f"{counts[status]:5d} ({100 * counts[status] / max(1, len(inside)):.1f}%) {MEANING[status]}")
-    reasons = Counter(reason(r["error"]) for r in inside if r["status"] not in (harness.PASSED, harness.SKIPPED))
     print("\nreasons:")
-    for message, n in reasons.most_common():
-        print(f"{n:4d}  {message}")
-    if args.json:
-        atomic_write(args.json, (json.dumps(records, indent=1) + "\n").encode())
+    finish(records, Counter(reason(r["error"]) for r in inside if r["status"] not in (harness.PASSED, harness.SKIPPED)),
+           args.json)
     return 0
 
 

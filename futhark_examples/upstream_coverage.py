@@ -86,12 +86,16 @@ def main(argv=None) -> int:
     counts = Counter(r["status"] for r in records)
     print(f"\n{len(records)} programs: {counts['compiles']} compile, {counts['checks']} check but do not compile, "
           f"{counts['stops']} stop in the checker")
-    reasons = Counter(reason(r["error"]) for r in records if r["error"])
+    finish(records, Counter(reason(r["error"]) for r in records if r["error"]), args.json)
+    return 0
+
+
+def finish(records: list, reasons: Counter, json_path: Path | None) -> None:
+    """Prints the reasons, largest group first, and writes the records to json_path, if given."""
     for message, n in reasons.most_common():
         print(f"{n:4d}  {message}")
-    if args.json:
-        atomic_write(args.json, (json.dumps(records, indent=1) + "\n").encode())
-    return 0
+    if json_path:
+        atomic_write(json_path, (json.dumps(records, indent=1) + "\n").encode())
 
 
 if __name__ == "__main__":
