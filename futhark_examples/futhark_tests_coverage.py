@@ -111,9 +111,10 @@ def main(argv=None) -> int:
                   + (f" ({reason(record['error'])})" if record["error"] else ""), flush=True)
     inside = [r for r in records if r["status"] != "outside"]
     counts = Counter(r["status"] for r in inside)
-    print(f"\n{len(records)} programs, {len(records) - len(inside)} outside the subset "
-          f"({', '.join(f'{n} {w}' for w, n in Counter(r['error'] for r in records if r['status'] == 'outside').items())}); "
-          f"of the {len(inside)} inside:")
+    outside = Counter(r["error"] for r in records if r["status"] == "outside")
+    why = f" ({', '.join(f'{n} {what}' for what, n in outside.items())})" if outside else ""
+    print(f"\n{len(records)} programs, {len(records) - len(inside)} outside the subset{why}; of the {len(inside)} "
+          f"inside:")
     for status in ORDER:
         if counts[status]:
             print(f"{counts[status]:5d} ({100 * counts[status] / max(1, len(inside)):.1f}%) {MEANING[status]}")
