@@ -18,3 +18,14 @@ entry sums xss ys = (map i32.sum xss, f32.sum ys, i32.sum (flatten xss))
 entry pairs xs ys b =
   let (a, c) = (xs, ys)
   in (map2 (+) a c, if b then xs[2] + ys[2] else 0)
+
+-- ==
+-- entry: ranks
+-- input { [[[1, 2], [3, 4]]] [[1, 2, 3]] [5, 6] }
+-- output { [[[1, 3], [2, 4]]] [3, 4, 5] 72 }
+
+def dot [n] (a: [n]i32) (b: [n]i32) = i32.sum (map2 (*) a b)
+
+-- a parameter used first as an array, then as one of more dimensions (Futhark's tests/rearrange0.fut,
+-- entrycopy1.fut), or passed to a function that wants more (fusion/horizontal-fusion-shared-input.fut)
+entry ranks xsss ys zs : ([][][]i32, []i32, i32) = (map transpose xsss, flatten ys |> map (+ 2), dot zs (map (+ 1) zs))

@@ -11,8 +11,8 @@ import dataclasses
 
 from incflat.ir.frontend import syntax as P
 from incflat.ir import source as S
-from incflat.ir.frontend.check.infer import (UNKNOWN_SIZES_NOTE, TV, SumTV, TArr, _worse, is_scalar, leaves, map_dims,
-                                            prune, shape_of, unify)
+from incflat.ir.frontend.check.infer import (UNKNOWN_SIZES_NOTE, TV, Refine, SumTV, TArr, _worse, is_scalar, leaves,
+                                            map_dims, prune, refine_as, shape_of, unify, unknown_tv)
 from incflat.ir.frontend.check.prelude import (ARRAY_REDUCTIONS, BUILTIN_ARITY, DERIVED_MODULE_FUNCTIONS, SOAC_MAPS, UNZIPS, ZIPS,
                                       prelude_lookup)
 from incflat.ir.frontend.check.values import Arg, Ascribed, Closure, FunRecord, FunSig, FunV, Named, Partial, Section, V, atom_v
@@ -327,6 +327,11 @@ class Application:
     def inst_match(self, pt, at, subst, bindable):
         """Match a parameter type against an argument type, binding the callee's sizes."""
         pt, at = prune(pt), prune(at)
+        if unknown_tv(at) and not is_scalar(pt):  # an entry parameter's type, not known yet: refined as pt
+            refine_as(at, pt)
+        if isinstance(at, (Array, TArr)) and isinstance(pt, (Array, TArr)) and unknown_tv(at.elem) \
+                and len(at.shape) < len(pt.shape):
+            raise Refine(unknown_tv(at.elem), dims=len(pt.shape) - len(at.shape))
         if isinstance(at, SumTV) or isinstance(at, Array) and isinstance(prune(at.elem), SumTV):
             # constructors of a type not known yet: they have the parameter's, in the caller's sizes
             return unify(map_dims(pt, lambda d: d if isinstance(d, int) else subst.get(d) if isinstance(d, str)

@@ -36,6 +36,14 @@ class Builtins:
             raise self.err(f'Argument {argno} of "{name}" must be an array, but {shown}.', a.loc)
         return a.val
 
+    def arg_array_of_rank(self, name, a: Arg, argno, rank):
+        """arg_array, where an entry parameter's type not known yet is refined to `rank` dimensions at least."""
+        v = self.arg_array(name, a, argno)
+        t = prune(v.t)
+        if rank_of(t) < rank and unknown_tv(getattr(t, "elem", None)):
+            raise Refine(unknown_tv(t.elem), dims=rank - rank_of(t))
+        return v
+
     def arg_value(self, name, a: Arg, argno):
         if isinstance(a.val, FunV):
             raise self.not_a_value(a.val, a.loc, f'argument {argno} of "{name}"')
@@ -137,7 +145,7 @@ class Builtins:
         return tuple_v(unzip_v(a))
 
     def builtin_transpose(self, name, args, loc):
-        a = self.arg_array(name, args[0], 1)
+        a = self.arg_array_of_rank(name, args[0], 1, 2)
         t = prune(a.t)
         if rank_of(t) < 2:
             raise self.err(f'"transpose" needs an array of at least two dimensions, but got {self.show(t)}.',
@@ -207,7 +215,7 @@ class Builtins:
         return V(a.t, tuple(atoms))
 
     def builtin_flatten(self, name, args, loc, k=2):
-        a = self.arg_array(name, args[0], 1)
+        a = self.arg_array_of_rank(name, args[0], 1, k)
         t = prune(a.t)
         if rank_of(t) < k:
             raise self.err(f'"{name}" needs an array of at least {k} dimensions, but got {self.show(t)}.',
