@@ -160,6 +160,20 @@ def nodes_of(x):
             pending.extend(getattr(y, f.name) for f in fields(y))
 
 
+def substitute(x, names: dict):
+    """x (a node, or lists of them) with each Ident whose name `names` maps replaced by the node it maps to."""
+    if isinstance(x, Ident) and x.name in names:
+        return names[x.name]
+    if isinstance(x, list):
+        return [substitute(y, names) for y in x]
+    if isinstance(x, tuple):
+        return tuple(substitute(y, names) for y in x)
+    if isinstance(x, Node):
+        return replace(x, **{f.name: substitute(getattr(x, f.name), names) for f in fields(x)
+                             if f.name not in ("loc", "span")})
+    return x
+
+
 def has_function_type(t) -> bool:
     """Whether a type as written is a function type or holds one (in a tuple or record)."""
     if isinstance(t, FunTypeExp):

@@ -27,6 +27,7 @@ from incflat.ir.frontend.check.operators import Operators
 from incflat.ir.frontend.check.records import Records
 from incflat.ir.frontend.check.sums import SumTypes
 from incflat.ir.frontend.check.uniqueness import Uniqueness
+from incflat.ir.frontend.check.values import atom_v
 from incflat.ir.errors import CompileError
 from incflat.ir.types import I64, PRIM_NAMES, Array, Scalar, Tuple, record_type
 
@@ -287,6 +288,11 @@ class Checker(Uniqueness, Declarations, Lowering, Records, SumTypes, Operators, 
             def inner(k, v, loc):
                 if k == "name" and v in sub:
                     return sub[v]
+                if k == "exp":  # `type t [n] = [2 * n]i8`: the expression of the sizes given
+                    used = {n.name for n in P.nodes_of(v) if isinstance(n, P.Ident)} & set(sub)
+                    if any(sub[n] is None for n in used):
+                        return None
+                    v = P.substitute(v, {n: P.AtomE(loc, (0, 0), atom_v(self.dim_atom(sub[n]))) for n in used})
                 return dimfn(k, v, loc)
             # the abbreviation's type parameters, in the types given for them (and no other type parameters)
             given = {name: self.resolve_type(x, dimfn, where) for (name, _), x in zip(td.type_params, te.type_args)}

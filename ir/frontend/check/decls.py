@@ -114,8 +114,12 @@ class Declarations:
             if kind == "name" and v not in params and not self.size_constant(v):
                 raise self.err(f'Unknown size "{v}" in the definition of type "{d.name}"; declare it as a '
                                f'size parameter: type {d.name} [{v}] = ...', loc)
-            if kind == "exp":
-                raise self.err("Size expressions are not supported in type abbreviations.", loc)
+            if kind == "exp":  # (computed where the type is used, from the sizes given)
+                for n in P.nodes_of(v):
+                    if isinstance(n, P.Ident) and n.name not in params and not self.size_constant(n.name):
+                        raise self.err(f'Unknown size "{n.name}" in the definition of type "{d.name}"; declare it '
+                                       f'as a size parameter: type {d.name} [{n.name}] = ...', n.loc)
+                return None
             return v if kind != "any" else None
         self.resolve_type(d.type, dimfn)  # check it
         self.types[d.name] = d
