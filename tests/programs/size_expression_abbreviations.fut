@@ -14,3 +14,11 @@ entry main (n: i64) =
   let c = create n
   let p: padded [2 * n] = pad c[0]
   in (length c, length c[0], p)
+
+-- ==
+-- entry: constant_sizes
+-- input { [[1u64, 2u64, 3u64], [4u64, 5u64, 6u64]] } output { [[0u64, 0u64, 0u64], [4u64, 5u64, 6u64]] }
+
+-- A size written as an expression of literals is its value (Futhark's tests/issue2276.fut: [2 + 1] and [3] agree).
+entry constant_sizes [m] (dest: *[m][2 + 1]u64) : *[m][2 + 1]u64 =
+  scatter dest [0] [[0, 0, 0] :> [3]u64]

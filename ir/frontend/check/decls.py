@@ -232,6 +232,9 @@ class Declarations:
                     pname = P.pat_names(p)[0][0] if P.pat_names(p) else "x"
                     raise self.err(f'Unknown size "{v}" in the type of parameter "{pname}"; declare it '
                                    f'as a size parameter: def {d.name} [{v}] ...', loc)
+                known = constant_size(v)
+                if known is not None:  # ([2 + 1]: 3)
+                    return known
                 # a size expression ([n*m]): an implicit size parameter, equal to the expression (checked once
                 # every parameter is bound, at run time)
                 n = self.fresh("d")
@@ -285,6 +288,9 @@ class Declarations:
                     if v not in env and self.size_constant(v):
                         return self.local_type_dim(kind, v, loc, env)
                     raise self.err(f'Unknown size "{v}" in the return type of "{d.name}".', loc)
+                known = constant_size(v)
+                if known is not None:
+                    return known
                 x = self.lower_val(v, env)
                 if unify(x.t, I64):
                     raise self.err(f"A size must have type i64, but this expression has type "
@@ -699,6 +705,9 @@ class Declarations:
                 shown = "a function" if isinstance(a, FunV) else self.show(a.t)
                 raise self.err(f'The size "{v}" must have type i64, but has type {shown}.', loc)
             return S.dim_of(a.atom)
+        known = constant_size(v)
+        if known is not None:
+            return known
         x = self.lower_val(v, env)
         if unify(x.t, I64):
             raise self.err(f"A size must have type i64, but this expression has type {self.show(x.t)}.", v.loc)
@@ -767,3 +776,18 @@ def finite_as(value, t: Scalar) -> bool:
         return False
     with np.errstate(over="ignore"):
         return bool(np.isfinite(t.dtype(float(value))))
+
+
+def constant_size(e):
+    """The value of a size expression made of integer literals with + and - alone (`[2 + 1]`: 3, so that two such
+    sizes are one), or None; a product stays one (`unflatten` takes its factors from `[2 * 2]`)."""
+    if isinstance(e, P.Lit) and e.kind == "int" and e.suffix in (None, "i64"):
+        return e.value
+    if isinstance(e, P.AtomE) and isinstance(e.atom, V) and isinstance(e.atom.atoms[0], S.Const):
+        return int(e.atom.atoms[0].value)
+    if isinstance(e, P.BinOpE) and e.op in ("+", "-"):
+        x, y = constant_size(e.lhs), constant_size(e.rhs)
+        if x is not None and y is not None:
+            r = x + y if e.op == "+" else x - y
+            return r if -2 ** 63 <= r < 2 ** 63 else None
+    return None
