@@ -70,6 +70,8 @@ BAD = [
     ('entry main (x: i32) = let t = (\\(y: i32) -> y, 1) in t x', 1, 54, ['holds a function', 'cannot be applied']),
     ('entry main (x: i32) = let t = (\\(y: i32) -> y, 1) in t', 1, 23, ['holds a function', 'result of the entry']),
     ('entry main (xs: []i32) = let t = (\\(y: i32) -> y, 1) in map t xs', 1, 61, ['holds a function', 'takes 0']),
+    ('entry main (n: i64) = let z = rep 3i32 in length z + n', 1, 31, ['"rep"', 'not decided by its use']),
+    ('entry main (n: i64) = let z = rep 3i32 in z', 1, 31, ['"rep"', 'not decided by its use']),
     # recursion through functions inlined at each call (Futhark's tests/higher-order-functions/recursion*.fut)
     ('def rep (n: i64) (f: i64 -> i64) (x: i64): i64 = if n == 0 then x else rep (n - 1) f (f x)\n'
      'entry main (x: i64) = rep 3 (\\y -> y + 1) x', 1, 72, ['"rep" calls itself', 'recursive']),

@@ -27,3 +27,15 @@ def none (k: i32) : (i32, [0][2]i32) = (k, [])
 entry annotated (b: bool) : ([]bool, i64, i32) =
   let grid: [][3]f64 = []
   in (if b then [] else [true], length grid, (none 2).0)
+
+-- ==
+-- entry: per_call
+-- input { 2i64 } output { 0i64 0i64 [1i32, 2i32] [(1i32, 2f32)] }
+
+-- an empty literal in a function inlined at two calls takes each call's type (a record in one, i32 in the other)
+def or_empty 't (n: i64) (xs: []t) : ([]t, i64) = if n == 0 then ([], n) else (xs, 0)
+
+entry per_call (n: i64) =
+  let (a, k) = or_empty n [1i32, 2i32]
+  let (b, l) = or_empty n [(1i32, 2f32)]
+  in (k, l, a, b)

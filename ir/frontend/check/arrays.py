@@ -19,9 +19,9 @@ class ArrayExpressions:
 
     def lower_ArrayE(self, e, env):
         if not e.elems:  # `[]`: its element type is decided by its uses, as an entry parameter's
-            if e.loc not in self.empty_literal_types:
-                self.empty_literal_types[e.loc] = P.TypeExp([("const", 0)], "?", e.loc, e.loc)
-            v = self.empty_array(P.AscribeE(e.loc, e.span, e, self.empty_literal_types[e.loc]), env)
+            te = self.empty_literal_types.setdefault(
+                (id(e), self.call_path), P.TypeExp([("const", 0)], "?", e.loc, e.loc))  # (each call its own)
+            v = self.empty_array(P.AscribeE(e.loc, e.span, e, te), env)
             self.empty_literal_atoms.update(a.name for a in v.atoms)
             return v
         vals = [self.lower_val(x, env, "an array element") for x in e.elems]
@@ -68,9 +68,8 @@ class ArrayExpressions:
         """`???`: a run-time error where it is evaluated, standing for a value of the type its uses decide (refined
         as an empty literal's element type is); the blank value it gives is never read."""
         self.stms.append(S.Stm((), S.Assert(S.Const(False, BOOL), f"hole at {e.loc}"), e.loc))
-        if e.loc not in self.hole_types:
-            self.hole_types[e.loc] = P.TypeExp([], "?", e.loc, e.loc)
-        t = prune(self.resolve_type(self.hole_types[e.loc], lambda kind, v, loc: None))
+        te = self.hole_types.setdefault((id(e), self.call_path), P.TypeExp([], "?", e.loc, e.loc))
+        t = prune(self.resolve_type(te, lambda kind, v, loc: None))
         v = self.blank_of(t, e.loc)
         self.hole_atoms.update(a.name for a in v.atoms if isinstance(a, S.Var))
         return v
@@ -83,15 +82,15 @@ class ArrayExpressions:
                 V(t, tuple(a for x in t.elems for a in self.blank_of(x, loc).atoms))
         return V(t, (S.Const(False if t == BOOL else 0, t),))
 
-    def empty_as(self, v, t, loc):
-        """v with each empty array literal in it (v itself, or a component of a tuple) made an empty array of
-        the annotated type t's rows."""
+    def empty_as(self, v, t, loc, local=frozenset()):
+        """v with each empty array literal, hole or `rep` in it (v itself, or a component of a tuple) made one of
+        the type t's rows (empty_like), t's sizes in `local` aside."""
         t = prune(t)
         if isinstance(v, V) and isinstance(t, Tuple) and isinstance(prune(v.t), Tuple) \
                 and prune(v.t).names == t.names:
-            parts = [self.empty_as(p, et, loc) for p, et in zip(split_tuple(v), t.elems)]
+            parts = [self.empty_as(p, et, loc, local) for p, et in zip(split_tuple(v), t.elems)]
             return V(prune(v.t).with_elems(p.t for p in parts), tuple(a for p in parts for a in p.atoms))
-        return self.empty_like(v, t, loc)
+        return self.empty_like(v, t, loc, local)
 
     def is_hole(self, v) -> bool:
         """Whether v is the blank value of a hole (`???`) that holds an array."""
@@ -102,6 +101,12 @@ class ArrayExpressions:
         """v, where it is an empty array literal `[]` (whose inner sizes its uses could not tell), as an empty
         array of rows of t's type: what `xs ++ []` and `if c then xs else []` mean. v itself otherwise, or where
         t's rows have sizes in `local` (names bound where v cannot see them)."""
+        if self.is_rep(v):  # `rep x` takes the outer size
+            t = prune(t)
+            d = shape_of(t)[0] if is_arr(t) else None
+            if d is None or (isinstance(d, str) and (d in local or d.startswith("?"))):
+                return v
+            return self.rep_sized(v, d, loc)
         if self.is_hole(v):  # a hole takes the whole type, its sizes too
             t = prune(t)
             if unify(prune(v.t), t) == "type" or any(isinstance(d, str) and (d in local or d.startswith("?"))

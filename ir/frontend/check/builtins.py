@@ -57,7 +57,11 @@ class Builtins:
 
     def flexible_outer(self, arrs, loc):
         """The outer size arrays (a list, updated in place) should share: one whose size is an anonymous parameter
-        size (`[]`) takes the others', checked at run time, as Futhark unifies such sizes."""
+        size (`[]`) takes the others', checked at run time, as Futhark unifies such sizes; a `rep x` takes the first
+        other's size."""
+        sized = next((a for a in arrs if not self.is_rep(a)), None)
+        if sized is not None:
+            arrs[:] = [self.rep_sized(a, shape_of(prune(sized.t))[0], loc) if self.is_rep(a) else a for a in arrs]
         dims = [shape_of(prune(a.t))[0] for a in arrs]
         d0 = next((d for d in dims if d not in self.flexible), dims[0])
         for i, (a, d) in enumerate(zip(arrs, dims)):
@@ -166,6 +170,27 @@ class Builtins:
         rt = arr_of(prune(x.t), (S.dim_of(n),))
         atoms = [self.bind(S.Replicate(n, a), lt, loc) for a, lt in zip(x.atoms, leaves(rt))]
         return V(rt, tuple(atoms))
+
+    def builtin_rep(self, name, args, loc):
+        """`rep x`: `replicate n x` of the size n its use decides (the other arrays of a map, zip, scatter or
+        hist, the type annotated or returned, the other branch of `if`); made of size 0 until then, and an error
+        where nothing decides it (check_rep_sizes)."""
+        x = self.arg_value(name, args[0], 1)
+        size = self.bind(S.AtomExp(S.Const(0, I64)), I64, loc, "rep_size")  # (a variable: its uses are seen)
+        v = self.builtin_replicate(name, [Arg(atom_v(size), loc), Arg(x, loc)], loc)
+        for a in v.atoms:
+            self.rep_values[a.name] = (x, loc)
+        self.rep_sizes[size.name] = (len(v.atoms), loc)
+        return v
+
+    def is_rep(self, v) -> bool:
+        return isinstance(v, V) and bool(v.atoms) and all(isinstance(a, S.Var) and a.name in self.rep_values
+                                                          for a in v.atoms)
+
+    def rep_sized(self, v, d, loc):
+        """The `rep x` v made of size d."""
+        x, rloc = self.rep_values[v.atoms[0].name]
+        return self.builtin_replicate("rep", [Arg(atom_v(self.dim_atom(d)), loc), Arg(x, rloc)], rloc)
 
     def builtin_length(self, name, args, loc):
         a = self.arg_array(name, args[0], 1)

@@ -64,10 +64,13 @@ class Checker(Uniqueness, Declarations, Lowering, Records, SumTypes, Operators, 
         self.later = {}  # name -> Loc of every declared function
         self.current = None
         self.inlining = ()  # the functions being inlined at this point, outermost first (to refuse recursion)
-        self.empty_literal_types = {}  # Loc of an empty array literal `[]` -> the TypeExp its uses refine
+        # (id of an empty array literal `[]`, the calls being inlined) -> the TypeExp its uses refine
+        self.empty_literal_types = {}
         self.empty_literal_atoms = set()  # the variables such literals made (empty_like gives them their rows)
         self.body_nodes = {}  # id of a declaration -> (it, the ids of its body's nodes): inside_own_body
-        self.hole_types = {}  # Loc of a hole `???` -> the TypeExp its uses refine
+        self.rep_values = {}  # an array `rep x` made, of size 0 until its use decides -> (x, Loc of rep)
+        self.rep_sizes = {}  # the size variable of such an array -> (how many replicates read it, Loc of rep)
+        self.hole_types = {}  # the same for holes `???`
         self.hole_atoms = set()  # the arrays such holes made (empty_like gives them their whole type)
         self.stms = None
         self.cse = {}

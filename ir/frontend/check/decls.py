@@ -12,6 +12,7 @@ import numpy as np
 
 from incflat.ir.frontend import syntax as P
 from incflat.ir import source as S
+from incflat.ir.analysis import use_counts
 from incflat.ir.frontend.check.infer import (TV, Refine, TArr, _worse, arr_of, drop_dims, has_sum, is_arr, leaves,
                                             map_dims, prune, resolve_scalar, type_param_tv, unify, unknown_tv, zonk)
 from incflat.ir.frontend.check.prelude import ARRAY_REDUCTIONS, INT_RANGE, SOAC_MAPS, prelude_lookup
@@ -178,7 +179,9 @@ class Declarations:
                 if id(r.tv) not in self.unknown_types:  # pragma: no cover (only these have unknown types)
                     raise
                 te = self.unknown_types[id(r.tv)][1]
-                if r.elems:
+                if r.names:  # a record's fields
+                    te.base = P.RecordTypeExp([(name, P.TypeExp([], "?", te.loc, te.loc)) for name in r.names])
+                elif r.elems:
                     te.base = [P.TypeExp([], "?", te.loc, te.loc) for _ in range(r.elems)]
                 else:
                     te.dims = te.dims + [("any", None)] * r.dims
@@ -352,6 +355,7 @@ class Declarations:
         fd = S.FunDef(d.name, d.entry or d.name == "main", tuple(size_params), tuple(params),
                       tuple(leaves(ret)), S.Body(body_stms, res.atoms), d.loc)
         self.require_known_parameter_types(d)
+        self.require_rep_sizes(fd.body)
         fd = zonk(fd)
         self.check_literals()
         self.funs[d.name] = FunSig(d.name, tuple(size_params), fd.params, tuple(ptypes), ret_terms, d.loc,
@@ -373,13 +377,21 @@ class Declarations:
             if t != v.t:
                 self.bind_pattern(p, self.coerce(v, t, p.loc), env, None, "parameter")
 
+    def require_rep_sizes(self, body: S.Body):
+        """Each `rep x` that is read had its size decided by a use (it is made of size 0 until then)."""
+        for name, n in use_counts(body).items():
+            if (n and name in self.rep_values) or n > self.rep_sizes.get(name, (n, None))[0]:
+                loc = self.rep_values[name][1] if name in self.rep_values else self.rep_sizes[name][1]
+                raise self.err('The size of this "rep" is not decided by its use: pass it to map, zip, scatter or '
+                               'hist beside another array, or give its type, as in (rep x : [n]t).', loc)
+
     def require_known_parameter_types(self, d: P.Decl):
         """Each parameter type that was not written must have been decided by its uses."""
         for tv, te in self.unknown_types.values():
-            if unknown_tv(tv) and self.hole_types.get(te.loc) is te:
+            if unknown_tv(tv) and any(x is te for x in self.hole_types.values()):
                 raise self.err("The type of this hole cannot be inferred from its uses; write it, as in (??? : i32).",
                                te.loc)
-            if unknown_tv(tv) and self.empty_literal_types.get(te.loc) is te:
+            if unknown_tv(tv) and any(x is te for x in self.empty_literal_types.values()):
                 raise self.err("The type of this empty array literal cannot be inferred from its uses; write it, as "
                                "in ([] : []i32).", te.loc)
             if unknown_tv(tv):

@@ -113,7 +113,9 @@ class Histograms:
         if unify(ne.t, t):
             raise self.err(f'The neutral element of "{name}" has type {self.show(ne.t)}, but the histogram\'s '
                            f'elements have type {self.show(t)}.', ne_a.loc)
-        n = self.same_outer(name, [idx, vals], loc)
+        pair = [idx, vals]
+        n = self.same_outer(name, pair, loc)
+        idx, vals = pair
         op = f.val if _hist_number(t) else self.expanded(f.val)  # (its components are split: see its body)
         lam, rt = self.instantiate(op, [t, t], name, f.loc)
         if unify(rt, t):

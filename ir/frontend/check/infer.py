@@ -65,15 +65,15 @@ class Refine(Exception):
     """A parameter of unknown type is used as an array (`dims` more dimensions) or a tuple (`elems`
     components): its type is refined and the function checked again."""
 
-    def __init__(self, tv, dims=0, elems=0):
+    def __init__(self, tv, dims=0, elems=0, names=None):
         super().__init__()
-        self.tv, self.dims, self.elems = tv, dims, elems
+        self.tv, self.dims, self.elems, self.names = tv, dims, elems, names  # names: a record's fields
 
 
 def refine_as(tv, other):
     """Raise Refine for an unknown-typed parameter's type variable that meets a non-scalar type."""
     if isinstance(other, Tuple):
-        raise Refine(tv, elems=len(other.elems))
+        raise Refine(tv, elems=len(other.elems), names=other.names if other.is_record else None)
     raise Refine(tv, dims=len(other.shape))
 
 

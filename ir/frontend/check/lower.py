@@ -329,6 +329,7 @@ class Lowering:
             def dimfn(kind, v, loc):
                 return self.local_type_dim(kind, v, loc, env)
             ann = self.resolve_type(e.type, dimfn)
+            x = self.empty_as(x, ann, e.loc)  # (`rep x : [n]t`, `??? : [n]t`)
             r = unify(ann, x.t)
             if r:
                 raise self.err(f"The expression has {self.what(r)} {self.show(x.t)}, but is annotated as "
@@ -336,6 +337,7 @@ class Lowering:
             return x
         # x :> t : the same type with (perhaps) other sizes, checked at run time
         ann = self.resolve_type(e.type, lambda kind, v, loc: self.local_type_dim(kind, v, loc, env))
+        x = self.empty_as(x, ann, e.loc)
         r = unify(ann, x.t)
         if r == "type":
             raise self.err(f"Cannot coerce a value of type {self.show(x.t)} to {self.show(ann)}: a size coercion "
@@ -429,6 +431,10 @@ class Lowering:
             self.alias[new.name] = (self.alias.pop(a.name) - {a.name}) | {new.name}
         if a.name in self.empty_literal_atoms:
             self.empty_literal_atoms.add(new.name)
+        if a.name in self.hole_atoms:
+            self.hole_atoms.add(new.name)
+        if a.name in self.rep_values:
+            self.rep_values[new.name] = self.rep_values[a.name]
         return V(val.t, (new,))
 
     def check_local_fun(self, c: Closure):
@@ -494,7 +500,7 @@ class Lowering:
                 (b, a, else_stms, local_then)
             saved = self.push()
             self.stms.extend(stms)
-            new = self.empty_like(mine, other.t, loc, other_local)
+            new = self.empty_as(mine, other.t, loc, other_local)
             stms = self.pop(saved)
             if side == "then":
                 a, then_stms = new, stms

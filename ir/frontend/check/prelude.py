@@ -20,7 +20,7 @@ ZIPS = {"zip": 2, "zip2": 2, "zip3": 3, "zip4": 4, "zip5": 5}
 UNZIPS = {"unzip": 2, "unzip2": 2, "unzip3": 3, "unzip4": 4, "unzip5": 5}
 BUILTIN_ARITY = {**{k: n + 1 for k, n in SOAC_MAPS.items()}, **ZIPS, **{k: 1 for k in UNZIPS},
                  "reduce": 3, "reduce_comm": 3, "scan": 3, "filter": 2, "scatter": 3,
-                 "transpose": 1, "iota": 1, "replicate": 2, "length": 1, "flatten": 1, "unflatten": 1,
+                 "transpose": 1, "iota": 1, "replicate": 2, "rep": 1, "length": 1, "flatten": 1, "unflatten": 1,
                  "flatten_3d": 1, "unflatten_3d": 1, "concat": 2, "rotate": 2, "reverse": 1,
                  "head": 1, "last": 1, "tail": 1, "init": 1, "take": 2, "drop": 2, "indices": 1,
                  "tabulate": 2, "copy": 1, "all": 2, "any": 2, "and": 1, "or": 1, "sized": 2,
@@ -35,7 +35,7 @@ BUILTIN_ARITY = {**{k: n + 1 for k, n in SOAC_MAPS.items()}, **ZIPS, **{k: 1 for
 
 # Futhark prelude names that this subset does not have: a clearer message than "unknown".
 NOT_SUPPORTED = frozenset({
-    "map_reduce", "stream_map", "stream_red", "rep",
+    "map_reduce", "stream_map", "stream_red",
     "reduce_by_index_2d", "reduce_by_index_3d", "zip_with", "concat_to", "flatten_to", "intrinsics",
     "flatmap", "vjp", "jvp", "vjp2", "jvp2",  # automatic differentiation
 })
