@@ -30,7 +30,8 @@ entry annotated (b: bool) : ([]bool, i64, i32) =
 
 -- ==
 -- entry: per_call
--- input { 2i64 } output { 0i64 0i64 [1i32, 2i32] [(1i32, 2f32)] }
+-- input { 2i64 } output { 0i64 0i64 [1i32, 2i32] [1i32] [2f32] }
+-- input { 0i64 } output { 0i64 0i64 empty([0]i32) empty([0]i32) empty([0]f32) }
 
 -- an empty literal in a function inlined at two calls takes each call's type (a record in one, i32 in the other)
 def or_empty 't (n: i64) (xs: []t) : ([]t, i64) = if n == 0 then ([], n) else (xs, 0)
@@ -38,4 +39,4 @@ def or_empty 't (n: i64) (xs: []t) : ([]t, i64) = if n == 0 then ([], n) else (x
 entry per_call (n: i64) =
   let (a, k) = or_empty n [1i32, 2i32]
   let (b, l) = or_empty n [(1i32, 2f32)]
-  in (k, l, a, b)
+  in (k, l, a, (unzip b).0, (unzip b).1)
