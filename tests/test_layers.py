@@ -26,7 +26,7 @@ LAYERS = (  # (name, the modules and packages in it), from the ground up
     ("driver", ("incflat.pipeline",)),  # the stage list
     ("project", ("incflat.files", "incflat.datasets", "incflat.compiled")),  # files, test blocks, the compile cache
     ("tuner", ("incflat.tuner",)),
-    ("tools", ("incflat.harness", "incflat.bench", "incflat.cli", "incflat.__main__")),
+    ("tools", ("incflat.harness", "incflat.script", "incflat.bench", "incflat.cli", "incflat.__main__")),
 )
 MAX_LINES = 800
 

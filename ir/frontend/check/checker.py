@@ -23,6 +23,8 @@ from incflat.ir.frontend.check.decls import Declarations
 from incflat.ir.frontend.check.infer import (DEFERRED_TO_I64, KIND_TEXT, TV, SumTV, TArr, arr_of, coerce_value,
                                             is_sum, prune, sum_constructors, sum_of, unify)
 from incflat.ir.frontend.check.lower import Lowering
+from incflat.ir.frontend.check.loops import Loops
+from incflat.ir.frontend.check.pointfree import PointFree
 from incflat.ir.frontend.check.operators import Operators
 from incflat.ir.frontend.check.records import Records
 from incflat.ir.frontend.check.sums import SumTypes
@@ -51,7 +53,7 @@ class Scope:
         self.cse = cse
 
 
-class Checker(Uniqueness, Declarations, Lowering, Records, SumTypes, Operators, ArrayExpressions,
+class Checker(Uniqueness, Declarations, PointFree, Lowering, Loops, Records, SumTypes, Operators, ArrayExpressions,
               CheckedExpressions, Application, Builtins, PreludeArrays, Histograms):
     def __init__(self, decls, filename, text):
         self.decls = decls
