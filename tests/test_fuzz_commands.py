@@ -446,7 +446,8 @@ def test_sighup_ends_an_autotune_as_sigterm_does(tmp_path, command_program):
     process.send_signal(signal.SIGHUP)
     _, err = process.communicate(timeout=COMMAND_SECONDS)
     assert process.returncode == 128 + signal.SIGHUP and b"Traceback" not in err, err
-    assert sorted(p.name for p in tmp_path.iterdir()) <= ["prog", "prog.fut", "prog.fut.tuning", "prog.fut.tuning.db"]
+    left = {p.name for p in tmp_path.iterdir()}  # (the tuning file exists or not, as the signal came before it or after)
+    assert left <= {"prog", "prog.fut", "prog.fut.tuning", "prog.fut.tuning.db"}, left
 
 
 
