@@ -182,9 +182,11 @@ def _script_inputs(case: TestCase, program: Program | None, runner) -> tuple[lis
     except OSError as e:
         return None, f"cannot read the script {source.file}: {e.strerror}"
 
+    entries = [f.name for f in program.source.entries]
+
     def call(entry: str, args: list) -> list:
-        if entry not in {f.name for f in program.source.entries}:
-            raise ToolError(f"script input: {unknown_entry_point(entry, [f.name for f in program.source.entries])}")
+        if entry not in entries:
+            raise ToolError(f"script input: {unknown_entry_point(entry, entries)}")
         outcome = runner.run(entry, args)
         if outcome.error is not None:
             raise ToolError(f"script input: {entry}: {outcome.error}")
